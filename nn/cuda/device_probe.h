@@ -1,0 +1,34 @@
+// Discovery of usable CUDA devices, as d2l's try_all_gpus() sees them.
+//
+// A device counts as usable when the CUDA runtime reports it and a small
+// kernel compiled into ringlet runs on it and returns the expected value, so
+// a GPU whose architecture ringlet was not compiled for is not counted.
+// Never throws and never aborts: without a driver or a device the answer is
+// zero GPUs with the runtime's reason.
+#ifndef RINGLET_NN_CUDA_DEVICE_PROBE_H_
+#define RINGLET_NN_CUDA_DEVICE_PROBE_H_
+
+#include <string>
+#include <vector>
+
+namespace ringlet::nn::cuda {
+
+struct CudaDeviceReport {
+  // False in a build without CUDA (toolkit not found, or --config=cpu_only).
+  bool compiled_with_cuda = false;
+  // Devices the CUDA runtime reports, usable or not.
+  int reported = 0;
+  // Indices of the reported devices that ran the probe kernel correctly.
+  std::vector<int> usable;
+  // One line per reported device, e.g. "cuda:0 NVIDIA A100 (sm_80)".
+  std::vector<std::string> descriptions;
+  // Why there are fewer usable devices than reported, or none at all.
+  std::string reason;
+};
+
+// Asks the CUDA runtime; safe to call on any machine, any number of times.
+CudaDeviceReport ProbeCudaDevices();
+
+}  // namespace ringlet::nn::cuda
+
+#endif  // RINGLET_NN_CUDA_DEVICE_PROBE_H_

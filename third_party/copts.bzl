@@ -1,0 +1,8 @@
+"""Compiler options shared by every ringlet target: strict on our code."""
+
+RINGLET_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wno-sign-compare",
+]
