@@ -1,0 +1,101 @@
+// Shuffled, normalised mini-batches of a Split, prepared ahead of time.
+//
+// Each epoch visits every image once, in an order that depends only on the
+// seed and the epoch number. Images come out as float32 in [0, 1] (pixel /
+// 255, as d2l's ToTensor gives them), NCHW with C = 1. With prefetch > 0 a
+// background thread fills up to that many batches ahead of the consumer.
+#ifndef RINGLET_DATA_BATCH_LOADER_H_
+#define RINGLET_DATA_BATCH_LOADER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "data/batch_split.h"
+#include "data/fashion_mnist.h"
+
+namespace ringlet::data {
+
+struct LoaderOptions {
+  int64_t batch_size = 256;
+  uint64_t seed = 0;
+  bool shuffle = true;     // False keeps the file order (evaluation).
+  bool drop_last = false;  // Drop the last batch when it is not full.
+  int prefetch = 2;        // Batches prepared ahead; 0 prepares in Next().
+};
+
+struct Batch {
+  int64_t epoch = 0;
+  int64_t index = 0;  // Position of this batch within its epoch.
+  int64_t size = 0;   // Images in this batch; the last one may be smaller.
+  std::vector<float> images;    // size x 1 x 28 x 28
+  std::vector<int32_t> labels;  // size
+
+  const float* image(int64_t i) const { return &images[i * kImagePixels]; }
+};
+
+// A read-only window on part of a batch, as one device receives it.
+struct BatchView {
+  const float* images = nullptr;
+  const int32_t* labels = nullptr;
+  int64_t size = 0;
+};
+
+// The samples of `shard` within `batch` (see SplitBatch).
+BatchView ViewOf(const Batch& batch, const Shard& shard);
+
+class BatchLoader {
+ public:
+  // `split` must outlive the loader. Throws std::invalid_argument for a
+  // batch size below 1 or a negative prefetch.
+  BatchLoader(const Split& split, const LoaderOptions& options);
+  ~BatchLoader();
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  // Starts (or restarts) epoch `epoch`: batches of an unfinished epoch are
+  // discarded.
+  void StartEpoch(int64_t epoch);
+
+  // Moves the next batch of the current epoch into *batch, reusing its
+  // buffers, and returns true; returns false when the epoch is over. Throws
+  // std::logic_error before the first StartEpoch.
+  bool Next(Batch* batch);
+
+  int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  const LoaderOptions& options() const { return options_; }
+
+ private:
+  // The order of one epoch, shared with the producer thread.
+  struct EpochPlan {
+    int64_t epoch = 0;
+    std::vector<int32_t> order;
+  };
+
+  std::shared_ptr<const EpochPlan> MakePlan(int64_t epoch) const;
+  void Fill(const EpochPlan& plan, int64_t index, Batch* batch) const;
+  void ProducerLoop();
+
+  const Split& split_;
+  const LoaderOptions options_;
+  int64_t batches_per_epoch_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::shared_ptr<const EpochPlan> plan_;  // Null before StartEpoch.
+  uint64_t generation_ = 0;  // Bumped by StartEpoch; stale batches are dropped.
+  int64_t produced_ = 0;     // Batches of this generation made or queued.
+  int64_t consumed_ = 0;     // Batches of this generation handed out.
+  std::deque<Batch> ready_;
+  std::vector<Batch> spare_;  // Buffers to reuse.
+  bool stopping_ = false;
+  std::thread producer_;
+};
+
+}  // namespace ringlet::data
+
+#endif  // RINGLET_DATA_BATCH_LOADER_H_
