@@ -79,8 +79,12 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
     """A cc_library whose .cu srcs are compiled by nvcc.
 
     Builds only where CUDA is found and not disabled (cuda_compatible()).
+    Tagged "cuda" so CI can list and build every CUDA target explicitly.
     Extra kwargs (visibility, testonly, tags) go to the cc_library.
     """
+    tags = kwargs.pop("tags", [])
+    if "cuda" not in tags:
+        tags = tags + ["cuda"]
     _cuda_objects(
         name = name + "_nvcc",
         srcs = srcs,
@@ -90,6 +94,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
         target_compatible_with = cuda_compatible(),
         testonly = kwargs.get("testonly", False),
         visibility = ["//visibility:private"],
+        tags = tags,
     )
     native.cc_library(
         name = name,
@@ -97,5 +102,6 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
         hdrs = hdrs,
         deps = deps + ["@local_cuda//:cudart"],
         target_compatible_with = cuda_compatible(),
+        tags = tags,
         **kwargs
     )

@@ -1,0 +1,33 @@
+// Each system-library overlay in third_party/ compiles, links and works.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Dense>
+#include <string>
+
+#include <gtest/gtest.h>
+
+TEST(SystemLibraries, EigenMultipliesMatrices) {
+  Eigen::Matrix2f a;
+  a << 1, 2, 3, 4;
+  const Eigen::Matrix2f b = a * a;
+  EXPECT_EQ(b(0, 0), 7.0f);
+  EXPECT_EQ(b(1, 1), 22.0f);
+}
+
+TEST(SystemLibraries, MpiReportsItsVersionWithoutInit) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  ASSERT_EQ(MPI_Get_library_version(version, &length), MPI_SUCCESS);
+  EXPECT_NE(std::string(version, length).find("Open MPI"), std::string::npos)
+      << version;
+}
+
+TEST(SystemLibraries, Cli11ParsesFlags) {
+  CLI::App app;
+  int batch = 0;
+  app.add_option("--batch_size", batch);
+  const char* argv[] = {"prog", "--batch_size=512"};
+  app.parse(2, argv);
+  EXPECT_EQ(batch, 512);
+}
