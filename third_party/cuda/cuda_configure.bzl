@@ -54,7 +54,7 @@ def _cuda_configure_impl(rctx):
 cuda_configure = repository_rule(
     implementation = _cuda_configure_impl,
     attrs = {
-        "_template": attr.label(default = "//third_party/cuda:cuda.BUILD.tpl"),
+        "_template": attr.label(default = Label("//third_party/cuda:cuda.BUILD.tpl")),
     },
     environ = ["CUDA_PATH"],
     local = True,

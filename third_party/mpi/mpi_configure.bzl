@@ -38,7 +38,7 @@ cc_library(
 mpi_configure = repository_rule(
     implementation = _mpi_configure_impl,
     attrs = {
-        "_template": attr.label(default = "//third_party/mpi:mpi.BUILD.tpl"),
+        "_template": attr.label(default = Label("//third_party/mpi:mpi.BUILD.tpl")),
     },
     environ = ["PATH"],
     local = True,

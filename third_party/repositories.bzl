@@ -1,0 +1,65 @@
+"""The system libraries ringlet builds against, as Bazel repositories.
+
+ringlet's own WORKSPACE calls ringlet_dependencies(); so does any workspace
+that depends on a ringlet target (see README.md, "Use one target from another
+workspace"). Every repository is local: nothing is downloaded. A repository
+that the calling workspace already defined is left alone.
+"""
+
+load("//third_party/cuda:cuda_configure.bzl", "cuda_configure")
+load("//third_party/mpi:mpi_configure.bzl", "mpi_configure")
+
+def _maybe(rule, name, **kwargs):
+    if not native.existing_rule(name):
+        rule(name = name, **kwargs)
+
+def ringlet_dependencies():
+    """Declares @eigen, @googletest, @benchmark, @cli11, @zlib, @local_mpi
+    and @local_cuda from the system's packages."""
+
+    # Eigen 3 headers (libeigen3-dev): the CPU kernels of nn/.
+    _maybe(
+        native.new_local_repository,
+        name = "eigen",
+        build_file = str(Label("//third_party:eigen.BUILD")),
+        path = "/usr/include/eigen3",
+    )
+
+    # GoogleTest and GoogleMock (libgtest-dev, libgmock-dev): unit tests.
+    _maybe(
+        native.new_local_repository,
+        name = "googletest",
+        build_file = str(Label("//third_party:googletest.BUILD")),
+        path = "/usr/include",
+    )
+
+    # Google Benchmark (libbenchmark-dev): the *_bench targets.
+    _maybe(
+        native.new_local_repository,
+        name = "benchmark",
+        build_file = str(Label("//third_party:benchmark.BUILD")),
+        path = "/usr/include/benchmark",
+    )
+
+    # CLI11 (libcli11-dev): flags and --help for every binary.
+    _maybe(
+        native.new_local_repository,
+        name = "cli11",
+        build_file = str(Label("//third_party:cli11.BUILD")),
+        path = "/usr/include/CLI",
+    )
+
+    # zlib (zlib1g-dev): the gzip-compressed IDX files of Fashion-MNIST.
+    _maybe(
+        native.new_local_repository,
+        name = "zlib",
+        build_file = str(Label("//third_party:zlib.BUILD")),
+        path = "/usr/include",
+    )
+
+    # OpenMPI (libopenmpi-dev), found through `mpicc --showme`.
+    _maybe(mpi_configure, name = "local_mpi")
+
+    # CUDA with cuBLAS, cuDNN and NCCL at $CUDA_PATH (default /usr/local/cuda);
+    # when it is absent, CUDA targets drop out of the build.
+    _maybe(cuda_configure, name = "local_cuda")
