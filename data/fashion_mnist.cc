@@ -38,10 +38,18 @@ std::string RequireFile(const std::string& dir, const std::string& name) {
 }  // namespace
 
 std::string ResolveFashionMnistDir(const std::string& flag_value) {
-  if (!flag_value.empty()) return flag_value;
-  const char* env = std::getenv(kFashionMnistDirEnv);
-  if (env != nullptr && env[0] != '\0') return env;
-  return kDefaultFashionMnistDir;
+  std::string dir = flag_value;
+  if (dir.empty()) {
+    const char* env = std::getenv(kFashionMnistDirEnv);
+    dir = env != nullptr && env[0] != '\0' ? env : kDefaultFashionMnistDir;
+  }
+  // Under `bazel run` the program starts in its runfiles folder; a relative
+  // path means the folder the user typed the command in.
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (dir[0] != '/' && cwd != nullptr && cwd[0] != '\0') {
+    dir = std::string(cwd) + "/" + dir;
+  }
+  return dir;
 }
 
 Split LoadFashionMnistSplit(const std::string& dir, const std::string& split) {

@@ -46,7 +46,8 @@ struct FashionMnist {
 };
 
 // The folder to read: `flag_value` when not empty, else $FASHION_MNIST_DIR
-// when set and not empty, else the Debian default.
+// when set and not empty, else the Debian default. Under `bazel run`, a
+// relative path is taken from the folder the command was typed in.
 std::string ResolveFashionMnistDir(const std::string& flag_value = "");
 
 // Reads one split ("train" or "test") from `dir`. Throws DataError naming

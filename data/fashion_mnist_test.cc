@@ -60,6 +60,15 @@ TEST(FashionMnist, ResolvesFolderFromFlagThenEnvironmentThenDefault) {
   unsetenv(kFashionMnistDirEnv);
 }
 
+TEST(FashionMnist, RelativeFolderIsTakenFromWhereBazelRunWasTyped) {
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  EXPECT_EQ(ResolveFashionMnistDir("data/fm"), "data/fm");
+  setenv("BUILD_WORKING_DIRECTORY", "/home/me/project", 1);
+  EXPECT_EQ(ResolveFashionMnistDir("data/fm"), "/home/me/project/data/fm");
+  EXPECT_EQ(ResolveFashionMnistDir("/abs/fm"), "/abs/fm");
+  unsetenv("BUILD_WORKING_DIRECTORY");
+}
+
 TEST(FashionMnist, MissingFolderSaysHowToInstall) {
   EXPECT_THAT(ErrorOf("/nonexistent/fashion", "train"),
               AllOf(HasSubstr("/nonexistent/fashion does not exist"),

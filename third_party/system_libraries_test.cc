@@ -1,11 +1,10 @@
 // Each system-library overlay in third_party/ compiles, links and works.
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <Eigen/Dense>
 #include <string>
-
-#include <gtest/gtest.h>
 
 TEST(SystemLibraries, EigenMultipliesMatrices) {
   Eigen::Matrix2f a;
