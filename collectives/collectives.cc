@@ -1,0 +1,31 @@
+#include "collectives/collectives.h"
+
+#include <stdexcept>
+
+#include "collectives/host_group_factory.h"
+#include "collectives/naive_algorithm.h"
+#include "collectives/nccl.h"
+#include "collectives/ring_algorithm.h"
+
+namespace ringlet::collectives {
+
+std::vector<std::string> AvailableBackends() {
+  std::vector<std::string> names = {"ring", "naive"};
+  if (NcclCompiledIn()) names.push_back("nccl");
+  return names;
+}
+
+std::vector<std::unique_ptr<Communicator>> CreateGroup(
+    const std::string& backend, int size, const CommOptions& options) {
+  const auto ring = std::make_shared<RingAlgorithm>();
+  const auto naive = std::make_shared<NaiveAlgorithm>();
+  if (backend == "ring") return CreateHostGroup(size, {ring, naive}, options);
+  if (backend == "naive") return CreateHostGroup(size, {naive, ring}, options);
+  if (backend == "nccl") return CreateNcclGroup(size, options);
+  std::string names;
+  for (const std::string& name : AvailableBackends()) names += " " + name;
+  throw std::invalid_argument("unknown backend '" + backend +
+                              "'; this build has:" + names);
+}
+
+}  // namespace ringlet::collectives

@@ -1,0 +1,288 @@
+// The contract every host backend keeps, run over each of them: every
+// collective and reduction, every data type, 1 to 8 ranks, counts from 0 to
+// past 16 MiB, in place and out of place, with data that depends on rank and
+// index so a misplaced chunk fails.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
+
+#include "collectives/host_group_factory.h"
+#include "collectives/naive_algorithm.h"
+#include "collectives/ring_algorithm.h"
+#include "collectives/testing/rank_threads.h"
+
+namespace ringlet::collectives {
+namespace {
+
+using testing::Buffer;
+using testing::Expected;
+using testing::Group;
+using testing::RunRanks;
+using testing::TestValue;
+
+struct Backend {
+  std::string name;
+  std::function<Group(int)> make;
+};
+
+// Small segments make even short buffers take the pipelined, many-message
+// paths; the default segment size covers the large-buffer paths.
+std::vector<Backend> Backends() {
+  const CommOptions options{std::chrono::seconds(60)};
+  return {
+      {"Ring",
+       [=](int n) {
+         return CreateHostGroup(n, {std::make_shared<RingAlgorithm>()},
+                                options);
+       }},
+      {"RingSmallSegments",
+       [=](int n) {
+         return CreateHostGroup(n, {std::make_shared<RingAlgorithm>(64)},
+                                options);
+       }},
+      {"Naive",
+       [=](int n) {
+         return CreateHostGroup(n, {std::make_shared<NaiveAlgorithm>()},
+                                options);
+       }},
+      {"NaiveSmallSegments",
+       [=](int n) {
+         return CreateHostGroup(n, {std::make_shared<NaiveAlgorithm>(64)},
+                                options);
+       }},
+  };
+}
+
+constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat64,
+                               DataType::kInt32};
+constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax,
+                             ReduceOp::kMin};
+
+// 0, 1, fewer than the ranks, primes, and a few thousand.
+std::vector<size_t> Counts(int n) {
+  std::vector<size_t> counts = {0, 1, 2, 7, 13, 61, 1021, 4099};
+  if (n > 2) counts.push_back(n - 1);
+  return counts;
+}
+
+class ContractTest : public ::testing::TestWithParam<Backend> {};
+
+std::string Where(int rank, const char* what, size_t count, DataType type,
+                  ReduceOp op, bool in_place) {
+  return "rank " + std::to_string(rank) + " " + what + " " + Name(type) +
+         "[" + std::to_string(count) + "] " + Name(op) +
+         (in_place ? " in place" : " out of place");
+}
+
+TEST_P(ContractTest, AllReduceEveryOpTypeCountAndRankCount) {
+  for (int n = 1; n <= 8; ++n) {
+    Group group = GetParam().make(n);
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      const int r = comm.rank();
+      for (size_t count : Counts(n)) {
+        for (DataType type : kTypes) {
+          for (ReduceOp op : kOps) {
+            for (bool in_place : {false, true}) {
+              Buffer send(type, count), recv(type, count);
+              for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
+              Buffer& out = in_place ? send : recv;
+              comm.AllReduce(send.data(), out.data(), count, type, op);
+              size_t wrong = 0;
+              for (size_t i = 0; i < count; ++i) {
+                wrong += out.Get(i) != Expected(op, type, n, i);
+              }
+              EXPECT_EQ(wrong, 0u)
+                  << Where(r, "allreduce", count, type, op, in_place)
+                  << " of " << n << " ranks";
+            }
+          }
+        }
+      }
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";
+  }
+}
+
+TEST_P(ContractTest, ReduceScatterGivesEachRankItsBlock) {
+  for (int n = 1; n <= 8; ++n) {
+    Group group = GetParam().make(n);
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      const int r = comm.rank();
+      for (size_t count : Counts(n)) {
+        for (DataType type : kTypes) {
+          for (ReduceOp op : kOps) {
+            Buffer send(type, count * n), recv(type, count);
+            for (size_t i = 0; i < count * n; ++i) send.Set(i, TestValue(r, i));
+            comm.ReduceScatter(send.data(), recv.data(), count, type, op);
+            size_t wrong = 0;
+            for (size_t i = 0; i < count; ++i) {
+              wrong += recv.Get(i) != Expected(op, type, n, i, r * count);
+            }
+            EXPECT_EQ(wrong, 0u)
+                << Where(r, "reducescatter", count, type, op, false);
+          }
+        }
+      }
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";
+  }
+}
+
+TEST_P(ContractTest, AllGatherPlacesEveryRanksBlock) {
+  for (int n = 1; n <= 8; ++n) {
+    Group group = GetParam().make(n);
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      const int r = comm.rank();
+      for (size_t count : Counts(n)) {
+        for (DataType type : kTypes) {
+          for (bool in_place : {false, true}) {
+            Buffer send(type, count), recv(type, count * n);
+            for (size_t i = 0; i < count; ++i) {
+              send.Set(i, TestValue(r, i));
+              if (in_place) recv.Set(r * count + i, TestValue(r, i));
+            }
+            const void* src =
+                in_place ? static_cast<char*>(recv.data()) +
+                               r * count * SizeOf(type)
+                         : send.data();
+            comm.AllGather(src, recv.data(), count, type);
+            size_t wrong = 0;
+            for (int q = 0; q < n; ++q) {
+              for (size_t i = 0; i < count; ++i) {
+                wrong += recv.Get(q * count + i) != TestValue(q, i);
+              }
+            }
+            EXPECT_EQ(wrong, 0u) << Where(r, "allgather", count, type,
+                                          ReduceOp::kSum, in_place);
+          }
+        }
+      }
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";
+  }
+}
+
+TEST_P(ContractTest, BroadcastFromEveryRoot) {
+  for (int n = 1; n <= 8; ++n) {
+    Group group = GetParam().make(n);
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      const int r = comm.rank();
+      for (size_t count : Counts(n)) {
+        for (DataType type : kTypes) {
+          for (int root = 0; root < n; ++root) {
+            for (bool in_place : {false, true}) {
+              Buffer send(type, count), recv(type, count);
+              for (size_t i = 0; i < count; ++i) {
+                send.Set(i, TestValue(r, i));
+                recv.Set(i, -1);
+              }
+              Buffer& out = in_place ? send : recv;
+              comm.Broadcast(send.data(), out.data(), count, type, root);
+              size_t wrong = 0;
+              for (size_t i = 0; i < count; ++i) {
+                wrong += out.Get(i) != TestValue(root, i);
+              }
+              EXPECT_EQ(wrong, 0u)
+                  << Where(r, "broadcast", count, type, ReduceOp::kSum,
+                           in_place)
+                  << " root " << root;
+            }
+          }
+        }
+      }
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";
+  }
+}
+
+TEST_P(ContractTest, BarrierHoldsEveryRankUntilAllArrive) {
+  for (int n : {1, 2, 3, 5, 8}) {
+    Group group = GetParam().make(n);
+    std::atomic<int> arrived{0};
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      for (int round = 1; round <= 3; ++round) {
+        // The last rank arrives late; nobody may leave before it.
+        if (comm.rank() == n - 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        arrived.fetch_add(1);
+        comm.Barrier();
+        EXPECT_GE(arrived.load(), round * n) << "rank " << comm.rank();
+        comm.Barrier();  // Nobody starts the next round before all checked.
+      }
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";
+  }
+}
+
+// Beyond 16 MiB per rank, where streaming stores and many segments apply.
+TEST_P(ContractTest, LargeAllReduceInAndOutOfPlace) {
+  const size_t count = (size_t{16} << 20) / 4 + 3;  // 16 MiB and 12 bytes.
+  for (int n : {2, 3, 4, 8}) {
+    Group group = GetParam().make(n);
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      const int r = comm.rank();
+      for (bool in_place : {false, true}) {
+        Buffer send(DataType::kFloat32, count), recv(DataType::kFloat32, count);
+        for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
+        Buffer& out = in_place ? send : recv;
+        comm.AllReduce(send.data(), out.data(), count, DataType::kFloat32,
+                       ReduceOp::kSum);
+        size_t wrong = 0;
+        for (size_t i = 0; i < count; ++i) {
+          wrong += out.Get(i) != Expected(ReduceOp::kSum, DataType::kFloat32,
+                                          n, i);
+        }
+        EXPECT_EQ(wrong, 0u) << Where(r, "allreduce", count,
+                                      DataType::kFloat32, ReduceOp::kSum,
+                                      in_place);
+      }
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";
+  }
+}
+
+// Replicas must stay in sync: with values whose sums round, every rank must
+// still get the same bits, and the same inputs the same bits every time.
+TEST_P(ContractTest, ResultsAreBitwiseIdenticalAcrossRanksAndRuns) {
+  for (int n : {2, 3, 5, 8}) {
+    for (DataType type : {DataType::kFloat32, DataType::kFloat64}) {
+      const size_t count = 10007;
+      std::vector<std::vector<unsigned char>> first(n), second(n);
+      for (auto* results : {&first, &second}) {
+        Group group = GetParam().make(n);
+        const auto errors = RunRanks(group, [&](Communicator& comm) {
+          std::mt19937 rng(1234 + comm.rank());
+          std::uniform_real_distribution<double> dist(-1.0, 1.0);
+          Buffer buf(type, count);
+          for (size_t i = 0; i < count; ++i) buf.Set(i, dist(rng) * 1e3);
+          comm.AllReduce(buf.data(), buf.data(), count, type, ReduceOp::kAvg);
+          const auto* p = static_cast<const unsigned char*>(buf.data());
+          (*results)[comm.rank()].assign(p, p + buf.bytes());
+        });
+        for (const std::string& e : errors) ASSERT_EQ(e, "");
+      }
+      for (int r = 1; r < n; ++r) {
+        EXPECT_TRUE(first[r] == first[0])
+            << "rank " << r << " differs from rank 0, " << n << " ranks, "
+            << Name(type);
+      }
+      EXPECT_TRUE(first[0] == second[0]) << "run-to-run difference";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ContractTest,
+                         ::testing::ValuesIn(Backends()),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace ringlet::collectives

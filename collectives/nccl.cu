@@ -1,0 +1,1 @@
+#include "collectives/nccl.h"

@@ -1,0 +1,76 @@
+// The state shared by the ranks of one in-process group: a mailbox per
+// directed link, the abort flag, and each rank's progress (for messages).
+#ifndef RINGLET_COLLECTIVES_TRANSPORT_HOST_HOST_GROUP_H_
+#define RINGLET_COLLECTIVES_TRANSPORT_HOST_HOST_GROUP_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collectives/call_desc.h"
+#include "collectives/transport/host/notifier.h"
+
+namespace ringlet::collectives::host {
+
+// A message in flight: the sender's memory is read in place by the
+// receiver (zero copy), so only its address travels.
+struct Message {
+  Envelope envelope;
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// One direction of one link: a single-producer, single-consumer queue.
+struct Link {
+  static constexpr uint64_t kCapacity = 1024;
+  alignas(64) std::atomic<uint64_t> posted{0};    // Written by the sender.
+  alignas(64) std::atomic<uint64_t> consumed{0};  // Written by the receiver.
+  alignas(64) Message slots[kCapacity];
+};
+
+class HostGroup {
+ public:
+  explicit HostGroup(int size);
+
+  int size() const { return size_; }
+  Link& link(int from, int to) { return *links_[from * size_ + to]; }
+  Notifier& notifier() { return notifier_; }
+  const std::atomic<bool>& aborted() const { return aborted_; }
+
+  // Sets the abort flag; the first reason wins. Wakes every waiter.
+  void Abort(const std::string& reason);
+  std::string abort_reason() const;
+
+  // Rank `rank` destroyed its communicator: waits on it fail at once.
+  void MarkGone(int rank);
+  bool gone(int rank) const {
+    return gone_[rank].load(std::memory_order_acquire);
+  }
+
+  // Rank `rank` started call number `seq` (for timeout messages).
+  void MarkStarted(int rank, uint64_t seq) {
+    started_[rank].store(static_cast<int64_t>(seq), std::memory_order_relaxed);
+  }
+  // The last call number `rank` started, or -1.
+  int64_t last_started(int rank) const {
+    return started_[rank].load(std::memory_order_relaxed);
+  }
+
+ private:
+  const int size_;
+  std::vector<std::unique_ptr<Link>> links_;
+  Notifier notifier_;
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex reason_mu_;
+  std::string reason_;
+  std::unique_ptr<std::atomic<int64_t>[]> started_;
+  std::unique_ptr<std::atomic<bool>[]> gone_;
+};
+
+}  // namespace ringlet::collectives::host
+
+#endif  // RINGLET_COLLECTIVES_TRANSPORT_HOST_HOST_GROUP_H_

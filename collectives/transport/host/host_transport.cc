@@ -1,0 +1,170 @@
+#include "collectives/transport/host/host_transport.h"
+
+#include "collectives/collective_error.h"
+#include "collectives/transport/host/host_kernels.h"
+
+namespace ringlet::collectives::host {
+
+HostTransport::HostTransport(std::shared_ptr<HostGroup> group, int rank)
+    : group_(std::move(group)), rank_(rank), sent_to_(group_->size(), 0) {}
+
+HostTransport::~HostTransport() {
+  // Peers waiting on this rank must fail, not hang; peers that need nothing
+  // more from it (the usual end of a program) are not disturbed.
+  group_->MarkGone(rank_);
+}
+
+std::string HostTransport::Me() const {
+  return "rank " + std::to_string(rank_) + " " + Describe(call_);
+}
+
+void HostTransport::Fail(const std::string& message) {
+  group_->Abort(message);
+  throw CollectiveError(message);
+}
+
+void HostTransport::BeginCall(const CallDesc& call,
+                              Clock::time_point deadline) {
+  call_ = call;
+  deadline_ = deadline;
+  call_start_ = Clock::now();
+  const size_t bytes = call.count * SizeOf(call.type);
+  streaming_ = bytes >= kStreamingBytes;
+  group_->MarkStarted(rank_, call.seq);
+}
+
+template <typename Ready>
+void HostTransport::WaitFor(Ready&& ready, const char* what, int peer) {
+  const WaitResult result = group_->notifier().Wait(
+      ready,
+      [&] {
+        return group_->aborted().load(std::memory_order_acquire) ||
+               group_->gone(peer);
+      },
+      deadline_);
+  if (result == WaitResult::kReady) return;
+  if (result == WaitResult::kAborted) {
+    if (group_->aborted().load(std::memory_order_acquire)) {
+      throw CollectiveError(group_->abort_reason());
+    }
+    Fail(Me() + ": rank " + std::to_string(peer) +
+         " has destroyed its communicator");
+  }
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+      Clock::now() - call_start_);
+  const int64_t peer_seq = group_->last_started(peer);
+  const std::string peer_state =
+      peer_seq < 0 ? "it has made no call yet"
+                   : "its last call started is #" + std::to_string(peer_seq);
+  Fail(Me() + ": timed out after " + std::to_string(waited.count()) +
+       " ms waiting for rank " + std::to_string(peer) + " " + what + " (" +
+       peer_state + ")");
+}
+
+void HostTransport::Send(int peer, const Envelope& envelope, const void* src,
+                         size_t bytes) {
+  Link& link = group_->link(rank_, peer);
+  const uint64_t posted = link.posted.load(std::memory_order_relaxed);
+  // Algorithms keep a call's messages per link under the capacity, so this
+  // wait only ever passes at once; it is here so that can never corrupt.
+  WaitFor(
+      [&] {
+        return posted - link.consumed.load(std::memory_order_acquire) <
+               Link::kCapacity;
+      },
+      "to drain its queue", peer);
+  Message& slot = link.slots[posted % Link::kCapacity];
+  slot.envelope = envelope;
+  slot.data = src;
+  slot.bytes = bytes;
+  link.posted.store(posted + 1, std::memory_order_release);
+  group_->notifier().NotifyAll();
+  sent_to_[peer] = 1;
+  bytes_sent_ += bytes;
+  ++messages_sent_;
+}
+
+const Message& HostTransport::Await(int peer, const Envelope& expected,
+                                    size_t bytes) {
+  Link& link = group_->link(peer, rank_);
+  const uint64_t next = link.consumed.load(std::memory_order_relaxed);
+  WaitFor([&] { return link.posted.load(std::memory_order_acquire) > next; },
+          "to send", peer);
+  const Message& message = link.slots[next % Link::kCapacity];
+  const Envelope& got = message.envelope;
+  if (got.call != expected.call) {
+    Fail("rank " + std::to_string(peer) + " " + Describe(got.call) +
+         " does not match rank " + std::to_string(rank_) + " " +
+         Describe(expected.call));
+  }
+  if (got.step != expected.step || got.segment != expected.segment ||
+      message.bytes != bytes) {
+    Fail(Me() + ": internal error: message from rank " +
+         std::to_string(peer) + " is step " + std::to_string(got.step) +
+         " segment " + std::to_string(got.segment) + " of " +
+         std::to_string(message.bytes) + " bytes, expected step " +
+         std::to_string(expected.step) + " segment " +
+         std::to_string(expected.segment) + " of " + std::to_string(bytes));
+  }
+  return message;
+}
+
+void HostTransport::Release(int peer) {
+  Link& link = group_->link(peer, rank_);
+  link.consumed.store(link.consumed.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_release);
+  group_->notifier().NotifyAll();
+}
+
+void HostTransport::RecvReduce(int peer, const Envelope& expected, void* dst,
+                               const void* local, size_t count, DataType type,
+                               ReduceOp op, bool finish) {
+  const Message& message = Await(peer, expected, count * SizeOf(type));
+  CombineInto(dst, local, message.data, count, type, op,
+              finish && op == ReduceOp::kAvg ? size() : 0, streaming_);
+  Release(peer);
+}
+
+void HostTransport::RecvCopy(int peer, const Envelope& expected, void* dst,
+                             size_t bytes) {
+  const Message& message = Await(peer, expected, bytes);
+  CopyInto(dst, message.data, bytes, streaming_);
+  Release(peer);
+}
+
+void HostTransport::CopyLocal(void* dst, const void* src, size_t bytes) {
+  if (dst != src) CopyInto(dst, src, bytes, streaming_);
+}
+
+void* HostTransport::Scratch(size_t bytes) {
+  if (bytes > scratch_bytes_) {
+    scratch_.reset(new char[bytes]);
+    scratch_bytes_ = bytes;
+  }
+  return scratch_.get();
+}
+
+void HostTransport::WaitSends() {
+  for (int peer = 0; peer < size(); ++peer) {
+    if (!sent_to_[peer]) continue;
+    Link& link = group_->link(rank_, peer);
+    const uint64_t posted = link.posted.load(std::memory_order_relaxed);
+    WaitFor(
+        [&] {
+          return link.consumed.load(std::memory_order_acquire) == posted;
+        },
+        "to receive what this rank sent", peer);
+    sent_to_[peer] = 0;
+  }
+}
+
+void HostTransport::Abort(const std::string& reason) { group_->Abort(reason); }
+
+void HostTransport::ThrowIfAborted() const {
+  if (group_->aborted().load(std::memory_order_acquire)) {
+    throw CollectiveError("communicator was aborted: " +
+                          group_->abort_reason());
+  }
+}
+
+}  // namespace ringlet::collectives::host
