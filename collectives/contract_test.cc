@@ -75,8 +75,8 @@ class ContractTest : public ::testing::TestWithParam<Backend> {};
 
 std::string Where(int rank, const char* what, size_t count, DataType type,
                   ReduceOp op, bool in_place) {
-  return "rank " + std::to_string(rank) + " " + what + " " + Name(type) +
-         "[" + std::to_string(count) + "] " + Name(op) +
+  return "rank " + std::to_string(rank) + " " + what + " " + Name(type) + "[" +
+         std::to_string(count) + "] " + Name(op) +
          (in_place ? " in place" : " out of place");
 }
 
@@ -98,8 +98,8 @@ TEST_P(ContractTest, AllReduceEveryOpTypeCountAndRankCount) {
                 wrong += out.Get(i) != Expected(op, type, n, i);
               }
               EXPECT_EQ(wrong, 0u)
-                  << Where(r, "allreduce", count, type, op, in_place)
-                  << " of " << n << " ranks";
+                  << Where(r, "allreduce", count, type, op, in_place) << " of "
+                  << n << " ranks";
             }
           }
         }
@@ -147,10 +147,9 @@ TEST_P(ContractTest, AllGatherPlacesEveryRanksBlock) {
               send.Set(i, TestValue(r, i));
               if (in_place) recv.Set(r * count + i, TestValue(r, i));
             }
-            const void* src =
-                in_place ? static_cast<char*>(recv.data()) +
-                               r * count * SizeOf(type)
-                         : send.data();
+            const void* src = in_place ? static_cast<char*>(recv.data()) +
+                                             r * count * SizeOf(type)
+                                       : send.data();
             comm.AllGather(src, recv.data(), count, type);
             size_t wrong = 0;
             for (int q = 0; q < n; ++q) {
@@ -158,8 +157,8 @@ TEST_P(ContractTest, AllGatherPlacesEveryRanksBlock) {
                 wrong += recv.Get(q * count + i) != TestValue(q, i);
               }
             }
-            EXPECT_EQ(wrong, 0u) << Where(r, "allgather", count, type,
-                                          ReduceOp::kSum, in_place);
+            EXPECT_EQ(wrong, 0u)
+                << Where(r, "allgather", count, type, ReduceOp::kSum, in_place);
           }
         }
       }
@@ -188,10 +187,9 @@ TEST_P(ContractTest, BroadcastFromEveryRoot) {
               for (size_t i = 0; i < count; ++i) {
                 wrong += out.Get(i) != TestValue(root, i);
               }
-              EXPECT_EQ(wrong, 0u)
-                  << Where(r, "broadcast", count, type, ReduceOp::kSum,
-                           in_place)
-                  << " root " << root;
+              EXPECT_EQ(wrong, 0u) << Where(r, "broadcast", count, type,
+                                            ReduceOp::kSum, in_place)
+                                   << " root " << root;
             }
           }
         }
@@ -236,12 +234,11 @@ TEST_P(ContractTest, LargeAllReduceInAndOutOfPlace) {
                        ReduceOp::kSum);
         size_t wrong = 0;
         for (size_t i = 0; i < count; ++i) {
-          wrong += out.Get(i) != Expected(ReduceOp::kSum, DataType::kFloat32,
-                                          n, i);
+          wrong +=
+              out.Get(i) != Expected(ReduceOp::kSum, DataType::kFloat32, n, i);
         }
-        EXPECT_EQ(wrong, 0u) << Where(r, "allreduce", count,
-                                      DataType::kFloat32, ReduceOp::kSum,
-                                      in_place);
+        EXPECT_EQ(wrong, 0u) << Where(r, "allreduce", count, DataType::kFloat32,
+                                      ReduceOp::kSum, in_place);
       }
     });
     for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";

@@ -34,8 +34,8 @@ void NaiveAlgorithm::ReduceToRoot(Transport& t, const CallDesc& call,
     for (size_t k = 0; k < segments; ++k) {
       const Range g = EvenPart(count, segments, k);
       t.RecvReduce(peer, Envelope{call, 0, static_cast<uint32_t>(k)},
-                   at_mut(dst, g), at(local, g), g.count,
-                   call.type, call.op, /*finish=*/peer == n - 1);
+                   at_mut(dst, g), at(local, g), g.count, call.type, call.op,
+                   /*finish=*/peer == n - 1);
     }
   }
 }
@@ -72,10 +72,21 @@ void NaiveAlgorithm::AllReduce(Transport& t, const CallDesc& call,
 
 void NaiveAlgorithm::Broadcast(Transport& t, const CallDesc& call,
                                const void* send, void* recv) const {
+  // Every rank first checks in with rank 0, as in every naive collective,
+  // so rank 0 compares every rank's call with its own: ranks that disagree
+  // on the call or the root are caught at once, not by the timeout.
+  const Envelope hello{call, 0, 0};
+  if (t.rank() == 0) {
+    for (int peer = 1; peer < t.size(); ++peer) {
+      t.RecvCopy(peer, hello, nullptr, 0);
+    }
+  } else {
+    t.Send(0, hello, nullptr, 0);
+  }
   if (t.rank() == call.root) {
     t.CopyLocal(recv, send, call.count * SizeOf(call.type));
   }
-  BroadcastFromRoot(t, call, call.count, call.root, recv, recv, 0);
+  BroadcastFromRoot(t, call, call.count, call.root, recv, recv, 1);
   t.WaitSends();
 }
 

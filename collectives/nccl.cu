@@ -1,1 +1,272 @@
+// The nccl backend: one NCCL communicator per GPU of this process, created
+// together with ncclCommInitAll, each used from its own rank thread.
+//
+// Calls go to NCCL with NCCL's own call shape on the rank's stream, then the
+// host waits for that stream by polling, so a peer that never arrives
+// becomes a CollectiveError at the deadline (after ncclCommAbort) instead of
+// a hang. NCCL does not compare calls across ranks; a mismatch shows up as
+// that timeout. Compiled in CI; no GPU was available to run it.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "collectives/call_desc.h"
 #include "collectives/nccl.h"
+
+namespace ringlet::collectives {
+namespace {
+
+#define RINGLET_NCCL_CHECK(call)                                         \
+  do {                                                                   \
+    const ncclResult_t rc_ = (call);                                     \
+    if (rc_ != ncclSuccess) {                                            \
+      throw CollectiveError(std::string(__FILE__) + ":" +                \
+                            std::to_string(__LINE__) + ": " #call ": " + \
+                            ncclGetErrorString(rc_));                    \
+    }                                                                    \
+  } while (0)
+
+#define RINGLET_CUDA_CHECK(call)                                         \
+  do {                                                                   \
+    const cudaError_t rc_ = (call);                                      \
+    if (rc_ != cudaSuccess) {                                            \
+      throw CollectiveError(std::string(__FILE__) + ":" +                \
+                            std::to_string(__LINE__) + ": " #call ": " + \
+                            cudaGetErrorString(rc_));                    \
+    }                                                                    \
+  } while (0)
+
+ncclDataType_t ToNccl(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return ncclFloat32;
+    case DataType::kFloat64:
+      return ncclFloat64;
+    case DataType::kInt32:
+      return ncclInt32;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t ToNccl(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kAvg:
+      return ncclAvg;
+    case ReduceOp::kMax:
+      return ncclMax;
+    case ReduceOp::kMin:
+      return ncclMin;
+  }
+  return ncclSum;
+}
+
+// Makes `device` current for a scope and restores the previous one.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    RINGLET_CUDA_CHECK(cudaGetDevice(&previous_));
+    RINGLET_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+
+ private:
+  int previous_ = 0;
+};
+
+class NcclCommunicator : public Communicator {
+ public:
+  NcclCommunicator(int rank, int size, ncclComm_t comm,
+                   const CommOptions& options)
+      : rank_(rank), size_(size), comm_(comm), options_(options) {
+    DeviceGuard guard(rank_);
+    RINGLET_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~NcclCommunicator() override {
+    cudaSetDevice(rank_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    if (aborted_) {
+      ncclCommAbort(comm_);
+    } else {
+      ncclCommDestroy(comm_);
+    }
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "nccl"; }
+
+  void AllReduce(const void* send, void* recv, size_t count, DataType type,
+                 ReduceOp op, const CallOptions& options) override {
+    const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
+    Run(call, options, [&] {
+      RINGLET_NCCL_CHECK(ncclAllReduce(send, recv, count, ToNccl(type),
+                                       ToNccl(op), comm_, stream_));
+    });
+    stats_.bytes_sent += 2 * (size_ - 1) * count * SizeOf(type) / size_;
+  }
+
+  void Broadcast(const void* send, void* recv, size_t count, DataType type,
+                 int root, const CallOptions& options) override {
+    const CallDesc call =
+        Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root, count);
+    if (root < 0 || root >= size_) {
+      Fail(call, "root " + std::to_string(root) + " is out of range for " +
+                     std::to_string(size_) + " ranks");
+    }
+    Run(call, options, [&] {
+      RINGLET_NCCL_CHECK(
+          ncclBroadcast(send, recv, count, ToNccl(type), root, comm_, stream_));
+    });
+  }
+
+  void ReduceScatter(const void* send, void* recv, size_t recv_count,
+                     DataType type, ReduceOp op,
+                     const CallOptions& options) override {
+    const CallDesc call =
+        Begin(OpKind::kReduceScatter, type, op, 0, recv_count);
+    Run(call, options, [&] {
+      RINGLET_NCCL_CHECK(ncclReduceScatter(send, recv, recv_count, ToNccl(type),
+                                           ToNccl(op), comm_, stream_));
+    });
+  }
+
+  void AllGather(const void* send, void* recv, size_t send_count, DataType type,
+                 const CallOptions& options) override {
+    const CallDesc call =
+        Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0, send_count);
+    Run(call, options, [&] {
+      RINGLET_NCCL_CHECK(
+          ncclAllGather(send, recv, send_count, ToNccl(type), comm_, stream_));
+    });
+  }
+
+  void Barrier(const CallOptions& options) override {
+    // NCCL has no barrier: an allreduce of one int on the device.
+    const CallDesc call =
+        Begin(OpKind::kBarrier, DataType::kInt32, ReduceOp::kSum, 0, 0);
+    Run(call, options, [&] {
+      if (barrier_word_ == nullptr) {
+        RINGLET_CUDA_CHECK(cudaMalloc(&barrier_word_, sizeof(int)));
+      }
+      RINGLET_NCCL_CHECK(ncclAllReduce(barrier_word_, barrier_word_, 1,
+                                       ncclInt32, ncclSum, comm_, stream_));
+    });
+  }
+
+  void Abort(const std::string& reason) override {
+    abort_reason_ = "rank " + std::to_string(rank_) + " aborted: " + reason;
+    aborted_ = true;
+    ncclCommAbort(comm_);
+  }
+
+  CommStats stats() const override { return stats_; }
+
+ private:
+  CallDesc Begin(OpKind kind, DataType type, ReduceOp op, int root,
+                 size_t count) {
+    CallDesc call;
+    call.seq = next_seq_++;
+    call.kind = kind;
+    call.type = type;
+    call.op = op;
+    call.root = root;
+    call.count = count;
+    if (aborted_) {
+      throw CollectiveError("communicator was aborted: " + abort_reason_);
+    }
+    return call;
+  }
+
+  [[noreturn]] void Fail(const CallDesc& call, const std::string& problem) {
+    const std::string message =
+        "rank " + std::to_string(rank_) + " " + Describe(call) + ": " + problem;
+    Abort(message);
+    throw CollectiveError(message);
+  }
+
+  // Enqueues `launch` on the stream and waits for it until the deadline.
+  template <typename Launch>
+  void Run(const CallDesc& call, const CallOptions& options, Launch launch) {
+    DeviceGuard guard(rank_);
+    try {
+      launch();
+    } catch (const CollectiveError& e) {
+      Fail(call, e.what());
+    }
+    ++stats_.messages_sent;
+    const auto timeout =
+        options.timeout.count() > 0 ? options.timeout : options_.timeout;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      const cudaError_t status = cudaStreamQuery(stream_);
+      if (status == cudaSuccess) return;
+      if (status != cudaErrorNotReady) {
+        Fail(call, std::string("CUDA: ") + cudaGetErrorString(status));
+      }
+      ncclResult_t async_error = ncclSuccess;
+      ncclCommGetAsyncError(comm_, &async_error);
+      if (async_error != ncclSuccess) {
+        Fail(call, std::string("NCCL: ") + ncclGetErrorString(async_error));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        Fail(call, "timed out after " + std::to_string(timeout.count()) +
+                       " ms waiting for NCCL (a peer rank has not made the "
+                       "same call)");
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  const int rank_, size_;
+  ncclComm_t comm_;
+  const CommOptions options_;
+  cudaStream_t stream_ = nullptr;
+  int* barrier_word_ = nullptr;
+  uint64_t next_seq_ = 0;
+  bool aborted_ = false;
+  std::string abort_reason_;
+  CommStats stats_;
+};
+
+}  // namespace
+
+bool NcclCompiledIn() { return true; }
+
+std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
+    int size, const CommOptions& options) {
+  if (size < 1) {
+    throw std::invalid_argument("a group needs at least 1 rank, got " +
+                                std::to_string(size));
+  }
+  int devices = 0;
+  const cudaError_t err = cudaGetDeviceCount(&devices);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw CollectiveError(
+        std::string("the nccl backend needs GPUs; the CUDA runtime says: ") +
+        cudaGetErrorString(err) + ". Use --backend=ring on CPU devices.");
+  }
+  if (devices < size) {
+    throw CollectiveError("the nccl backend needs " + std::to_string(size) +
+                          " GPUs, this machine has " + std::to_string(devices) +
+                          "; ask for fewer ranks or use ring");
+  }
+  std::vector<ncclComm_t> comms(size);
+  std::vector<int> device_list(size);
+  for (int i = 0; i < size; ++i) device_list[i] = i;
+  RINGLET_NCCL_CHECK(ncclCommInitAll(comms.data(), size, device_list.data()));
+  std::vector<std::unique_ptr<Communicator>> out;
+  for (int i = 0; i < size; ++i) {
+    out.push_back(
+        std::make_unique<NcclCommunicator>(i, size, comms[i], options));
+  }
+  return out;
+}
+
+}  // namespace ringlet::collectives

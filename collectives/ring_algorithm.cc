@@ -76,10 +76,11 @@ void ReduceScatterSteps(Transport& t, const Ring& ring, const CallDesc& call,
       const Range g = ring.Segment(c, k);
       // The finished chunk of a reduce-scatter lands in recv, which holds
       // only that chunk: offset 0 there.
-      char* dst = last && finished != nullptr ? static_cast<char*>(finished) +
-                                                    (g.offset - ring.Segment(c, 0).offset) *
-                                                        SizeOf(call.type)
-                                              : ring.At(partial, g);
+      char* dst =
+          last && finished != nullptr
+              ? static_cast<char*>(finished) +
+                    (g.offset - ring.Segment(c, 0).offset) * SizeOf(call.type)
+              : ring.At(partial, g);
       t.RecvReduce(ring.prev(), ring.Env(s, k), dst, ring.At(send, g), g.count,
                    call.type, call.op, last);
       // What was just combined is the next step's message: the next partial
@@ -145,8 +146,7 @@ void RingAlgorithm::AllGather(Transport& t, const CallDesc& call,
     const int c = ring.chunk(-j - 1);
     for (size_t k = 0; k < ring.segments(); ++k) {
       const Range g = ring.Segment(c, k);
-      t.RecvCopy(ring.prev(), ring.Env(j, k), ring.At(recv, g),
-                 ring.Bytes(g));
+      t.RecvCopy(ring.prev(), ring.Env(j, k), ring.At(recv, g), ring.Bytes(g));
       if (j < n - 2) {
         t.Send(ring.next(), ring.Env(j + 1, k), ring.At(recv, g),
                ring.Bytes(g));
@@ -167,11 +167,17 @@ void RingAlgorithm::Broadcast(Transport& t, const CallDesc& call,
   const int distance = (t.rank() - call.root + n) % n;
   const int next = (t.rank() + 1) % n;
   const int prev = (t.rank() + n - 1) % n;
+  // Every rank first sends an empty message to its neighbour and receives
+  // one, so every rank hears from its neighbour before it waits for data:
+  // ranks that disagree on the call or the root are caught at once.
+  const Envelope hello{call, 0, 0};
+  t.Send(next, hello, nullptr, 0);
+  t.RecvCopy(prev, hello, nullptr, 0);
   if (distance == 0) t.CopyLocal(recv, send, call.count * esize);
   for (size_t k = 0; k < segments; ++k) {
     const Range g = EvenPart(call.count, segments, k);
     char* data = static_cast<char*>(recv) + g.offset * esize;
-    const Envelope env{call, 0, static_cast<uint32_t>(k)};
+    const Envelope env{call, 1, static_cast<uint32_t>(k)};
     if (distance > 0) t.RecvCopy(prev, env, data, g.count * esize);
     if (distance < n - 1) t.Send(next, env, data, g.count * esize);
   }

@@ -38,8 +38,8 @@ class TransportCommunicator : public Communicator {
   void ReduceScatter(const void* send, void* recv, size_t recv_count,
                      DataType type, ReduceOp op,
                      const CallOptions& options = {}) override;
-  void AllGather(const void* send, void* recv, size_t send_count,
-                 DataType type, const CallOptions& options = {}) override;
+  void AllGather(const void* send, void* recv, size_t send_count, DataType type,
+                 const CallOptions& options = {}) override;
   void Barrier(const CallOptions& options = {}) override;
   void Abort(const std::string& reason) override;
   CommStats stats() const override;

@@ -59,7 +59,8 @@ const char* Name(OpKind kind) {
 }
 
 DataType ParseDataType(const std::string& name) {
-  for (DataType t : {DataType::kFloat32, DataType::kFloat64, DataType::kInt32}) {
+  for (DataType t :
+       {DataType::kFloat32, DataType::kFloat64, DataType::kInt32}) {
     if (name == Name(t)) return t;
   }
   throw std::invalid_argument("unknown data type '" + name +

@@ -22,9 +22,9 @@ enum class OpKind : uint8_t {
 };
 
 size_t SizeOf(DataType type);
-const char* Name(DataType type);     // "float32", "float64", "int32"
-const char* Name(ReduceOp op);       // "sum", "avg", "max", "min"
-const char* Name(OpKind kind);       // "allreduce", "broadcast", ...
+const char* Name(DataType type);  // "float32", "float64", "int32"
+const char* Name(ReduceOp op);    // "sum", "avg", "max", "min"
+const char* Name(OpKind kind);    // "allreduce", "broadcast", ...
 
 // Parse the names above; throw std::invalid_argument listing the choices.
 DataType ParseDataType(const std::string& name);

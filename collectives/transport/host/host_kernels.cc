@@ -2,8 +2,8 @@
 
 #include <emmintrin.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -47,7 +47,9 @@ struct I32 {
     return _mm_loadu_si128(reinterpret_cast<const V*>(p));
   }
   static void Store(T* p, V v) { _mm_storeu_si128(reinterpret_cast<V*>(p), v); }
-  static void Stream(T* p, V v) { _mm_stream_si128(reinterpret_cast<V*>(p), v); }
+  static void Stream(T* p, V v) {
+    _mm_stream_si128(reinterpret_cast<V*>(p), v);
+  }
   static V Add(V a, V b) { return _mm_add_epi32(a, b); }
   static V Select(V mask, V a, V b) {
     return _mm_or_si128(_mm_and_si128(mask, a), _mm_andnot_si128(mask, b));
@@ -111,7 +113,8 @@ void CombineLoop(typename S::T* dst, const typename S::T* a,
   }
   for (; i + 2 * S::kLanes <= count; i += 2 * S::kLanes) {
     const auto v0 = Op::Vec(S::Load(a + i), S::Load(b + i));
-    const auto v1 = Op::Vec(S::Load(a + i + S::kLanes), S::Load(b + i + S::kLanes));
+    const auto v1 =
+        Op::Vec(S::Load(a + i + S::kLanes), S::Load(b + i + S::kLanes));
     if (kStream) {
       S::Stream(dst + i, v0);
       S::Stream(dst + i + S::kLanes, v1);
@@ -156,7 +159,8 @@ void CombineTyped(void* dst, const void* a, const void* b, size_t count,
     case ReduceOp::kAvg:
       if constexpr (!std::is_integral_v<T>) {
         if (op == ReduceOp::kAvg && avg_divisor > 0) {
-          SumDivideLoop<S, kStream>(d, x, y, count, static_cast<T>(avg_divisor));
+          SumDivideLoop<S, kStream>(d, x, y, count,
+                                    static_cast<T>(avg_divisor));
           return;
         }
       }
@@ -209,14 +213,18 @@ void CopyInto(void* dst, const void* src, size_t bytes, bool streaming) {
   auto* d = static_cast<uint8_t*>(dst);
   const auto* s = static_cast<const uint8_t*>(src);
   size_t i = 0;
-  const size_t head = std::min(bytes, (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15);
+  const size_t head =
+      std::min(bytes, (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15);
   std::memcpy(d, s, head);
   i = head;
   for (; i + 64 <= bytes; i += 64) {
     const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
-    const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
-    const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    const __m128i v1 =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i v2 =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i v3 =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
     _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), v0);
     _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), v1);
     _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), v2);

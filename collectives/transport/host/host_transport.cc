@@ -99,12 +99,12 @@ const Message& HostTransport::Await(int peer, const Envelope& expected,
   }
   if (got.step != expected.step || got.segment != expected.segment ||
       message.bytes != bytes) {
-    Fail(Me() + ": internal error: message from rank " +
-         std::to_string(peer) + " is step " + std::to_string(got.step) +
-         " segment " + std::to_string(got.segment) + " of " +
-         std::to_string(message.bytes) + " bytes, expected step " +
-         std::to_string(expected.step) + " segment " +
-         std::to_string(expected.segment) + " of " + std::to_string(bytes));
+    Fail(Me() + ": internal error: message from rank " + std::to_string(peer) +
+         " is step " + std::to_string(got.step) + " segment " +
+         std::to_string(got.segment) + " of " + std::to_string(message.bytes) +
+         " bytes, expected step " + std::to_string(expected.step) +
+         " segment " + std::to_string(expected.segment) + " of " +
+         std::to_string(bytes));
   }
   return message;
 }
@@ -150,9 +150,7 @@ void HostTransport::WaitSends() {
     Link& link = group_->link(rank_, peer);
     const uint64_t posted = link.posted.load(std::memory_order_relaxed);
     WaitFor(
-        [&] {
-          return link.consumed.load(std::memory_order_acquire) == posted;
-        },
+        [&] { return link.consumed.load(std::memory_order_acquire) == posted; },
         "to receive what this rank sent", peer);
     sent_to_[peer] = 0;
   }
