@@ -4,6 +4,26 @@
 
 namespace ringlet::collectives {
 
+namespace {
+
+// Every rank checks in with rank 0 (step first_step), which answers all
+// (first_step + 1) once everyone has: no rank returns before all got here.
+void StarAgree(Transport& t, const CallDesc& call, uint32_t first_step) {
+  if (t.rank() == 0) {
+    for (int peer = 1; peer < t.size(); ++peer) {
+      t.RecvCopy(peer, Envelope{call, first_step, 0}, nullptr, 0);
+    }
+    for (int peer = 1; peer < t.size(); ++peer) {
+      t.Send(peer, Envelope{call, first_step + 1, 0}, nullptr, 0);
+    }
+  } else {
+    t.Send(0, Envelope{call, first_step, 0}, nullptr, 0);
+    t.RecvCopy(0, Envelope{call, first_step + 1, 0}, nullptr, 0);
+  }
+}
+
+}  // namespace
+
 size_t NaiveAlgorithm::Segments(const Transport& t, size_t bytes) const {
   return SegmentCount(bytes, segment_bytes_, t.max_messages_per_link());
 }
@@ -87,6 +107,9 @@ void NaiveAlgorithm::Broadcast(Transport& t, const CallDesc& call,
     t.CopyLocal(recv, send, call.count * SizeOf(call.type));
   }
   BroadcastFromRoot(t, call, call.count, call.root, recv, recv, 1);
+  // Data flows one way, so a rank could finish before another finds a
+  // mismatch; checking in with rank 0 again at the end fails them all.
+  StarAgree(t, call, 2);
   t.WaitSends();
 }
 
@@ -127,17 +150,7 @@ void NaiveAlgorithm::AllGather(Transport& t, const CallDesc& call,
 }
 
 void NaiveAlgorithm::Barrier(Transport& t, const CallDesc& call) const {
-  if (t.rank() == 0) {
-    for (int peer = 1; peer < t.size(); ++peer) {
-      t.RecvCopy(peer, Envelope{call, 0, 0}, nullptr, 0);
-    }
-    for (int peer = 1; peer < t.size(); ++peer) {
-      t.Send(peer, Envelope{call, 1, 0}, nullptr, 0);
-    }
-  } else {
-    t.Send(0, Envelope{call, 0, 0}, nullptr, 0);
-    t.RecvCopy(0, Envelope{call, 1, 0}, nullptr, 0);
-  }
+  StarAgree(t, call, 0);
   t.WaitSends();
 }
 

@@ -92,6 +92,20 @@ void ReduceScatterSteps(Transport& t, const Ring& ring, const CallDesc& call,
   }
 }
 
+// n-1 rounds of empty messages around the ring, from step `first_step` on:
+// after round s a rank has heard, through its neighbour, from the s+1 ranks
+// before it, so no rank returns before every rank got this far.
+void RingAgree(Transport& t, const CallDesc& call, uint32_t first_step) {
+  const int n = t.size();
+  const int next = (t.rank() + 1) % n;
+  const int prev = (t.rank() + n - 1) % n;
+  for (int s = 0; s < n - 1; ++s) {
+    const Envelope env{call, first_step + s, 0};
+    t.Send(next, env, nullptr, 0);
+    t.RecvCopy(prev, env, nullptr, 0);
+  }
+}
+
 }  // namespace
 
 void RingAlgorithm::AllReduce(Transport& t, const CallDesc& call,
@@ -181,20 +195,14 @@ void RingAlgorithm::Broadcast(Transport& t, const CallDesc& call,
     if (distance > 0) t.RecvCopy(prev, env, data, g.count * esize);
     if (distance < n - 1) t.Send(next, env, data, g.count * esize);
   }
+  // Data flows one way, so a rank near the root could finish before a rank
+  // further on finds a mismatch; agreeing at the end fails them all.
+  RingAgree(t, call, 2);
   t.WaitSends();
 }
 
 void RingAlgorithm::Barrier(Transport& t, const CallDesc& call) const {
-  // n-1 rounds of empty messages: after round s a rank has heard, through
-  // its neighbour, from the s+1 ranks before it.
-  const int n = t.size();
-  const int next = (t.rank() + 1) % n;
-  const int prev = (t.rank() + n - 1) % n;
-  for (int s = 0; s < n - 1; ++s) {
-    const Envelope env{call, static_cast<uint32_t>(s), 0};
-    t.Send(next, env, nullptr, 0);
-    t.RecvCopy(prev, env, nullptr, 0);
-  }
+  RingAgree(t, call, 0);
   t.WaitSends();
 }
 

@@ -57,7 +57,7 @@ CallDesc TransportCommunicator::Begin(OpKind kind, DataType type, ReduceOp op,
   }
   const auto timeout =
       options.timeout.count() > 0 ? options.timeout : options_.timeout;
-  transport_->BeginCall(call, Clock::now() + timeout);
+  transport_->BeginCall(call, timeout);
   return call;
 }
 

@@ -35,8 +35,10 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // Starts a call: its description (for error messages) and deadline.
-  virtual void BeginCall(const CallDesc& call, Clock::time_point deadline) = 0;
+  // Starts a call: its description (for error messages) and how long its
+  // waits may take in all.
+  virtual void BeginCall(const CallDesc& call,
+                         std::chrono::milliseconds timeout) = 0;
 
   // Offers `bytes` at `src` to `peer` under `envelope`.
   virtual void Send(int peer, const Envelope& envelope, const void* src,

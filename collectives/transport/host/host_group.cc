@@ -4,14 +4,13 @@ namespace ringlet::collectives::host {
 
 HostGroup::HostGroup(int size)
     : size_(size),
-      started_(new std::atomic<int64_t>[size]),
+      started_(new Progress[size]),
       gone_(new std::atomic<bool>[size]) {
   links_.reserve(static_cast<size_t>(size) * size);
   for (int i = 0; i < size * size; ++i) {
     links_.push_back(std::make_unique<Link>());
   }
   for (int r = 0; r < size; ++r) {
-    started_[r].store(-1);
     gone_[r].store(false);
   }
 }
@@ -21,13 +20,13 @@ void HostGroup::Abort(const std::string& reason) {
     std::lock_guard<std::mutex> lock(reason_mu_);
     if (aborted_.load(std::memory_order_relaxed)) return;
     reason_ = reason;
-    aborted_.store(true, std::memory_order_release);
+    aborted_.store(true, std::memory_order_seq_cst);
   }
   notifier_.NotifyAll();
 }
 
 void HostGroup::MarkGone(int rank) {
-  gone_[rank].store(true, std::memory_order_release);
+  gone_[rank].store(true, std::memory_order_seq_cst);
   notifier_.NotifyAll();
 }
 

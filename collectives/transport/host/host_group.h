@@ -16,12 +16,16 @@
 
 namespace ringlet::collectives::host {
 
-// A message in flight: the sender's memory is read in place by the
-// receiver (zero copy), so only its address travels.
-struct Message {
+// A message in flight. Large payloads are read in place from the sender's
+// memory (zero copy), so only their address travels; small ones are copied
+// into the message itself, so the sender need not wait for the receiver
+// before it may reuse its buffer (the latency of tiny allreduces).
+struct alignas(64) Message {
+  static constexpr size_t kInlineBytes = 64;
   Envelope envelope;
-  const void* data = nullptr;
+  const void* data = nullptr;  // Points at `inline_data` when inline.
   size_t bytes = 0;
+  alignas(64) unsigned char inline_data[kInlineBytes];
 };
 
 // One direction of one link: a single-producer, single-consumer queue.
@@ -53,11 +57,12 @@ class HostGroup {
 
   // Rank `rank` started call number `seq` (for timeout messages).
   void MarkStarted(int rank, uint64_t seq) {
-    started_[rank].store(static_cast<int64_t>(seq), std::memory_order_relaxed);
+    started_[rank].seq.store(static_cast<int64_t>(seq),
+                             std::memory_order_relaxed);
   }
   // The last call number `rank` started, or -1.
   int64_t last_started(int rank) const {
-    return started_[rank].load(std::memory_order_relaxed);
+    return started_[rank].seq.load(std::memory_order_relaxed);
   }
 
  private:
@@ -67,7 +72,11 @@ class HostGroup {
   std::atomic<bool> aborted_{false};
   mutable std::mutex reason_mu_;
   std::string reason_;
-  std::unique_ptr<std::atomic<int64_t>[]> started_;
+  // One cache line per rank: every call writes its own entry.
+  struct alignas(64) Progress {
+    std::atomic<int64_t> seq{-1};
+  };
+  std::unique_ptr<Progress[]> started_;
   std::unique_ptr<std::atomic<bool>[]> gone_;
 };
 

@@ -1,12 +1,14 @@
 #include "collectives/transport/host/host_transport.h"
 
+#include <cstring>
+
 #include "collectives/collective_error.h"
 #include "collectives/transport/host/host_kernels.h"
 
 namespace ringlet::collectives::host {
 
 HostTransport::HostTransport(std::shared_ptr<HostGroup> group, int rank)
-    : group_(std::move(group)), rank_(rank), sent_to_(group_->size(), 0) {}
+    : group_(std::move(group)), rank_(rank), must_consume_(group_->size(), 0) {}
 
 HostTransport::~HostTransport() {
   // Peers waiting on this rank must fail, not hang; peers that need nothing
@@ -24,10 +26,10 @@ void HostTransport::Fail(const std::string& message) {
 }
 
 void HostTransport::BeginCall(const CallDesc& call,
-                              Clock::time_point deadline) {
+                              std::chrono::milliseconds timeout) {
   call_ = call;
-  deadline_ = deadline;
-  call_start_ = Clock::now();
+  timeout_ = timeout;
+  deadline_ = Clock::now() + timeout;
   const size_t bytes = call.count * SizeOf(call.type);
   streaming_ = bytes >= kStreamingBytes;
   group_->MarkStarted(rank_, call.seq);
@@ -50,13 +52,11 @@ void HostTransport::WaitFor(Ready&& ready, const char* what, int peer) {
     Fail(Me() + ": rank " + std::to_string(peer) +
          " has destroyed its communicator");
   }
-  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-      Clock::now() - call_start_);
   const int64_t peer_seq = group_->last_started(peer);
   const std::string peer_state =
       peer_seq < 0 ? "it has made no call yet"
                    : "its last call started is #" + std::to_string(peer_seq);
-  Fail(Me() + ": timed out after " + std::to_string(waited.count()) +
+  Fail(Me() + ": timed out after " + std::to_string(timeout_.count()) +
        " ms waiting for rank " + std::to_string(peer) + " " + what + " (" +
        peer_state + ")");
 }
@@ -75,11 +75,16 @@ void HostTransport::Send(int peer, const Envelope& envelope, const void* src,
       "to drain its queue", peer);
   Message& slot = link.slots[posted % Link::kCapacity];
   slot.envelope = envelope;
-  slot.data = src;
   slot.bytes = bytes;
-  link.posted.store(posted + 1, std::memory_order_release);
+  if (bytes <= Message::kInlineBytes) {
+    if (bytes > 0) std::memcpy(slot.inline_data, src, bytes);
+    slot.data = slot.inline_data;
+  } else {
+    slot.data = src;
+    must_consume_[peer] = posted + 1;
+  }
+  link.posted.store(posted + 1, std::memory_order_seq_cst);
   group_->notifier().NotifyAll();
-  sent_to_[peer] = 1;
   bytes_sent_ += bytes;
   ++messages_sent_;
 }
@@ -112,7 +117,7 @@ const Message& HostTransport::Await(int peer, const Envelope& expected,
 void HostTransport::Release(int peer) {
   Link& link = group_->link(peer, rank_);
   link.consumed.store(link.consumed.load(std::memory_order_relaxed) + 1,
-                      std::memory_order_release);
+                      std::memory_order_seq_cst);
   group_->notifier().NotifyAll();
 }
 
@@ -146,13 +151,13 @@ void* HostTransport::Scratch(size_t bytes) {
 
 void HostTransport::WaitSends() {
   for (int peer = 0; peer < size(); ++peer) {
-    if (!sent_to_[peer]) continue;
+    const uint64_t target = must_consume_[peer];
+    if (target == 0) continue;
     Link& link = group_->link(rank_, peer);
-    const uint64_t posted = link.posted.load(std::memory_order_relaxed);
     WaitFor(
-        [&] { return link.consumed.load(std::memory_order_acquire) == posted; },
+        [&] { return link.consumed.load(std::memory_order_acquire) >= target; },
         "to receive what this rank sent", peer);
-    sent_to_[peer] = 0;
+    must_consume_[peer] = 0;
   }
 }
 

@@ -26,7 +26,8 @@ class HostTransport : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return group_->size(); }
 
-  void BeginCall(const CallDesc& call, Clock::time_point deadline) override;
+  void BeginCall(const CallDesc& call,
+                 std::chrono::milliseconds timeout) override;
   void Send(int peer, const Envelope& envelope, const void* src,
             size_t bytes) override;
   void RecvReduce(int peer, const Envelope& expected, void* dst,
@@ -59,11 +60,13 @@ class HostTransport : public Transport {
   const int rank_;
   CallDesc call_;
   Clock::time_point deadline_;
-  Clock::time_point call_start_;
+  std::chrono::milliseconds timeout_{0};
   bool streaming_ = false;
-  std::vector<char> sent_to_;
+  // Per peer: how many of our messages on that link must be consumed
+  // before our buffers are free (inline messages do not count).
+  std::vector<uint64_t> must_consume_;
   std::unique_ptr<char[]> scratch_;
-  size_t scratch_bytes_ = 0;  // Peers this call sent to, by rank.
+  size_t scratch_bytes_ = 0;
   uint64_t bytes_sent_ = 0;
   uint64_t messages_sent_ = 0;
 };

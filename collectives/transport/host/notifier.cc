@@ -41,7 +41,6 @@ void Notifier::Sleep(uint32_t expected, Clock::duration timeout) {
 }
 
 void Notifier::NotifyAll() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     syscall(SYS_futex, FutexWord(&epoch_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,

@@ -23,8 +23,8 @@ class Notifier {
   template <typename Ready, typename Stop>
   WaitResult Wait(Ready&& ready, Stop&& stop, Clock::time_point deadline);
 
-  // Call after making something ready (with a release store): wakes the
-  // sleepers, if there are any. Costs one fence and one load otherwise.
+  // Call after making something ready with a seq_cst store: wakes the
+  // sleepers, if there are any. Costs one load otherwise.
   void NotifyAll();
 
  private:
@@ -63,8 +63,9 @@ WaitResult Notifier::Wait(Ready&& ready, Stop&& stop,
     if (stop()) return WaitResult::kAborted;
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return WaitResult::kTimedOut;
+    // Pairs with NotifyAll: either it sees this sleeper, or ready() below
+    // sees what it published (both sides seq_cst; no lost wake-up).
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     const uint32_t epoch = epoch_.load(std::memory_order_seq_cst);
     if (!ready() && !stop()) {
       Sleep(epoch, std::min<Clock::duration>(deadline - now,

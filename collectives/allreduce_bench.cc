@@ -1,0 +1,236 @@
+// allreduce_bench: allreduce time and bandwidth per size, in the manner of
+// nccl-tests, for the in-process backends.
+//
+//   ./bazelw run //collectives:allreduce_bench -- --backend=ring
+//       --ranks=2 --min_bytes=4 --max_bytes=256M
+//
+// Each rank is a thread. Per row: one checked call (#wrong counts elements
+// that differ from the exact result, on all ranks), warm-up calls, then
+// timed calls between two barriers; time is the slowest rank's average.
+// algbw = bytes / time; busbw = algbw x 2(n-1)/n, comparable with NCCL's.
+// bytes_sent_per_rank is the most any rank sent per call, as counted by the
+// transport: 2(n-1)/n x bytes for the ring, (n-1) x bytes at the naive root.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/bench_flags.h"
+#include "collectives/collectives.h"
+
+namespace ringlet::collectives {
+namespace {
+
+struct Flags {
+  std::string backend = "ring";
+  int ranks = 2;
+  std::string min_bytes = "4";
+  std::string max_bytes = "64M";
+  double factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  std::string op = "sum";
+  std::string dtype = "float32";
+  bool in_place = false;
+  bool json = false;
+};
+
+// An integer in [-30, 30] depending on rank and index: exact in every type
+// when summed over a few ranks, so the check is exact.
+double Value(int rank, size_t i) {
+  return static_cast<double>(((rank + 1) * (i % 127) + 7 * rank) % 61) - 30;
+}
+
+template <typename T>
+void Fill(std::vector<unsigned char>& buf, size_t count, int rank) {
+  T* p = reinterpret_cast<T*>(buf.data());
+  for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(Value(rank, i));
+}
+
+template <typename T>
+size_t CountWrong(const std::vector<unsigned char>& buf, size_t count,
+                  int ranks, ReduceOp op) {
+  const T* p = reinterpret_cast<const T*>(buf.data());
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double e = Value(0, i);
+    for (int r = 1; r < ranks; ++r) {
+      const double v = Value(r, i);
+      if (op == ReduceOp::kMax) e = v > e ? v : e;
+      if (op == ReduceOp::kMin) e = v < e ? v : e;
+      if (op == ReduceOp::kSum || op == ReduceOp::kAvg) e += v;
+    }
+    T expected = static_cast<T>(e);
+    if (op == ReduceOp::kAvg) expected = expected / static_cast<T>(ranks);
+    wrong += p[i] != expected;
+  }
+  return wrong;
+}
+
+struct RankResult {
+  double seconds_per_call = 0;
+  uint64_t bytes_sent_per_call = 0;
+  size_t wrong = 0;
+};
+
+void RunRank(Communicator& comm, const Flags& flags,
+             const std::vector<uint64_t>& sizes, DataType type, ReduceOp op,
+             std::vector<RankResult>* results,
+             const std::function<void(uint64_t)>& report) {
+  const int r = comm.rank();
+  const size_t esize = SizeOf(type);
+  std::vector<unsigned char> send(sizes.back()), recv(sizes.back());
+  for (uint64_t bytes : sizes) {
+    const size_t count = bytes / esize;
+    void* out = flags.in_place ? send.data() : recv.data();
+    auto fill = [&] {
+      if (type == DataType::kFloat32) Fill<float>(send, count, r);
+      if (type == DataType::kFloat64) Fill<double>(send, count, r);
+      if (type == DataType::kInt32) Fill<int32_t>(send, count, r);
+    };
+    fill();
+    comm.AllReduce(send.data(), out, count, type, op);
+    std::vector<unsigned char>& result = flags.in_place ? send : recv;
+    RankResult& mine = (*results)[r];
+    if (type == DataType::kFloat32) {
+      mine.wrong = CountWrong<float>(result, count, comm.size(), op);
+    } else if (type == DataType::kFloat64) {
+      mine.wrong = CountWrong<double>(result, count, comm.size(), op);
+    } else {
+      mine.wrong = CountWrong<int32_t>(result, count, comm.size(), op);
+    }
+    if (flags.in_place) fill();  // In place, later calls must not overflow.
+
+    for (int i = 0; i < flags.warmup; ++i) {
+      comm.AllReduce(send.data(), out, count, type, op);
+    }
+    const int calls = CallsPerRow(bytes, flags.iters);
+    const uint64_t sent_before = comm.stats().bytes_sent;
+    comm.Barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) {
+      comm.AllReduce(send.data(), out, count, type, op);
+    }
+    const auto stop = std::chrono::steady_clock::now();
+    mine.seconds_per_call =
+        std::chrono::duration<double>(stop - start).count() / calls;
+    mine.bytes_sent_per_call = (comm.stats().bytes_sent - sent_before) / calls;
+    comm.Barrier();  // Every rank's result is written before rank 0 reads.
+    if (r == 0) report(bytes);
+    comm.Barrier();
+  }
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{
+      "Allreduce time and bandwidth per message size, one thread per rank, "
+      "in the manner of nccl-tests."};
+  app.add_option("--backend", flags.backend, "ring or naive")
+      ->check(CLI::IsMember({"ring", "naive"}));
+  app.add_option("--ranks", flags.ranks, "ranks (threads)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--min_bytes", flags.min_bytes, "smallest size (K, M, G)");
+  app.add_option("--max_bytes", flags.max_bytes, "largest size (K, M, G)");
+  app.add_option("--factor", flags.factor, "size multiplier between rows")
+      ->check(CLI::Range(1.01, 1024.0));
+  app.add_option("--iters", flags.iters, "timed calls per row (at least)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--warmup", flags.warmup, "untimed calls per row")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--op", flags.op, "sum, avg, max or min")
+      ->check(CLI::IsMember({"sum", "avg", "max", "min"}));
+  app.add_option("--dtype", flags.dtype, "float32, float64 or int32")
+      ->check(CLI::IsMember({"float32", "float64", "int32"}));
+  app.add_flag("--in_place", flags.in_place, "send and receive in one buffer");
+  app.add_flag("--json", flags.json, "one JSON object per row");
+  CLI11_PARSE(app, argc, argv);
+
+  const DataType type = ParseDataType(flags.dtype);
+  const ReduceOp op = ParseReduceOp(flags.op);
+  std::vector<uint64_t> sizes;
+  try {
+    const uint64_t lo = ParseBytes(flags.min_bytes);
+    const uint64_t hi = ParseBytes(flags.max_bytes);
+    if (lo == 0 || lo > hi) {
+      throw std::invalid_argument("need 0 < --min_bytes <= --max_bytes");
+    }
+    sizes = SweepSizes(lo, hi, flags.factor, SizeOf(type));
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "allreduce_bench: %s\n", e.what());
+    return 2;
+  }
+
+  auto group = CreateGroup(flags.backend, flags.ranks);
+  std::vector<RankResult> results(flags.ranks);
+  const double bus = AllReduceBusFactor(flags.ranks);
+  if (!flags.json) {
+    std::printf("# allreduce  backend %s  ranks %d  op %s  dtype %s  %s\n",
+                flags.backend.c_str(), flags.ranks, flags.op.c_str(),
+                flags.dtype.c_str(),
+                flags.in_place ? "in place" : "out of place");
+    std::printf("# %12s %12s %10s %9s %9s %7s %14s\n", "size(B)", "count",
+                "time(us)", "algbw", "busbw", "#wrong", "sent/rank(B)");
+  }
+  const auto report = [&](uint64_t bytes) {
+    double seconds = 0;
+    uint64_t sent = 0;
+    size_t wrong = 0;
+    for (const RankResult& r : results) {
+      seconds = std::max(seconds, r.seconds_per_call);
+      sent = std::max(sent, r.bytes_sent_per_call);
+      wrong += r.wrong;
+    }
+    const double algbw = bytes / seconds / 1e9;
+    const size_t count = bytes / SizeOf(type);
+    if (flags.json) {
+      std::printf(
+          "{\"backend\": \"%s\", \"ranks\": %d, \"op\": \"%s\", \"dtype\": "
+          "\"%s\", \"bytes\": %llu, \"count\": %zu, \"time_us\": %.3f, "
+          "\"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"wrong\": %zu, "
+          "\"bytes_sent_per_rank\": %llu}\n",
+          flags.backend.c_str(), flags.ranks, flags.op.c_str(),
+          flags.dtype.c_str(), static_cast<unsigned long long>(bytes), count,
+          seconds * 1e6, algbw, algbw * bus, wrong,
+          static_cast<unsigned long long>(sent));
+    } else {
+      std::printf("  %12llu %12zu %10.2f %9.3f %9.3f %7zu %14llu\n",
+                  static_cast<unsigned long long>(bytes), count, seconds * 1e6,
+                  algbw, algbw * bus, wrong,
+                  static_cast<unsigned long long>(sent));
+    }
+    std::fflush(stdout);
+  };
+
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(flags.ranks);
+  for (int r = 0; r < flags.ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        RunRank(*group[r], flags, sizes, type, op, &results, report);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) {
+    if (!e.empty()) {
+      std::fprintf(stderr, "allreduce_bench: %s\n", e.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ringlet::collectives
+
+int main(int argc, char** argv) {
+  return ringlet::collectives::Main(argc, argv);
+}

@@ -1,0 +1,61 @@
+#include "collectives/bench_flags.h"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+namespace ringlet::collectives {
+
+uint64_t ParseBytes(const std::string& text) {
+  size_t end = 0;
+  uint64_t value = 0;
+  try {
+    value = std::stoull(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  if (end == 0 || text[0] == '-') {
+    throw std::invalid_argument("'" + text +
+                                "' is not a size; use e.g. 4, 64K, 1M, 2G");
+  }
+  const std::string suffix = text.substr(end);
+  uint64_t scale = 1;
+  if (suffix == "K" || suffix == "k") {
+    scale = uint64_t{1} << 10;
+  } else if (suffix == "M" || suffix == "m") {
+    scale = uint64_t{1} << 20;
+  } else if (suffix == "G" || suffix == "g") {
+    scale = uint64_t{1} << 30;
+  } else if (!suffix.empty()) {
+    throw std::invalid_argument("'" + text +
+                                "': unknown size suffix; use K, M or G");
+  }
+  return value * scale;
+}
+
+std::vector<uint64_t> SweepSizes(uint64_t min_bytes, uint64_t max_bytes,
+                                 double factor, size_t element_size) {
+  if (factor <= 1.0 && min_bytes != max_bytes) {
+    throw std::invalid_argument("--factor must be above 1");
+  }
+  std::vector<uint64_t> sizes;
+  for (double b = static_cast<double>(min_bytes);
+       b <= static_cast<double>(max_bytes) * (1 + 1e-9); b *= factor) {
+    uint64_t bytes = static_cast<uint64_t>(b) / element_size * element_size;
+    bytes = std::max<uint64_t>(bytes, element_size);
+    if (sizes.empty() || sizes.back() != bytes) sizes.push_back(bytes);
+    if (min_bytes == max_bytes) break;
+  }
+  return sizes;
+}
+
+int CallsPerRow(uint64_t bytes, int iters) {
+  const uint64_t for_volume =
+      (uint64_t{1} << 30) / std::max<uint64_t>(bytes, 1);
+  return static_cast<int>(
+      std::max<uint64_t>(iters, std::min<uint64_t>(for_volume, 100000)));
+}
+
+double AllReduceBusFactor(int ranks) { return 2.0 * (ranks - 1) / ranks; }
+
+}  // namespace ringlet::collectives
