@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "collectives/transport/host/host_group.h"
 #include "collectives/transport/host/host_transport.h"
@@ -14,7 +15,8 @@ std::vector<std::unique_ptr<Communicator>> CreateHostGroup(
     throw std::invalid_argument("a group needs at least 1 rank, got " +
                                 std::to_string(size));
   }
-  auto group = std::make_shared<host::HostGroup>(size);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  auto group = std::make_shared<host::HostGroup>(size, cores > 0 ? cores : 1);
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int rank = 0; rank < size; ++rank) {
     comms.push_back(std::make_unique<TransportCommunicator>(

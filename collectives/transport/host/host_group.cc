@@ -2,8 +2,9 @@
 
 namespace ringlet::collectives::host {
 
-HostGroup::HostGroup(int size)
+HostGroup::HostGroup(int size, int cores)
     : size_(size),
+      notifier_(size <= cores ? 2048 : 8),
       started_(new Progress[size]),
       gone_(new std::atomic<bool>[size]) {
   links_.reserve(static_cast<size_t>(size) * size);

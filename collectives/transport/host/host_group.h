@@ -38,7 +38,8 @@ struct Link {
 
 class HostGroup {
  public:
-  explicit HostGroup(int size);
+  // Waits spin only while the group has no more ranks than `cores`.
+  HostGroup(int size, int cores);
 
   int size() const { return size_; }
   Link& link(int from, int to) { return *links_[from * size_ + to]; }

@@ -17,6 +17,11 @@ enum class WaitResult { kReady, kAborted, kTimedOut };
 
 class Notifier {
  public:
+  // `spin` is how many times a wait polls before it starts yielding: long
+  // enough to catch a peer a step behind on its own core, and close to zero
+  // when ranks outnumber cores, where the peer may need this very core.
+  explicit Notifier(int spin = 2048) : spin_(spin) {}
+
   // Returns kReady once ready() is true, kAborted once stop() is true, and
   // kTimedOut at the deadline, whichever comes first. ready() is checked
   // before stop(), so what is ready is never lost to a stop.
@@ -33,6 +38,7 @@ class Notifier {
   // Sleeps while epoch_ == expected, at most `timeout`.
   void Sleep(uint32_t expected, Clock::duration timeout);
 
+  const int spin_;
   std::atomic<uint32_t> epoch_{0};
   std::atomic<int32_t> sleepers_{0};
 };
@@ -40,8 +46,8 @@ class Notifier {
 template <typename Ready, typename Stop>
 WaitResult Notifier::Wait(Ready&& ready, Stop&& stop,
                           Clock::time_point deadline) {
-  // Phase 1: about 10 us of spinning catches a peer that is a step behind.
-  for (int i = 0; i < 2048; ++i) {
+  // Phase 1: spinning catches a peer that is a step behind.
+  for (int i = 0; i < spin_; ++i) {
     if (ready()) return WaitResult::kReady;
     Relax();
   }
