@@ -3,9 +3,12 @@
 
   ./bazelw run //collectives:compare_allreduce -- --ranks=2 --max_bytes=256M
 
-Each backend runs with the same ranks, sizes and iterations, one after the
-other in the same sitting, so the ratios compare like with like. MPI runs as
-processes under mpirun (OpenMPI's openmpi-bin); skipped if mpirun is absent.
+Every backend runs with the same ranks, sizes and calls. The machine's
+speed drifts from minute to minute (a virtual machine's cores move), so the
+backends take turns size by size, each size --repeat times, and the best
+time of each backend counts: ratios compare runs made seconds apart. MPI
+runs as processes under mpirun (OpenMPI's openmpi-bin); skipped if mpirun
+is absent.
 """
 import argparse
 import json
@@ -17,7 +20,17 @@ import sys
 
 def run(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return {row["bytes"]: row for row in map(json.loads, out.splitlines())}
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def sizes(lo, hi, factor):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    parse = lambda t: int(t[:-1]) * units[t[-1].upper()] if t[-1].isalpha() else int(t)
+    out, b = [], parse(lo)
+    while b <= parse(hi):
+        out.append(b)
+        b *= factor
+    return out
 
 
 def main():
@@ -27,16 +40,16 @@ def main():
     parser.add_argument("--max_bytes", default="256M")
     parser.add_argument("--factor", default="4")
     parser.add_argument("--iters", default="20")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per backend and size; the best counts")
     parser.add_argument("--bench", required=True, help=argparse.SUPPRESS)
     parser.add_argument("--mpi_bench", required=True, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
-    sweep = ["--min_bytes", args.min_bytes, "--max_bytes", args.max_bytes,
-             "--factor", args.factor, "--iters", args.iters, "--json"]
-    results = {}
-    for backend in ("ring", "naive"):
-        results[backend] = run([args.bench, "--backend", backend, "--ranks",
-                                str(args.ranks)] + sweep)
+    commands = {
+        backend: [args.bench, "--backend", backend, "--ranks", str(args.ranks)]
+        for backend in ("ring", "naive")
+    }
     mpirun = shutil.which("mpirun")
     if mpirun:
         cmd = [mpirun, "-np", str(args.ranks)]
@@ -44,10 +57,25 @@ def main():
             cmd.append("--allow-run-as-root")
         if args.ranks > (os.cpu_count() or 1):
             cmd.append("--oversubscribe")
-        results["mpi"] = run(cmd + [args.mpi_bench] + sweep)
+        commands["mpi"] = cmd + [args.mpi_bench]
+
+    results = {name: {} for name in commands}
+    for size in sizes(args.min_bytes, args.max_bytes, int(args.factor)):
+        sweep = ["--min_bytes", str(size), "--max_bytes", str(size),
+                 "--iters", args.iters, "--json"]
+        for _ in range(args.repeat):
+            for name, cmd in commands.items():
+                (row,) = run(cmd + sweep)
+                best = results[name].get(size)
+                if best is None or row["time_us"] < best["time_us"]:
+                    row["wrong"] += best["wrong"] if best else 0
+                    results[name][size] = row
+                elif row["wrong"]:
+                    best["wrong"] += row["wrong"]
 
     names = list(results)
-    print(f"# allreduce float32 sum, {args.ranks} ranks, busbw in GB/s")
+    print(f"# allreduce float32 sum, {args.ranks} ranks, busbw in GB/s "
+          f"(best of {args.repeat})")
     header = f"{'bytes':>12}" + "".join(f" {n:>8}" for n in names)
     header += f" {'ring/naive':>10}"
     if "mpi" in results:
