@@ -22,6 +22,7 @@
 
 #include "collectives/bench_flags.h"
 #include "collectives/collectives.h"
+#include "collectives/rank_buffer.h"
 
 namespace ringlet::collectives {
 namespace {
@@ -84,25 +85,30 @@ void RunRank(Communicator& comm, const Flags& flags,
              const std::function<void(uint64_t)>& report) {
   const int r = comm.rank();
   const size_t esize = SizeOf(type);
-  std::vector<unsigned char> send(sizes.back()), recv(sizes.back());
+  // Host copies to fill and check; the buffers the backend works on may be
+  // GPU memory (nccl).
+  std::vector<unsigned char> host(sizes.back());
+  const bool on_device = RankBuffer::OnDevice(flags.backend);
+  RankBuffer send(on_device, r, sizes.back()), recv(on_device, r, sizes.back());
   for (uint64_t bytes : sizes) {
     const size_t count = bytes / esize;
     void* out = flags.in_place ? send.data() : recv.data();
     auto fill = [&] {
-      if (type == DataType::kFloat32) Fill<float>(send, count, r);
-      if (type == DataType::kFloat64) Fill<double>(send, count, r);
-      if (type == DataType::kInt32) Fill<int32_t>(send, count, r);
+      if (type == DataType::kFloat32) Fill<float>(host, count, r);
+      if (type == DataType::kFloat64) Fill<double>(host, count, r);
+      if (type == DataType::kInt32) Fill<int32_t>(host, count, r);
+      send.Upload(host.data(), bytes);
     };
     fill();
     comm.AllReduce(send.data(), out, count, type, op);
-    std::vector<unsigned char>& result = flags.in_place ? send : recv;
+    (flags.in_place ? send : recv).Download(host.data(), bytes);
     RankResult& mine = (*results)[r];
     if (type == DataType::kFloat32) {
-      mine.wrong = CountWrong<float>(result, count, comm.size(), op);
+      mine.wrong = CountWrong<float>(host, count, comm.size(), op);
     } else if (type == DataType::kFloat64) {
-      mine.wrong = CountWrong<double>(result, count, comm.size(), op);
+      mine.wrong = CountWrong<double>(host, count, comm.size(), op);
     } else {
-      mine.wrong = CountWrong<int32_t>(result, count, comm.size(), op);
+      mine.wrong = CountWrong<int32_t>(host, count, comm.size(), op);
     }
     if (flags.in_place) fill();  // In place, later calls must not overflow.
 
@@ -131,8 +137,9 @@ int Main(int argc, char** argv) {
   CLI::App app{
       "Allreduce time and bandwidth per message size, one thread per rank, "
       "in the manner of nccl-tests."};
-  app.add_option("--backend", flags.backend, "ring or naive")
-      ->check(CLI::IsMember({"ring", "naive"}));
+  app.add_option("--backend", flags.backend,
+                 "ring, naive or nccl (nccl: one GPU per rank)")
+      ->check(CLI::IsMember({"ring", "naive", "nccl"}));
   app.add_option("--ranks", flags.ranks, "ranks (threads)")
       ->check(CLI::Range(1, 64));
   app.add_option("--min_bytes", flags.min_bytes, "smallest size (K, M, G)");
@@ -166,7 +173,13 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
-  auto group = CreateGroup(flags.backend, flags.ranks);
+  std::vector<std::unique_ptr<Communicator>> group;
+  try {
+    group = CreateGroup(flags.backend, flags.ranks);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "allreduce_bench: %s\n", e.what());
+    return 1;
+  }
   std::vector<RankResult> results(flags.ranks);
   const double bus = AllReduceBusFactor(flags.ranks);
   if (!flags.json) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The benchmark's correctness, not its speed: every row checks out (#wrong
+# 0), the JSON keys are there, and the ring sends exactly 2(n-1)/n of each
+# size per rank while the naive root sends (n-1) times it.
+set -uo pipefail
+bench="$1"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+for backend in ring naive; do
+  for ranks in 2 4; do
+    out="$("$bench" --backend=$backend --ranks=$ranks --min_bytes=4K \
+      --max_bytes=64K --factor=4 --iters=2 --warmup=1 --json)" ||
+      fail "$backend $ranks ranks exited $?"
+    rows=0
+    while read -r row; do
+      rows=$((rows + 1))
+      for key in bytes count time_us algbw_gbps busbw_gbps wrong \
+        bytes_sent_per_rank; do
+        grep -q "\"$key\": " <<<"$row" || fail "no key $key in: $row"
+      done
+      bytes="$(sed -E 's/.*"bytes": ([0-9]+).*/\1/' <<<"$row")"
+      sent="$(sed -E 's/.*"bytes_sent_per_rank": ([0-9]+).*/\1/' <<<"$row")"
+      grep -q '"wrong": 0,' <<<"$row" || fail "wrong results: $row"
+      if [[ $backend == ring ]]; then
+        want=$((2 * (ranks - 1) * bytes / ranks))
+      else
+        want=$(((ranks - 1) * bytes))
+      fi
+      [[ "$sent" == "$want" ]] ||
+        fail "$backend $ranks ranks, $bytes bytes: sent $sent, want $want"
+    done <<<"$out"
+    [[ $rows == 3 ]] || fail "$backend $ranks ranks: $rows rows, want 3"
+  done
+done
+
+"$bench" --backend=carrier-pigeon >/dev/null 2>&1 && fail "bad backend accepted"
+"$bench" --max_bytes=12X >/dev/null 2>&1 && fail "bad size accepted"
+"$bench" --help | grep -q -- "--backend" || fail "--help lacks --backend"
+
+echo "$failures failure(s)"
+exit $((failures > 0))
