@@ -1,0 +1,65 @@
+#include "nn/device.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace ringlet::nn {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string ErrorOf(const std::string& spec, int gpus) {
+  try {
+    ResolveDevices(spec, gpus);
+  } catch (const DeviceError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << spec;
+  return "";
+}
+
+TEST(Device, ParsesAndPrints) {
+  EXPECT_EQ(ParseDevice("cpu"), Device::Cpu(0));
+  EXPECT_EQ(ParseDevice("cpu:3"), Device::Cpu(3));
+  EXPECT_EQ(ParseDevice("cuda:1"), Device::Cuda(1));
+  EXPECT_EQ(ToString(Device::Cuda(7)), "cuda:7");
+  EXPECT_EQ(ToString({Device::Cuda(0), Device::Cuda(1)}), "[cuda:0, cuda:1]");
+  for (const char* bad : {"gpu:0", "cuda", "cuda:", "cuda:-1", "cpu:x", ""}) {
+    EXPECT_THROW(ParseDevice(bad), DeviceError) << bad;
+  }
+}
+
+TEST(Device, AutoTakesEveryGpuElseFallsBackToCpu) {
+  EXPECT_EQ(ResolveDevices("auto", 2),
+            (std::vector<Device>{Device::Cuda(0), Device::Cuda(1)}));
+  EXPECT_EQ(ResolveDevices("auto", 0), std::vector<Device>{Device::Cpu(0)});
+  EXPECT_EQ(ResolveDevices("auto", 0, 2),
+            (std::vector<Device>{Device::Cpu(0), Device::Cpu(1)}));
+}
+
+TEST(Device, CpuCountAndCudaList) {
+  EXPECT_EQ(
+      ResolveDevices("cpu:3", 0),
+      (std::vector<Device>{Device::Cpu(0), Device::Cpu(1), Device::Cpu(2)}));
+  EXPECT_EQ(ResolveDevices("cuda:1,0", 2),
+            (std::vector<Device>{Device::Cuda(1), Device::Cuda(0)}));
+}
+
+TEST(Device, MissingGpuIsAClearError) {
+  EXPECT_THAT(ErrorOf("cuda:0", 0),
+              AllOf(HasSubstr("cuda:0 does not exist"),
+                    HasSubstr("0 usable GPUs"), HasSubstr("cpu:2")));
+  EXPECT_THAT(ErrorOf("cuda:0,2", 2), HasSubstr("cuda:2 does not exist"));
+  EXPECT_THAT(ErrorOf("cuda:1,1", 2), HasSubstr("listed twice"));
+}
+
+TEST(Device, BadSpecsNameTheSpec) {
+  EXPECT_THAT(ErrorOf("cpu:0", 0), HasSubstr("at least 1"));
+  EXPECT_THAT(ErrorOf("tpu:1", 0), HasSubstr("--devices=tpu:1"));
+  EXPECT_THAT(ErrorOf("cuda:a", 1), HasSubstr("'a' is not a GPU index"));
+  EXPECT_THAT(ErrorOf("cuda", 1), HasSubstr("not understood"));
+}
+
+}  // namespace
+}  // namespace ringlet::nn

@@ -1,0 +1,81 @@
+#include "nn/tensor.h"
+
+#include <algorithm>
+
+namespace ringlet::nn {
+
+std::string ToString(const Shape& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += shape[i] < 0 ? std::string("*") : std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Tensor::Tensor(const Shape& shape, Device device)
+    : shape_(shape), device_(device) {
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw ShapeError("tensor shape " + ToString(shape) +
+                       " has a negative dimension");
+  }
+  if (!device.is_cpu()) {
+    throw DeviceError("a tensor on " + ToString(device) +
+                      " needs nn's CUDA storage, which this build does not "
+                      "have yet; use a CPU device");
+  }
+  storage_ = std::make_shared<std::vector<float>>(NumElements(shape), 0.0f);
+}
+
+Tensor Tensor::FromVector(const Shape& shape, std::vector<float> values) {
+  if (static_cast<int64_t>(values.size()) != NumElements(shape)) {
+    throw ShapeError("FromVector: " + std::to_string(values.size()) +
+                     " values for shape " + ToString(shape));
+  }
+  Tensor t;
+  t.shape_ = shape;
+  t.storage_ = std::make_shared<std::vector<float>>(std::move(values));
+  return t;
+}
+
+Tensor Tensor::View(const Shape& shape) const {
+  if (NumElements(shape) != numel()) {
+    throw ShapeError("view: cannot view shape " + ToString(shape_) + " as " +
+                     ToString(shape));
+  }
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t = *this;
+  t.storage_ = std::make_shared<std::vector<float>>(*storage_);
+  return t;
+}
+
+void Tensor::Fill(float value) {
+  std::fill(storage_->begin(), storage_->end(), value);
+}
+
+void ExpectShape(const char* op, const char* what, const Tensor& tensor,
+                 const Shape& expected) {
+  bool ok = tensor.rank() == static_cast<int>(expected.size());
+  for (size_t i = 0; ok && i < expected.size(); ++i) {
+    ok = expected[i] < 0 || expected[i] == tensor.dim(static_cast<int>(i));
+  }
+  if (!ok) {
+    throw ShapeError(std::string(op) + ": " + what + " has shape " +
+                     ToString(tensor.shape()) + ", expected " +
+                     ToString(expected));
+  }
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,74 @@
+// Tensor: a float32 array with a shape (NCHW for images), stored on one
+// device, with shared ownership: copies and views share the storage, like
+// torch tensors. Only CPU storage exists in this build of nn; CUDA storage
+// comes with nn's CUDA kernels.
+#ifndef RINGLET_NN_TENSOR_H_
+#define RINGLET_NN_TENSOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nn/device.h"
+
+namespace ringlet::nn {
+
+using Shape = std::vector<int64_t>;
+
+// "[2, 3, 28, 28]".
+std::string ToString(const Shape& shape);
+// The product of the dimensions (1 for a scalar's empty shape).
+int64_t NumElements(const Shape& shape);
+
+// A shape that does not fit an op; the message names the op and the shapes.
+class ShapeError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class Tensor {
+ public:
+  // An undefined tensor (no storage); defined() is false.
+  Tensor() = default;
+  // Zeros of `shape` on `device`. Throws ShapeError for a negative
+  // dimension and DeviceError for a device without storage support.
+  explicit Tensor(const Shape& shape, Device device = Device::Cpu());
+  // A CPU tensor holding `values` (their count must match the shape).
+  static Tensor FromVector(const Shape& shape, std::vector<float> values);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t dim(int i) const { return shape_.at(i); }
+  int64_t numel() const { return NumElements(shape_); }
+  Device device() const { return device_; }
+
+  float* data() { return storage_->data(); }
+  const float* data() const { return storage_->data(); }
+
+  // The same storage under another shape with as many elements.
+  Tensor View(const Shape& shape) const;
+  // A deep copy.
+  Tensor Clone() const;
+  void Fill(float value);
+  // True when both share storage (a view or a copy of the handle).
+  bool SharesStorageWith(const Tensor& other) const {
+    return storage_ == other.storage_;
+  }
+
+ private:
+  std::shared_ptr<std::vector<float>> storage_;
+  Shape shape_;
+  Device device_;
+};
+
+// Throws ShapeError "<op>: <what> has shape [..], expected [..]" unless
+// `tensor` has exactly `expected` (-1 in `expected` matches any size).
+void ExpectShape(const char* op, const char* what, const Tensor& tensor,
+                 const Shape& expected);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_TENSOR_H_
