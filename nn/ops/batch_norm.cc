@@ -1,0 +1,122 @@
+#include "nn/ops/batch_norm.h"
+
+#include <cmath>
+#include <string>
+
+namespace ringlet::nn {
+namespace {
+
+void CheckParams(const char* op, const Tensor& x, const Tensor& gamma,
+                 const Tensor& beta) {
+  ExpectShape(op, "input", x, {-1, -1, -1, -1});
+  ExpectShape(op, "gamma", gamma, {x.dim(1)});
+  ExpectShape(op, "beta", beta, {x.dim(1)});
+}
+
+}  // namespace
+
+Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
+                               const Tensor& beta, BatchNormStats* stats,
+                               BatchNormCache* cache) {
+  CheckParams("batchnorm2d", x, gamma, beta);
+  const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
+  const int64_t m = n * hw;  // Values per channel.
+  if (m < 2) {
+    throw ShapeError(
+        "batchnorm2d: training needs more than one value per "
+        "channel, got input " +
+        ToString(x.shape()));
+  }
+  Tensor y(x.shape());
+  cache->x_hat = Tensor(x.shape());
+  cache->inv_std = Tensor({c});
+  for (int64_t ch = 0; ch < c; ++ch) {
+    // Sums in double: a channel holds up to millions of values.
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* in = x.data() + (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) sum += in[j];
+    }
+    const double mean = sum / m;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* in = x.data() + (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) sq += (in[j] - mean) * (in[j] - mean);
+    }
+    const double var = sq / m;
+    const float inv_std = static_cast<float>(1.0 / std::sqrt(var + stats->eps));
+    cache->inv_std.data()[ch] = inv_std;
+    const float g = gamma.data()[ch], b = beta.data()[ch];
+    const float mu = static_cast<float>(mean);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t base = (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        const float xh = (x.data()[base + j] - mu) * inv_std;
+        cache->x_hat.data()[base + j] = xh;
+        y.data()[base + j] = g * xh + b;
+      }
+    }
+    const float mo = stats->momentum;
+    float& rm = stats->running_mean.data()[ch];
+    float& rv = stats->running_var.data()[ch];
+    rm = (1 - mo) * rm + mo * mu;
+    rv = (1 - mo) * rv + mo * static_cast<float>(sq / (m - 1));
+  }
+  return y;
+}
+
+Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
+                              const Tensor& beta, const BatchNormStats& stats) {
+  CheckParams("batchnorm2d", x, gamma, beta);
+  const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
+  Tensor y(x.shape());
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const float scale =
+        gamma.data()[ch] / std::sqrt(stats.running_var.data()[ch] + stats.eps);
+    const float shift = beta.data()[ch] - stats.running_mean.data()[ch] * scale;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t base = (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        y.data()[base + j] = x.data()[base + j] * scale + shift;
+      }
+    }
+  }
+  return y;
+}
+
+BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
+                                   const BatchNormCache& cache) {
+  ExpectShape("batchnorm2d backward", "output gradient", dy,
+              cache.x_hat.shape());
+  const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
+  const double m = static_cast<double>(n * hw);
+  BatchNormGrads g;
+  g.dx = Tensor(dy.shape());
+  g.dgamma = Tensor({c});
+  g.dbeta = Tensor({c});
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double sum_dy = 0, sum_dy_xh = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t base = (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        sum_dy += dy.data()[base + j];
+        sum_dy_xh += dy.data()[base + j] * cache.x_hat.data()[base + j];
+      }
+    }
+    g.dbeta.data()[ch] = static_cast<float>(sum_dy);
+    g.dgamma.data()[ch] = static_cast<float>(sum_dy_xh);
+    // dx = gamma inv_std (dy - mean(dy) - x_hat mean(dy x_hat))
+    const float k = gamma.data()[ch] * cache.inv_std.data()[ch];
+    const float mean_dy = static_cast<float>(sum_dy / m);
+    const float mean_dy_xh = static_cast<float>(sum_dy_xh / m);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t base = (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        g.dx.data()[base + j] = k * (dy.data()[base + j] - mean_dy -
+                                     cache.x_hat.data()[base + j] * mean_dy_xh);
+      }
+    }
+  }
+  return g;
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,129 @@
+#include "nn/ops/conv2d.h"
+
+#include <string>
+
+#include "nn/ops/eigen_maps.h"
+
+namespace ringlet::nn {
+namespace {
+
+struct Geometry {
+  int64_t n, c, h, w, k, r, s, p, q, stride, pad;
+  int64_t crs() const { return c * r * s; }
+  int64_t pq() const { return p * q; }
+};
+
+Geometry Check(const Tensor& x, const Tensor& w, const Conv2dParams& params) {
+  ExpectShape("conv2d", "input", x, {-1, -1, -1, -1});
+  ExpectShape("conv2d", "weight", w, {-1, x.dim(1), -1, -1});
+  const std::string shapes =
+      "input " + ToString(x.shape()) + ", weight " + ToString(w.shape());
+  if (params.stride < 1 || params.padding < 0) {
+    throw ShapeError("conv2d: stride " + std::to_string(params.stride) +
+                     " and padding " + std::to_string(params.padding) +
+                     " must be >= 1 and >= 0 (" + shapes + ")");
+  }
+  Geometry g{x.dim(0), x.dim(1),      x.dim(2),      x.dim(3),
+             w.dim(0), w.dim(2),      w.dim(3),      0,
+             0,        params.stride, params.padding};
+  if (g.h + 2 * g.pad < g.r || g.w + 2 * g.pad < g.s || g.r < 1 || g.s < 1) {
+    throw ShapeError("conv2d: a " + std::to_string(g.r) + "x" +
+                     std::to_string(g.s) + " kernel does not fit the " +
+                     std::to_string(g.h) + "x" + std::to_string(g.w) +
+                     " input with padding " + std::to_string(g.pad) + " (" +
+                     shapes + ")");
+  }
+  g.p = (g.h + 2 * g.pad - g.r) / g.stride + 1;
+  g.q = (g.w + 2 * g.pad - g.s) / g.stride + 1;
+  return g;
+}
+
+// cols[(c R + r) S + s][p Q + q] = x[c][p stride - pad + r][q stride - pad + s]
+void Im2Col(const Geometry& g, const float* x, float* cols) {
+  for (int64_t c = 0; c < g.c; ++c) {
+    for (int64_t r = 0; r < g.r; ++r) {
+      for (int64_t s = 0; s < g.s; ++s) {
+        float* row = cols + ((c * g.r + r) * g.s + s) * g.pq();
+        for (int64_t p = 0; p < g.p; ++p) {
+          const int64_t hi = p * g.stride - g.pad + r;
+          float* out = row + p * g.q;
+          if (hi < 0 || hi >= g.h) {
+            for (int64_t q = 0; q < g.q; ++q) out[q] = 0.0f;
+            continue;
+          }
+          const float* in = x + (c * g.h + hi) * g.w;
+          for (int64_t q = 0; q < g.q; ++q) {
+            const int64_t wi = q * g.stride - g.pad + s;
+            out[q] = wi >= 0 && wi < g.w ? in[wi] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of Im2Col: adds every column entry back to its input pixel.
+void Col2Im(const Geometry& g, const float* cols, float* dx) {
+  for (int64_t c = 0; c < g.c; ++c) {
+    for (int64_t r = 0; r < g.r; ++r) {
+      for (int64_t s = 0; s < g.s; ++s) {
+        const float* row = cols + ((c * g.r + r) * g.s + s) * g.pq();
+        for (int64_t p = 0; p < g.p; ++p) {
+          const int64_t hi = p * g.stride - g.pad + r;
+          if (hi < 0 || hi >= g.h) continue;
+          float* out = dx + (c * g.h + hi) * g.w;
+          const float* in = row + p * g.q;
+          for (int64_t q = 0; q < g.q; ++q) {
+            const int64_t wi = q * g.stride - g.pad + s;
+            if (wi >= 0 && wi < g.w) out[wi] = in[q];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                     const Conv2dParams& params) {
+  const Geometry g = Check(x, w, params);
+  if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
+  Tensor y({g.n, g.k, g.p, g.q});
+  RowMatrix cols(g.crs(), g.pq());
+  const ConstMatrixMap wm(w.data(), g.k, g.crs());
+  for (int64_t n = 0; n < g.n; ++n) {
+    Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
+    MatrixMap ym(y.data() + n * g.k * g.pq(), g.k, g.pq());
+    ym.noalias() = wm * cols;
+    if (b.defined()) ym.colwise() += ConstVectorMap(b.data(), g.k);
+  }
+  return y;
+}
+
+Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy, const Conv2dParams& params) {
+  const Geometry g = Check(x, w, params);
+  ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
+  Conv2dGrads grads;
+  grads.dx = Tensor(x.shape());
+  grads.dw = Tensor(w.shape());
+  if (has_bias) grads.db = Tensor({g.k});
+  RowMatrix cols(g.crs(), g.pq());
+  RowMatrix dcols(g.crs(), g.pq());
+  const ConstMatrixMap wm(w.data(), g.k, g.crs());
+  MatrixMap dwm(grads.dw.data(), g.k, g.crs());
+  for (int64_t n = 0; n < g.n; ++n) {
+    const ConstMatrixMap dym(dy.data() + n * g.k * g.pq(), g.k, g.pq());
+    Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
+    dwm.noalias() += dym * cols.transpose();
+    dcols.noalias() = wm.transpose() * dym;
+    Col2Im(g, dcols.data(), grads.dx.data() + n * g.c * g.h * g.w);
+    if (has_bias) {
+      VectorMap(grads.db.data(), g.k) += dym.rowwise().sum();
+    }
+  }
+  return grads;
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,33 @@
+// 2-D convolution (cross-correlation, as in every framework) by im2col and
+// a matrix product per image.
+//
+// Shape letters: N images, C input channels, H x W input, K output
+// channels, R x S kernel, P x Q output, with
+//   P = (H + 2 padding - R) / stride + 1, Q likewise.
+#ifndef RINGLET_NN_OPS_CONV2D_H_
+#define RINGLET_NN_OPS_CONV2D_H_
+
+#include "nn/tensor.h"
+
+namespace ringlet::nn {
+
+struct Conv2dParams {
+  int stride = 1;
+  int padding = 0;
+};
+
+// x [N, C, H, W], w [K, C, R, S], b [K] or undefined -> y [N, K, P, Q].
+// Throws ShapeError naming the shapes for mismatched channels, a kernel
+// larger than the padded input, or a non-positive stride or negative padding.
+Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                     const Conv2dParams& params);
+
+struct Conv2dGrads {
+  Tensor dx, dw, db;  // db undefined without bias.
+};
+Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy, const Conv2dParams& params);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_OPS_CONV2D_H_

@@ -1,0 +1,141 @@
+// Linear, ReLU, pooling, add and flatten: forward against loops, backward
+// against finite differences, bad shapes against their messages.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "nn/ops/activation.h"
+#include "nn/ops/elementwise.h"
+#include "nn/ops/linear.h"
+#include "nn/ops/pooling.h"
+#include "nn/testing/gradient_check.h"
+
+namespace ringlet::nn {
+namespace {
+
+using testing::ExpectGradientNear;
+using testing::ExpectTensorNear;
+using ::testing::HasSubstr;
+using testing::Project;
+using testing::RandomTensor;
+
+TEST(Linear, ForwardAndGradients) {
+  for (int64_t n : {1, 3, 8}) {
+    for (bool bias : {true, false}) {
+      Tensor x = RandomTensor({n, 5}, n), w = RandomTensor({5, 4}, n + 10);
+      Tensor b = bias ? RandomTensor({4}, n + 20) : Tensor();
+      Tensor expected({n, 4});
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t o = 0; o < 4; ++o) {
+          double s = bias ? b.data()[o] : 0.0;
+          for (int64_t k = 0; k < 5; ++k) {
+            s += x.data()[i * 5 + k] * w.data()[k * 4 + o];
+          }
+          expected.data()[i * 4 + o] = static_cast<float>(s);
+        }
+      const Tensor y = LinearForward(x, w, b);
+      ExpectTensorNear("linear", y, expected);
+      const Tensor r = RandomTensor(y.shape(), 99);
+      const LinearGrads g = LinearBackward(x, w, bias, r);
+      const auto loss = [&] { return Project(LinearForward(x, w, b), r); };
+      ExpectGradientNear("linear dx", x, g.dx, loss);
+      ExpectGradientNear("linear dw", w, g.dw, loss);
+      if (bias) ExpectGradientNear("linear db", b, g.db, loss);
+    }
+  }
+}
+
+TEST(Linear, BadShapes) {
+  try {
+    LinearForward(Tensor({2, 3}), Tensor({4, 5}), Tensor());
+    ADD_FAILURE();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("linear: input has shape [2, 3], expected [*, 4]"));
+  }
+  EXPECT_THROW(LinearForward(Tensor({2, 4}), Tensor({4, 5}), Tensor({4})),
+               ShapeError);
+}
+
+TEST(Relu, ForwardAndGradient) {
+  // Values kept away from 0, where ReLU has its kink.
+  Tensor x = RandomTensor({3, 7}, 5);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    float& v = x.data()[i];
+    v = v >= 0 ? v + 0.1f : v - 0.1f;
+  }
+  const Tensor y = ReluForward(x);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_EQ(y.data()[i], x.data()[i] > 0 ? x.data()[i] : 0.0f);
+  }
+  const Tensor r = RandomTensor(y.shape(), 6);
+  ExpectGradientNear("relu dx", x, ReluBackward(y, r),
+                     [&] { return Project(ReluForward(x), r); });
+}
+
+TEST(AvgPool2d, ForwardAndGradient) {
+  struct Case {
+    Shape x;
+    int kernel, stride;
+  };
+  for (const Case& c : {Case{{2, 3, 6, 6}, 2, 2}, Case{{1, 2, 5, 7}, 3, 1},
+                        Case{{3, 1, 5, 5}, 2, 3}}) {
+    Tensor x = RandomTensor(c.x, 7);
+    const Tensor y = AvgPool2dForward(x, c.kernel, c.stride);
+    const int64_t p = (c.x[2] - c.kernel) / c.stride + 1;
+    const int64_t q = (c.x[3] - c.kernel) / c.stride + 1;
+    ASSERT_EQ(y.shape(), (Shape{c.x[0], c.x[1], p, q}));
+    for (int64_t plane = 0; plane < c.x[0] * c.x[1]; ++plane)
+      for (int64_t i = 0; i < p; ++i)
+        for (int64_t j = 0; j < q; ++j) {
+          double s = 0;
+          for (int u = 0; u < c.kernel; ++u)
+            for (int v = 0; v < c.kernel; ++v) {
+              s += x.data()[(plane * c.x[2] + i * c.stride + u) * c.x[3] +
+                            j * c.stride + v];
+            }
+          EXPECT_NEAR(y.data()[(plane * p + i) * q + j],
+                      s / (c.kernel * c.kernel), 1e-6);
+        }
+    const Tensor r = RandomTensor(y.shape(), 8);
+    ExpectGradientNear(
+        "avgpool dx", x, AvgPool2dBackward(x.shape(), r, c.kernel, c.stride),
+        [&] { return Project(AvgPool2dForward(x, c.kernel, c.stride), r); });
+  }
+  try {
+    AvgPool2dForward(Tensor({1, 1, 3, 3}), 4, 1);
+    ADD_FAILURE();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("avgpool2d: a 4x4 window does not fit"));
+  }
+  EXPECT_THROW(AvgPool2dForward(Tensor({1, 1, 3, 3}), 2, 0), ShapeError);
+}
+
+TEST(GlobalAvgPool, ForwardAndGradient) {
+  Tensor x = RandomTensor({2, 3, 4, 5}, 9);
+  const Tensor y = GlobalAvgPoolForward(x);
+  ASSERT_EQ(y.shape(), (Shape{2, 3}));
+  for (int64_t plane = 0; plane < 6; ++plane) {
+    double s = 0;
+    for (int j = 0; j < 20; ++j) s += x.data()[plane * 20 + j];
+    EXPECT_NEAR(y.data()[plane], s / 20, 1e-6);
+  }
+  const Tensor r = RandomTensor(y.shape(), 10);
+  ExpectGradientNear("global avg pool dx", x,
+                     GlobalAvgPoolBackward(x.shape(), r),
+                     [&] { return Project(GlobalAvgPoolForward(x), r); });
+}
+
+TEST(Elementwise, AddAndFlatten) {
+  const Tensor a = RandomTensor({2, 3}, 11), b = RandomTensor({2, 3}, 12);
+  const Tensor s = Add(a, b);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(s.data()[i], a.data()[i] + b.data()[i]);
+  Tensor acc = a.Clone();
+  AddInPlace(acc, b);
+  ExpectTensorNear("add in place", acc, s, 0);
+  EXPECT_THROW(Add(a, Tensor({3, 2})), ShapeError);
+  const Tensor f = Flatten(Tensor({4, 2, 3, 5}));
+  EXPECT_EQ(f.shape(), (Shape{4, 30}));
+}
+
+}  // namespace
+}  // namespace ringlet::nn

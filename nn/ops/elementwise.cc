@@ -1,0 +1,27 @@
+#include "nn/ops/elementwise.h"
+
+namespace ringlet::nn {
+
+Tensor Add(const Tensor& a, const Tensor& b) {
+  ExpectShape("add", "second input", b, a.shape());
+  Tensor y(a.shape());
+  const float* x = a.data();
+  const float* z = b.data();
+  float* out = y.data();
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) out[i] = x[i] + z[i];
+  return y;
+}
+
+void AddInPlace(Tensor& a, const Tensor& b) {
+  ExpectShape("add", "second input", b, a.shape());
+  float* x = a.data();
+  const float* z = b.data();
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) x[i] += z[i];
+}
+
+Tensor Flatten(const Tensor& x) {
+  if (x.rank() < 1) throw ShapeError("flatten: input is a scalar");
+  return x.View({x.dim(0), x.dim(0) == 0 ? 0 : x.numel() / x.dim(0)});
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,164 @@
+// Batch norm and softmax cross-entropy: forward against formulas, backward
+// against finite differences, running statistics, bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "nn/ops/batch_norm.h"
+#include "nn/ops/loss.h"
+#include "nn/testing/gradient_check.h"
+
+namespace ringlet::nn {
+namespace {
+
+using testing::ExpectGradientNear;
+using ::testing::HasSubstr;
+using testing::Project;
+using testing::RandomTensor;
+
+BatchNormStats FreshStats(int64_t c) {
+  BatchNormStats s;
+  s.running_mean = Tensor({c});
+  s.running_var = Tensor({c});
+  s.running_var.Fill(1.0f);
+  return s;
+}
+
+TEST(BatchNorm2d, TrainingNormalisesPerChannelAndUpdatesRunningStats) {
+  const int64_t n = 3, c = 2, h = 2, w = 3, m = n * h * w;
+  const Tensor x = RandomTensor({n, c, h, w}, 1, -2, 3);
+  const Tensor gamma = Tensor::FromVector({c}, {1.5f, 0.5f});
+  const Tensor beta = Tensor::FromVector({c}, {0.1f, -0.2f});
+  BatchNormStats stats = FreshStats(c);
+  BatchNormCache cache;
+  const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < h * w; ++j)
+        mean += x.data()[(i * c + ch) * h * w + j];
+    mean /= m;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < h * w; ++j) {
+        const double d = x.data()[(i * c + ch) * h * w + j] - mean;
+        var += d * d;
+      }
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < h * w; ++j) {
+        const int64_t at = (i * c + ch) * h * w + j;
+        const double want = gamma.data()[ch] * (x.data()[at] - mean) /
+                                std::sqrt(var / m + 1e-5) +
+                            beta.data()[ch];
+        EXPECT_NEAR(y.data()[at], want, 1e-5);
+      }
+    // PyTorch's rule: momentum 0.1, unbiased variance in the running value.
+    EXPECT_NEAR(stats.running_mean.data()[ch], 0.1 * mean, 1e-6);
+    EXPECT_NEAR(stats.running_var.data()[ch], 0.9 + 0.1 * var / (m - 1), 1e-6);
+  }
+}
+
+TEST(BatchNorm2d, EvalUsesRunningStats) {
+  const Tensor x = RandomTensor({2, 2, 2, 2}, 2);
+  BatchNormStats stats = FreshStats(2);
+  stats.running_mean = Tensor::FromVector({2}, {0.5f, -1.0f});
+  stats.running_var = Tensor::FromVector({2}, {4.0f, 0.25f});
+  const Tensor gamma = Tensor::FromVector({2}, {2.0f, 1.0f});
+  const Tensor beta = Tensor::FromVector({2}, {0.0f, 1.0f});
+  const Tensor y = BatchNorm2dEvalForward(x, gamma, beta, stats);
+  for (int64_t i = 0; i < 16; ++i) {
+    const int ch = (i / 4) % 2;
+    const double want = gamma.data()[ch] *
+                            (x.data()[i] - stats.running_mean.data()[ch]) /
+                            std::sqrt(stats.running_var.data()[ch] + 1e-5) +
+                        beta.data()[ch];
+    EXPECT_NEAR(y.data()[i], want, 1e-5);
+  }
+}
+
+TEST(BatchNorm2d, GradientsMatchFiniteDifferences) {
+  for (const Shape& shape : {Shape{2, 3, 3, 3}, Shape{1, 2, 3, 5}}) {
+    Tensor x = RandomTensor(shape, 3, -2, 2);
+    Tensor gamma = RandomTensor({shape[1]}, 4, 0.5f, 1.5f);
+    Tensor beta = RandomTensor({shape[1]}, 5);
+    BatchNormStats stats = FreshStats(shape[1]);
+    BatchNormCache cache;
+    const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
+    const Tensor r = RandomTensor(y.shape(), 6);
+    const BatchNormGrads g = BatchNorm2dBackward(r, gamma, cache);
+    const auto loss = [&] {
+      BatchNormStats scratch = FreshStats(shape[1]);
+      BatchNormCache unused;
+      return Project(BatchNorm2dTrainForward(x, gamma, beta, &scratch, &unused),
+                     r);
+    };
+    ExpectGradientNear("batchnorm dx " + ToString(shape), x, g.dx, loss, 1e-2f,
+                       2e-2);
+    ExpectGradientNear("batchnorm dgamma", gamma, g.dgamma, loss);
+    ExpectGradientNear("batchnorm dbeta", beta, g.dbeta, loss);
+  }
+}
+
+TEST(BatchNorm2d, OneValuePerChannelCannotTrain) {
+  BatchNormStats stats = FreshStats(2);
+  BatchNormCache cache;
+  try {
+    BatchNorm2dTrainForward(Tensor({1, 2, 1, 1}), Tensor({2}), Tensor({2}),
+                            &stats, &cache);
+    ADD_FAILURE();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("more than one value per channel"));
+  }
+  EXPECT_THROW(BatchNorm2dTrainForward(Tensor({2, 3, 2, 2}), Tensor({2}),
+                                       Tensor({2}), &stats, &cache),
+               ShapeError);
+}
+
+TEST(SoftmaxCrossEntropy, LossGradientAndAccuracy) {
+  for (Reduction reduction : {Reduction::kMean, Reduction::kSum}) {
+    Tensor logits = RandomTensor({5, 4}, 7, -3, 3);
+    const std::vector<int32_t> labels = {0, 3, 1, 1, 2};
+    const LossResult result =
+        SoftmaxCrossEntropy(logits, labels.data(), reduction);
+    double want = 0;
+    int64_t correct = 0;
+    for (int i = 0; i < 5; ++i) {
+      double z = 0;
+      int best = 0;
+      for (int j = 0; j < 4; ++j) {
+        z += std::exp(static_cast<double>(logits.data()[i * 4 + j]));
+        if (logits.data()[i * 4 + j] > logits.data()[i * 4 + best]) best = j;
+      }
+      want += std::log(z) - logits.data()[i * 4 + labels[i]];
+      correct += best == labels[i];
+    }
+    if (reduction == Reduction::kMean) want /= 5;
+    EXPECT_NEAR(result.loss, want, 1e-5);
+    EXPECT_EQ(result.correct, correct);
+    ExpectGradientNear("cross entropy dlogits", logits, result.dlogits, [&] {
+      return SoftmaxCrossEntropy(logits, labels.data(), reduction).loss;
+    });
+  }
+}
+
+TEST(SoftmaxCrossEntropy, HugeLogitsStayFinite) {
+  const Tensor logits = Tensor::FromVector({1, 3}, {1000.0f, -1000.0f, 0.0f});
+  const int32_t label = 0;
+  const LossResult r = SoftmaxCrossEntropy(logits, &label, Reduction::kSum);
+  EXPECT_NEAR(r.loss, 0.0, 1e-6);
+  EXPECT_TRUE(std::isfinite(r.dlogits.data()[1]));
+}
+
+TEST(SoftmaxCrossEntropy, LabelOutOfRange) {
+  const std::vector<int32_t> labels = {0, 10};
+  try {
+    SoftmaxCrossEntropy(Tensor({2, 10}), labels.data(), Reduction::kMean);
+    ADD_FAILURE();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("label 10 of row 1 is outside [0, 10)"));
+  }
+}
+
+}  // namespace
+}  // namespace ringlet::nn

@@ -1,0 +1,103 @@
+#include "nn/ops/pooling.h"
+
+#include <string>
+
+namespace ringlet::nn {
+namespace {
+
+Shape PooledShape(const char* op, const Shape& x, int kernel, int stride) {
+  if (x.size() != 4) {
+    throw ShapeError(std::string(op) + ": input has shape " + ToString(x) +
+                     ", expected [N, C, H, W]");
+  }
+  if (kernel < 1 || stride < 1) {
+    throw ShapeError(std::string(op) + ": kernel " + std::to_string(kernel) +
+                     " and stride " + std::to_string(stride) + " must be >= 1");
+  }
+  if (x[2] < kernel || x[3] < kernel) {
+    throw ShapeError(std::string(op) + ": a " + std::to_string(kernel) + "x" +
+                     std::to_string(kernel) + " window does not fit input " +
+                     ToString(x));
+  }
+  return {x[0], x[1], (x[2] - kernel) / stride + 1,
+          (x[3] - kernel) / stride + 1};
+}
+
+}  // namespace
+
+Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
+  const Shape ys = PooledShape("avgpool2d", x.shape(), kernel, stride);
+  Tensor y(ys);
+  const int64_t h = x.dim(2), w = x.dim(3), p = ys[2], q = ys[3];
+  const float scale = 1.0f / (kernel * kernel);
+  for (int64_t plane = 0; plane < ys[0] * ys[1]; ++plane) {
+    const float* in = x.data() + plane * h * w;
+    float* out = y.data() + plane * p * q;
+    for (int64_t i = 0; i < p; ++i) {
+      for (int64_t j = 0; j < q; ++j) {
+        float sum = 0.0f;
+        for (int r = 0; r < kernel; ++r) {
+          const float* row = in + (i * stride + r) * w + j * stride;
+          for (int s = 0; s < kernel; ++s) sum += row[s];
+        }
+        out[i * q + j] = sum * scale;
+      }
+    }
+  }
+  return y;
+}
+
+Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
+                         int stride) {
+  const Shape ys = PooledShape("avgpool2d backward", x_shape, kernel, stride);
+  ExpectShape("avgpool2d backward", "output gradient", dy, ys);
+  Tensor dx(x_shape);
+  const int64_t h = x_shape[2], w = x_shape[3], p = ys[2], q = ys[3];
+  const float scale = 1.0f / (kernel * kernel);
+  for (int64_t plane = 0; plane < ys[0] * ys[1]; ++plane) {
+    float* out = dx.data() + plane * h * w;
+    const float* g = dy.data() + plane * p * q;
+    for (int64_t i = 0; i < p; ++i) {
+      for (int64_t j = 0; j < q; ++j) {
+        const float v = g[i * q + j] * scale;
+        for (int r = 0; r < kernel; ++r) {
+          float* row = out + (i * stride + r) * w + j * stride;
+          for (int s = 0; s < kernel; ++s) row[s] += v;
+        }
+      }
+    }
+  }
+  return dx;
+}
+
+Tensor GlobalAvgPoolForward(const Tensor& x) {
+  ExpectShape("global_avg_pool", "input", x, {-1, -1, -1, -1});
+  const int64_t planes = x.dim(0) * x.dim(1), hw = x.dim(2) * x.dim(3);
+  Tensor y({x.dim(0), x.dim(1)});
+  for (int64_t i = 0; i < planes; ++i) {
+    const float* in = x.data() + i * hw;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < hw; ++j) sum += in[j];
+    y.data()[i] = sum / static_cast<float>(hw);
+  }
+  return y;
+}
+
+Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
+  if (x_shape.size() != 4) {
+    throw ShapeError("global_avg_pool backward: input shape " +
+                     ToString(x_shape) + " is not [N, C, H, W]");
+  }
+  ExpectShape("global_avg_pool backward", "output gradient", dy,
+              {x_shape[0], x_shape[1]});
+  Tensor dx(x_shape);
+  const int64_t planes = x_shape[0] * x_shape[1], hw = x_shape[2] * x_shape[3];
+  for (int64_t i = 0; i < planes; ++i) {
+    const float v = dy.data()[i] / static_cast<float>(hw);
+    float* out = dx.data() + i * hw;
+    for (int64_t j = 0; j < hw; ++j) out[j] = v;
+  }
+  return dx;
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,37 @@
+// Test helpers for nn ops: seeded random tensors and finite-difference
+// gradient checks (central differences, loss computed in double).
+#ifndef RINGLET_NN_TESTING_GRADIENT_CHECK_H_
+#define RINGLET_NN_TESTING_GRADIENT_CHECK_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "nn/tensor.h"
+
+namespace ringlet::nn::testing {
+
+// Uniform values in [lo, hi), from a generator seeded with `seed`.
+Tensor RandomTensor(const Shape& shape, uint64_t seed, float lo = -1.0f,
+                    float hi = 1.0f);
+
+// sum_i y[i] * r[i] in double: a scalar loss whose gradient w.r.t. y is r.
+double Project(const Tensor& y, const Tensor& r);
+
+// Checks `analytic` (d loss / d x) against central differences of `loss`,
+// perturbing each element of `x` (in place, restored after) by +-step.
+// An element passes when |analytic - numeric| <= tolerance x
+// max(1, |analytic|, |numeric|). Reports the first failures by name.
+void ExpectGradientNear(const std::string& what, Tensor x,
+                        const Tensor& analytic,
+                        const std::function<double()>& loss, float step = 1e-2f,
+                        double tolerance = 1e-2);
+
+// |a - b| <= tolerance x max(1, |b|) for every element, with the first
+// failures reported by index.
+void ExpectTensorNear(const std::string& what, const Tensor& actual,
+                      const Tensor& expected, double tolerance = 1e-5);
+
+}  // namespace ringlet::nn::testing
+
+#endif  // RINGLET_NN_TESTING_GRADIENT_CHECK_H_
