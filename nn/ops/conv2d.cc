@@ -75,7 +75,7 @@ void Col2Im(const Geometry& g, const float* cols, float* dx) {
           const float* in = row + p * g.q;
           for (int64_t q = 0; q < g.q; ++q) {
             const int64_t wi = q * g.stride - g.pad + s;
-            if (wi >= 0 && wi < g.w) out[wi] = in[q];
+            if (wi >= 0 && wi < g.w) out[wi] += in[q];
           }
         }
       }
