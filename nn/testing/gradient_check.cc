@@ -29,18 +29,28 @@ void ExpectGradientNear(const std::string& what, Tensor x,
                         const std::function<double()>& loss, float step,
                         double tolerance) {
   ASSERT_EQ(x.shape(), analytic.shape()) << what;
-  int failures = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
+  // Central difference at element i with step h.
+  const auto numeric_at = [&](int64_t i, float h) {
     const float saved = x.data()[i];
-    x.data()[i] = saved + step;
+    x.data()[i] = saved + h;
     const double plus = loss();
-    x.data()[i] = saved - step;
+    x.data()[i] = saved - h;
     const double minus = loss();
     x.data()[i] = saved;
-    const double numeric = (plus - minus) / (2.0 * step);
+    return (plus - minus) / (2.0 * h);
+  };
+  const auto close = [&](double a, double n) {
+    return std::fabs(a - n) <=
+           tolerance * std::max({1.0, std::fabs(a), std::fabs(n)});
+  };
+  int failures = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
     const double a = analytic.data()[i];
-    const double scale = std::max({1.0, std::fabs(a), std::fabs(numeric)});
-    if (std::fabs(a - numeric) > tolerance * scale && ++failures <= 5) {
+    const double numeric = numeric_at(i, step);
+    // A ReLU kink inside +-step spoils that estimate; one a tenth as wide
+    // rarely meets the same kink, so the element gets a second chance.
+    if (close(a, numeric) || close(a, numeric_at(i, step / 10))) continue;
+    if (++failures <= 5) {
       ADD_FAILURE() << what << "[" << i << "]: analytic " << a << ", numeric "
                     << numeric << " (step " << step << ", tolerance "
                     << tolerance << ")";

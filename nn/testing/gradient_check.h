@@ -21,7 +21,9 @@ double Project(const Tensor& y, const Tensor& r);
 // Checks `analytic` (d loss / d x) against central differences of `loss`,
 // perturbing each element of `x` (in place, restored after) by +-step.
 // An element passes when |analytic - numeric| <= tolerance x
-// max(1, |analytic|, |numeric|). Reports the first failures by name.
+// max(1, |analytic|, |numeric|) at `step` or, failing that, at step / 10
+// (a ReLU kink inside one step spoils that estimate). Reports the first
+// failures by name.
 void ExpectGradientNear(const std::string& what, Tensor x,
                         const Tensor& analytic,
                         const std::function<double()>& loss, float step = 1e-2f,

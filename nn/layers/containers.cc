@@ -1,0 +1,104 @@
+#include "nn/layers/containers.h"
+
+#include "nn/ops/elementwise.h"
+
+namespace ringlet::nn {
+
+Module* Sequential::Add(std::unique_ptr<Module> child, std::string name) {
+  if (name.empty()) name = std::to_string(children_.size());
+  child->SetTraining(training());
+  children_.emplace_back(std::move(name), std::move(child));
+  return children_.back().second.get();
+}
+
+Tensor Sequential::Forward(const Tensor& x) {
+  Tensor y = x;
+  for (auto& [name, child] : children_) y = child->Forward(y);
+  return y;
+}
+
+Tensor Sequential::Backward(const Tensor& dy) {
+  Tensor g = dy;
+  for (auto it = children_.rbegin(); it != children_.rend(); ++it) {
+    g = it->second->Backward(g);
+  }
+  return g;
+}
+
+void Sequential::CollectParameters(const std::string& prefix,
+                                   std::vector<Parameter*>* out) {
+  for (auto& [name, child] : children_) {
+    child->CollectParameters(JoinName(prefix, name), out);
+  }
+}
+
+void Sequential::CollectBuffers(const std::string& prefix,
+                                std::vector<Buffer*>* out) {
+  for (auto& [name, child] : children_) {
+    child->CollectBuffers(JoinName(prefix, name), out);
+  }
+}
+
+void Sequential::SetTraining(bool training) {
+  Module::SetTraining(training);
+  for (auto& [name, child] : children_) child->SetTraining(training);
+}
+
+Residual::Residual(int64_t in_channels, int64_t out_channels, bool use_1x1conv,
+                   int stride)
+    : conv1_(in_channels, out_channels, 3, stride, 1),
+      conv2_(out_channels, out_channels, 3, 1, 1),
+      conv3_(use_1x1conv ? std::make_unique<Conv2d>(in_channels, out_channels,
+                                                    1, stride)
+                         : nullptr),
+      bn1_(out_channels),
+      bn2_(out_channels) {
+  if (!use_1x1conv && (in_channels != out_channels || stride != 1)) {
+    throw ShapeError(
+        "residual: without a 1x1 convolution the shortcut needs "
+        "in_channels == out_channels and stride 1, got " +
+        std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
+        ", stride " + std::to_string(stride));
+  }
+}
+
+Tensor Residual::Forward(const Tensor& x) {
+  Tensor y = relu1_.Forward(bn1_.Forward(conv1_.Forward(x)));
+  y = bn2_.Forward(conv2_.Forward(y));
+  const Tensor shortcut = conv3_ ? conv3_->Forward(x) : x;
+  return relu2_.Forward(nn::Add(y, shortcut));
+}
+
+Tensor Residual::Backward(const Tensor& dy) {
+  const Tensor g = relu2_.Backward(dy);  // Flows to both branches.
+  Tensor dx = conv1_.Backward(
+      bn1_.Backward(relu1_.Backward(conv2_.Backward(bn2_.Backward(g)))));
+  AddInPlace(dx, conv3_ ? conv3_->Backward(g) : g);
+  return dx;
+}
+
+void Residual::CollectParameters(const std::string& prefix,
+                                 std::vector<Parameter*>* out) {
+  conv1_.CollectParameters(JoinName(prefix, "conv1"), out);
+  conv2_.CollectParameters(JoinName(prefix, "conv2"), out);
+  if (conv3_) conv3_->CollectParameters(JoinName(prefix, "conv3"), out);
+  bn1_.CollectParameters(JoinName(prefix, "bn1"), out);
+  bn2_.CollectParameters(JoinName(prefix, "bn2"), out);
+}
+
+void Residual::CollectBuffers(const std::string& prefix,
+                              std::vector<Buffer*>* out) {
+  bn1_.CollectBuffers(JoinName(prefix, "bn1"), out);
+  bn2_.CollectBuffers(JoinName(prefix, "bn2"), out);
+}
+
+void Residual::SetTraining(bool training) {
+  Module::SetTraining(training);
+  for (Module* m : std::initializer_list<Module*>{&conv1_, &conv2_, &bn1_,
+                                                  &bn2_, &relu1_, &relu2_}) {
+    m->SetTraining(training);
+  }
+  if (conv3_) conv3_->SetTraining(training);
+}
+
+}  // namespace ringlet::nn

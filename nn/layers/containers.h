@@ -1,0 +1,60 @@
+// Sequential and Residual: the containers of the d2l ResNet.
+#ifndef RINGLET_NN_LAYERS_CONTAINERS_H_
+#define RINGLET_NN_LAYERS_CONTAINERS_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/layers/layers.h"
+#include "nn/layers/module.h"
+
+namespace ringlet::nn {
+
+// Runs its children in order; parameters are named "<child name>.<...>".
+class Sequential : public Module {
+ public:
+  Sequential() = default;
+  // Adds a child named `name` (defaults to its index) and returns it.
+  Module* Add(std::unique_ptr<Module> child, std::string name = "");
+  Tensor Forward(const Tensor& x) override;
+  Tensor Backward(const Tensor& dy) override;
+  std::string kind() const override { return "sequential"; }
+  void CollectParameters(const std::string& prefix,
+                         std::vector<Parameter*>* out) override;
+  void CollectBuffers(const std::string& prefix,
+                      std::vector<Buffer*>* out) override;
+  void SetTraining(bool training) override;
+  size_t size() const { return children_.size(); }
+
+ private:
+  std::vector<std::pair<std::string, std::unique_ptr<Module>>> children_;
+};
+
+// d2l's Residual unit: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)),
+// 3x3 convolutions with padding 1, the first with `stride`; the shortcut is
+// a 1x1 convolution with `stride` when use_1x1conv, else x itself.
+class Residual : public Module {
+ public:
+  Residual(int64_t in_channels, int64_t out_channels, bool use_1x1conv,
+           int stride);
+  Tensor Forward(const Tensor& x) override;
+  Tensor Backward(const Tensor& dy) override;
+  std::string kind() const override { return "residual"; }
+  void CollectParameters(const std::string& prefix,
+                         std::vector<Parameter*>* out) override;
+  void CollectBuffers(const std::string& prefix,
+                      std::vector<Buffer*>* out) override;
+  void SetTraining(bool training) override;
+
+ private:
+  Conv2d conv1_, conv2_;
+  std::unique_ptr<Conv2d> conv3_;
+  BatchNorm2d bn1_, bn2_;
+  ReLU relu1_, relu2_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_LAYERS_CONTAINERS_H_

@@ -1,0 +1,182 @@
+#include "nn/layers/layers.h"
+
+#include <string>
+
+#include "nn/ops/activation.h"
+#include "nn/ops/elementwise.h"
+#include "nn/ops/linear.h"
+#include "nn/ops/pooling.h"
+
+namespace ringlet::nn {
+namespace {
+
+Parameter MakeParameter(const std::string& name, const Shape& shape) {
+  return Parameter{name, Tensor(shape), Tensor(shape)};
+}
+
+void RequirePositive(const char* kind, const char* what, int64_t value) {
+  if (value < 1) {
+    throw ShapeError(std::string(kind) + ": " + what +
+                     " must be at least 1, got " + std::to_string(value));
+  }
+}
+
+void Add(const std::string& prefix, Parameter* p,
+         std::vector<Parameter*>* out) {
+  p->name = JoinName(prefix, p->name.substr(p->name.rfind('.') + 1));
+  out->push_back(p);
+}
+
+}  // namespace
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int kernel,
+               int stride, int padding, bool bias)
+    : params_{stride, padding}, has_bias_(bias) {
+  RequirePositive("conv2d", "in_channels", in_channels);
+  RequirePositive("conv2d", "out_channels", out_channels);
+  RequirePositive("conv2d", "kernel", kernel);
+  RequirePositive("conv2d", "stride", stride);
+  if (padding < 0) throw ShapeError("conv2d: padding must not be negative");
+  weight_ =
+      MakeParameter("weight", {out_channels, in_channels, kernel, kernel});
+  if (bias) bias_ = MakeParameter("bias", {out_channels});
+}
+
+Tensor Conv2d::Forward(const Tensor& x) {
+  input_ = training() ? x : Tensor();
+  return Conv2dForward(x, weight_.value, has_bias_ ? bias_.value : Tensor(),
+                       params_);
+}
+
+Tensor Conv2d::Backward(const Tensor& dy) {
+  RequireForwardCache(input_.defined());
+  Conv2dGrads g = Conv2dBackward(input_, weight_.value, has_bias_, dy, params_);
+  AddInPlace(weight_.grad, g.dw);
+  if (has_bias_) AddInPlace(bias_.grad, g.db);
+  return g.dx;
+}
+
+void Conv2d::CollectParameters(const std::string& prefix,
+                               std::vector<Parameter*>* out) {
+  Add(prefix, &weight_, out);
+  if (has_bias_) Add(prefix, &bias_, out);
+}
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
+    : has_bias_(bias) {
+  RequirePositive("linear", "in_features", in_features);
+  RequirePositive("linear", "out_features", out_features);
+  weight_ = MakeParameter("weight", {in_features, out_features});
+  if (bias) bias_ = MakeParameter("bias", {out_features});
+}
+
+Tensor Linear::Forward(const Tensor& x) {
+  input_ = training() ? x : Tensor();
+  return LinearForward(x, weight_.value, has_bias_ ? bias_.value : Tensor());
+}
+
+Tensor Linear::Backward(const Tensor& dy) {
+  RequireForwardCache(input_.defined());
+  LinearGrads g = LinearBackward(input_, weight_.value, has_bias_, dy);
+  AddInPlace(weight_.grad, g.dw);
+  if (has_bias_) AddInPlace(bias_.grad, g.db);
+  return g.dx;
+}
+
+void Linear::CollectParameters(const std::string& prefix,
+                               std::vector<Parameter*>* out) {
+  Add(prefix, &weight_, out);
+  if (has_bias_) Add(prefix, &bias_, out);
+}
+
+Tensor ReLU::Forward(const Tensor& x) {
+  Tensor y = ReluForward(x);
+  output_ = training() ? y : Tensor();
+  return y;
+}
+
+Tensor ReLU::Backward(const Tensor& dy) {
+  RequireForwardCache(output_.defined());
+  return ReluBackward(output_, dy);
+}
+
+AvgPool2d::AvgPool2d(int kernel, int stride)
+    : kernel_(kernel), stride_(stride) {
+  RequirePositive("avgpool2d", "kernel", kernel);
+  RequirePositive("avgpool2d", "stride", stride);
+}
+
+Tensor AvgPool2d::Forward(const Tensor& x) {
+  input_shape_ = training() ? x.shape() : Shape();
+  return AvgPool2dForward(x, kernel_, stride_);
+}
+
+Tensor AvgPool2d::Backward(const Tensor& dy) {
+  RequireForwardCache(!input_shape_.empty());
+  return AvgPool2dBackward(input_shape_, dy, kernel_, stride_);
+}
+
+Tensor GlobalAvgPool::Forward(const Tensor& x) {
+  input_shape_ = training() ? x.shape() : Shape();
+  return GlobalAvgPoolForward(x);
+}
+
+Tensor GlobalAvgPool::Backward(const Tensor& dy) {
+  RequireForwardCache(!input_shape_.empty());
+  return GlobalAvgPoolBackward(input_shape_, dy);
+}
+
+Tensor Flatten::Forward(const Tensor& x) {
+  input_shape_ = training() ? x.shape() : Shape();
+  return nn::Flatten(x);
+}
+
+Tensor Flatten::Backward(const Tensor& dy) {
+  RequireForwardCache(!input_shape_.empty());
+  return dy.View(input_shape_);
+}
+
+BatchNorm2d::BatchNorm2d(int64_t channels) {
+  RequirePositive("batchnorm2d", "channels", channels);
+  gamma_ = MakeParameter("gamma", {channels});
+  gamma_.value.Fill(1.0f);
+  beta_ = MakeParameter("beta", {channels});
+  running_mean_ = Buffer{"running_mean", Tensor({channels})};
+  running_var_ = Buffer{"running_var", Tensor({channels})};
+  running_var_.value.Fill(1.0f);
+  stats_.running_mean = running_mean_.value;  // Shared storage.
+  stats_.running_var = running_var_.value;
+}
+
+Tensor BatchNorm2d::Forward(const Tensor& x) {
+  if (!training()) {
+    cache_ = BatchNormCache();
+    return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, stats_);
+  }
+  return BatchNorm2dTrainForward(x, gamma_.value, beta_.value, &stats_,
+                                 &cache_);
+}
+
+Tensor BatchNorm2d::Backward(const Tensor& dy) {
+  RequireForwardCache(cache_.x_hat.defined());
+  BatchNormGrads g = BatchNorm2dBackward(dy, gamma_.value, cache_);
+  AddInPlace(gamma_.grad, g.dgamma);
+  AddInPlace(beta_.grad, g.dbeta);
+  return g.dx;
+}
+
+void BatchNorm2d::CollectParameters(const std::string& prefix,
+                                    std::vector<Parameter*>* out) {
+  Add(prefix, &gamma_, out);
+  Add(prefix, &beta_, out);
+}
+
+void BatchNorm2d::CollectBuffers(const std::string& prefix,
+                                 std::vector<Buffer*>* out) {
+  running_mean_.name = JoinName(prefix, "running_mean");
+  running_var_.name = JoinName(prefix, "running_var");
+  out->push_back(&running_mean_);
+  out->push_back(&running_var_);
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,143 @@
+// Modules: gradients of whole modules against finite differences (every
+// parameter and the input), naming, modes and their errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "nn/layers/containers.h"
+#include "nn/layers/init.h"
+#include "nn/testing/gradient_check.h"
+
+namespace ringlet::nn {
+namespace {
+
+using testing::ExpectGradientNear;
+using ::testing::HasSubstr;
+using testing::Project;
+using testing::RandomTensor;
+
+// Checks d loss / d input and / d every parameter of `module` at `x`.
+void CheckModuleGradients(const std::string& name, Module& module, Tensor x,
+                          uint64_t seed, double tolerance = 2e-2) {
+  module.SetTraining(true);
+  const Tensor y = module.Forward(x);
+  const Tensor r = RandomTensor(y.shape(), seed);
+  module.ZeroGrad();
+  const Tensor dx = module.Backward(r);
+  const auto loss = [&] { return Project(module.Forward(x), r); };
+  ExpectGradientNear(name + " dx", x, dx, loss, 1e-2f, tolerance);
+  for (Parameter* p : module.Parameters()) {
+    const Tensor grad = p->grad.Clone();
+    ExpectGradientNear(name + " " + p->name, p->value, grad, loss, 1e-2f,
+                       tolerance);
+  }
+}
+
+// Batch norm shifts of +5 keep every ReLU input in a Residual far above
+// zero, so no kink lies within a finite-difference step and every element
+// is checked exactly (ReLU's masking has its own test in dense_ops_test).
+void ShiftBatchNorms(Module& m) {
+  for (Parameter* p : m.Parameters()) {
+    if (p->name.size() >= 4 && p->name.substr(p->name.size() - 4) == "beta") {
+      p->value.Fill(5.0f);
+    }
+  }
+}
+
+TEST(Layers, ResidualGradientsWithAndWithoutShortcutConv) {
+  Residual plain(3, 3, false, 1);
+  InitParameters(plain, InitScheme::kKaimingNormal, 1);
+  ShiftBatchNorms(plain);
+  CheckModuleGradients("residual", plain, RandomTensor({2, 3, 5, 5}, 2), 3);
+  Residual strided(2, 4, true, 2);
+  InitParameters(strided, InitScheme::kKaimingNormal, 4);
+  ShiftBatchNorms(strided);
+  CheckModuleGradients("residual 1x1 stride 2", strided,
+                       RandomTensor({3, 2, 6, 6}, 5), 6);
+}
+
+TEST(Layers, SequentialOfEveryLayerKind) {
+  Sequential net;
+  net.Add(std::make_unique<Conv2d>(1, 3, 3, 1, 1));
+  net.Add(std::make_unique<BatchNorm2d>(3));
+  net.Add(std::make_unique<ReLU>());
+  net.Add(std::make_unique<AvgPool2d>(2, 2));
+  net.Add(std::make_unique<Conv2d>(3, 2, 2, 1, 0, /*bias=*/false));
+  net.Add(std::make_unique<GlobalAvgPool>());
+  net.Add(std::make_unique<Linear>(2, 4));
+  InitParameters(net, InitScheme::kKaimingNormal, 7);
+  CheckModuleGradients("sequential", net, RandomTensor({1, 1, 6, 6}, 8), 9);
+  Sequential flat;
+  flat.Add(std::make_unique<Flatten>());
+  flat.Add(std::make_unique<Linear>(12, 3));
+  InitParameters(flat, InitScheme::kNormal001, 10);
+  CheckModuleGradients("flatten+linear", flat, RandomTensor({3, 3, 2, 2}, 11),
+                       12);
+}
+
+TEST(Layers, ParametersAndBuffersAreNamedByPath) {
+  Sequential net;
+  net.Add(std::make_unique<Conv2d>(1, 2, 3), "stem");
+  net.Add(std::make_unique<Residual>(2, 2, false, 1), "res");
+  std::vector<std::string> names;
+  for (Parameter* p : net.Parameters()) names.push_back(p->name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "stem.weight", "stem.bias", "res.conv1.weight",
+                       "res.conv1.bias", "res.conv2.weight", "res.conv2.bias",
+                       "res.bn1.gamma", "res.bn1.beta", "res.bn2.gamma",
+                       "res.bn2.beta"}));
+  std::vector<std::string> buffers;
+  for (Buffer* b : net.Buffers()) buffers.push_back(b->name);
+  EXPECT_EQ(buffers, (std::vector<std::string>{
+                         "res.bn1.running_mean", "res.bn1.running_var",
+                         "res.bn2.running_mean", "res.bn2.running_var"}));
+}
+
+TEST(Layers, BatchNormRunningStatsAreTheBuffers) {
+  BatchNorm2d bn(2);
+  bn.Forward(RandomTensor({4, 2, 3, 3}, 13, 1.0f, 3.0f));
+  const std::vector<Buffer*> buffers = bn.Buffers();
+  EXPECT_GT(buffers[0]->value.data()[0], 0.1f);  // Mean moved toward ~2.
+  bn.SetTraining(false);
+  const Tensor x = RandomTensor({1, 2, 1, 1}, 14);
+  EXPECT_NO_THROW(bn.Forward(x));  // One value per channel is fine in eval.
+}
+
+TEST(Layers, WrongModeAndOrderAreClearErrors) {
+  Conv2d conv(1, 1, 3);
+  try {
+    conv.Backward(Tensor({1, 1, 1, 1}));
+    ADD_FAILURE();
+  } catch (const ModeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("conv2d: Backward needs a Forward in "
+                                    "training mode first"));
+  }
+  BatchNorm2d bn(1);
+  bn.SetTraining(false);
+  bn.Forward(Tensor({2, 1, 2, 2}));
+  EXPECT_THROW(bn.Backward(Tensor({2, 1, 2, 2})), ModeError);
+  EXPECT_THROW(Conv2d(0, 1, 3), ShapeError);
+  EXPECT_THROW(Conv2d(1, 1, 3, 0), ShapeError);
+  EXPECT_THROW(Residual(2, 4, false, 1), ShapeError);
+  EXPECT_THROW(Linear(3, 0), ShapeError);
+}
+
+TEST(Layers, InitIsSeededAndFollowsTheScheme) {
+  Linear a(100, 50), b(100, 50), c(100, 50);
+  InitParameters(a, InitScheme::kNormal001, 1);
+  InitParameters(b, InitScheme::kNormal001, 1);
+  InitParameters(c, InitScheme::kNormal001, 2);
+  const Tensor& wa = a.Parameters()[0]->value;
+  EXPECT_EQ(wa.data()[17], b.Parameters()[0]->value.data()[17]);
+  EXPECT_NE(wa.data()[17], c.Parameters()[0]->value.data()[17]);
+  double sq = 0;
+  for (int64_t i = 0; i < wa.numel(); ++i) sq += wa.data()[i] * wa.data()[i];
+  EXPECT_NEAR(std::sqrt(sq / wa.numel()), 0.01, 0.001);
+  EXPECT_EQ(a.Parameters()[1]->value.data()[0], 0.0f);  // bias
+  InitParameters(a, InitScheme::kKaimingNormal, 1);
+  sq = 0;
+  for (int64_t i = 0; i < wa.numel(); ++i) sq += wa.data()[i] * wa.data()[i];
+  EXPECT_NEAR(std::sqrt(sq / wa.numel()), std::sqrt(2.0 / 100), 0.01);
+}
+
+}  // namespace
+}  // namespace ringlet::nn

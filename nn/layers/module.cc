@@ -1,0 +1,48 @@
+#include "nn/layers/module.h"
+
+namespace ringlet::nn {
+
+void Module::CollectParameters(const std::string&, std::vector<Parameter*>*) {}
+void Module::CollectBuffers(const std::string&, std::vector<Buffer*>*) {}
+
+std::vector<Parameter*> Module::Parameters() {
+  std::vector<Parameter*> out;
+  CollectParameters("", &out);
+  return out;
+}
+
+std::vector<Buffer*> Module::Buffers() {
+  std::vector<Buffer*> out;
+  CollectBuffers("", &out);
+  return out;
+}
+
+void Module::ZeroGrad() {
+  for (Parameter* p : Parameters()) p->grad.Fill(0.0f);
+}
+
+void Module::RequireForwardCache(bool have_cache) const {
+  if (!have_cache) {
+    throw ModeError(kind() +
+                    ": Backward needs a Forward in training mode first; call "
+                    "SetTraining(true) and Forward before Backward");
+  }
+}
+
+std::string JoinName(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+int64_t CountElements(const std::vector<Parameter*>& params) {
+  int64_t n = 0;
+  for (const Parameter* p : params) n += p->value.numel();
+  return n;
+}
+
+int64_t CountElements(const std::vector<Buffer*>& buffers) {
+  int64_t n = 0;
+  for (const Buffer* b : buffers) n += b->value.numel();
+  return n;
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,79 @@
+// Modules with explicit Forward and Backward, in the style of Caffe: no
+// general autograd, each module caches what its backward needs.
+//
+// Forward(x) in training mode keeps what Backward needs; Backward(dy)
+// accumulates gradients into the parameters' `grad` tensors and returns
+// dx. Parameters are named by their path ("resnet_block2.0.conv1.weight")
+// and shared by handle, so an optimizer or an allreduce can reach them.
+#ifndef RINGLET_NN_LAYERS_MODULE_H_
+#define RINGLET_NN_LAYERS_MODULE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/tensor.h"
+
+namespace ringlet::nn {
+
+struct Parameter {
+  std::string name;
+  Tensor value;
+  Tensor grad;  // Same shape; accumulated by Backward, cleared by ZeroGrad.
+};
+
+// A non-trainable state tensor, such as a batch norm running mean.
+struct Buffer {
+  std::string name;
+  Tensor value;
+};
+
+// A call in the wrong order or mode (e.g. Backward without a training
+// Forward); the message names the module and what to do.
+class ModeError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+
+  virtual Tensor Forward(const Tensor& x) = 0;
+  virtual Tensor Backward(const Tensor& dy) = 0;
+  // A short name for messages: "conv2d", "batchnorm2d", ...
+  virtual std::string kind() const = 0;
+
+  // Appends this module's parameters and buffers, names prefixed.
+  virtual void CollectParameters(const std::string& prefix,
+                                 std::vector<Parameter*>* out);
+  virtual void CollectBuffers(const std::string& prefix,
+                              std::vector<Buffer*>* out);
+
+  std::vector<Parameter*> Parameters();
+  std::vector<Buffer*> Buffers();
+  void ZeroGrad();
+
+  // Training mode (the default) caches for Backward and, for batch norm,
+  // uses batch statistics; evaluation mode uses running statistics.
+  virtual void SetTraining(bool training) { training_ = training; }
+  bool training() const { return training_; }
+
+ protected:
+  // Throws ModeError unless a training-mode Forward came before Backward.
+  void RequireForwardCache(bool have_cache) const;
+
+ private:
+  bool training_ = true;
+};
+
+// "prefix.name", or "name" at the top.
+std::string JoinName(const std::string& prefix, const std::string& name);
+
+// Total elements of the parameters (or buffers).
+int64_t CountElements(const std::vector<Parameter*>& params);
+int64_t CountElements(const std::vector<Buffer*>& buffers);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_LAYERS_MODULE_H_

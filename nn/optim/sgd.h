@@ -1,0 +1,41 @@
+// Stochastic gradient descent: p -= lr (g + weight_decay p), with optional
+// momentum (v = momentum v + g + weight_decay p; p -= lr v), as
+// torch.optim.SGD.
+#ifndef RINGLET_NN_OPTIM_SGD_H_
+#define RINGLET_NN_OPTIM_SGD_H_
+
+#include <vector>
+
+#include "nn/layers/module.h"
+
+namespace ringlet::nn {
+
+struct SgdOptions {
+  float lr = 0.1f;
+  float momentum = 0.0f;
+  float weight_decay = 0.0f;
+};
+
+// One update of `value` by `grad`; `velocity` is used (and must be defined,
+// same shape) only with momentum.
+void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
+               const SgdOptions& options);
+
+class Sgd {
+ public:
+  // Throws std::invalid_argument for a non-positive learning rate or a
+  // momentum or weight decay outside [0, 1).
+  Sgd(std::vector<Parameter*> params, const SgdOptions& options);
+  void Step();
+  void ZeroGrad();
+  void set_lr(float lr) { options_.lr = lr; }
+
+ private:
+  std::vector<Parameter*> params_;
+  SgdOptions options_;
+  std::vector<Tensor> velocity_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_OPTIM_SGD_H_
