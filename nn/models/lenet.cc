@@ -1,5 +1,6 @@
 #include "nn/models/lenet.h"
 
+#include <cmath>
 #include <random>
 
 #include "nn/ops/activation.h"
@@ -17,11 +18,16 @@ LeNetParams LeNetParams::Zeros() {
                      Tensor({128, 10}),      Tensor({10})};
 }
 
-LeNetParams LeNetParams::Init(uint64_t seed) {
+LeNetParams LeNetParams::Init(uint64_t seed, InitScheme scheme) {
   LeNetParams p = Zeros();
   std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 0.01f);
   for (Tensor* w : {&p.W1, &p.W2, &p.W3, &p.W4}) {
+    // fan_in: C*R*S for a convolution [K, C, R, S], rows of a linear [in, out].
+    const int64_t fan_in = w->rank() == 4 ? w->numel() / w->dim(0) : w->dim(0);
+    const double stddev = scheme == InitScheme::kNormal001
+                              ? 0.01
+                              : std::sqrt(2.0 / static_cast<double>(fan_in));
+    std::normal_distribution<float> dist(0.0f, static_cast<float>(stddev));
     for (int64_t i = 0; i < w->numel(); ++i) w->data()[i] = dist(rng);
   }
   return p;

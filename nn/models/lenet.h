@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "nn/layers/init.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -17,8 +18,10 @@ namespace ringlet::nn {
 struct LeNetParams {
   Tensor W1, b1, W2, b2, W3, b3, W4, b4;
 
-  // d2l's init: weights normal(0, 0.01), biases zero, from `seed`.
-  static LeNetParams Init(uint64_t seed);
+  // Biases zero; weights from `seed` with d2l's normal(0, 0.01) (the
+  // chapter's choice, which starts slowly) or Kaiming normal.
+  static LeNetParams Init(uint64_t seed,
+                          InitScheme scheme = InitScheme::kNormal001);
   // Zeros of every shape (gradient accumulators).
   static LeNetParams Zeros();
   // Pointers in the order above, for loops over all parameters.
