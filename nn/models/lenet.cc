@@ -78,7 +78,9 @@ LeNetParams LeNetBackward(const LeNetParams& p, const LeNetActivations& a,
   g.W2 = c2.dw;
   g.b2 = c2.db;
   const Tensor da1 = AvgPool2dBackward(a.a1.shape(), c2.dx, 2, 2);
-  Conv2dGrads c1 = Conv2dBackward(a.x, p.W1, true, ReluBackward(a.a1, da1), {});
+  // The input needs no gradient.
+  Conv2dGrads c1 = Conv2dBackward(a.x, p.W1, true, ReluBackward(a.a1, da1), {},
+                                  /*need_dx=*/false);
   g.W1 = c1.dw;
   g.b1 = c1.db;
   return g;

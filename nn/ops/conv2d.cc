@@ -102,11 +102,12 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
 }
 
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
-                           const Tensor& dy, const Conv2dParams& params) {
+                           const Tensor& dy, const Conv2dParams& params,
+                           bool need_dx) {
   const Geometry g = Check(x, w, params);
   ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
   Conv2dGrads grads;
-  grads.dx = Tensor(x.shape());
+  if (need_dx) grads.dx = Tensor(x.shape());
   grads.dw = Tensor(w.shape());
   if (has_bias) grads.db = Tensor({g.k});
   RowMatrix cols(g.crs(), g.pq());
@@ -117,8 +118,10 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
     const ConstMatrixMap dym(dy.data() + n * g.k * g.pq(), g.k, g.pq());
     Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
     dwm.noalias() += dym * cols.transpose();
-    dcols.noalias() = wm.transpose() * dym;
-    Col2Im(g, dcols.data(), grads.dx.data() + n * g.c * g.h * g.w);
+    if (need_dx) {
+      dcols.noalias() = wm.transpose() * dym;
+      Col2Im(g, dcols.data(), grads.dx.data() + n * g.c * g.h * g.w);
+    }
     if (has_bias) {
       VectorMap(grads.db.data(), g.k) += dym.rowwise().sum();
     }

@@ -25,8 +25,11 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
 struct Conv2dGrads {
   Tensor dx, dw, db;  // db undefined without bias.
 };
+// With need_dx false (a network's first layer), dx is left undefined and
+// its cost, a matrix product and col2im per image, is saved.
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
-                           const Tensor& dy, const Conv2dParams& params);
+                           const Tensor& dy, const Conv2dParams& params,
+                           bool need_dx = true);
 
 }  // namespace ringlet::nn
 

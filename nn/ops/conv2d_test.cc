@@ -83,6 +83,17 @@ TEST(Conv2d, GradientsMatchFiniteDifferences) {
   }
 }
 
+TEST(Conv2d, WithoutDxTheOtherGradientsAreUnchanged) {
+  const Tensor x = RandomTensor({2, 2, 5, 5}, 1),
+               w = RandomTensor({3, 2, 3, 3}, 2);
+  const Tensor dy = RandomTensor({2, 3, 3, 3}, 3);
+  const Conv2dGrads all = Conv2dBackward(x, w, true, dy, {});
+  const Conv2dGrads some = Conv2dBackward(x, w, true, dy, {}, false);
+  EXPECT_FALSE(some.dx.defined());
+  ExpectTensorNear("dw", some.dw, all.dw, 0);
+  ExpectTensorNear("db", some.db, all.db, 0);
+}
+
 TEST(Conv2d, BadShapesAreNamed) {
   const Tensor x({1, 3, 4, 4});
   const auto error = [&](const Tensor& w, Conv2dParams prm) -> std::string {

@@ -1,0 +1,117 @@
+// train_bench: training images per second (forward, backward and SGD step,
+// data already in memory) and peak memory, for the d2l LeNet and ResNet-18.
+//
+//   ./bazelw run //nn:train_bench -- --model=resnet18 --batch_size=256
+//       --threads=1 --steps=3
+//
+// Compare with nn/train_bench_torch.py, which runs the same models in
+// PyTorch with the same batch and threads.
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nn/layers/init.h"
+#include "nn/models/lenet.h"
+#include "nn/models/resnet.h"
+#include "nn/ops/loss.h"
+#include "nn/optim/sgd.h"
+
+namespace ringlet::nn {
+namespace {
+
+long PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss * 1024L;  // Linux reports KiB.
+}
+
+int Main(int argc, char** argv) {
+  std::string model = "lenet";
+  int batch_size = 256, threads = 1, steps = 20, warmup = 2;
+  bool json = false;
+  CLI::App app{"Training throughput of the d2l models on one CPU device."};
+  app.add_option("--model", model, "lenet or resnet18")
+      ->check(CLI::IsMember({"lenet", "resnet18"}));
+  app.add_option("--batch_size", batch_size, "images per step")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--threads", threads,
+                 "threads per device (only 1 so far: nn's kernels are "
+                 "single-threaded; more devices use more cores)")
+      ->check(CLI::Range(1, 1));
+  app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", warmup, "untimed steps first")
+      ->check(CLI::Range(0, 100000));
+  app.add_flag("--json", json, "one JSON object instead of a line");
+  CLI11_PARSE(app, argc, argv);
+
+  // Random images and labels: throughput does not depend on the values.
+  Tensor images({batch_size, 1, 28, 28});
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  for (int64_t i = 0; i < images.numel(); ++i) images.data()[i] = pixel(rng);
+  std::vector<int32_t> labels(batch_size);
+  for (int32_t& l : labels) l = static_cast<int32_t>(rng() % 10);
+
+  std::function<void()> step;
+  LeNetParams lenet;
+  std::unique_ptr<Sequential> resnet;
+  std::unique_ptr<Sgd> sgd;
+  if (model == "lenet") {
+    lenet = LeNetParams::Init(0, InitScheme::kKaimingNormal);
+    step = [&] {
+      LeNetActivations acts;
+      const LossResult r = SoftmaxCrossEntropy(
+          LeNetForward(lenet, images, &acts), labels.data(), Reduction::kMean);
+      const LeNetParams g = LeNetBackward(lenet, acts, r.dlogits);
+      const std::vector<Tensor*> ps = lenet.All();
+      const std::vector<const Tensor*> gs = g.All();
+      for (size_t i = 0; i < ps.size(); ++i) {
+        SgdUpdate(*ps[i], *gs[i], nullptr, {0.1f, 0.0f, 0.0f});
+      }
+    };
+  } else {
+    resnet = MakeResNet18();
+    InitParameters(*resnet, InitScheme::kNormal001, 0);
+    sgd = std::make_unique<Sgd>(resnet->Parameters(),
+                                SgdOptions{0.1f, 0.0f, 0.0f});
+    step = [&] {
+      sgd->ZeroGrad();
+      const LossResult r = SoftmaxCrossEntropy(resnet->Forward(images),
+                                               labels.data(), Reduction::kMean);
+      resnet->Backward(r.dlogits);
+      sgd->Step();
+    };
+  }
+  for (int i = 0; i < warmup; ++i) step();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const double images_per_sec =
+      static_cast<double>(batch_size) * steps / seconds;
+  if (json) {
+    std::printf(
+        "{\"model\": \"%s\", \"batch_size\": %d, \"threads\": %d, "
+        "\"images_per_sec\": %.2f, \"peak_rss_bytes\": %ld}\n",
+        model.c_str(), batch_size, threads, images_per_sec, PeakRssBytes());
+  } else {
+    std::printf(
+        "%-9s batch %4d  threads %d  %9.1f images/s  peak RSS %6.0f MiB\n",
+        model.c_str(), batch_size, threads, images_per_sec,
+        PeakRssBytes() / 1048576.0);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ringlet::nn
+
+int main(int argc, char** argv) { return ringlet::nn::Main(argc, argv); }

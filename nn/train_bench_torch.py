@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""The same training step as //nn:train_bench, in PyTorch, for comparison.
+
+  /usr/bin/python3 nn/train_bench_torch.py --model=resnet18 --batch_size=256 --threads=1
+
+Needs Debian's python3-torch (PyTorch 1.13, CPU); ringlet itself does not.
+The models are d2l's, built as the chapters build them: the from-scratch
+LeNet (conv 20@3x3, avg-pool, conv 50@5x5, avg-pool, 800-128-10, ReLU) and
+ResNet-18 for 1x28x28 input; SGD, lr 0.1, mean cross-entropy, random data.
+Prints one JSON object with the keys train_bench --json prints.
+"""
+import argparse
+import json
+import resource
+import time
+
+import torch
+from torch import nn
+
+
+class Residual(nn.Module):
+    def __init__(self, in_channels, out_channels, use_1x1conv=False, strides=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_channels, out_channels, 3, padding=1, stride=strides)
+        self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1)
+        self.conv3 = (nn.Conv2d(in_channels, out_channels, 1, stride=strides)
+                      if use_1x1conv else None)
+        self.bn1 = nn.BatchNorm2d(out_channels)
+        self.bn2 = nn.BatchNorm2d(out_channels)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        if self.conv3 is not None:
+            x = self.conv3(x)
+        return torch.relu(y + x)
+
+
+def resnet18(num_classes=10, in_channels=1):
+    def block(cin, cout, n, first):
+        layers = []
+        for i in range(n):
+            if i == 0 and not first:
+                layers.append(Residual(cin, cout, use_1x1conv=True, strides=2))
+            else:
+                layers.append(Residual(cout, cout))
+        return nn.Sequential(*layers)
+    return nn.Sequential(
+        nn.Conv2d(in_channels, 64, 3, stride=1, padding=1), nn.BatchNorm2d(64),
+        nn.ReLU(), block(64, 64, 2, True), block(64, 128, 2, False),
+        block(128, 256, 2, False), block(256, 512, 2, False),
+        nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(512, num_classes))
+
+
+def lenet():
+    return nn.Sequential(
+        nn.Conv2d(1, 20, 3), nn.ReLU(), nn.AvgPool2d(2, 2),
+        nn.Conv2d(20, 50, 5), nn.ReLU(), nn.AvgPool2d(2, 2), nn.Flatten(),
+        nn.Linear(800, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["lenet", "resnet18"], default="lenet")
+    parser.add_argument("--batch_size", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    net = lenet() if args.model == "lenet" else resnet18()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    loss_fn = nn.CrossEntropyLoss()
+    x = torch.rand(args.batch_size, 1, 28, 28)
+    y = torch.randint(0, 10, (args.batch_size,))
+
+    def step():
+        opt.zero_grad()
+        loss_fn(net(x), y).backward()
+        opt.step()
+
+    for _ in range(args.warmup):
+        step()
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    seconds = time.perf_counter() - start
+    print(json.dumps({
+        "model": args.model, "batch_size": args.batch_size,
+        "threads": args.threads, "framework": "pytorch " + torch.__version__,
+        "images_per_sec": round(args.batch_size * args.steps / seconds, 2),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }))
+
+
+if __name__ == "__main__":
+    main()
