@@ -21,6 +21,7 @@
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/loss.h"
+#include "nn/ops/parallel.h"
 #include "nn/optim/sgd.h"
 
 namespace ringlet::nn {
@@ -42,14 +43,14 @@ int Main(int argc, char** argv) {
   app.add_option("--batch_size", batch_size, "images per step")
       ->check(CLI::Range(1, 65536));
   app.add_option("--threads", threads,
-                 "threads per device (only 1 so far: nn's kernels are "
-                 "single-threaded; more devices use more cores)")
-      ->check(CLI::Range(1, 1));
+                 "threads the device's convolutions may use")
+      ->check(CLI::Range(1, 256));
   app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup, "untimed steps first")
       ->check(CLI::Range(0, 100000));
   app.add_flag("--json", json, "one JSON object instead of a line");
   CLI11_PARSE(app, argc, argv);
+  SetOpThreads(threads);
 
   // Random images and labels: throughput does not depend on the values.
   Tensor images({batch_size, 1, 28, 28});

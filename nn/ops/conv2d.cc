@@ -1,8 +1,11 @@
 #include "nn/ops/conv2d.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "nn/ops/eigen_maps.h"
+#include "nn/ops/parallel.h"
 
 namespace ringlet::nn {
 namespace {
@@ -90,14 +93,17 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   const Geometry g = Check(x, w, params);
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
   Tensor y({g.n, g.k, g.p, g.q});
-  RowMatrix cols(g.crs(), g.pq());
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
-  for (int64_t n = 0; n < g.n; ++n) {
-    Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
-    MatrixMap ym(y.data() + n * g.k * g.pq(), g.k, g.pq());
-    ym.noalias() = wm * cols;
-    if (b.defined()) ym.colwise() += ConstVectorMap(b.data(), g.k);
-  }
+  // Images are independent: each worker takes a run of them.
+  ParallelFor(g.n, [&](int64_t begin, int64_t end, int) {
+    RowMatrix cols(g.crs(), g.pq());
+    for (int64_t n = begin; n < end; ++n) {
+      Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
+      MatrixMap ym(y.data() + n * g.k * g.pq(), g.k, g.pq());
+      ym.noalias() = wm * cols;
+      if (b.defined()) ym.colwise() += ConstVectorMap(b.data(), g.k);
+    }
+  });
   return y;
 }
 
@@ -110,21 +116,31 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   if (need_dx) grads.dx = Tensor(x.shape());
   grads.dw = Tensor(w.shape());
   if (has_bias) grads.db = Tensor({g.k});
-  RowMatrix cols(g.crs(), g.pq());
-  RowMatrix dcols(g.crs(), g.pq());
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
+  // Each worker sums its images' weight and bias gradients apart; the sums
+  // are added in worker order, so results do not depend on timing.
+  const int workers = static_cast<int>(std::min<int64_t>(OpThreads(), g.n));
+  std::vector<RowMatrix> dw_parts(workers, RowMatrix::Zero(g.k, g.crs()));
+  std::vector<Eigen::VectorXf> db_parts(workers, Eigen::VectorXf::Zero(g.k));
+  ParallelFor(g.n, [&](int64_t begin, int64_t end, int worker) {
+    RowMatrix cols(g.crs(), g.pq());
+    RowMatrix dcols(g.crs(), g.pq());
+    for (int64_t n = begin; n < end; ++n) {
+      const ConstMatrixMap dym(dy.data() + n * g.k * g.pq(), g.k, g.pq());
+      Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
+      dw_parts[worker].noalias() += dym * cols.transpose();
+      if (need_dx) {
+        dcols.noalias() = wm.transpose() * dym;
+        Col2Im(g, dcols.data(), grads.dx.data() + n * g.c * g.h * g.w);
+      }
+      if (has_bias) db_parts[worker] += dym.rowwise().sum();
+    }
+  });
   MatrixMap dwm(grads.dw.data(), g.k, g.crs());
-  for (int64_t n = 0; n < g.n; ++n) {
-    const ConstMatrixMap dym(dy.data() + n * g.k * g.pq(), g.k, g.pq());
-    Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
-    dwm.noalias() += dym * cols.transpose();
-    if (need_dx) {
-      dcols.noalias() = wm.transpose() * dym;
-      Col2Im(g, dcols.data(), grads.dx.data() + n * g.c * g.h * g.w);
-    }
-    if (has_bias) {
-      VectorMap(grads.db.data(), g.k) += dym.rowwise().sum();
-    }
+  for (const RowMatrix& part : dw_parts) dwm += part;
+  if (has_bias) {
+    VectorMap db(grads.db.data(), g.k);
+    for (const Eigen::VectorXf& part : db_parts) db += part;
   }
   return grads;
 }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "nn/ops/parallel.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {
@@ -81,6 +82,26 @@ TEST(Conv2d, GradientsMatchFiniteDifferences) {
     ExpectGradientNear(name + " dw", w, g.dw, loss);
     if (c.bias) ExpectGradientNear(name + " db", b, g.db, loss);
   }
+}
+
+TEST(Conv2d, ThreadsGiveTheSameResults) {
+  const Tensor x = RandomTensor({5, 3, 7, 7}, 1),
+               w = RandomTensor({4, 3, 3, 3}, 2);
+  const Tensor b = RandomTensor({4}, 3), dy = RandomTensor({5, 4, 4, 4}, 4);
+  const Conv2dParams prm{2, 1};
+  SetOpThreads(1);
+  const Tensor y1 = Conv2dForward(x, w, b, prm);
+  const Conv2dGrads g1 = Conv2dBackward(x, w, true, dy, prm);
+  for (int threads : {2, 3, 8}) {
+    SetOpThreads(threads);
+    ExpectTensorNear("y", Conv2dForward(x, w, b, prm), y1, 0);
+    const Conv2dGrads g = Conv2dBackward(x, w, true, dy, prm);
+    ExpectTensorNear("dx", g.dx, g1.dx, 0);
+    ExpectTensorNear("dw", g.dw, g1.dw, 1e-6);  // Summed in another grouping.
+    ExpectTensorNear("db", g.db, g1.db, 1e-6);
+  }
+  SetOpThreads(1);
+  EXPECT_THROW(SetOpThreads(0), std::invalid_argument);
 }
 
 TEST(Conv2d, WithoutDxTheOtherGradientsAreUnchanged) {

@@ -1,0 +1,44 @@
+#include "nn/ops/parallel.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ringlet::nn {
+namespace {
+
+thread_local int op_threads = 1;
+
+}  // namespace
+
+void SetOpThreads(int threads) {
+  if (threads < 1) {
+    throw std::invalid_argument("op threads must be at least 1, got " +
+                                std::to_string(threads));
+  }
+  op_threads = threads;
+}
+
+int OpThreads() { return op_threads; }
+
+void ParallelFor(int64_t n,
+                 const std::function<void(int64_t, int64_t, int)>& fn) {
+  const int workers = static_cast<int>(std::min<int64_t>(op_threads, n));
+  if (workers <= 1) {
+    fn(0, n, 0);
+    return;
+  }
+  // Threads per call: a few tens of microseconds against the milliseconds
+  // of the convolutions that use this.
+  std::vector<std::thread> threads;
+  const auto part = [&](int w) { return n * w / workers; };
+  for (int w = 1; w < workers; ++w) {
+    threads.emplace_back(fn, part(w), part(w + 1), w);
+  }
+  fn(part(0), part(1), 0);
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace ringlet::nn

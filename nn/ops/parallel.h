@@ -1,0 +1,25 @@
+// The cores an op may use. A CPU device is driven by its own thread; that
+// thread says how many cores its ops may split work over (its share), and
+// the ops that pay for it (convolutions, per image) do.
+#ifndef RINGLET_NN_OPS_PARALLEL_H_
+#define RINGLET_NN_OPS_PARALLEL_H_
+
+#include <cstdint>
+#include <functional>
+
+namespace ringlet::nn {
+
+// For ops called from this thread; 1 (the default) keeps them on it.
+// Throws std::invalid_argument below 1.
+void SetOpThreads(int threads);
+int OpThreads();
+
+// Calls fn(begin, end, worker) over [0, n) cut into at most OpThreads()
+// contiguous parts, worker 0 on the calling thread; returns when all are
+// done. fn must not throw.
+void ParallelFor(int64_t n,
+                 const std::function<void(int64_t, int64_t, int)>& fn);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_OPS_PARALLEL_H_
