@@ -19,19 +19,32 @@ int64_t NumElements(const Shape& shape) {
   return n;
 }
 
-Tensor::Tensor(const Shape& shape, Device device)
-    : shape_(shape), device_(device) {
-  for (int64_t d : shape) {
-    if (d < 0)
-      throw ShapeError("tensor shape " + ToString(shape) +
+void Tensor::Allocate() {
+  for (int64_t d : shape_) {
+    if (d < 0) {
+      throw ShapeError("tensor shape " + ToString(shape_) +
                        " has a negative dimension");
+    }
   }
-  if (!device.is_cpu()) {
-    throw DeviceError("a tensor on " + ToString(device) +
+  if (!device_.is_cpu()) {
+    throw DeviceError("a tensor on " + ToString(device_) +
                       " needs nn's CUDA storage, which this build does not "
                       "have yet; use a CPU device");
   }
-  storage_ = std::make_shared<std::vector<float>>(NumElements(shape), 0.0f);
+  storage_ = std::shared_ptr<float[]>(new float[NumElements(shape_)]);
+}
+
+Tensor::Tensor(const Shape& shape, Device device)
+    : shape_(shape), device_(device) {
+  Allocate();
+  Fill(0.0f);
+}
+
+Tensor Tensor::Uninitialized(const Shape& shape) {
+  Tensor t;
+  t.shape_ = shape;
+  t.Allocate();
+  return t;
 }
 
 Tensor Tensor::FromVector(const Shape& shape, std::vector<float> values) {
@@ -39,9 +52,8 @@ Tensor Tensor::FromVector(const Shape& shape, std::vector<float> values) {
     throw ShapeError("FromVector: " + std::to_string(values.size()) +
                      " values for shape " + ToString(shape));
   }
-  Tensor t;
-  t.shape_ = shape;
-  t.storage_ = std::make_shared<std::vector<float>>(std::move(values));
+  Tensor t = Uninitialized(shape);
+  std::copy(values.begin(), values.end(), t.data());
   return t;
 }
 
@@ -56,14 +68,12 @@ Tensor Tensor::View(const Shape& shape) const {
 }
 
 Tensor Tensor::Clone() const {
-  Tensor t = *this;
-  t.storage_ = std::make_shared<std::vector<float>>(*storage_);
+  Tensor t = Uninitialized(shape_);
+  std::copy(data(), data() + numel(), t.data());
   return t;
 }
 
-void Tensor::Fill(float value) {
-  std::fill(storage_->begin(), storage_->end(), value);
-}
+void Tensor::Fill(float value) { std::fill(data(), data() + numel(), value); }
 
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,
                  const Shape& expected) {

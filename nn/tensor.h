@@ -37,6 +37,9 @@ class Tensor {
   explicit Tensor(const Shape& shape, Device device = Device::Cpu());
   // A CPU tensor holding `values` (their count must match the shape).
   static Tensor FromVector(const Shape& shape, std::vector<float> values);
+  // A CPU tensor whose values are unset: for outputs an op writes whole,
+  // which saves zero-filling memory that is overwritten at once.
+  static Tensor Uninitialized(const Shape& shape);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -45,8 +48,8 @@ class Tensor {
   int64_t numel() const { return NumElements(shape_); }
   Device device() const { return device_; }
 
-  float* data() { return storage_->data(); }
-  const float* data() const { return storage_->data(); }
+  float* data() { return storage_.get(); }
+  const float* data() const { return storage_.get(); }
 
   // The same storage under another shape with as many elements.
   Tensor View(const Shape& shape) const;
@@ -59,7 +62,10 @@ class Tensor {
   }
 
  private:
-  std::shared_ptr<std::vector<float>> storage_;
+  // Allocates storage for shape_ (values unset); checks the shape.
+  void Allocate();
+
+  std::shared_ptr<float[]> storage_;
   Shape shape_;
   Device device_;
 };

@@ -3,7 +3,7 @@
 namespace ringlet::nn {
 
 Tensor ReluForward(const Tensor& x) {
-  Tensor y(x.shape());
+  Tensor y = Tensor::Uninitialized(x.shape());
   const float* in = x.data();
   float* out = y.data();
   for (int64_t i = 0, n = x.numel(); i < n; ++i) {
@@ -14,7 +14,7 @@ Tensor ReluForward(const Tensor& x) {
 
 Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   ExpectShape("relu backward", "output gradient", dy, y.shape());
-  Tensor dx(y.shape());
+  Tensor dx = Tensor::Uninitialized(y.shape());
   const float* yv = y.data();
   const float* g = dy.data();
   float* out = dx.data();

@@ -27,8 +27,8 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
         "channel, got input " +
         ToString(x.shape()));
   }
-  Tensor y(x.shape());
-  cache->x_hat = Tensor(x.shape());
+  Tensor y = Tensor::Uninitialized(x.shape());
+  cache->x_hat = Tensor::Uninitialized(x.shape());
   cache->inv_std = Tensor({c});
   for (int64_t ch = 0; ch < c; ++ch) {
     // Sums in double: a channel holds up to millions of values.
@@ -68,7 +68,7 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats) {
   CheckParams("batchnorm2d", x, gamma, beta);
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
-  Tensor y(x.shape());
+  Tensor y = Tensor::Uninitialized(x.shape());
   for (int64_t ch = 0; ch < c; ++ch) {
     const float scale =
         gamma.data()[ch] / std::sqrt(stats.running_var.data()[ch] + stats.eps);
@@ -90,7 +90,7 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
   const double m = static_cast<double>(n * hw);
   BatchNormGrads g;
-  g.dx = Tensor(dy.shape());
+  g.dx = Tensor::Uninitialized(dy.shape());
   g.dgamma = Tensor({c});
   g.dbeta = Tensor({c});
   for (int64_t ch = 0; ch < c; ++ch) {

@@ -41,23 +41,51 @@ Geometry Check(const Tensor& x, const Tensor& w, const Conv2dParams& params) {
   return g;
 }
 
+// The output columns q whose input column q stride - pad + s lies inside
+// [0, W): q in [lo, hi). Computed once per kernel column, so the copy loops
+// below have no bounds test per element.
+struct ColumnRange {
+  int64_t lo, hi;
+};
+ColumnRange ValidColumns(const Geometry& g, int64_t s) {
+  // q stride - pad + s >= 0  <=>  q >= ceil((pad - s) / stride)
+  const int64_t lo_num = g.pad - s;
+  int64_t lo = lo_num <= 0 ? 0 : (lo_num + g.stride - 1) / g.stride;
+  // q stride - pad + s <= W - 1  <=>  q <= floor((W - 1 + pad - s) / stride)
+  const int64_t hi_num = g.w - 1 + g.pad - s;
+  int64_t hi = hi_num < 0 ? 0 : hi_num / g.stride + 1;
+  hi = std::min(hi, g.q);
+  lo = std::min(lo, hi);
+  return {lo, hi};
+}
+
 // cols[(c R + r) S + s][p Q + q] = x[c][p stride - pad + r][q stride - pad + s]
+// (zero outside the input).
 void Im2Col(const Geometry& g, const float* x, float* cols) {
   for (int64_t c = 0; c < g.c; ++c) {
     for (int64_t r = 0; r < g.r; ++r) {
       for (int64_t s = 0; s < g.s; ++s) {
         float* row = cols + ((c * g.r + r) * g.s + s) * g.pq();
+        const ColumnRange valid = ValidColumns(g, s);
         for (int64_t p = 0; p < g.p; ++p) {
           const int64_t hi = p * g.stride - g.pad + r;
           float* out = row + p * g.q;
           if (hi < 0 || hi >= g.h) {
-            for (int64_t q = 0; q < g.q; ++q) out[q] = 0.0f;
+            std::fill(out, out + g.q, 0.0f);
             continue;
           }
+          std::fill(out, out + valid.lo, 0.0f);
+          std::fill(out + valid.hi, out + g.q, 0.0f);
+          // Input column of output column q: q stride + shift.
           const float* in = x + (c * g.h + hi) * g.w;
-          for (int64_t q = 0; q < g.q; ++q) {
-            const int64_t wi = q * g.stride - g.pad + s;
-            out[q] = wi >= 0 && wi < g.w ? in[wi] : 0.0f;
+          const int64_t shift = s - g.pad;
+          if (g.stride == 1 && valid.hi > valid.lo) {
+            std::copy(in + valid.lo + shift, in + valid.hi + shift,
+                      out + valid.lo);
+          } else {
+            for (int64_t q = valid.lo; q < valid.hi; ++q) {
+              out[q] = in[q * g.stride + shift];
+            }
           }
         }
       }
@@ -71,14 +99,15 @@ void Col2Im(const Geometry& g, const float* cols, float* dx) {
     for (int64_t r = 0; r < g.r; ++r) {
       for (int64_t s = 0; s < g.s; ++s) {
         const float* row = cols + ((c * g.r + r) * g.s + s) * g.pq();
+        const ColumnRange valid = ValidColumns(g, s);
         for (int64_t p = 0; p < g.p; ++p) {
           const int64_t hi = p * g.stride - g.pad + r;
           if (hi < 0 || hi >= g.h) continue;
           float* out = dx + (c * g.h + hi) * g.w;
+          const int64_t shift = s - g.pad;
           const float* in = row + p * g.q;
-          for (int64_t q = 0; q < g.q; ++q) {
-            const int64_t wi = q * g.stride - g.pad + s;
-            if (wi >= 0 && wi < g.w) out[wi] += in[q];
+          for (int64_t q = valid.lo; q < valid.hi; ++q) {
+            out[q * g.stride + shift] += in[q];
           }
         }
       }
@@ -92,7 +121,7 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
   const Geometry g = Check(x, w, params);
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
-  Tensor y({g.n, g.k, g.p, g.q});
+  Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
   // Images are independent: each worker takes a run of them.
   ParallelFor(g.n, [&](int64_t begin, int64_t end, int) {

@@ -4,7 +4,7 @@ namespace ringlet::nn {
 
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
-  Tensor y(a.shape());
+  Tensor y = Tensor::Uninitialized(a.shape());
   const float* x = a.data();
   const float* z = b.data();
   float* out = y.data();

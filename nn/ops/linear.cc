@@ -10,7 +10,7 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   ExpectShape("linear", "input", x, {-1, in});
   if (b.defined()) ExpectShape("linear", "bias", b, {out});
   const int64_t n = x.dim(0);
-  Tensor y({n, out});
+  Tensor y = Tensor::Uninitialized({n, out});
   MatrixMap ym(y.data(), n, out);
   ym.noalias() =
       ConstMatrixMap(x.data(), n, in) * ConstMatrixMap(w.data(), in, out);
@@ -25,15 +25,15 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
   const int64_t n = x.dim(0), in = w.dim(0), out = w.dim(1);
   ExpectShape("linear backward", "output gradient", dy, {n, out});
   LinearGrads g;
-  g.dx = Tensor({n, in});
-  g.dw = Tensor({in, out});
+  g.dx = Tensor::Uninitialized({n, in});
+  g.dw = Tensor::Uninitialized({in, out});
   const ConstMatrixMap dym(dy.data(), n, out);
   MatrixMap(g.dx.data(), n, in).noalias() =
       dym * ConstMatrixMap(w.data(), in, out).transpose();
   MatrixMap(g.dw.data(), in, out).noalias() =
       ConstMatrixMap(x.data(), n, in).transpose() * dym;
   if (has_bias) {
-    g.db = Tensor({out});
+    g.db = Tensor::Uninitialized({out});
     VectorMap(g.db.data(), out) = dym.colwise().sum().transpose();
   }
   return g;

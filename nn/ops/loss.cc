@@ -10,7 +10,7 @@ LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
   ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
   const int64_t n = logits.dim(0), k = logits.dim(1);
   LossResult result;
-  result.dlogits = Tensor(logits.shape());
+  result.dlogits = Tensor::Uninitialized(logits.shape());
   const float scale = reduction == Reduction::kMean && n > 0 ? 1.0f / n : 1.0f;
   for (int64_t i = 0; i < n; ++i) {
     const int32_t label = labels[i];

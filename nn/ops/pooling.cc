@@ -27,7 +27,7 @@ Shape PooledShape(const char* op, const Shape& x, int kernel, int stride) {
 
 Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
   const Shape ys = PooledShape("avgpool2d", x.shape(), kernel, stride);
-  Tensor y(ys);
+  Tensor y = Tensor::Uninitialized(ys);
   const int64_t h = x.dim(2), w = x.dim(3), p = ys[2], q = ys[3];
   const float scale = 1.0f / (kernel * kernel);
   for (int64_t plane = 0; plane < ys[0] * ys[1]; ++plane) {
@@ -73,7 +73,7 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
 Tensor GlobalAvgPoolForward(const Tensor& x) {
   ExpectShape("global_avg_pool", "input", x, {-1, -1, -1, -1});
   const int64_t planes = x.dim(0) * x.dim(1), hw = x.dim(2) * x.dim(3);
-  Tensor y({x.dim(0), x.dim(1)});
+  Tensor y = Tensor::Uninitialized({x.dim(0), x.dim(1)});
   for (int64_t i = 0; i < planes; ++i) {
     const float* in = x.data() + i * hw;
     float sum = 0.0f;
@@ -90,7 +90,7 @@ Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
   }
   ExpectShape("global_avg_pool backward", "output gradient", dy,
               {x_shape[0], x_shape[1]});
-  Tensor dx(x_shape);
+  Tensor dx = Tensor::Uninitialized(x_shape);
   const int64_t planes = x_shape[0] * x_shape[1], hw = x_shape[2] * x_shape[3];
   for (int64_t i = 0; i < planes; ++i) {
     const float v = dy.data()[i] / static_cast<float>(hw);
