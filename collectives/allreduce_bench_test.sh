@@ -9,8 +9,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 for backend in ring naive; do
   for ranks in 2 4; do
-    out="$("$bench" --backend=$backend --ranks=$ranks --min_bytes=4K \
-      --max_bytes=64K --factor=4 --iters=2 --warmup=1 --json)" ||
+    out="$("$bench" --backend=$backend --ranks=$ranks --min_bytes=1M \
+      --max_bytes=4M --factor=2 --iters=2 --warmup=1 --json)" ||
       fail "$backend $ranks ranks exited $?"
     rows=0
     while read -r row; do
