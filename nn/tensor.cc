@@ -1,6 +1,7 @@
 #include "nn/tensor.h"
 
 #include <algorithm>
+#include <new>
 
 namespace ringlet::nn {
 
@@ -31,7 +32,14 @@ void Tensor::Allocate() {
                       " needs nn's CUDA storage, which this build does not "
                       "have yet; use a CPU device");
   }
-  storage_ = std::shared_ptr<float[]>(new float[NumElements(shape_)]);
+  // 64-byte aligned: vectorised kernels (Eigen's reductions among them)
+  // split work by alignment, so equal inputs at differently aligned
+  // addresses could round differently. Aligned storage keeps every result
+  // a function of the values alone, which reproducibility needs.
+  constexpr std::align_val_t kAlignment{64};
+  float* raw = new (kAlignment) float[NumElements(shape_)];
+  storage_ = std::shared_ptr<float[]>(
+      raw, [](float* p) { operator delete[](p, kAlignment); });
 }
 
 Tensor::Tensor(const Shape& shape, Device device)

@@ -21,6 +21,7 @@ Tensor Sequential::Backward(const Tensor& dy) {
   Tensor g = dy;
   for (auto it = children_.rbegin(); it != children_.rend(); ++it) {
     g = it->second->Backward(g);
+    if (child_backward_done_) child_backward_done_(*it->second);
   }
   return g;
 }
@@ -42,6 +43,12 @@ void Sequential::CollectBuffers(const std::string& prefix,
 void Sequential::SetTraining(bool training) {
   Module::SetTraining(training);
   for (auto& [name, child] : children_) child->SetTraining(training);
+}
+
+std::vector<Module*> Sequential::Children() {
+  std::vector<Module*> out;
+  for (auto& [name, child] : children_) out.push_back(child.get());
+  return out;
 }
 
 Residual::Residual(int64_t in_channels, int64_t out_channels, bool use_1x1conv,
@@ -99,6 +106,13 @@ void Residual::SetTraining(bool training) {
     m->SetTraining(training);
   }
   if (conv3_) conv3_->SetTraining(training);
+}
+
+std::vector<Module*> Residual::Children() {
+  std::vector<Module*> out = {&conv1_, &bn1_, &relu1_, &conv2_, &bn2_};
+  if (conv3_) out.push_back(conv3_.get());
+  out.push_back(&relu2_);
+  return out;
 }
 
 }  // namespace ringlet::nn

@@ -153,13 +153,14 @@ Tensor BatchNorm2d::Forward(const Tensor& x) {
     cache_ = BatchNormCache();
     return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, stats_);
   }
-  return BatchNorm2dTrainForward(x, gamma_.value, beta_.value, &stats_,
-                                 &cache_);
+  return BatchNorm2dTrainForward(x, gamma_.value, beta_.value, &stats_, &cache_,
+                                 replica_sum_);
 }
 
 Tensor BatchNorm2d::Backward(const Tensor& dy) {
   RequireForwardCache(cache_.x_hat.defined());
-  BatchNormGrads g = BatchNorm2dBackward(dy, gamma_.value, cache_);
+  BatchNormGrads g =
+      BatchNorm2dBackward(dy, gamma_.value, cache_, replica_sum_);
   AddInPlace(gamma_.grad, g.dgamma);
   AddInPlace(beta_.grad, g.dbeta);
   return g.dx;

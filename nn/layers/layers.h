@@ -4,6 +4,8 @@
 #ifndef RINGLET_NN_LAYERS_LAYERS_H_
 #define RINGLET_NN_LAYERS_LAYERS_H_
 
+#include <utility>
+
 #include "nn/layers/module.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
@@ -95,8 +97,12 @@ class BatchNorm2d : public Module {
                          std::vector<Parameter*>* out) override;
   void CollectBuffers(const std::string& prefix,
                       std::vector<Buffer*>* out) override;
+  // Synchronised batch norm: training statistics summed across replicas
+  // through `sum` (see ReplicaSum); null (the default) keeps them local.
+  void set_replica_sum(ReplicaSum sum) { replica_sum_ = std::move(sum); }
 
  private:
+  ReplicaSum replica_sum_;
   Parameter gamma_, beta_;
   Buffer running_mean_, running_var_;
   BatchNormStats stats_;

@@ -29,6 +29,11 @@ void Module::RequireForwardCache(bool have_cache) const {
   }
 }
 
+void VisitModules(Module& root, const std::function<void(Module&)>& fn) {
+  fn(root);
+  for (Module* child : root.Children()) VisitModules(*child, fn);
+}
+
 std::string JoinName(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }

@@ -8,6 +8,7 @@
 #ifndef RINGLET_NN_LAYERS_MODULE_H_
 #define RINGLET_NN_LAYERS_MODULE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ class Module {
   virtual void CollectBuffers(const std::string& prefix,
                               std::vector<Buffer*>* out);
 
+  // The modules directly inside this one (containers override it).
+  virtual std::vector<Module*> Children() { return {}; }
+
   std::vector<Parameter*> Parameters();
   std::vector<Buffer*> Buffers();
   void ZeroGrad();
@@ -66,6 +70,9 @@ class Module {
  private:
   bool training_ = true;
 };
+
+// Calls fn on `root` and every module inside it, parents first.
+void VisitModules(Module& root, const std::function<void(Module&)>& fn);
 
 // "prefix.name", or "name" at the top.
 std::string JoinName(const std::string& prefix, const std::string& name);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace ringlet::nn {
 namespace {
@@ -17,36 +18,52 @@ void CheckParams(const char* op, const Tensor& x, const Tensor& gamma,
 
 Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, BatchNormStats* stats,
-                               BatchNormCache* cache) {
+                               BatchNormCache* cache,
+                               const ReplicaSum& replica_sum) {
   CheckParams("batchnorm2d", x, gamma, beta);
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
-  const int64_t m = n * hw;  // Values per channel.
+  // Per-channel sums in double (a channel holds up to millions of values),
+  // the count last; summed across replicas when synchronised.
+  std::vector<double> sums(c + 1, 0.0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float* in = x.data() + (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) sums[ch] += in[j];
+    }
+  }
+  sums[c] = static_cast<double>(n * hw);
+  if (replica_sum) replica_sum(sums.data(), c + 1);
+  const int64_t m = static_cast<int64_t>(sums[c]);  // Values per channel.
   if (m < 2) {
     throw ShapeError(
         "batchnorm2d: training needs more than one value per "
         "channel, got input " +
-        ToString(x.shape()));
+        ToString(x.shape()) +
+        (replica_sum ? " (" + std::to_string(m) + " across replicas)" : ""));
   }
+  // Squared deviations from the batch-wide mean: the two-pass variance.
+  std::vector<double> mean(c), sq(c, 0.0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    mean[ch] = sums[ch] / m;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* in = x.data() + (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        sq[ch] += (in[j] - mean[ch]) * (in[j] - mean[ch]);
+      }
+    }
+  }
+  if (replica_sum) replica_sum(sq.data(), c);
+
   Tensor y = Tensor::Uninitialized(x.shape());
   cache->x_hat = Tensor::Uninitialized(x.shape());
   cache->inv_std = Tensor({c});
+  cache->count = m;
   for (int64_t ch = 0; ch < c; ++ch) {
-    // Sums in double: a channel holds up to millions of values.
-    double sum = 0, sq = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const float* in = x.data() + (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) sum += in[j];
-    }
-    const double mean = sum / m;
-    for (int64_t i = 0; i < n; ++i) {
-      const float* in = x.data() + (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) sq += (in[j] - mean) * (in[j] - mean);
-    }
-    const double var = sq / m;
+    const double var = sq[ch] / m;
     const float inv_std = static_cast<float>(1.0 / std::sqrt(var + stats->eps));
     cache->inv_std.data()[ch] = inv_std;
     const float g = gamma.data()[ch], b = beta.data()[ch];
-    const float mu = static_cast<float>(mean);
+    const float mu = static_cast<float>(mean[ch]);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t base = (i * c + ch) * hw;
       for (int64_t j = 0; j < hw; ++j) {
@@ -59,7 +76,7 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
     float& rm = stats->running_mean.data()[ch];
     float& rv = stats->running_var.data()[ch];
     rm = (1 - mo) * rm + mo * mu;
-    rv = (1 - mo) * rv + mo * static_cast<float>(sq / (m - 1));
+    rv = (1 - mo) * rv + mo * static_cast<float>(sq[ch] / (m - 1));
   }
   return y;
 }
@@ -84,30 +101,37 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
 }
 
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
-                                   const BatchNormCache& cache) {
+                                   const BatchNormCache& cache,
+                                   const ReplicaSum& replica_sum) {
   ExpectShape("batchnorm2d backward", "output gradient", dy,
               cache.x_hat.shape());
   const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
-  const double m = static_cast<double>(n * hw);
+  // sum(dy) per channel, then sum(dy x_hat): this replica's, then the batch's.
+  std::vector<double> sums(2 * c, 0.0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t base = (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        sums[ch] += dy.data()[base + j];
+        sums[c + ch] += dy.data()[base + j] * cache.x_hat.data()[base + j];
+      }
+    }
+  }
   BatchNormGrads g;
   g.dx = Tensor::Uninitialized(dy.shape());
   g.dgamma = Tensor({c});
   g.dbeta = Tensor({c});
   for (int64_t ch = 0; ch < c; ++ch) {
-    double sum_dy = 0, sum_dy_xh = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t base = (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        sum_dy += dy.data()[base + j];
-        sum_dy_xh += dy.data()[base + j] * cache.x_hat.data()[base + j];
-      }
-    }
-    g.dbeta.data()[ch] = static_cast<float>(sum_dy);
-    g.dgamma.data()[ch] = static_cast<float>(sum_dy_xh);
+    g.dbeta.data()[ch] = static_cast<float>(sums[ch]);
+    g.dgamma.data()[ch] = static_cast<float>(sums[c + ch]);
+  }
+  if (replica_sum) replica_sum(sums.data(), 2 * c);
+  const double m = static_cast<double>(cache.count);
+  for (int64_t ch = 0; ch < c; ++ch) {
     // dx = gamma inv_std (dy - mean(dy) - x_hat mean(dy x_hat))
     const float k = gamma.data()[ch] * cache.inv_std.data()[ch];
-    const float mean_dy = static_cast<float>(sum_dy / m);
-    const float mean_dy_xh = static_cast<float>(sum_dy_xh / m);
+    const float mean_dy = static_cast<float>(sums[ch] / m);
+    const float mean_dy_xh = static_cast<float>(sums[c + ch] / m);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t base = (i * c + ch) * hw;
       for (int64_t j = 0; j < hw; ++j) {

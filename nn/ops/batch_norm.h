@@ -5,6 +5,9 @@
 #ifndef RINGLET_NN_OPS_BATCH_NORM_H_
 #define RINGLET_NN_OPS_BATCH_NORM_H_
 
+#include <cstdint>
+#include <functional>
+
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -18,22 +21,33 @@ struct BatchNormStats {
 
 // What backward needs from a training forward pass.
 struct BatchNormCache {
-  Tensor x_hat;    // [N, C, H, W], the normalised input
-  Tensor inv_std;  // [C]
+  Tensor x_hat;       // [N, C, H, W], the normalised input
+  Tensor inv_std;     // [C]
+  int64_t count = 0;  // Values per channel normalised together (all replicas)
 };
+
+// Synchronised batch norm: sums `count` per-channel values in place across
+// the replicas of a data-parallel group, so every replica normalises with
+// the statistics of the whole batch. Every replica must call it the same
+// number of times with the same count. Null means this replica alone.
+using ReplicaSum = std::function<void(double* values, int64_t count)>;
 
 // gamma, beta [C]. Updates `stats` running averages; fills `cache`.
 Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, BatchNormStats* stats,
-                               BatchNormCache* cache);
+                               BatchNormCache* cache,
+                               const ReplicaSum& replica_sum = nullptr);
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats);
 
 struct BatchNormGrads {
   Tensor dx, dgamma, dbeta;
 };
+// dgamma and dbeta are this replica's share (a gradient allreduce sums
+// them); dx uses the batch-wide sums when `replica_sum` is set.
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
-                                   const BatchNormCache& cache);
+                                   const BatchNormCache& cache,
+                                   const ReplicaSum& replica_sum = nullptr);
 
 }  // namespace ringlet::nn
 

@@ -21,7 +21,9 @@ void AddInPlace(Tensor& a, const Tensor& b) {
 
 Tensor Flatten(const Tensor& x) {
   if (x.rank() < 1) throw ShapeError("flatten: input is a scalar");
-  return x.View({x.dim(0), x.dim(0) == 0 ? 0 : x.numel() / x.dim(0)});
+  int64_t features = 1;  // Not numel / N: an empty batch has features too.
+  for (int i = 1; i < x.rank(); ++i) features *= x.dim(i);
+  return x.View({x.dim(0), features});
 }
 
 }  // namespace ringlet::nn

@@ -1,0 +1,156 @@
+#include "nn/parallel/bucket_reducer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "collectives/collective_error.h"
+
+namespace ringlet::nn {
+
+BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
+                             int64_t bucket_bytes)
+    : comm_(comm) {
+  // Which parameters each module holds. Collecting renames parameters
+  // relative to the module asked, so the model is asked last to restore the
+  // full names.
+  VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
+  std::vector<Parameter*> params = model.Parameters();
+
+  // Backward finishes the last parameters first: bucket in reverse order.
+  std::reverse(params.begin(), params.end());
+  for (Parameter* p : params) {
+    if (buckets_.empty() ||
+        static_cast<int64_t>(buckets_.back().flat.size() * sizeof(float)) >=
+            bucket_bytes) {
+      buckets_.emplace_back();
+    }
+    Bucket& b = buckets_.back();
+    b.params.push_back(p);
+    b.flat.resize(b.flat.size() + p->grad.numel());
+    bucket_of_[p] = static_cast<int>(buckets_.size()) - 1;
+  }
+
+  VisitModules(model, [this](Module& m) {
+    if (auto* seq = dynamic_cast<Sequential*>(&m)) {
+      seq->set_child_backward_done([this](Module& child) { MarkReady(child); });
+    }
+  });
+  thread_ = std::thread([this] { Loop(); });
+}
+
+BucketReducer::~BucketReducer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void BucketReducer::BeginStep() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [param, ready] : ready_) ready = false;
+  for (Bucket& b : buckets_) b.pending = static_cast<int>(b.params.size());
+  cancelled_ = false;
+  error_ = nullptr;
+  comm_seconds_ = 0;
+  step_done_ = false;
+  ++step_;
+  changed_.notify_all();
+}
+
+void BucketReducer::MarkReadyLocked(Parameter* param) {
+  bool& ready = ready_[param];
+  if (ready) return;  // A nested Sequential reported it already.
+  ready = true;
+  --buckets_[bucket_of_.at(param)].pending;
+}
+
+void BucketReducer::MarkReady(Module& module) {
+  auto it = params_of_.find(&module);
+  if (it == params_of_.end() || it->second.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Parameter* p : it->second) MarkReadyLocked(p);
+  }
+  changed_.notify_all();
+}
+
+void BucketReducer::MarkAllReady() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [param, index] : bucket_of_) MarkReadyLocked(param);
+  }
+  changed_.notify_all();
+}
+
+void BucketReducer::Cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+  }
+  changed_.notify_all();
+}
+
+double BucketReducer::FinishStep() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return step_done_; });
+  if (error_) std::rethrow_exception(error_);
+  return comm_seconds_;
+}
+
+void BucketReducer::ReduceBucket(Bucket& b) {
+  float* out = b.flat.data();
+  for (Parameter* p : b.params) {
+    std::memcpy(out, p->grad.data(), p->grad.numel() * sizeof(float));
+    out += p->grad.numel();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  comm_.AllReduce(b.flat.data(), b.flat.data(), b.flat.size(),
+                  collectives::DataType::kFloat32, collectives::ReduceOp::kSum);
+  const std::chrono::duration<double> took =
+      std::chrono::steady_clock::now() - start;
+  const float* in = b.flat.data();
+  for (Parameter* p : b.params) {
+    std::memcpy(p->grad.data(), in, p->grad.numel() * sizeof(float));
+    in += p->grad.numel();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  comm_seconds_ += took.count();
+}
+
+void BucketReducer::Loop() {
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return stopping_ || step_ != seen; });
+      if (stopping_) return;
+      seen = step_;
+    }
+    std::exception_ptr error;
+    try {
+      for (Bucket& b : buckets_) {
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          changed_.wait(lock, [&] { return cancelled_ || b.pending == 0; });
+          if (cancelled_) break;
+        }
+        ReduceBucket(b);
+      }
+    } catch (const std::exception& e) {
+      error = std::current_exception();
+      comm_.Abort(std::string("gradient allreduce failed: ") + e.what());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      error_ = error;
+      step_done_ = true;
+    }
+    changed_.notify_all();
+  }
+}
+
+}  // namespace ringlet::nn

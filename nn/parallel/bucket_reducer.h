@@ -1,0 +1,77 @@
+// Gradient buckets reduced while backward is still running, as PyTorch's
+// DistributedDataParallel does: parameters are grouped, in the order
+// backward finishes them, into buckets of about `bucket_bytes`; a
+// communication thread allreduces (sums) each bucket as soon as all its
+// gradients are final, while the compute thread goes on with the earlier
+// layers. Buckets are reduced strictly in order, so every replica makes the
+// same sequence of collective calls.
+#ifndef RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
+#define RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "nn/layers/containers.h"
+
+namespace ringlet::nn {
+
+class BucketReducer {
+ public:
+  // Hooks into every Sequential inside `model` (which must outlive this).
+  // `comm` is used only by this reducer's thread during a step.
+  BucketReducer(Sequential& model, collectives::Communicator& comm,
+                int64_t bucket_bytes);
+  ~BucketReducer();
+  BucketReducer(const BucketReducer&) = delete;
+  BucketReducer& operator=(const BucketReducer&) = delete;
+
+  // Starts a step: no gradient is final yet.
+  void BeginStep();
+  // Every gradient is final (a replica that skipped backward: zeros).
+  void MarkAllReady();
+  // The compute thread failed: the step's remaining buckets are skipped.
+  void Cancel();
+  // Waits until every bucket is summed into the gradients; rethrows the
+  // communication error, if any. Returns the seconds spent in allreduce.
+  double FinishStep();
+
+  int num_buckets() const { return static_cast<int>(buckets_.size()); }
+
+ private:
+  struct Bucket {
+    std::vector<Parameter*> params;
+    std::vector<float> flat;
+    int pending = 0;  // Parameters whose gradient is not final yet.
+  };
+
+  void MarkReady(Module& module);
+  void MarkReadyLocked(Parameter* param);
+  void Loop();
+  void ReduceBucket(Bucket& bucket);
+
+  collectives::Communicator& comm_;
+  std::vector<Bucket> buckets_;
+  std::unordered_map<Parameter*, int> bucket_of_;
+  std::unordered_map<Module*, std::vector<Parameter*>> params_of_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::unordered_map<Parameter*, bool> ready_;
+  uint64_t step_ = 0;       // Bumped by BeginStep.
+  bool step_done_ = true;   // The thread has finished the current step.
+  bool cancelled_ = false;  // Set by Cancel for the current step.
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  double comm_seconds_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_

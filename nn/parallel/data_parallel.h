@@ -1,0 +1,110 @@
+// DataParallel, in the manner of torch.nn.parallel: one replica of a model
+// per device, parameters broadcast from the first; each batch arrives
+// scattered in shards, one per device; forward and backward run on every
+// device at once (a thread each); gradients are summed in buckets while
+// backward still runs (BucketReducer) and every replica takes the same SGD
+// step, so replicas stay bitwise identical.
+//
+// The loss is softmax cross-entropy averaged over the whole batch: each
+// device scales its gradient by 1 / (samples in the batch), so shards of
+// different sizes, or an empty one, give exactly the full batch's gradient.
+//
+// Batch norm: by default each device normalises with its own shard's
+// statistics (the chapter's behaviour) and after each step the first
+// replica's running statistics are copied to all (as DDP's
+// broadcast_buffers). With sync_bn every device uses the whole batch's
+// statistics, summed across devices, and the step equals the one-device step.
+#ifndef RINGLET_NN_PARALLEL_DATA_PARALLEL_H_
+#define RINGLET_NN_PARALLEL_DATA_PARALLEL_H_
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "nn/device.h"
+#include "nn/layers/containers.h"
+#include "nn/optim/sgd.h"
+#include "nn/parallel/bucket_reducer.h"
+#include "nn/parallel/device_workers.h"
+
+namespace ringlet::nn {
+
+// One device's part of a batch: `count` samples of `sample_shape` each.
+struct ReplicaInput {
+  const float* images = nullptr;
+  const int32_t* labels = nullptr;
+  int64_t count = 0;
+};
+
+struct DataParallelOptions {
+  std::string backend = "ring";  // A collectives backend (ring, naive, ...).
+  SgdOptions sgd;
+  bool sync_bn = false;
+  int threads_per_device = 1;
+  int64_t bucket_bytes = 4 << 20;
+  Shape sample_shape = {1, 28, 28};
+  collectives::CommOptions comm;
+};
+
+struct TrainStepStats {
+  double loss_sum = 0;  // Summed over the batch's samples.
+  int64_t correct = 0;  // Training predictions that were right.
+  int64_t samples = 0;
+  double comm_seconds = 0;  // Device 0's time in collective calls.
+};
+
+class DataParallel {
+ public:
+  using ModelFactory = std::function<std::unique_ptr<Sequential>()>;
+
+  // Builds a replica on every device (each on its own thread) and broadcasts
+  // the first one's parameters and buffers to the others. Throws DeviceError
+  // for a device this build of nn cannot run on, std::invalid_argument for
+  // bad options, CollectiveError when the backend cannot run here.
+  DataParallel(const ModelFactory& make_model,
+               const std::vector<Device>& devices,
+               const DataParallelOptions& options);
+  ~DataParallel();
+
+  // One SGD step on the batch whose shard for device d is shards[d]. A
+  // failure on any device (bad labels, a collective error) is rethrown here
+  // after every device has stopped.
+  TrainStepStats TrainStep(const std::vector<ReplicaInput>& shards);
+
+  // Correct predictions in evaluation mode (running statistics), every
+  // device classifying its shard at once.
+  int64_t CountCorrect(const std::vector<ReplicaInput>& shards);
+
+  void set_lr(float lr);
+  int num_buckets() const;  // Gradient buckets per step.
+  int size() const { return static_cast<int>(devices_.size()); }
+  const std::vector<Device>& devices() const { return devices_; }
+  Sequential& replica(int device);
+
+ private:
+  struct Replica;  // Model, optimizer and reducer of one device.
+  void CheckShards(const std::vector<ReplicaInput>& shards) const;
+  // Runs fn on every device; when any fails, aborts its communicators so
+  // the others stop at once, and rethrows the first failure (the cause).
+  void RunOnDevices(const std::function<void(int)>& fn);
+  // Records the first failure of a RunOnDevices call and aborts device d's
+  // communicators.
+  void Fail(int device, std::exception_ptr error);
+
+  std::vector<Device> devices_;
+  DataParallelOptions options_;
+  std::vector<std::unique_ptr<collectives::Communicator>> grad_comms_;
+  std::vector<std::unique_ptr<collectives::Communicator>> bn_comms_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<DeviceWorkers> workers_;
+  std::mutex failure_mu_;
+  std::exception_ptr first_failure_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_PARALLEL_DATA_PARALLEL_H_
