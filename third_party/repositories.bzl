@@ -14,7 +14,7 @@ def _maybe(rule, name, **kwargs):
         rule(name = name, **kwargs)
 
 def ringlet_dependencies():
-    """Declares @eigen, @googletest, @benchmark, @cli11, @zlib, @local_mpi
+    """Declares @eigen, @googletest, @benchmark, @cli11, @nlohmann_json, @zlib, @local_mpi
     and @local_cuda from the system's packages."""
 
     # Eigen 3 headers (libeigen3-dev): the CPU kernels of nn/.
@@ -47,6 +47,14 @@ def ringlet_dependencies():
         name = "cli11",
         build_file = str(Label("//third_party:cli11.BUILD")),
         path = "/usr/include/CLI",
+    )
+
+    # nlohmann-json (nlohmann-json3-dev): the trainers' metrics files.
+    _maybe(
+        native.new_local_repository,
+        name = "nlohmann_json",
+        build_file = str(Label("//third_party:nlohmann_json.BUILD")),
+        path = "/usr/include/nlohmann",
     )
 
     # zlib (zlib1g-dev): the gzip-compressed IDX files of Fashion-MNIST.

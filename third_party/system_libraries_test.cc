@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <Eigen/Dense>
+#include <nlohmann/json.hpp>
 #include <string>
 
 TEST(SystemLibraries, EigenMultipliesMatrices) {
@@ -29,4 +30,11 @@ TEST(SystemLibraries, Cli11ParsesFlags) {
   const char* argv[] = {"prog", "--batch_size=512"};
   app.parse(2, argv);
   EXPECT_EQ(batch, 512);
+}
+
+TEST(SystemLibraries, NlohmannJsonRoundTrips) {
+  const nlohmann::json j = {{"epoch", 3}, {"loss", 0.5}};
+  const nlohmann::json back = nlohmann::json::parse(j.dump());
+  EXPECT_EQ(back.at("epoch").get<int>(), 3);
+  EXPECT_DOUBLE_EQ(back.at("loss").get<double>(), 0.5);
 }

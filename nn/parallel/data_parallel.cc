@@ -60,38 +60,30 @@ struct DataParallel::Replica {
   TrainStepStats stats;
 };
 
+namespace {
+
+ReplicaGroupOptions GroupOptions(const DataParallelOptions& options) {
+  ReplicaGroupOptions out;
+  out.backend = options.backend;
+  out.threads_per_device = options.threads_per_device;
+  // Batch norm sums happen on the compute thread while the reducer's thread
+  // may be inside a gradient allreduce: they need a group of their own.
+  out.comm_groups = options.sync_bn ? 2 : 1;
+  out.comm = options.comm;
+  return out;
+}
+
+constexpr int kGradGroup = 0, kBatchNormGroup = 1;
+
+}  // namespace
+
 DataParallel::DataParallel(const ModelFactory& make_model,
                            const std::vector<Device>& devices,
                            const DataParallelOptions& options)
-    : devices_(devices), options_(options) {
-  if (devices_.empty()) {
-    throw std::invalid_argument("data parallel: no devices given");
-  }
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    const Device& d = devices_[i];
-    for (size_t j = 0; j < i; ++j) {
-      if (devices_[j] == d) {
-        throw DeviceError("data parallel: " + ToString(d) +
-                          " is listed twice in " + ToString(devices_) +
-                          "; each replica needs a device of its own");
-      }
-    }
-    if (!d.is_cpu()) {
-      throw DeviceError("data parallel: " + ToString(d) +
-                        ": nn in this build runs on CPU devices only (its "
-                        "CUDA kernels are not written yet); use cpu:N");
-    }
-  }
+    : options_(options), group_(devices, GroupOptions(options)) {
   const int n = size();
-  grad_comms_ = collectives::CreateGroup(options_.backend, n, options_.comm);
-  if (options_.sync_bn) {
-    // A second group: batch norm sums happen on the compute thread while
-    // the reducer's thread may be inside a gradient allreduce.
-    bn_comms_ = collectives::CreateGroup(options_.backend, n, options_.comm);
-  }
-  workers_ = std::make_unique<DeviceWorkers>(n, options_.threads_per_device);
   replicas_.resize(n);
-  RunOnDevices([&](int d) {
+  group_.Run([&](int d) {
     auto r = std::make_unique<Replica>();
     r->model = make_model();
     std::vector<Tensor*> values;
@@ -99,10 +91,10 @@ DataParallel::DataParallel(const ModelFactory& make_model,
     for (Buffer* b : r->model->Buffers()) r->buffers.push_back(&b->value);
     values.insert(values.end(), r->buffers.begin(), r->buffers.end());
     std::vector<float> flat;
-    BroadcastFromFirst(*grad_comms_[d], values, &flat);
+    BroadcastFromFirst(group_.comm(d, kGradGroup), values, &flat);
     r->optimizer = std::make_unique<Sgd>(r->model->Parameters(), options_.sgd);
     if (options_.sync_bn) {
-      Communicator* comm = bn_comms_[d].get();
+      Communicator* comm = &group_.comm(d, kBatchNormGroup);
       Replica* raw = r.get();
       ReplicaSum sum = [comm, raw](double* v, int64_t count) {
         const Clock::time_point start = Clock::now();
@@ -114,57 +106,19 @@ DataParallel::DataParallel(const ModelFactory& make_model,
         if (auto* bn = dynamic_cast<BatchNorm2d*>(&m)) bn->set_replica_sum(sum);
       });
     }
-    r->reducer = std::make_unique<BucketReducer>(*r->model, *grad_comms_[d],
-                                                 options_.bucket_bytes);
+    r->reducer = std::make_unique<BucketReducer>(
+        *r->model, group_.comm(d, kGradGroup), options_.bucket_bytes);
     replicas_[d] = std::move(r);
   });
 }
 
-DataParallel::~DataParallel() {
-  // The reducers' threads use the communicators: stop them first.
-  for (auto& r : replicas_) {
-    if (r) r->reducer.reset();
-  }
-}
-
-void DataParallel::Fail(int device, std::exception_ptr error) {
-  std::string reason = ToString(devices_[device]) + " failed";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    reason += std::string(": ") + e.what();
-  } catch (...) {
-  }
-  {
-    std::lock_guard<std::mutex> lock(failure_mu_);
-    if (!first_failure_) first_failure_ = error;
-  }
-  grad_comms_[device]->Abort(reason);
-  if (!bn_comms_.empty()) bn_comms_[device]->Abort(reason);
-}
-
-void DataParallel::RunOnDevices(const std::function<void(int)>& fn) {
-  first_failure_ = nullptr;
-  try {
-    workers_->Run([&](int d) {
-      try {
-        fn(d);
-      } catch (...) {
-        Fail(d, std::current_exception());
-        throw;
-      }
-    });
-  } catch (...) {
-    if (first_failure_) std::rethrow_exception(first_failure_);
-    throw;
-  }
-}
+DataParallel::~DataParallel() = default;
 
 void DataParallel::CheckShards(const std::vector<ReplicaInput>& shards) const {
   if (static_cast<int>(shards.size()) != size()) {
     throw std::invalid_argument(
         "data parallel: got " + std::to_string(shards.size()) + " shards for " +
-        std::to_string(size()) + " devices " + ToString(devices_) +
+        std::to_string(size()) + " devices " + ToString(devices()) +
         "; split each batch into one shard per device");
   }
   for (size_t d = 0; d < shards.size(); ++d) {
@@ -185,7 +139,7 @@ TrainStepStats DataParallel::TrainStep(
   if (total == 0) {
     throw std::invalid_argument("data parallel: a training step needs samples");
   }
-  RunOnDevices([&](int d) {
+  group_.Run([&](int d) {
     Replica& r = *replicas_[d];
     r.stats = TrainStepStats();
     r.bn_comm_seconds = 0;
@@ -212,7 +166,7 @@ TrainStepStats DataParallel::TrainStep(
       }
       r.reducer->MarkAllReady();
     } catch (...) {
-      Fail(d, std::current_exception());
+      group_.Fail(d, std::current_exception());
       r.reducer->Cancel();
       try {
         r.reducer->FinishStep();
@@ -225,7 +179,7 @@ TrainStepStats DataParallel::TrainStep(
     r.optimizer->Step();
     if (!options_.sync_bn && !r.buffers.empty()) {
       const Clock::time_point start = Clock::now();
-      BroadcastFromFirst(*grad_comms_[d], r.buffers, &r.buffer_flat);
+      BroadcastFromFirst(group_.comm(d, kGradGroup), r.buffers, &r.buffer_flat);
       r.stats.comm_seconds += SecondsSince(start);
     }
   });
@@ -242,7 +196,7 @@ TrainStepStats DataParallel::TrainStep(
 int64_t DataParallel::CountCorrect(const std::vector<ReplicaInput>& shards) {
   CheckShards(shards);
   std::vector<int64_t> correct(size(), 0);
-  RunOnDevices([&](int d) {
+  group_.Run([&](int d) {
     Sequential& model = *replicas_[d]->model;
     if (shards[d].count == 0) return;
     model.SetTraining(false);

@@ -17,10 +17,8 @@
 #ifndef RINGLET_NN_PARALLEL_DATA_PARALLEL_H_
 #define RINGLET_NN_PARALLEL_DATA_PARALLEL_H_
 
-#include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,16 +27,9 @@
 #include "nn/layers/containers.h"
 #include "nn/optim/sgd.h"
 #include "nn/parallel/bucket_reducer.h"
-#include "nn/parallel/device_workers.h"
+#include "nn/parallel/replica_group.h"
 
 namespace ringlet::nn {
-
-// One device's part of a batch: `count` samples of `sample_shape` each.
-struct ReplicaInput {
-  const float* images = nullptr;
-  const int32_t* labels = nullptr;
-  int64_t count = 0;
-};
 
 struct DataParallelOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
@@ -80,29 +71,22 @@ class DataParallel {
   int64_t CountCorrect(const std::vector<ReplicaInput>& shards);
 
   void set_lr(float lr);
+  const ReplicaGroup& group() const { return group_; }
   int num_buckets() const;  // Gradient buckets per step.
-  int size() const { return static_cast<int>(devices_.size()); }
-  const std::vector<Device>& devices() const { return devices_; }
+  int size() const { return group_.size(); }
+  const std::vector<Device>& devices() const { return group_.devices(); }
   Sequential& replica(int device);
 
  private:
   struct Replica;  // Model, optimizer and reducer of one device.
   void CheckShards(const std::vector<ReplicaInput>& shards) const;
-  // Runs fn on every device; when any fails, aborts its communicators so
-  // the others stop at once, and rethrows the first failure (the cause).
-  void RunOnDevices(const std::function<void(int)>& fn);
-  // Records the first failure of a RunOnDevices call and aborts device d's
-  // communicators.
-  void Fail(int device, std::exception_ptr error);
 
-  std::vector<Device> devices_;
+  // Declared before the replicas: their reducer threads use its
+  // communicators, so the replicas must go first.
+
   DataParallelOptions options_;
-  std::vector<std::unique_ptr<collectives::Communicator>> grad_comms_;
-  std::vector<std::unique_ptr<collectives::Communicator>> bn_comms_;
+  ReplicaGroup group_;
   std::vector<std::unique_ptr<Replica>> replicas_;
-  std::unique_ptr<DeviceWorkers> workers_;
-  std::mutex failure_mu_;
-  std::exception_ptr first_failure_;
 };
 
 }  // namespace ringlet::nn

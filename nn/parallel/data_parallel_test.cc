@@ -282,8 +282,7 @@ TEST(DataParallelTest, ABadShardFailsEveryDeviceWithTheCause) {
 TEST(DataParallelTest, BadArgumentsAreClearErrors) {
   DataParallelOptions options;
   options.sample_shape = {1, 8, 8};
-  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {}, options),
-               std::invalid_argument);
+  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {}, options), DeviceError);
   try {
     DataParallel(Seeded(SmallNet, 1), {Device::Cuda(0)}, options);
     FAIL() << "expected DeviceError";
