@@ -41,13 +41,6 @@ struct DataParallelOptions {
   collectives::CommOptions comm;
 };
 
-struct TrainStepStats {
-  double loss_sum = 0;  // Summed over the batch's samples.
-  int64_t correct = 0;  // Training predictions that were right.
-  int64_t samples = 0;
-  double comm_seconds = 0;  // Device 0's time in collective calls.
-};
-
 class DataParallel {
  public:
   using ModelFactory = std::function<std::unique_ptr<Sequential>()>;

@@ -25,6 +25,13 @@ struct ReplicaInput {
   int64_t count = 0;
 };
 
+struct TrainStepStats {
+  double loss_sum = 0;  // Summed over the batch's samples.
+  int64_t correct = 0;  // Training predictions that were right.
+  int64_t samples = 0;
+  double comm_seconds = 0;  // Device 0's time in collective calls.
+};
+
 struct ReplicaGroupOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
   int threads_per_device = 1;

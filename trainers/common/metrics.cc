@@ -1,0 +1,64 @@
+#include "trainers/common/metrics.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "nlohmann/json.hpp"
+
+namespace ringlet::trainers {
+
+std::string EpochLine(const EpochMetrics& m, int epochs) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "epoch %d/%d: loss %.3f, train acc %.3f, test acc %.3f, "
+                "%.1f s, %.0f img/s, comm %.1f%%",
+                m.epoch, epochs, m.loss, m.train_acc, m.test_acc, m.seconds,
+                m.images_per_sec, 100 * m.comm_fraction);
+  return buf;
+}
+
+std::string ToJsonLine(const EpochMetrics& m) {
+  const nlohmann::ordered_json j = {
+      {"epoch", m.epoch},
+      {"loss", m.loss},
+      {"train_acc", m.train_acc},
+      {"test_acc", m.test_acc},
+      {"seconds", m.seconds},
+      {"images_per_sec", m.images_per_sec},
+      {"comm_fraction", m.comm_fraction},
+  };
+  return j.dump();
+}
+
+EpochMetrics FromJsonLine(const std::string& line) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    EpochMetrics m;
+    m.epoch = j.at("epoch").get<int>();
+    m.loss = j.at("loss").get<double>();
+    m.train_acc = j.at("train_acc").get<double>();
+    m.test_acc = j.at("test_acc").get<double>();
+    m.seconds = j.at("seconds").get<double>();
+    m.images_per_sec = j.at("images_per_sec").get<double>();
+    m.comm_fraction = j.at("comm_fraction").get<double>();
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument("metrics line \"" + line + "\": " + e.what());
+  }
+}
+
+MetricsFile::MetricsFile(const std::string& path)
+    : path_(path), out_(path, std::ios::trunc) {
+  if (!out_) {
+    throw std::runtime_error("--metrics_out: cannot write " + path +
+                             "; check that its folder exists and is writable");
+  }
+}
+
+void MetricsFile::Append(const EpochMetrics& m) {
+  out_ << ToJsonLine(m) << '\n' << std::flush;
+  if (!out_)
+    throw std::runtime_error("--metrics_out: writing " + path_ + " failed");
+}
+
+}  // namespace ringlet::trainers

@@ -1,0 +1,121 @@
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "trainers/common/metrics.h"
+#include "trainers/common/progress.h"
+#include "trainers/common/svg_plot.h"
+
+namespace ringlet::trainers {
+namespace {
+
+TEST(ProgressTest, LogModePrintsATenthAtATimeWithRateAndEta) {
+  std::ostringstream out;
+  double now = 100;
+  EpochProgress bar(out, /*terminal=*/false, 2, 10, 1000,
+                    [&now] { return now; });
+  EXPECT_EQ(out.str(), "");  // Nothing before the first batch.
+  now = 101;
+  bar.Update(50);  // First batch: printed at once.
+  now = 102;
+  bar.Update(100);  // Less than a tenth more: quiet.
+  now = 103;
+  bar.Update(150);  // A tenth more: printed.
+  bar.Finish();
+  EXPECT_EQ(out.str(),
+            "epoch 2/10 [#...................] 50/1,000 50 img/s ETA 0:19\n"
+            "epoch 2/10 [###.................] 150/1,000 50 img/s ETA 0:17\n");
+}
+
+TEST(ProgressTest, LogModePrintsEveryThirtySecondsWhenSlow) {
+  std::ostringstream out;
+  double now = 0;
+  EpochProgress bar(out, false, 1, 1, 100000, [&now] { return now; });
+  bar.Update(10);
+  now = 31;
+  bar.Update(20);
+  now = 40;
+  bar.Update(30);
+  const std::string s = out.str();
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 2);
+}
+
+TEST(ProgressTest, TerminalModeRedrawsInPlaceAndClears) {
+  std::ostringstream out;
+  double now = 0;
+  EpochProgress bar(out, /*terminal=*/true, 1, 3, 7200, [&now] { return now; });
+  now = 3600;
+  bar.Update(3600);
+  bar.Finish();
+  const std::string s = out.str();
+  EXPECT_EQ(s.find('\n'), std::string::npos);
+  EXPECT_NE(s.find("\repoch 1/3 [....................] 0/7,200"),
+            std::string::npos);
+  EXPECT_NE(s.find("\repoch 1/3 [##########..........] 3,600/7,200 1 img/s "
+                   "ETA 1:00:00"),
+            std::string::npos);
+  EXPECT_EQ(s.back(), '\r');  // Cleared for the epoch line.
+}
+
+TEST(ProgressTest, FormatsDurations) {
+  EXPECT_EQ(FormatDuration(0), "0:00");
+  EXPECT_EQ(FormatDuration(65.4), "1:05");
+  EXPECT_EQ(FormatDuration(3723), "1:02:03");
+}
+
+TEST(MetricsTest, JsonLineRoundTripsWithTheIssuesKeys) {
+  EpochMetrics m{3, 0.5, 0.81, 0.79, 12.5, 4800, 0.04};
+  const std::string line = ToJsonLine(m);
+  for (const char* key :
+       {"\"epoch\":3", "\"loss\":", "\"train_acc\":", "\"test_acc\":",
+        "\"seconds\":", "\"images_per_sec\":", "\"comm_fraction\":"}) {
+    EXPECT_NE(line.find(key), std::string::npos) << key << " in " << line;
+  }
+  const EpochMetrics back = FromJsonLine(line);
+  EXPECT_EQ(back.epoch, 3);
+  EXPECT_DOUBLE_EQ(back.test_acc, 0.79);
+  EXPECT_DOUBLE_EQ(back.comm_fraction, 0.04);
+  EXPECT_THROW(FromJsonLine("{\"epoch\":1}"), std::invalid_argument);
+  EXPECT_EQ(EpochLine(m, 10),
+            "epoch 3/10: loss 0.500, train acc 0.810, test acc 0.790, 12.5 s, "
+            "4800 img/s, comm 4.0%");
+}
+
+TEST(MetricsTest, UnwritableFileIsAClearError) {
+  try {
+    MetricsFile file("/nonexistent-folder/metrics.jsonl");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-folder/metrics.jsonl"),
+              std::string::npos);
+  }
+}
+
+TEST(SvgPlotTest, DrawsEverySeriesWithItsPointsAndLegend) {
+  Series a{"train loss", "#111111", {1, 2, 3}, {2.0, 1.0, 0.5}};
+  Series b{"test acc", "#222222", {1, 2, 3}, {0.5, 0.7, 0.8}};
+  const std::string svg = LinePlotSvg("run <1>", "epoch", {a, b});
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(svg.find("run &lt;1&gt;"), std::string::npos);
+  EXPECT_NE(svg.find(">train loss<"), std::string::npos);
+  EXPECT_NE(svg.find(">test acc<"), std::string::npos);
+  size_t polylines = 0, circles = 0;
+  for (size_t p = svg.find("<polyline"); p != std::string::npos;
+       p = svg.find("<polyline", p + 1)) {
+    ++polylines;
+  }
+  for (size_t p = svg.find("<circle"); p != std::string::npos;
+       p = svg.find("<circle", p + 1)) {
+    ++circles;
+  }
+  EXPECT_EQ(polylines, 2u);
+  EXPECT_EQ(circles, 6u);
+  // The highest point (loss 2.0 at epoch 1) sits at the top of the axes
+  // (y = 40) and the first epoch at the left edge (x = 60).
+  EXPECT_NE(svg.find("<circle cx=\"60\" cy=\"40\""), std::string::npos) << svg;
+}
+
+}  // namespace
+}  // namespace ringlet::trainers

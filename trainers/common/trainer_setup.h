@@ -1,0 +1,68 @@
+// What both trainer binaries do before training: the shared flags, the
+// devices, the data, and turning errors into one line and an exit code.
+#ifndef RINGLET_TRAINERS_COMMON_TRAINER_SETUP_H_
+#define RINGLET_TRAINERS_COMMON_TRAINER_SETUP_H_
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "data/fashion_mnist.h"
+#include "nn/device.h"
+
+namespace ringlet::trainers {
+
+struct TrainerFlags {
+  std::string devices = "auto";
+  std::string backend = "ring";
+  int epochs = 10;
+  int64_t batch_size = 0;  // 0: the trainer's default.
+  double lr = 0;           // 0: the trainer's default.
+  uint64_t seed = 0;
+  std::string data_dir;
+  int threads_per_device = 0;  // 0: the machine's cores shared out.
+  int64_t limit = 0;           // 0: every training image.
+  int64_t test_limit = 0;      // 0: every test image.
+  std::string metrics_out;
+  std::string plot_out;
+};
+
+// Adds the flags of the issue's list, with range checks, to `app`.
+void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs);
+
+// The devices --devices names. nn computes on CPU devices only in this
+// build, so `auto` means one CPU device (d2l's try_all_gpus fallback) and
+// mentions any GPUs it leaves unused on `notes`; cuda:N is an error naming
+// how many GPUs exist. Throws nn::DeviceError.
+std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
+                                              std::ostream& notes);
+
+// Cores per device when --threads_per_device is 0: the machine's cores
+// shared out, at least one.
+int ThreadsPerDevice(int requested, int devices);
+
+// The data set from --data_dir (or its defaults), cut to --limit and
+// --test_limit images. Throws data::DataError.
+data::FashionMnist LoadTrainerData(const TrainerFlags& flags);
+
+// The one-line summary printed at start: "lenet_scratch on [cpu:0, cpu:1]:
+// backend ring, batch 256 (128 per device), lr 0.2, 1 thread per device,
+// 60000 training and 10000 test images, 10 epochs".
+std::string SetupLine(const std::string& program,
+                      const std::vector<nn::Device>& devices,
+                      const std::string& backend, int64_t batch_size, double lr,
+                      int threads_per_device, const data::FashionMnist& data,
+                      int epochs);
+
+// Runs a trainer's main: parses argv into `app` (--help prints and returns
+// 0; a bad flag prints CLI11's message and returns non-zero), then `body`;
+// an exception becomes "<program>: error: <what>" on stderr and exit code 1.
+int RunTrainerMain(CLI::App& app, int argc, char** argv,
+                   const std::function<int()>& body);
+
+}  // namespace ringlet::trainers
+
+#endif  // RINGLET_TRAINERS_COMMON_TRAINER_SETUP_H_

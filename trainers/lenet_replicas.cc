@@ -1,0 +1,117 @@
+#include "trainers/lenet_replicas.h"
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "nn/ops/loss.h"
+
+namespace ringlet::trainers {
+namespace {
+
+nn::Tensor ShardImages(const nn::ReplicaInput& shard) {
+  nn::Tensor x = nn::Tensor::Uninitialized({shard.count, 1, 28, 28});
+  std::memcpy(x.data(), shard.images, x.numel() * sizeof(float));
+  return x;
+}
+
+void CheckShards(const std::vector<nn::ReplicaInput>& shards, int devices) {
+  if (static_cast<int>(shards.size()) != devices) {
+    throw std::invalid_argument("lenet: got " + std::to_string(shards.size()) +
+                                " shards for " + std::to_string(devices) +
+                                " devices");
+  }
+}
+
+}  // namespace
+
+LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
+                             const std::vector<nn::Device>& devices,
+                             const nn::ReplicaGroupOptions& group_options,
+                             float lr)
+    : group_(devices, group_options), lr_(lr), replicas_(devices.size()) {
+  if (!(lr > 0)) throw std::invalid_argument("lenet: lr must be positive");
+  // get_params: each device's copy is made on its own thread.
+  group_.Run([&](int d) { replicas_[d].params = params.Clone(); });
+}
+
+nn::TrainStepStats LeNetReplicas::TrainStep(
+    const std::vector<nn::ReplicaInput>& shards) {
+  CheckShards(shards, num_devices());
+  int64_t total = 0;
+  for (const nn::ReplicaInput& s : shards) total += s.count;
+  if (total == 0) throw std::invalid_argument("lenet: an empty batch");
+  group_.Run([&](int d) {
+    Replica& r = replicas_[d];
+    r.stats = nn::TrainStepStats();
+    const std::vector<nn::Tensor*> params = r.params.All();
+    // A device without samples adds zeros to the sum.
+    nn::LeNetParams grads;
+    if (shards[d].count > 0) {
+      nn::LeNetActivations acts;
+      const nn::Tensor logits =
+          nn::LeNetForward(r.params, ShardImages(shards[d]), &acts);
+      const nn::LossResult loss = nn::SoftmaxCrossEntropy(
+          logits, shards[d].labels, nn::Reduction::kSum);
+      grads = nn::LeNetBackward(r.params, acts, loss.dlogits);
+      r.stats.loss_sum = loss.loss;
+      r.stats.correct = loss.correct;
+      r.stats.samples = shards[d].count;
+    } else {
+      grads = nn::LeNetParams::Zeros();
+    }
+    const std::vector<nn::Tensor*> g = grads.All();
+    size_t n = 0;
+    for (const nn::Tensor* t : g) n += t->numel();
+    r.grads.resize(n);
+    float* out = r.grads.data();
+    for (const nn::Tensor* t : g) {
+      std::memcpy(out, t->data(), t->numel() * sizeof(float));
+      out += t->numel();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    group_.comm(d).AllReduce(r.grads.data(), r.grads.data(), n,
+                             collectives::DataType::kFloat32,
+                             collectives::ReduceOp::kSum);
+    r.stats.comm_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
+    const float step = lr_ / static_cast<float>(total);
+    const float* grad = r.grads.data();
+    for (nn::Tensor* p : params) {
+      float* v = p->data();
+      for (int64_t i = 0; i < p->numel(); ++i) v[i] -= step * grad[i];
+      grad += p->numel();
+    }
+  });
+  nn::TrainStepStats out;
+  for (const Replica& r : replicas_) {
+    out.loss_sum += r.stats.loss_sum;
+    out.correct += r.stats.correct;
+    out.samples += r.stats.samples;
+  }
+  out.comm_seconds = replicas_[0].stats.comm_seconds;
+  return out;
+}
+
+int64_t LeNetReplicas::CountCorrect(
+    const std::vector<nn::ReplicaInput>& shards) {
+  CheckShards(shards, num_devices());
+  std::vector<int64_t> correct(num_devices(), 0);
+  group_.Run([&](int d) {
+    if (shards[d].count == 0) return;
+    nn::LeNetActivations acts;
+    const nn::Tensor logits =
+        nn::LeNetForward(replicas_[d].params, ShardImages(shards[d]), &acts);
+    correct[d] =
+        nn::SoftmaxCrossEntropy(logits, shards[d].labels, nn::Reduction::kSum)
+            .correct;
+  });
+  int64_t sum = 0;
+  for (int64_t c : correct) sum += c;
+  return sum;
+}
+
+}  // namespace ringlet::trainers

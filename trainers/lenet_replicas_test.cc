@@ -1,0 +1,179 @@
+#include "trainers/lenet_replicas.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "collectives/collectives.h"
+#include "gtest/gtest.h"
+#include "nn/ops/loss.h"
+
+namespace ringlet::trainers {
+namespace {
+
+struct Batch {
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+  int64_t size() const { return labels.size(); }
+};
+
+Batch RandomBatch(int64_t n, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  Batch b;
+  for (int64_t i = 0; i < n * 784; ++i) b.images.push_back(pixel(gen));
+  for (int64_t i = 0; i < n; ++i) b.labels.push_back(gen() % 10);
+  return b;
+}
+
+// split_batch: contiguous shards, sizes differing by at most one.
+std::vector<nn::ReplicaInput> Shards(const Batch& b, int k) {
+  std::vector<nn::ReplicaInput> out;
+  int64_t begin = 0;
+  for (int d = 0; d < k; ++d) {
+    const int64_t count = b.size() / k + (d < b.size() % k);
+    out.push_back(
+        {b.images.data() + begin * 784, b.labels.data() + begin, count});
+    begin += count;
+  }
+  return out;
+}
+
+std::vector<nn::Device> Cpus(int k) {
+  std::vector<nn::Device> out;
+  for (int i = 0; i < k; ++i) out.push_back(nn::Device::Cpu(i));
+  return out;
+}
+
+// The chapter's step on one device with the whole batch.
+void ReferenceStep(nn::LeNetParams& params, const Batch& b, float lr) {
+  nn::Tensor x = nn::Tensor::Uninitialized({b.size(), 1, 28, 28});
+  std::memcpy(x.data(), b.images.data(), b.images.size() * sizeof(float));
+  nn::LeNetActivations acts;
+  const nn::Tensor logits = nn::LeNetForward(params, x, &acts);
+  const nn::LossResult loss =
+      nn::SoftmaxCrossEntropy(logits, b.labels.data(), nn::Reduction::kSum);
+  nn::LeNetParams grads = nn::LeNetBackward(params, acts, loss.dlogits);
+  const std::vector<nn::Tensor*> p = params.All(), g = grads.All();
+  for (size_t t = 0; t < p.size(); ++t) {
+    for (int64_t i = 0; i < p[t]->numel(); ++i) {
+      p[t]->data()[i] -= lr * g[t]->data()[i] / b.size();
+    }
+  }
+}
+
+void ExpectNear(const nn::LeNetParams& got, const nn::LeNetParams& want,
+                double rel_tol, const std::string& what) {
+  const std::vector<const nn::Tensor*> a = got.All(), b = want.All();
+  for (size_t t = 0; t < a.size(); ++t) {
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < b[t]->numel(); ++i) {
+      diff += std::pow(double(a[t]->data()[i]) - b[t]->data()[i], 2);
+      norm += std::pow(double(b[t]->data()[i]), 2);
+    }
+    EXPECT_LE(std::sqrt(diff), rel_tol * std::sqrt(norm))
+        << what << ", parameter " << t;
+  }
+}
+
+void ExpectIdentical(const nn::LeNetParams& a, const nn::LeNetParams& b,
+                     const std::string& what) {
+  const std::vector<const nn::Tensor*> x = a.All(), y = b.All();
+  for (size_t t = 0; t < x.size(); ++t) {
+    EXPECT_EQ(
+        std::memcmp(x[t]->data(), y[t]->data(), x[t]->numel() * sizeof(float)),
+        0)
+        << what << ", parameter " << t;
+  }
+}
+
+std::vector<std::string> HostBackends() {
+  std::vector<std::string> out;
+  for (const std::string& b : collectives::AvailableBackends()) {
+    if (b != "nccl") out.push_back(b);
+  }
+  return out;
+}
+
+// The chapter's central claim: with the same global batch, k devices take
+// the same steps as one.
+TEST(LeNetReplicasTest, KDevicesTakeTheOneDeviceSteps) {
+  const float lr = 0.2f;
+  // 64 splits evenly over 1, 2 and 4 devices; 61 does not; 3 leaves a
+  // device with nothing on 4 devices.
+  const std::vector<Batch> batches = {RandomBatch(64, 1), RandomBatch(61, 2),
+                                      RandomBatch(3, 3)};
+  const nn::LeNetParams init =
+      nn::LeNetParams::Init(7, nn::InitScheme::kKaimingNormal);
+  nn::LeNetParams reference = init.Clone();
+  for (const Batch& b : batches) ReferenceStep(reference, b, lr);
+  for (const std::string& backend : HostBackends()) {
+    for (int k = 1; k <= 4; ++k) {
+      nn::ReplicaGroupOptions options;
+      options.backend = backend;
+      LeNetReplicas replicas(init, Cpus(k), options, lr);
+      for (const Batch& b : batches) {
+        const nn::TrainStepStats stats = replicas.TrainStep(Shards(b, k));
+        EXPECT_EQ(stats.samples, b.size());
+        EXPECT_GT(stats.loss_sum, 0);
+      }
+      const std::string what = backend + " on " + std::to_string(k);
+      ExpectNear(replicas.params(0), reference, 1e-6, what);
+      for (int d = 1; d < k; ++d) {
+        ExpectIdentical(replicas.params(d), replicas.params(0), what);
+      }
+    }
+  }
+}
+
+TEST(LeNetReplicasTest, ReplicasStayBitwiseIdenticalAndRunsRepeat) {
+  const nn::LeNetParams init = nn::LeNetParams::Init(3);
+  nn::ReplicaGroupOptions options;
+  LeNetReplicas a(init, Cpus(3), options, 0.2f),
+      b(init, Cpus(3), options, 0.2f);
+  for (int step = 0; step < 40; ++step) {
+    const Batch batch = RandomBatch(1 + step % 9, 100 + step);
+    a.TrainStep(Shards(batch, 3));
+    b.TrainStep(Shards(batch, 3));
+  }
+  for (int d = 0; d < 3; ++d) {
+    ExpectIdentical(a.params(d), a.params(0), "replica " + std::to_string(d));
+    ExpectIdentical(b.params(d), a.params(0), "second run");
+  }
+  // And training moved the parameters.
+  EXPECT_NE(std::memcmp(a.params(0).W1.data(), init.W1.data(),
+                        init.W1.numel() * sizeof(float)),
+            0);
+}
+
+TEST(LeNetReplicasTest, EvaluationCountsEveryShard) {
+  const nn::LeNetParams init =
+      nn::LeNetParams::Init(5, nn::InitScheme::kKaimingNormal);
+  const Batch b = RandomBatch(11, 9);
+  nn::ReplicaGroupOptions options;
+  LeNetReplicas one(init, Cpus(1), options, 0.1f);
+  LeNetReplicas three(init, Cpus(3), options, 0.1f);
+  const int64_t correct = one.CountCorrect(Shards(b, 1));
+  EXPECT_EQ(three.CountCorrect(Shards(b, 3)), correct);
+}
+
+TEST(LeNetReplicasTest, BadLabelFailsEveryDeviceWithTheCause) {
+  nn::ReplicaGroupOptions options;
+  options.comm.timeout = std::chrono::milliseconds(20000);
+  LeNetReplicas replicas(nn::LeNetParams::Init(1), Cpus(2), options, 0.1f);
+  Batch b = RandomBatch(8, 4);
+  b.labels[7] = -1;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    replicas.TrainStep(Shards(b, 2));
+    FAIL() << "expected an error";
+  } catch (const nn::ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("label -1"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+}  // namespace
+}  // namespace ringlet::trainers

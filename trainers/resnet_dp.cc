@@ -1,0 +1,92 @@
+// //trainers:resnet_dp — d2l's "Concise Implementation for Multiple GPUs":
+// ResNet-18 behind DataParallel. Defaults as in the chapter: batch 256 and
+// lr 0.1 on one device, both times the number of devices unless given
+// (512 and 0.2 on two), 10 epochs.
+#include <iostream>
+
+#include "nn/layers/init.h"
+#include "nn/models/resnet.h"
+#include "nn/parallel/data_parallel.h"
+#include "trainers/common/progress.h"
+#include "trainers/common/trainer_setup.h"
+#include "trainers/common/training_loop.h"
+
+namespace ringlet::trainers {
+namespace {
+
+// The training loop's view of a DataParallel model.
+class DataParallelTrainer : public ParallelTrainer {
+ public:
+  explicit DataParallelTrainer(nn::DataParallel& dp) : dp_(dp) {}
+  int num_devices() const override { return dp_.size(); }
+  nn::TrainStepStats TrainStep(
+      const std::vector<nn::ReplicaInput>& shards) override {
+    return dp_.TrainStep(shards);
+  }
+  int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override {
+    return dp_.CountCorrect(shards);
+  }
+
+ private:
+  nn::DataParallel& dp_;
+};
+
+int Main(int argc, char** argv) {
+  CLI::App app(
+      "Trains d2l's ResNet-18 on Fashion-MNIST behind DataParallel over "
+      "--devices: replicas broadcast from the first device, each batch "
+      "scattered, gradients summed in buckets while backward runs. Defaults: "
+      "batch 256 and lr 0.1 per device (scaled by the number of devices), "
+      "10 epochs.",
+      "resnet_dp");
+  TrainerFlags flags;
+  AddTrainerFlags(app, &flags, /*default_epochs=*/10);
+  bool sync_bn = false;
+  app.add_flag("--sync_bn", sync_bn,
+               "batch norm with the whole batch's statistics, summed across "
+               "devices (default: each device's own, as in the chapter)");
+  return RunTrainerMain(app, argc, argv, [&] {
+    const std::vector<nn::Device> devices =
+        ResolveTrainerDevices(flags.devices, std::cerr);
+    const int n = static_cast<int>(devices.size());
+    const int64_t batch_size =
+        flags.batch_size > 0 ? flags.batch_size : int64_t{256} * n;
+    const double lr = flags.lr > 0 ? flags.lr : 0.1 * n;
+    const data::FashionMnist data = LoadTrainerData(flags);
+
+    nn::DataParallelOptions options;
+    options.backend = flags.backend;
+    options.sgd.lr = static_cast<float>(lr);
+    options.sync_bn = sync_bn;
+    options.threads_per_device = ThreadsPerDevice(flags.threads_per_device, n);
+    const uint64_t seed = flags.seed;
+    nn::DataParallel dp(
+        [seed] {
+          auto net = nn::MakeResNet18();
+          nn::InitParameters(*net, nn::InitScheme::kNormal001, seed);
+          return net;
+        },
+        devices, options);
+    std::cout << SetupLine("resnet_dp", devices, flags.backend, batch_size, lr,
+                           options.threads_per_device, data, flags.epochs)
+              << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
+    DataParallelTrainer trainer(dp);
+    LoopOptions loop;
+    loop.epochs = flags.epochs;
+    loop.batch_size = batch_size;
+    loop.seed = seed;
+    loop.terminal = IsTerminal(2);
+    loop.metrics_out = flags.metrics_out;
+    loop.plot_out = flags.plot_out;
+    loop.plot_title = "resnet_dp on " + nn::ToString(devices);
+    const std::vector<EpochMetrics> epochs =
+        TrainEpochs(trainer, data.train, data.test, loop, std::cout, std::cerr);
+    std::cout << ClosingLine(epochs, nn::ToString(devices)) << std::endl;
+    return 0;
+  });
+}
+
+}  // namespace
+}  // namespace ringlet::trainers
+
+int main(int argc, char** argv) { return ringlet::trainers::Main(argc, argv); }
