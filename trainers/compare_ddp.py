@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""ringlet's trainers beside PyTorch DistributedDataParallel (gloo), same
+machine, same run, one thread per device:
+
+  ./bazelw build //trainers:all && /usr/bin/python3 trainers/compare_ddp.py
+
+For each model: 1 device at half the batch and 2 devices at the full batch
+(LeNet 128/256, ResNet-18 256/512, as the chapters run them), ringlet's
+training images/s (from the trainer's --metrics_out, real Fashion-MNIST)
+and PyTorch DDP's (trainers/ddp_bench_torch.py, random data in memory),
+interleaved, best of --rounds. Scaling efficiency is 2 devices' throughput
+over twice one device's at half the batch. Prints a Markdown table.
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETUPS = {
+    # model: (trainer binary, global batch on 2 devices, lr per device)
+    "lenet": ("lenet_scratch", 256, 0.2),
+    "resnet18": ("resnet_dp", 512, 0.1),
+}
+
+
+def ringlet(binary, devices, batch, lr, steps):
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as metrics:
+        subprocess.run(
+            [os.path.join(ROOT, "bazel-bin", "trainers", binary),
+             f"--devices=cpu:{devices}", "--threads_per_device=1",
+             f"--batch_size={batch}", f"--lr={lr}", "--epochs=1",
+             f"--limit={batch * steps}", "--test_limit=64",
+             f"--metrics_out={metrics.name}"],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return json.loads(open(metrics.name).readline())["images_per_sec"]
+
+
+def pytorch(model, procs, batch, steps):
+    out = subprocess.run(
+        ["/usr/bin/python3", os.path.join(ROOT, "trainers", "ddp_bench_torch.py"),
+         f"--model={model}", f"--procs={procs}", "--threads=1",
+         f"--batch_size={batch}", f"--steps={steps}", "--warmup=1"],
+        check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["images_per_sec"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="lenet,resnet18")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--lenet_steps", type=int, default=60)
+    parser.add_argument("--resnet_steps", type=int, default=3)
+    args = parser.parse_args()
+    print("| model | devices | batch | ringlet img/s | PyTorch DDP img/s | ratio |")
+    print("|---|---|---|---|---|---|")
+    for model in args.models.split(","):
+        binary, batch2, lr = SETUPS[model]
+        steps = args.lenet_steps if model == "lenet" else args.resnet_steps
+        best = {}
+        for _ in range(args.rounds):
+            for devices in (1, 2):
+                batch = batch2 * devices // 2
+                lr_here = lr if model == "lenet" else lr * devices
+                for name, run in (
+                        ("ringlet", lambda: ringlet(binary, devices, batch,
+                                                    lr_here, steps)),
+                        ("pytorch", lambda: pytorch(model, devices, batch,
+                                                    steps))):
+                    key = (name, devices)
+                    best[key] = max(best.get(key, 0), run())
+        for devices in (1, 2):
+            ours, theirs = best[("ringlet", devices)], best[("pytorch", devices)]
+            print(f"| {model} | {devices} | {batch2 * devices // 2} | "
+                  f"{ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x |")
+        for name in ("ringlet", "pytorch"):
+            eff = best[(name, 2)] / (2 * best[(name, 1)])
+            print(f"| {model} | scaling efficiency, {name} | | "
+                  f"{eff:.2f} | | |")
+
+
+if __name__ == "__main__":
+    main()
