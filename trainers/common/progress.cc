@@ -59,7 +59,12 @@ EpochProgress::EpochProgress(std::ostream& out, bool terminal, int epoch,
       total_(total_images),
       now_(now ? std::move(now) : SteadySeconds) {
   start_ = now_();
-  if (terminal_) Update(0);  // Show the bar at once.
+  // Show progress at once: the first step of a large model takes a while.
+  if (terminal_) {
+    Update(0);
+  } else {
+    out_ << Line(0, 0) << '\n' << std::flush;
+  }
 }
 
 std::string EpochProgress::Line(int64_t images, double elapsed) const {

@@ -1,6 +1,7 @@
 // Progress within an epoch, for people: on a terminal a bar redrawn in place
 // with images per second and the time left; in a log (not a terminal) a
-// plain line every tenth of the epoch or every 30 seconds.
+// plain line at the start and then every tenth of the epoch or every 30
+// seconds.
 #ifndef RINGLET_TRAINERS_COMMON_PROGRESS_H_
 #define RINGLET_TRAINERS_COMMON_PROGRESS_H_
 

@@ -15,7 +15,8 @@ TEST(ProgressTest, LogModePrintsATenthAtATimeWithRateAndEta) {
   double now = 100;
   EpochProgress bar(out, /*terminal=*/false, 2, 10, 1000,
                     [&now] { return now; });
-  EXPECT_EQ(out.str(), "");  // Nothing before the first batch.
+  EXPECT_EQ(out.str(), "epoch 2/10 [....................] 0/1,000\n");
+  out.str("");
   now = 101;
   bar.Update(50);  // First batch: printed at once.
   now = 102;
@@ -38,7 +39,7 @@ TEST(ProgressTest, LogModePrintsEveryThirtySecondsWhenSlow) {
   now = 40;
   bar.Update(30);
   const std::string s = out.str();
-  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 2);
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 3);  // Start, 10, 31 s.
 }
 
 TEST(ProgressTest, TerminalModeRedrawsInPlaceAndClears) {
