@@ -25,10 +25,10 @@ SETUPS = {
 }
 
 
-def ringlet(binary, devices, batch, lr, steps):
+def ringlet(bin_dir, binary, devices, batch, lr, steps):
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as metrics:
         subprocess.run(
-            [os.path.join(ROOT, "bazel-bin", "trainers", binary),
+            [os.path.join(bin_dir, binary),
              f"--devices=cpu:{devices}", "--threads_per_device=1",
              f"--batch_size={batch}", f"--lr={lr}", "--epochs=1",
              f"--limit={batch * steps}", "--test_limit=64",
@@ -52,6 +52,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--lenet_steps", type=int, default=60)
     parser.add_argument("--resnet_steps", type=int, default=3)
+    parser.add_argument("--bin_dir", default=os.path.join(ROOT, "bazel-bin", "trainers"),
+                        help="where the trainer binaries are (another build's copy)")
     args = parser.parse_args()
     print("| model | devices | batch | ringlet img/s | PyTorch DDP img/s | ratio |")
     print("|---|---|---|---|---|---|")
@@ -64,7 +66,7 @@ def main():
                 batch = batch2 * devices // 2
                 lr_here = lr if model == "lenet" else lr * devices
                 for name, run in (
-                        ("ringlet", lambda: ringlet(binary, devices, batch,
+                        ("ringlet", lambda: ringlet(args.bin_dir, binary, devices, batch,
                                                     lr_here, steps)),
                         ("pytorch", lambda: pytorch(model, devices, batch,
                                                     steps))):
