@@ -55,3 +55,19 @@ TEST(Tensor, CudaStorageIsAClearErrorInThisBuild) {
 
 }  // namespace
 }  // namespace ringlet::nn
+
+namespace ringlet::nn {
+namespace {
+
+// Kernels' results must not depend on where a tensor happens to sit.
+TEST(Tensor, StorageIs64ByteAligned) {
+  for (int64_t n : {1, 3, 17, 1000, 1 << 20}) {
+    for (const Tensor& t : {Tensor({n}), Tensor::Uninitialized({n}),
+                            Tensor::FromVector({2}, {1.0f, 2.0f})}) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u) << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringlet::nn

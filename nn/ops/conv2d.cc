@@ -60,12 +60,13 @@ ColumnRange ValidColumns(const Geometry& g, int64_t s) {
 }
 
 // cols[(c R + r) S + s][p Q + q] = x[c][p stride - pad + r][q stride - pad + s]
-// (zero outside the input).
-void Im2Col(const Geometry& g, const float* x, float* cols) {
+// (zero outside the input); row i of cols starts at cols + i ld, so several
+// images can sit side by side in one matrix.
+void Im2Col(const Geometry& g, const float* x, float* cols, int64_t ld) {
   for (int64_t c = 0; c < g.c; ++c) {
     for (int64_t r = 0; r < g.r; ++r) {
       for (int64_t s = 0; s < g.s; ++s) {
-        float* row = cols + ((c * g.r + r) * g.s + s) * g.pq();
+        float* row = cols + ((c * g.r + r) * g.s + s) * ld;
         const ColumnRange valid = ValidColumns(g, s);
         for (int64_t p = 0; p < g.p; ++p) {
           const int64_t hi = p * g.stride - g.pad + r;
@@ -94,11 +95,11 @@ void Im2Col(const Geometry& g, const float* x, float* cols) {
 }
 
 // The adjoint of Im2Col: adds every column entry back to its input pixel.
-void Col2Im(const Geometry& g, const float* cols, float* dx) {
+void Col2Im(const Geometry& g, const float* cols, int64_t ld, float* dx) {
   for (int64_t c = 0; c < g.c; ++c) {
     for (int64_t r = 0; r < g.r; ++r) {
       for (int64_t s = 0; s < g.s; ++s) {
-        const float* row = cols + ((c * g.r + r) * g.s + s) * g.pq();
+        const float* row = cols + ((c * g.r + r) * g.s + s) * ld;
         const ColumnRange valid = ValidColumns(g, s);
         for (int64_t p = 0; p < g.p; ++p) {
           const int64_t hi = p * g.stride - g.pad + r;
@@ -115,6 +116,22 @@ void Col2Im(const Geometry& g, const float* cols, float* dx) {
   }
 }
 
+// Images whose columns go into one matrix product. One image of a small
+// output (ResNet's last stage: 4x4 positions against a 512 x 4608 weight)
+// makes a product that streams the whole weight for a few columns; a group
+// of images reuses it, and the weight gradient's inner dimension grows from
+// P Q to that many columns.
+constexpr int64_t kTargetColumns = 1024;
+int64_t ImagesPerGroup(const Geometry& g) {
+  return std::max<int64_t>(1, kTargetColumns / std::max<int64_t>(1, g.pq()));
+}
+
+int64_t NumGroups(const Geometry& g, int64_t group) {
+  return (g.n + group - 1) / group;
+}
+
+int64_t ImageSize(const Geometry& g) { return g.c * g.h * g.w; }
+
 }  // namespace
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
@@ -123,14 +140,28 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
   Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
-  // Images are independent: each worker takes a run of them.
-  ParallelFor(g.n, [&](int64_t begin, int64_t end, int) {
-    RowMatrix cols(g.crs(), g.pq());
-    for (int64_t n = begin; n < end; ++n) {
-      Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
-      MatrixMap ym(y.data() + n * g.k * g.pq(), g.k, g.pq());
-      ym.noalias() = wm * cols;
-      if (b.defined()) ym.colwise() += ConstVectorMap(b.data(), g.k);
+  const int64_t group = ImagesPerGroup(g);
+  // Images are independent: each worker takes a run of groups. Groups start
+  // at multiples of `group` whatever the threads, so every image sees the
+  // same products and the result does not depend on the thread count.
+  ParallelFor(NumGroups(g, group), [&](int64_t begin, int64_t end, int) {
+    std::vector<float> cols(g.crs() * group * g.pq());
+    RowMatrix out(g.k, group * g.pq());
+    for (int64_t n0 = begin * group; n0 < std::min(g.n, end * group);
+         n0 += group) {
+      const int64_t images = std::min(group, g.n - n0);
+      const int64_t ld = images * g.pq();
+      for (int64_t i = 0; i < images; ++i) {
+        Im2Col(g, x.data() + (n0 + i) * ImageSize(g), cols.data() + i * g.pq(),
+               ld);
+      }
+      auto ym = out.leftCols(ld);
+      ym.noalias() = wm * ConstMatrixMap(cols.data(), g.crs(), ld);
+      for (int64_t i = 0; i < images; ++i) {
+        MatrixMap yi(y.data() + (n0 + i) * g.k * g.pq(), g.k, g.pq());
+        yi = ym.middleCols(i * g.pq(), g.pq());
+        if (b.defined()) yi.colwise() += ConstVectorMap(b.data(), g.k);
+      }
     }
   });
   return y;
@@ -146,21 +177,37 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   grads.dw = Tensor(w.shape());
   if (has_bias) grads.db = Tensor({g.k});
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
+  const int64_t group = ImagesPerGroup(g);
   // Each worker sums its images' weight and bias gradients apart; the sums
   // are added in worker order, so results do not depend on timing.
-  const int workers = static_cast<int>(std::min<int64_t>(OpThreads(), g.n));
+  const int64_t groups = NumGroups(g, group);
+  const int workers = static_cast<int>(std::min<int64_t>(OpThreads(), groups));
   std::vector<RowMatrix> dw_parts(workers, RowMatrix::Zero(g.k, g.crs()));
   std::vector<Eigen::VectorXf> db_parts(workers, Eigen::VectorXf::Zero(g.k));
-  ParallelFor(g.n, [&](int64_t begin, int64_t end, int worker) {
-    RowMatrix cols(g.crs(), g.pq());
-    RowMatrix dcols(g.crs(), g.pq());
-    for (int64_t n = begin; n < end; ++n) {
-      const ConstMatrixMap dym(dy.data() + n * g.k * g.pq(), g.k, g.pq());
-      Im2Col(g, x.data() + n * g.c * g.h * g.w, cols.data());
-      dw_parts[worker].noalias() += dym * cols.transpose();
+  ParallelFor(groups, [&](int64_t begin, int64_t end, int worker) {
+    std::vector<float> cols(g.crs() * group * g.pq());
+    RowMatrix dcols(g.crs(), group * g.pq());
+    RowMatrix dyg(g.k, group * g.pq());
+    for (int64_t n0 = begin * group; n0 < std::min(g.n, end * group);
+         n0 += group) {
+      const int64_t images = std::min(group, g.n - n0);
+      const int64_t ld = images * g.pq();
+      for (int64_t i = 0; i < images; ++i) {
+        Im2Col(g, x.data() + (n0 + i) * ImageSize(g), cols.data() + i * g.pq(),
+               ld);
+        dyg.middleCols(i * g.pq(), g.pq()) =
+            ConstMatrixMap(dy.data() + (n0 + i) * g.k * g.pq(), g.k, g.pq());
+      }
+      const auto dym = dyg.leftCols(ld);
+      dw_parts[worker].noalias() +=
+          dym * ConstMatrixMap(cols.data(), g.crs(), ld).transpose();
       if (need_dx) {
-        dcols.noalias() = wm.transpose() * dym;
-        Col2Im(g, dcols.data(), grads.dx.data() + n * g.c * g.h * g.w);
+        auto dc = dcols.leftCols(ld);
+        dc.noalias() = wm.transpose() * dym;
+        for (int64_t i = 0; i < images; ++i) {
+          Col2Im(g, dcols.data() + i * g.pq(), dcols.cols(),
+                 grads.dx.data() + (n0 + i) * ImageSize(g));
+        }
       }
       if (has_bias) db_parts[worker] += dym.rowwise().sum();
     }

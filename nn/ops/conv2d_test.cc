@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "nn/ops/parallel.h"
 #include "nn/testing/gradient_check.h"
 
@@ -82,6 +84,44 @@ TEST(Conv2d, GradientsMatchFiniteDifferences) {
     ExpectGradientNear(name + " dw", w, g.dw, loss);
     if (c.bias) ExpectGradientNear(name + " db", b, g.db, loss);
   }
+}
+
+// Image i of a batch, as a batch of one.
+Tensor Slice(const Tensor& t, int64_t i) {
+  Shape one = t.shape();
+  one[0] = 1;
+  const int64_t size = t.numel() / t.dim(0);
+  Tensor out(one);
+  std::copy(t.data() + i * size, t.data() + (i + 1) * size, out.data());
+  return out;
+}
+
+// 9 images of 16x16 outputs go through the matrix products in groups (of 4,
+// 4 and 1 here); each image's results must be what it gets alone.
+TEST(Conv2d, GroupedImagesMatchImagesOneAtATime) {
+  const Tensor x = RandomTensor({9, 2, 16, 16}, 11),
+               w = RandomTensor({3, 2, 3, 3}, 12);
+  const Tensor b = RandomTensor({3}, 13), dy = RandomTensor({9, 3, 16, 16}, 14);
+  const Conv2dParams prm{1, 1};
+  for (int threads : {1, 2, 3}) {
+    SetOpThreads(threads);
+    const std::string t = " with " + std::to_string(threads) + " threads";
+    ExpectTensorNear("y" + t, Conv2dForward(x, w, b, prm),
+                     Reference(x, w, b, prm), 1e-5);
+    const Conv2dGrads all = Conv2dBackward(x, w, true, dy, prm);
+    Tensor dw({3, 2, 3, 3}), db({3});
+    for (int64_t i = 0; i < 9; ++i) {
+      const Conv2dGrads one =
+          Conv2dBackward(Slice(x, i), w, true, Slice(dy, i), prm);
+      ExpectTensorNear("dx of image " + std::to_string(i) + t, Slice(all.dx, i),
+                       one.dx, 1e-6);
+      for (int64_t j = 0; j < dw.numel(); ++j) dw.data()[j] += one.dw.data()[j];
+      for (int64_t j = 0; j < 3; ++j) db.data()[j] += one.db.data()[j];
+    }
+    ExpectTensorNear("dw" + t, all.dw, dw, 1e-4);
+    ExpectTensorNear("db" + t, all.db, db, 1e-4);
+  }
+  SetOpThreads(1);
 }
 
 TEST(Conv2d, ThreadsGiveTheSameResults) {
