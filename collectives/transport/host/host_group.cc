@@ -2,14 +2,31 @@
 
 namespace ringlet::collectives::host {
 
+namespace {
+
+int CountLocal(const std::vector<bool>& local) {
+  int n = 0;
+  for (bool is_local : local) n += is_local ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
 HostGroup::HostGroup(int size, int cores)
+    : HostGroup(size, cores, std::vector<bool>(size, true)) {}
+
+HostGroup::HostGroup(int size, int cores, const std::vector<bool>& local)
     : size_(size),
-      notifier_(size <= cores ? 2048 : 8),
+      notifier_(CountLocal(local) <= cores ? 2048 : 8),
       started_(new Progress[size]),
       gone_(new std::atomic<bool>[size]) {
-  links_.reserve(static_cast<size_t>(size) * size);
-  for (int i = 0; i < size * size; ++i) {
-    links_.push_back(std::make_unique<Link>());
+  links_.resize(static_cast<size_t>(size) * size);
+  for (int from = 0; from < size; ++from) {
+    for (int to = 0; to < size; ++to) {
+      if (local[from] && local[to]) {
+        links_[from * size + to] = std::make_unique<Link>();
+      }
+    }
   }
   for (int r = 0; r < size; ++r) {
     gone_[r].store(false);

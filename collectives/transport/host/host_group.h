@@ -40,8 +40,13 @@ class HostGroup {
  public:
   // Waits spin only while the group has no more ranks than `cores`.
   HostGroup(int size, int cores);
+  // A group of which only the ranks with local[r] live in this process (the
+  // others are reached by another transport): links exist between local
+  // ranks only, and only they count against `cores`.
+  HostGroup(int size, int cores, const std::vector<bool>& local);
 
   int size() const { return size_; }
+  // Both ranks must be local.
   Link& link(int from, int to) { return *links_[from * size_ + to]; }
   Notifier& notifier() { return notifier_; }
   const std::atomic<bool>& aborted() const { return aborted_; }

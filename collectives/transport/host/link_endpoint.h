@@ -48,6 +48,12 @@ class LinkEndpoint : public Transport {
   // Aborts the group with `message` and throws it.
   [[noreturn]] void Fail(const std::string& message);
 
+  // Counts a message this rank sent by other means (another transport).
+  void CountSent(size_t bytes) {
+    bytes_sent_ += bytes;
+    ++messages_sent_;
+  }
+
   const CallDesc& call() const { return call_; }
   HostGroup& group() { return *group_; }
 

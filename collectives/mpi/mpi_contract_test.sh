@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs a test binary as the processes of one mpirun job:
+#   mpi_contract_test.sh <processes> <binary> [args...]
+# Every process runs the same gtest cases in the same order; the job fails
+# when any process fails. Ends non-zero with a message when mpirun is
+# missing (./bazelw installs openmpi-bin).
+set -euo pipefail
+processes="$1"
+shift
+if ! command -v mpirun >/dev/null; then
+  echo "mpirun not found: install openmpi-bin (./bazelw does)" >&2
+  exit 1
+fi
+flags=(-np "$processes" --oversubscribe --bind-to none)
+if ((EUID == 0)); then flags+=(--allow-run-as-root); fi
+# One XML file per process would clobber Bazel's; gtest prints to the log.
+unset XML_OUTPUT_FILE GTEST_OUTPUT TEST_PREMATURE_EXIT_FILE
+# Bazel's sandbox has no home folder; OpenMPI wants somewhere to write.
+export HOME="${TEST_TMPDIR:-/tmp}"
+exec timeout --signal=KILL 600 mpirun "${flags[@]}" "$@"
