@@ -16,14 +16,6 @@ nn::Tensor ShardImages(const nn::ReplicaInput& shard) {
   return x;
 }
 
-void CheckShards(const std::vector<nn::ReplicaInput>& shards, int devices) {
-  if (static_cast<int>(shards.size()) != devices) {
-    throw std::invalid_argument("lenet: got " + std::to_string(shards.size()) +
-                                " shards for " + std::to_string(devices) +
-                                " devices");
-  }
-}
-
 }  // namespace
 
 LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
@@ -37,10 +29,12 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
 }
 
 nn::TrainStepStats LeNetReplicas::TrainStep(
-    const std::vector<nn::ReplicaInput>& shards) {
-  CheckShards(shards, num_devices());
+    const std::vector<nn::ReplicaInput>& all_shards) {
+  const std::vector<nn::ReplicaInput> shards =
+      group_.LocalShards(all_shards, "lenet");
+  // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const nn::ReplicaInput& s : shards) total += s.count;
+  for (const nn::ReplicaInput& s : all_shards) total += s.count;
   if (total == 0) throw std::invalid_argument("lenet: an empty batch");
   group_.Run([&](int d) {
     Replica& r = replicas_[d];
@@ -93,13 +87,14 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     out.samples += r.stats.samples;
   }
   out.comm_seconds = replicas_[0].stats.comm_seconds;
-  return out;
+  return group_.SumOverProcesses(out);
 }
 
 int64_t LeNetReplicas::CountCorrect(
-    const std::vector<nn::ReplicaInput>& shards) {
-  CheckShards(shards, num_devices());
-  std::vector<int64_t> correct(num_devices(), 0);
+    const std::vector<nn::ReplicaInput>& all_shards) {
+  const std::vector<nn::ReplicaInput> shards =
+      group_.LocalShards(all_shards, "lenet");
+  std::vector<int64_t> correct(group_.size(), 0);
   group_.Run([&](int d) {
     if (shards[d].count == 0) return;
     nn::LeNetActivations acts;
@@ -111,7 +106,7 @@ int64_t LeNetReplicas::CountCorrect(
   });
   int64_t sum = 0;
   for (int64_t c : correct) sum += c;
-  return sum;
+  return group_.SumOverProcesses(sum);
 }
 
 }  // namespace ringlet::trainers

@@ -23,13 +23,14 @@ class LeNetReplicas : public ParallelTrainer {
                 const std::vector<nn::Device>& devices,
                 const nn::ReplicaGroupOptions& group_options, float lr);
 
-  int num_devices() const override { return group_.size(); }
+  int num_devices() const override { return group_.ranks(); }
   // Loss is the sum over the batch (the chapter's reduction='none' then
   // sum); the step divides by the batch's true size, however it was split.
   nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) override;
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override;
 
+  // This process's device `device` (0 .. local devices - 1).
   const nn::LeNetParams& params(int device) const {
     return replicas_[device].params;
   }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "nn/models/lenet.h"
+#include "trainers/common/job.h"
 #include "trainers/common/progress.h"
 #include "trainers/common/trainer_setup.h"
 #include "trainers/common/training_loop.h"
@@ -25,29 +26,42 @@ int Main(int argc, char** argv) {
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices, std::cerr);
+    const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
     const int64_t batch_size = flags.batch_size > 0 ? flags.batch_size : 256;
     const double lr = flags.lr > 0 ? flags.lr : 0.2;
     nn::ReplicaGroupOptions group;
     group.backend = flags.backend;
     group.threads_per_device =
         ThreadsPerDevice(flags.threads_per_device, devices.size());
+    group.processes = job.processes;
     const data::FashionMnist data = LoadTrainerData(flags);
     LeNetReplicas replicas(nn::LeNetParams::Init(flags.seed), devices, group,
                            static_cast<float>(lr));
-    std::cout << SetupLine("lenet_scratch", devices, flags.backend, batch_size,
-                           lr, group.threads_per_device, data, flags.epochs)
-              << std::endl;
+    std::ostream& out = job.LeaderOnly(std::cout);
+    const std::string where = job.Where(devices);
+    out << SetupLine("lenet_scratch", where, job.ranks, flags.backend,
+                     batch_size, lr, group.threads_per_device, data,
+                     flags.epochs)
+        << std::endl;
     LoopOptions loop;
     loop.epochs = flags.epochs;
     loop.batch_size = batch_size;
     loop.seed = flags.seed;
-    loop.terminal = IsTerminal(2);
-    loop.metrics_out = flags.metrics_out;
-    loop.plot_out = flags.plot_out;
-    loop.plot_title = "lenet_scratch on " + nn::ToString(devices);
+    // mpirun hands processes a pseudo-terminal even when its own output is
+    // a log, so a job of several processes logs plain lines.
+    loop.terminal = IsTerminal(2) && job.num_processes == 1;
+    if (job.leader()) {
+      loop.metrics_out = flags.metrics_out;
+      loop.plot_out = flags.plot_out;
+    }
+    loop.plot_title = "lenet_scratch on " + where;
     const std::vector<EpochMetrics> epochs = TrainEpochs(
-        replicas, data.train, data.test, loop, std::cout, std::cerr);
-    std::cout << ClosingLine(epochs, nn::ToString(devices)) << std::endl;
+        replicas, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));
+    out << ClosingLine(epochs, where) << std::endl;
+    if (job.leader() && !flags.params_out.empty()) {
+      const nn::LeNetParams& params = replicas.params(0);
+      WriteParameters(flags.params_out, params.All());
+    }
     return 0;
   });
 }

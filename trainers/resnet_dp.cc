@@ -7,6 +7,7 @@
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
 #include "nn/parallel/data_parallel.h"
+#include "trainers/common/job.h"
 #include "trainers/common/progress.h"
 #include "trainers/common/trainer_setup.h"
 #include "trainers/common/training_loop.h"
@@ -18,7 +19,7 @@ namespace {
 class DataParallelTrainer : public ParallelTrainer {
  public:
   explicit DataParallelTrainer(nn::DataParallel& dp) : dp_(dp) {}
-  int num_devices() const override { return dp_.size(); }
+  int num_devices() const override { return dp_.ranks(); }
   nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) override {
     return dp_.TrainStep(shards);
@@ -48,7 +49,8 @@ int Main(int argc, char** argv) {
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices, std::cerr);
-    const int n = static_cast<int>(devices.size());
+    const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
+    const int n = job.ranks;
     const int64_t batch_size =
         flags.batch_size > 0 ? flags.batch_size : int64_t{256} * n;
     const double lr = flags.lr > 0 ? flags.lr : 0.1 * n;
@@ -58,7 +60,9 @@ int Main(int argc, char** argv) {
     options.backend = flags.backend;
     options.sgd.lr = static_cast<float>(lr);
     options.sync_bn = sync_bn;
-    options.threads_per_device = ThreadsPerDevice(flags.threads_per_device, n);
+    options.threads_per_device =
+        ThreadsPerDevice(flags.threads_per_device, devices.size());
+    options.processes = job.processes;
     const uint64_t seed = flags.seed;
     nn::DataParallel dp(
         [seed] {
@@ -67,21 +71,34 @@ int Main(int argc, char** argv) {
           return net;
         },
         devices, options);
-    std::cout << SetupLine("resnet_dp", devices, flags.backend, batch_size, lr,
-                           options.threads_per_device, data, flags.epochs)
-              << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
+    std::ostream& out = job.LeaderOnly(std::cout);
+    const std::string where = job.Where(devices);
+    out << SetupLine("resnet_dp", where, n, flags.backend, batch_size, lr,
+                     options.threads_per_device, data, flags.epochs)
+        << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
     DataParallelTrainer trainer(dp);
     LoopOptions loop;
     loop.epochs = flags.epochs;
     loop.batch_size = batch_size;
     loop.seed = seed;
-    loop.terminal = IsTerminal(2);
-    loop.metrics_out = flags.metrics_out;
-    loop.plot_out = flags.plot_out;
-    loop.plot_title = "resnet_dp on " + nn::ToString(devices);
-    const std::vector<EpochMetrics> epochs =
-        TrainEpochs(trainer, data.train, data.test, loop, std::cout, std::cerr);
-    std::cout << ClosingLine(epochs, nn::ToString(devices)) << std::endl;
+    // mpirun hands processes a pseudo-terminal even when its own output is
+    // a log, so a job of several processes logs plain lines.
+    loop.terminal = IsTerminal(2) && job.num_processes == 1;
+    if (job.leader()) {
+      loop.metrics_out = flags.metrics_out;
+      loop.plot_out = flags.plot_out;
+    }
+    loop.plot_title = "resnet_dp on " + where;
+    const std::vector<EpochMetrics> epochs = TrainEpochs(
+        trainer, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));
+    out << ClosingLine(epochs, where) << std::endl;
+    if (job.leader() && !flags.params_out.empty()) {
+      std::vector<const nn::Tensor*> values;
+      for (nn::Parameter* p : dp.replica(0).Parameters()) {
+        values.push_back(&p->value);
+      }
+      WriteParameters(flags.params_out, values);
+    }
     return 0;
   });
 }

@@ -70,6 +70,7 @@ ReplicaGroupOptions GroupOptions(const DataParallelOptions& options) {
   // may be inside a gradient allreduce: they need a group of their own.
   out.comm_groups = options.sync_bn ? 2 : 1;
   out.comm = options.comm;
+  out.processes = options.processes;
   return out;
 }
 
@@ -114,28 +115,13 @@ DataParallel::DataParallel(const ModelFactory& make_model,
 
 DataParallel::~DataParallel() = default;
 
-void DataParallel::CheckShards(const std::vector<ReplicaInput>& shards) const {
-  if (static_cast<int>(shards.size()) != size()) {
-    throw std::invalid_argument(
-        "data parallel: got " + std::to_string(shards.size()) + " shards for " +
-        std::to_string(size()) + " devices " + ToString(devices()) +
-        "; split each batch into one shard per device");
-  }
-  for (size_t d = 0; d < shards.size(); ++d) {
-    const ReplicaInput& s = shards[d];
-    if (s.count < 0 || (s.count > 0 && (!s.images || !s.labels))) {
-      throw std::invalid_argument("data parallel: shard " + std::to_string(d) +
-                                  " has count " + std::to_string(s.count) +
-                                  " and missing images or labels");
-    }
-  }
-}
-
 TrainStepStats DataParallel::TrainStep(
-    const std::vector<ReplicaInput>& shards) {
-  CheckShards(shards);
+    const std::vector<ReplicaInput>& all_shards) {
+  const std::vector<ReplicaInput> shards =
+      group_.LocalShards(all_shards, "data parallel");
+  // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const ReplicaInput& s : shards) total += s.count;
+  for (const ReplicaInput& s : all_shards) total += s.count;
   if (total == 0) {
     throw std::invalid_argument("data parallel: a training step needs samples");
   }
@@ -190,11 +176,13 @@ TrainStepStats DataParallel::TrainStep(
     out.samples += r->stats.samples;
   }
   out.comm_seconds = replicas_[0]->stats.comm_seconds;
-  return out;
+  return group_.SumOverProcesses(out);
 }
 
-int64_t DataParallel::CountCorrect(const std::vector<ReplicaInput>& shards) {
-  CheckShards(shards);
+int64_t DataParallel::CountCorrect(
+    const std::vector<ReplicaInput>& all_shards) {
+  const std::vector<ReplicaInput> shards =
+      group_.LocalShards(all_shards, "data parallel");
   std::vector<int64_t> correct(size(), 0);
   group_.Run([&](int d) {
     Sequential& model = *replicas_[d]->model;
@@ -214,7 +202,7 @@ int64_t DataParallel::CountCorrect(const std::vector<ReplicaInput>& shards) {
   });
   int64_t sum = 0;
   for (int64_t c : correct) sum += c;
-  return sum;
+  return group_.SumOverProcesses(sum);
 }
 
 Sequential& DataParallel::replica(int device) {

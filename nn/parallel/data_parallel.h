@@ -39,6 +39,8 @@ struct DataParallelOptions {
   int64_t bucket_bytes = 4 << 20;
   Shape sample_shape = {1, 28, 28};
   collectives::CommOptions comm;
+  // The job's processes under mpirun; null: one process (see ReplicaGroup).
+  std::shared_ptr<collectives::ProcessGroup> processes;
 };
 
 class DataParallel {
@@ -54,25 +56,26 @@ class DataParallel {
                const DataParallelOptions& options);
   ~DataParallel();
 
-  // One SGD step on the batch whose shard for device d is shards[d]. A
-  // failure on any device (bad labels, a collective error) is rethrown here
-  // after every device has stopped.
+  // One SGD step on the batch whose shard for rank r of the job is
+  // shards[r] (in one process, rank r is device r); returns the job's
+  // statistics. A failure on any device (bad labels, a collective error) is
+  // rethrown here after every device has stopped.
   TrainStepStats TrainStep(const std::vector<ReplicaInput>& shards);
 
-  // Correct predictions in evaluation mode (running statistics), every
-  // device classifying its shard at once.
+  // Correct predictions over the job in evaluation mode (running
+  // statistics), every device classifying its shard at once.
   int64_t CountCorrect(const std::vector<ReplicaInput>& shards);
 
   void set_lr(float lr);
   const ReplicaGroup& group() const { return group_; }
-  int num_buckets() const;  // Gradient buckets per step.
-  int size() const { return group_.size(); }
+  int num_buckets() const;                      // Gradient buckets per step.
+  int size() const { return group_.size(); }    // This process's devices.
+  int ranks() const { return group_.ranks(); }  // Devices of the whole job.
   const std::vector<Device>& devices() const { return group_.devices(); }
   Sequential& replica(int device);
 
  private:
   struct Replica;  // Model, optimizer and reducer of one device.
-  void CheckShards(const std::vector<ReplicaInput>& shards) const;
 
   // Declared before the replicas: their reducer threads use its
   // communicators, so the replicas must go first.

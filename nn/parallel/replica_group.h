@@ -2,6 +2,10 @@
 // communicators: what both trainers' replicas share. A failure on one
 // device aborts its communicators, so the others stop at once instead of
 // at the timeout, and the first failure (the cause) is what the caller sees.
+//
+// A job may span processes (mpirun, options.processes): this process's
+// devices are then ranks [first_rank(), first_rank() + size()) of a job of
+// ranks() ranks, and a batch is split into one shard per rank of the job.
 #ifndef RINGLET_NN_PARALLEL_REPLICA_GROUP_H_
 #define RINGLET_NN_PARALLEL_REPLICA_GROUP_H_
 
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/process_group.h"
 #include "nn/device.h"
 #include "nn/parallel/device_workers.h"
 
@@ -39,13 +44,17 @@ struct ReplicaGroupOptions {
   // threads of a device (gradients on one, batch norm on another).
   int comm_groups = 1;
   collectives::CommOptions comm;
+  // The job's processes; null: this process alone holds every rank.
+  std::shared_ptr<collectives::ProcessGroup> processes;
 };
 
 class ReplicaGroup {
  public:
   // Throws DeviceError for an empty list, a device listed twice or one this
   // build of nn cannot compute on; std::invalid_argument for an unknown
-  // backend; CollectiveError when the backend cannot run here.
+  // backend; CollectiveError when the backend cannot run here;
+  // std::invalid_argument when options.processes does not hold this many
+  // local ranks.
   ReplicaGroup(const std::vector<Device>& devices,
                const ReplicaGroupOptions& options);
 
@@ -59,13 +68,27 @@ class ReplicaGroup {
   collectives::Communicator& comm(int device, int group = 0) {
     return *comms_.at(group).at(device);
   }
+  // This process's devices.
   int size() const { return static_cast<int>(devices_.size()); }
+  // Ranks in the whole job, and the global rank of local device 0.
+  int ranks() const { return processes_ ? processes_->size() : size(); }
+  int first_rank() const { return processes_ ? processes_->first_rank() : 0; }
+  // Sums step statistics (all but comm_seconds) or a count over the job's
+  // processes; call from one thread, outside Run.
+  TrainStepStats SumOverProcesses(const TrainStepStats& local);
+  int64_t SumOverProcesses(int64_t local);
+  // The shards of this process's devices: local device d gets
+  // shards[first_rank() + d]. Throws std::invalid_argument unless there is
+  // one shard per rank of the job, each with data for its count.
+  std::vector<ReplicaInput> LocalShards(const std::vector<ReplicaInput>& shards,
+                                        const char* who) const;
   const std::vector<Device>& devices() const { return devices_; }
   const std::string& backend() const { return options_.backend; }
 
  private:
   std::vector<Device> devices_;
   ReplicaGroupOptions options_;
+  std::shared_ptr<collectives::ProcessGroup> processes_;
   std::vector<std::vector<std::unique_ptr<collectives::Communicator>>> comms_;
   std::unique_ptr<DeviceWorkers> workers_;
   std::mutex failure_mu_;

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <thread>
 
 #include "data/fashion_mnist.h"
 #include "nn/cuda/device_probe.h"
+#include "trainers/common/job.h"
 
 namespace ringlet::trainers {
 
@@ -35,7 +39,8 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
                  "devices), or cuda:I,J,...")
       ->capture_default_str();
   app.add_option("--backend", f->backend,
-                 "how gradients are summed: ring, naive or nccl")
+                 "how gradients are summed: ring, naive or nccl (under "
+                 "mpirun also mpi)")
       ->capture_default_str();
   app.add_option("--epochs", f->epochs, "passes over the training set")
       ->check(kPositive)
@@ -64,6 +69,23 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
                  "write one JSON line per epoch to this file");
   app.add_option("--plot_out", f->plot_out,
                  "draw loss and accuracies per epoch into this SVG file");
+  app.add_option("--params_out", f->params_out,
+                 "write the trained parameters to this file: float32, "
+                 "little-endian, one tensor after another in the model's "
+                 "order");
+}
+
+void WriteParameters(const std::string& path,
+                     const std::vector<const nn::Tensor*>& tensors) {
+  std::ofstream out(path, std::ios::binary);
+  for (const nn::Tensor* t : tensors) {
+    out.write(reinterpret_cast<const char*>(t->data()),
+              static_cast<std::streamsize>(t->numel() * sizeof(float)));
+  }
+  if (!out.flush()) {
+    throw std::runtime_error("cannot write parameters to '" + path +
+                             "': check the folder exists and is writable");
+  }
 }
 
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
@@ -84,7 +106,10 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
 int ThreadsPerDevice(int requested, int devices) {
   if (requested > 0) return requested;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, devices));
+  // Processes mpirun started on this host share its cores.
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int processes = local_size ? std::max(1, std::atoi(local_size)) : 1;
+  return std::max(1, cores / std::max(1, devices * processes));
 }
 
 namespace {
@@ -105,16 +130,14 @@ data::FashionMnist LoadTrainerData(const TrainerFlags& flags) {
   return data;
 }
 
-std::string SetupLine(const std::string& program,
-                      const std::vector<nn::Device>& devices,
-                      const std::string& backend, int64_t batch_size, double lr,
-                      int threads_per_device, const data::FashionMnist& data,
-                      int epochs) {
-  const int n = static_cast<int>(devices.size());
+std::string SetupLine(const std::string& program, const std::string& where,
+                      int n, const std::string& backend, int64_t batch_size,
+                      double lr, int threads_per_device,
+                      const data::FashionMnist& data, int epochs) {
   char lr_text[32];
   std::snprintf(lr_text, sizeof(lr_text), "%g", lr);
-  std::string line = program + " on " + nn::ToString(devices) + ": backend " +
-                     backend + ", batch " + std::to_string(batch_size);
+  std::string line = program + " on " + where + ": backend " + backend +
+                     ", batch " + std::to_string(batch_size);
   if (n > 1) {
     line += " (" + std::to_string(batch_size / n) +
             (batch_size % n ? "-" + std::to_string(batch_size / n + 1) : "") +
@@ -144,8 +167,10 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
     return body();
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << app.get_name() << ": error: " << e.what() << "\n";
-    return 1;
+    std::cerr << app.get_name() << ": error" << JobErrorContext() << ": "
+              << e.what() << "\n";
+    // Under mpirun the other processes are ended too, not left waiting.
+    EndJob(1);
   }
 }
 

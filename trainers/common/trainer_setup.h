@@ -12,6 +12,7 @@
 #include "CLI/CLI.hpp"
 #include "data/fashion_mnist.h"
 #include "nn/device.h"
+#include "nn/tensor.h"
 
 namespace ringlet::trainers {
 
@@ -28,6 +29,7 @@ struct TrainerFlags {
   int64_t test_limit = 0;      // 0: every test image.
   std::string metrics_out;
   std::string plot_out;
+  std::string params_out;
 };
 
 // Adds the flags of the issue's list, with range checks, to `app`.
@@ -41,7 +43,7 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
                                               std::ostream& notes);
 
 // Cores per device when --threads_per_device is 0: the machine's cores
-// shared out, at least one.
+// shared out (among the processes mpirun put on it, too), at least one.
 int ThreadsPerDevice(int requested, int devices);
 
 // The data set from --data_dir (or its defaults), cut to --limit and
@@ -50,16 +52,23 @@ data::FashionMnist LoadTrainerData(const TrainerFlags& flags);
 
 // The one-line summary printed at start: "lenet_scratch on [cpu:0, cpu:1]:
 // backend ring, batch 256 (128 per device), lr 0.2, 1 thread per device,
-// 60000 training and 10000 test images, 10 epochs".
-std::string SetupLine(const std::string& program,
-                      const std::vector<nn::Device>& devices,
-                      const std::string& backend, int64_t batch_size, double lr,
-                      int threads_per_device, const data::FashionMnist& data,
-                      int epochs);
+// 60000 training and 10000 test images, 10 epochs". `where` names the
+// devices (TrainerJob::Where), `ranks` counts them over the job.
+std::string SetupLine(const std::string& program, const std::string& where,
+                      int ranks, const std::string& backend, int64_t batch_size,
+                      double lr, int threads_per_device,
+                      const data::FashionMnist& data, int epochs);
+
+// --params_out: the tensors' values, float32, one after another. Throws
+// std::runtime_error when the file cannot be written.
+void WriteParameters(const std::string& path,
+                     const std::vector<const nn::Tensor*>& tensors);
 
 // Runs a trainer's main: parses argv into `app` (--help prints and returns
 // 0; a bad flag prints CLI11's message and returns non-zero), then `body`;
-// an exception becomes "<program>: error: <what>" on stderr and exit code 1.
+// an exception becomes "<program>: error: <what>" on stderr and exit code 1
+// (under mpirun, "error on process P of N (host H)", and every process of
+// the job ends).
 int RunTrainerMain(CLI::App& app, int argc, char** argv,
                    const std::function<int()>& body);
 

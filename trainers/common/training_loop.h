@@ -16,15 +16,17 @@
 
 namespace ringlet::trainers {
 
-// What the loop drives: a model replicated on `num_devices()` devices.
+// What the loop drives: a model replicated on `num_devices()` devices, all
+// of the job's (under mpirun, every process runs the same loop on the same
+// batches, and each computes the shards of its own devices).
 class ParallelTrainer {
  public:
   virtual ~ParallelTrainer() = default;
   virtual int num_devices() const = 0;
-  // One step on a batch given as one shard per device.
+  // One step on a batch given as one shard per device; the job's statistics.
   virtual nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) = 0;
-  // Correct predictions, every device classifying its shard.
+  // Correct predictions over the job, every device classifying its shard.
   virtual int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) = 0;
 };
 

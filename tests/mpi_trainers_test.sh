@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The trainers under mpirun (openmpi-bin), on the installed Fashion-MNIST:
+#  1. lenet_scratch, 2 processes with one CPU device each, one epoch on a
+#     subset, ends with the parameters of the single-process run on 2 CPU
+#     devices (within 1e-6 relative), for the ring and mpi backends; only
+#     process 0 prints the setup, epoch and closing lines;
+#  2. 2 processes with 2 devices each equal one process with 4;
+#  3. resnet_dp with --sync_bn runs under mpirun and writes its metrics;
+#  4. an error on one process is printed with its process number and ends
+#     the whole job, non-zero;
+#  5. a process killed mid-run ends the job non-zero within the timeout,
+#     with a message naming the lost rank, and leaves no process behind.
+# Args: the lenet_scratch and resnet_dp binaries.
+set -euo pipefail
+
+lenet="$(realpath "$1")"
+resnet="$(realpath "$2")"
+out="${TEST_TMPDIR:-/tmp}"
+export HOME="$out" # OpenMPI wants a home folder; Bazel's sandbox has none.
+unset XML_OUTPUT_FILE TEST_PREMATURE_EXIT_FILE
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+command -v mpirun >/dev/null || fail "mpirun not found: install openmpi-bin (./bazelw does)"
+mpi=(mpirun --oversubscribe --bind-to none)
+if ((EUID == 0)); then mpi+=(--allow-run-as-root); fi
+
+# same_params <a> <b>: every float32 within 1e-6 relative (1e-7 floor).
+same_params() {
+  python3 - "$1" "$2" <<'PY'
+import array, sys
+a, b = array.array("f"), array.array("f")
+a.frombytes(open(sys.argv[1], "rb").read())
+b.frombytes(open(sys.argv[2], "rb").read())
+if len(a) != len(b) or not a:
+    sys.exit(f"sizes differ: {len(a)} and {len(b)} values")
+worst = max(abs(x - y) / max(abs(x), 1e-7) for x, y in zip(a, b))
+print(f"{len(a)} parameters, largest relative difference {worst:.3g}")
+sys.exit(0 if worst <= 1e-6 else 1)
+PY
+}
+
+common=(--epochs=1 --limit=3000 --test_limit=500 --lr=0.9 --seed=7)
+
+# 1. Two processes of one device equal one process of two devices.
+"$lenet" --devices=cpu:2 "${common[@]}" --params_out="$out/one.bin" \
+  >"$out/one.txt" 2>/dev/null
+for backend in ring mpi; do
+  "${mpi[@]}" -np 2 "$lenet" --devices=cpu:1 --backend="$backend" \
+    "${common[@]}" --params_out="$out/$backend.bin" \
+    --metrics_out="$out/$backend.jsonl" >"$out/$backend.txt" 2>/dev/null ||
+    fail "lenet_scratch under mpirun, backend $backend, failed"
+  cat "$out/$backend.txt"
+  same_params "$out/one.bin" "$out/$backend.bin" ||
+    fail "backend $backend: parameters differ from the single-process run"
+  [[ "$(grep -c '^lenet_scratch on 2 processes x \[cpu:0\] (mpirun)' "$out/$backend.txt")" -eq 1 ]] ||
+    fail "expected one setup line, from process 0 only"
+  [[ "$(grep -c '^epoch 1/1:' "$out/$backend.txt")" -eq 1 ]] ||
+    fail "expected one epoch line, from process 0 only"
+  [[ "$(wc -l <"$out/$backend.jsonl")" -eq 1 ]] ||
+    fail "expected one metrics line"
+done
+# The same loss as the single-process run, to the last digit printed.
+grep '^epoch 1/1:' "$out/one.txt" | sed 's/, [0-9.]* s,.*//' >"$out/one.loss"
+grep '^epoch 1/1:' "$out/ring.txt" | sed 's/, [0-9.]* s,.*//' >"$out/ring.loss"
+cmp -s "$out/one.loss" "$out/ring.loss" || fail "epoch lines differ: $(cat "$out/one.loss") vs $(cat "$out/ring.loss")"
+
+# 2. Two processes of two devices equal one process of four.
+"$lenet" --devices=cpu:4 "${common[@]}" --params_out="$out/four.bin" \
+  >/dev/null 2>&1
+"${mpi[@]}" -np 2 "$lenet" --devices=cpu:2 "${common[@]}" \
+  --params_out="$out/two_by_two.bin" >/dev/null 2>&1 ||
+  fail "lenet_scratch under mpirun with 2 devices per process failed"
+same_params "$out/four.bin" "$out/two_by_two.bin" ||
+  fail "2 processes x 2 devices differ from 1 process x 4 devices"
+
+# 3. resnet_dp with synchronised batch norm across processes.
+"${mpi[@]}" -np 2 "$resnet" --devices=cpu:1 --sync_bn --epochs=1 \
+  --limit=64 --test_limit=32 --batch_size=32 \
+  --metrics_out="$out/resnet.jsonl" >"$out/resnet.txt" 2>/dev/null ||
+  fail "resnet_dp under mpirun failed"
+cat "$out/resnet.txt"
+[[ "$(wc -l <"$out/resnet.jsonl")" -eq 1 ]] || fail "resnet_dp: no metrics"
+
+# 4. A missing data set on process 1 only: its error names it, and the
+# whole job ends non-zero (process 0 is not left waiting).
+status=0
+timeout 120 "${mpi[@]}" -np 1 "$lenet" --devices=cpu:1 "${common[@]}" : \
+  -np 1 "$lenet" --devices=cpu:1 "${common[@]}" --data_dir="$out/nowhere" \
+  >"$out/error.txt" 2>&1 || status=$?
+cat "$out/error.txt"
+((status != 0 && status != 124)) || fail "expected a non-zero exit before the time limit, got $status"
+grep -q 'lenet_scratch: error on process 1 of 2 (host .*): .*nowhere' \
+  "$out/error.txt" || fail "the error does not name process 1"
+
+# 5. Process 1 killed after the first epoch.
+"${mpi[@]}" -np 2 "$lenet" --devices=cpu:1 --epochs=1000 --limit=2048 \
+  --test_limit=100 >"$out/killed.txt" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  grep -q '^epoch 1/1000:' "$out/killed.txt" && break
+  sleep 0.1
+done
+grep -q '^epoch 1/1000:' "$out/killed.txt" || fail "the job never finished an epoch"
+victim=""
+for pid in $(pgrep -P "$job"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+    victim="$pid"
+  fi
+done
+[[ -n "$victim" ]] || fail "cannot find the process of rank 1"
+start=$SECONDS
+kill -KILL "$victim"
+status=0
+wait "$job" || status=$?
+elapsed=$((SECONDS - start))
+cat "$out/killed.txt" | tail -n 15
+((status != 0)) || fail "the job ended with status 0 after losing a process"
+((elapsed <= 60)) || fail "the job took ${elapsed}s to end after losing a process"
+grep -qiE 'rank 1 .*(killed|signal)|process rank 1' "$out/killed.txt" ||
+  fail "no message names the lost rank 1"
+if pgrep -f -- "$lenet --devices=cpu:1 --epochs=1000" >/dev/null; then
+  fail "a process of the killed job is still running"
+fi
+echo "PASS"

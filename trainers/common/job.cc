@@ -1,0 +1,64 @@
+#include "trainers/common/job.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "collectives/mpi/mpi_world.h"
+
+namespace ringlet::trainers {
+namespace {
+
+// The job this process joined, for errors raised anywhere after it.
+std::shared_ptr<collectives::mpi::MpiWorld>& JoinedWorld() {
+  static std::shared_ptr<collectives::mpi::MpiWorld> world;
+  return world;
+}
+
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return traits_type::not_eof(c); }
+};
+
+}  // namespace
+
+std::ostream& TrainerJob::LeaderOnly(std::ostream& stream) const {
+  static NullBuffer buffer;
+  static std::ostream null_stream(&buffer);
+  return leader() ? stream : null_stream;
+}
+
+std::string TrainerJob::Where(const std::vector<nn::Device>& devices) const {
+  if (num_processes == 1) return nn::ToString(devices);
+  return std::to_string(num_processes) + " processes x " +
+         nn::ToString(devices) + " (mpirun)";
+}
+
+TrainerJob JoinTrainerJob(int local_devices) {
+  TrainerJob job;
+  job.ranks = local_devices;
+  if (!collectives::mpi::LaunchedByMpirun()) return job;
+  auto world = collectives::mpi::MpiWorld::Join(local_devices);
+  JoinedWorld() = world;
+  job.processes = world;
+  job.process = world->process();
+  job.num_processes = world->processes();
+  job.ranks = world->size();
+  return job;
+}
+
+std::string JobErrorContext() {
+  const auto& world = JoinedWorld();
+  if (!world || world->processes() == 1) return "";
+  return " on process " + std::to_string(world->process()) + " of " +
+         std::to_string(world->processes()) + " (host " + world->host() + ")";
+}
+
+void EndJob(int exit_code) {
+  std::cout.flush();
+  std::cerr.flush();
+  const auto& world = JoinedWorld();
+  if (world && world->processes() > 1) world->AbortJob(exit_code);
+  std::exit(exit_code);
+}
+
+}  // namespace ringlet::trainers

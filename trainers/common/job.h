@@ -1,0 +1,45 @@
+// Where a trainer process stands in its job: alone (the usual `bazel run`),
+// or one of the processes mpirun started, each with its own devices. Every
+// process runs the same loop on the same batches; the first one (process
+// 0) prints, writes the metrics and draws the plot.
+#ifndef RINGLET_TRAINERS_COMMON_JOB_H_
+#define RINGLET_TRAINERS_COMMON_JOB_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "collectives/process_group.h"
+#include "nn/device.h"
+
+namespace ringlet::trainers {
+
+struct TrainerJob {
+  // The job's processes under mpirun; null when this process is the job.
+  std::shared_ptr<collectives::ProcessGroup> processes;
+  int process = 0;
+  int num_processes = 1;
+  int ranks = 1;  // Devices over the whole job.
+
+  bool leader() const { return process == 0; }
+  // `stream` on the leader, a stream that drops everything elsewhere.
+  std::ostream& LeaderOnly(std::ostream& stream) const;
+  // "[cpu:0, cpu:1]", or "2 processes x [cpu:0] (mpirun)".
+  std::string Where(const std::vector<nn::Device>& devices) const;
+};
+
+// Joins the mpirun job this process was started in (collective: every
+// process calls it once, with its own device count), or makes a job of
+// this process alone. Throws collectives::CollectiveError when MPI fails.
+TrainerJob JoinTrainerJob(int local_devices);
+
+// For errors: "" alone, else " on process 1 of 2 (host h)".
+std::string JobErrorContext();
+// Ends this process with `exit_code`; in a job of several processes, ends
+// them all (MPI_Abort), so none is left waiting for this one.
+[[noreturn]] void EndJob(int exit_code);
+
+}  // namespace ringlet::trainers
+
+#endif  // RINGLET_TRAINERS_COMMON_JOB_H_
