@@ -1,15 +1,19 @@
 // allreduce_bench: allreduce time and bandwidth per size, in the manner of
-// nccl-tests, for the in-process backends.
+// nccl-tests, for every backend.
 //
 //   ./bazelw run //collectives:allreduce_bench -- --backend=ring
 //       --ranks=2 --min_bytes=4 --max_bytes=256M
+//   mpirun -np 2 bazel-bin/collectives/allreduce_bench --backend=mpi --ranks=1
 //
-// Each rank is a thread. Per row: one checked call (#wrong counts elements
-// that differ from the exact result, on all ranks), warm-up calls, then
-// timed calls between two barriers; time is the slowest rank's average.
-// algbw = bytes / time; busbw = algbw x 2(n-1)/n, comparable with NCCL's.
-// bytes_sent_per_rank is the most any rank sent per call, as counted by the
-// transport: 2(n-1)/n x bytes for the ring, (n-1) x bytes at the naive root.
+// Each rank is a thread; under mpirun each process holds --ranks of them
+// and the job's ranks form one group (ring and naive: MPI between
+// processes; mpi: MPI_Iallreduce, one rank per process). Per row: one checked
+// call (#wrong counts elements that differ from the exact result, on all
+// ranks), warm-up calls, then timed calls between two barriers; time is the
+// slowest rank's average. algbw = bytes / time; busbw = algbw x 2(n-1)/n,
+// comparable with NCCL's. bytes_sent_per_rank is the most any rank sent per
+// call, as counted by the transport: 2(n-1)/n x bytes for the ring, (n-1) x
+// bytes at the naive root.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -22,6 +26,7 @@
 
 #include "collectives/bench_flags.h"
 #include "collectives/collectives.h"
+#include "collectives/mpi/mpi_world.h"
 #include "collectives/rank_buffer.h"
 
 namespace ringlet::collectives {
@@ -73,16 +78,17 @@ size_t CountWrong(const std::vector<unsigned char>& buf, size_t count,
   return wrong;
 }
 
-struct RankResult {
+// A row over all ranks: the slowest rank's time, the most any rank sent,
+// and the wrong elements of every rank.
+struct RowResult {
   double seconds_per_call = 0;
-  uint64_t bytes_sent_per_call = 0;
-  size_t wrong = 0;
+  double bytes_sent_per_call = 0;
+  double wrong = 0;
 };
 
 void RunRank(Communicator& comm, const Flags& flags,
              const std::vector<uint64_t>& sizes, DataType type, ReduceOp op,
-             std::vector<RankResult>* results,
-             const std::function<void(uint64_t)>& report) {
+             const std::function<void(uint64_t, const RowResult&)>& report) {
   const int r = comm.rank();
   const size_t esize = SizeOf(type);
   // Host copies to fill and check; the buffers the backend works on may be
@@ -102,7 +108,7 @@ void RunRank(Communicator& comm, const Flags& flags,
     fill();
     comm.AllReduce(send.data(), out, count, type, op);
     (flags.in_place ? send : recv).Download(host.data(), bytes);
-    RankResult& mine = (*results)[r];
+    RowResult mine;
     if (type == DataType::kFloat32) {
       mine.wrong = CountWrong<float>(host, count, comm.size(), op);
     } else if (type == DataType::kFloat64) {
@@ -125,10 +131,16 @@ void RunRank(Communicator& comm, const Flags& flags,
     const auto stop = std::chrono::steady_clock::now();
     mine.seconds_per_call =
         std::chrono::duration<double>(stop - start).count() / calls;
-    mine.bytes_sent_per_call = (comm.stats().bytes_sent - sent_before) / calls;
-    comm.Barrier();  // Every rank's result is written before rank 0 reads.
-    if (r == 0) report(bytes);
-    comm.Barrier();
+    mine.bytes_sent_per_call =
+        static_cast<double>(comm.stats().bytes_sent - sent_before) / calls;
+    // The row over all ranks, wherever they are (threads or processes).
+    double worst[2] = {mine.seconds_per_call, mine.bytes_sent_per_call};
+    comm.AllReduce(worst, worst, 2, DataType::kFloat64, ReduceOp::kMax);
+    comm.AllReduce(&mine.wrong, &mine.wrong, 1, DataType::kFloat64,
+                   ReduceOp::kSum);
+    if (r == 0) {
+      report(bytes, RowResult{worst[0], worst[1], mine.wrong});
+    }
   }
 }
 
@@ -138,9 +150,10 @@ int Main(int argc, char** argv) {
       "Allreduce time and bandwidth per message size, one thread per rank, "
       "in the manner of nccl-tests."};
   app.add_option("--backend", flags.backend,
-                 "ring, naive or nccl (nccl: one GPU per rank)")
-      ->check(CLI::IsMember({"ring", "naive", "nccl"}));
-  app.add_option("--ranks", flags.ranks, "ranks (threads)")
+                 "ring, naive, nccl (one GPU per rank) or, under mpirun, mpi")
+      ->check(CLI::IsMember({"ring", "naive", "nccl", "mpi"}));
+  app.add_option("--ranks", flags.ranks,
+                 "ranks (threads); under mpirun, per process")
       ->check(CLI::Range(1, 64));
   app.add_option("--min_bytes", flags.min_bytes, "smallest size (K, M, G)");
   app.add_option("--max_bytes", flags.max_bytes, "largest size (K, M, G)");
@@ -174,31 +187,40 @@ int Main(int argc, char** argv) {
   }
 
   std::vector<std::unique_ptr<Communicator>> group;
+  std::shared_ptr<mpi::MpiWorld> world;
   try {
-    group = CreateGroup(flags.backend, flags.ranks);
+    if (mpi::LaunchedByMpirun()) {
+      world = mpi::MpiWorld::Join(flags.ranks);
+      group = world->CreateGroup(flags.backend, CommOptions{});
+    } else if (flags.backend == "mpi") {
+      throw std::invalid_argument(
+          "--backend=mpi runs under mpirun: mpirun -np 2 allreduce_bench "
+          "--backend=mpi --ranks=1");
+    } else {
+      group = CreateGroup(flags.backend, flags.ranks);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "allreduce_bench: %s\n", e.what());
     return 1;
   }
-  std::vector<RankResult> results(flags.ranks);
-  const double bus = AllReduceBusFactor(flags.ranks);
-  if (!flags.json) {
-    std::printf("# allreduce  backend %s  ranks %d  op %s  dtype %s  %s\n",
-                flags.backend.c_str(), flags.ranks, flags.op.c_str(),
+  const int total_ranks = group[0]->size();
+  const double bus = AllReduceBusFactor(total_ranks);
+  std::string layout = std::to_string(total_ranks);
+  if (world && world->processes() > 1) {
+    layout += " in " + std::to_string(world->processes()) + " processes";
+  }
+  if (!flags.json && group[0]->rank() == 0) {
+    std::printf("# allreduce  backend %s  ranks %s  op %s  dtype %s  %s\n",
+                flags.backend.c_str(), layout.c_str(), flags.op.c_str(),
                 flags.dtype.c_str(),
                 flags.in_place ? "in place" : "out of place");
     std::printf("# %12s %12s %10s %9s %9s %7s %14s\n", "size(B)", "count",
                 "time(us)", "algbw", "busbw", "#wrong", "sent/rank(B)");
   }
-  const auto report = [&](uint64_t bytes) {
-    double seconds = 0;
-    uint64_t sent = 0;
-    size_t wrong = 0;
-    for (const RankResult& r : results) {
-      seconds = std::max(seconds, r.seconds_per_call);
-      sent = std::max(sent, r.bytes_sent_per_call);
-      wrong += r.wrong;
-    }
+  const auto report = [&](uint64_t bytes, const RowResult& row) {
+    const double seconds = row.seconds_per_call;
+    const auto sent = static_cast<unsigned long long>(row.bytes_sent_per_call);
+    const auto wrong = static_cast<size_t>(row.wrong);
     const double algbw = bytes / seconds / 1e9;
     const size_t count = bytes / SizeOf(type);
     if (flags.json) {
@@ -207,25 +229,23 @@ int Main(int argc, char** argv) {
           "\"%s\", \"bytes\": %llu, \"count\": %zu, \"time_us\": %.3f, "
           "\"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"wrong\": %zu, "
           "\"bytes_sent_per_rank\": %llu}\n",
-          flags.backend.c_str(), flags.ranks, flags.op.c_str(),
+          flags.backend.c_str(), total_ranks, flags.op.c_str(),
           flags.dtype.c_str(), static_cast<unsigned long long>(bytes), count,
-          seconds * 1e6, algbw, algbw * bus, wrong,
-          static_cast<unsigned long long>(sent));
+          seconds * 1e6, algbw, algbw * bus, wrong, sent);
     } else {
       std::printf("  %12llu %12zu %10.2f %9.3f %9.3f %7zu %14llu\n",
                   static_cast<unsigned long long>(bytes), count, seconds * 1e6,
-                  algbw, algbw * bus, wrong,
-                  static_cast<unsigned long long>(sent));
+                  algbw, algbw * bus, wrong, sent);
     }
     std::fflush(stdout);
   };
 
   std::vector<std::thread> threads;
-  std::vector<std::string> errors(flags.ranks);
-  for (int r = 0; r < flags.ranks; ++r) {
+  std::vector<std::string> errors(group.size());
+  for (size_t r = 0; r < group.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        RunRank(*group[r], flags, sizes, type, op, &results, report);
+        RunRank(*group[r], flags, sizes, type, op, report);
       } catch (const std::exception& e) {
         errors[r] = e.what();
       }
