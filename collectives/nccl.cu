@@ -80,15 +80,19 @@ class DeviceGuard {
 
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator(int rank, int size, ncclComm_t comm,
+  NcclCommunicator(int rank, int size, int device, ncclComm_t comm,
                    const CommOptions& options)
-      : rank_(rank), size_(size), comm_(comm), options_(options) {
-    DeviceGuard guard(rank_);
+      : rank_(rank),
+        size_(size),
+        device_(device),
+        comm_(comm),
+        options_(options) {
+    DeviceGuard guard(device_);
     RINGLET_CUDA_CHECK(
         cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
   ~NcclCommunicator() override {
-    cudaSetDevice(rank_);
+    cudaSetDevice(device_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (aborted_) {
       ncclCommAbort(comm_);
@@ -193,7 +197,7 @@ class NcclCommunicator : public Communicator {
   // Enqueues `launch` on the stream and waits for it until the deadline.
   template <typename Launch>
   void Run(const CallDesc& call, const CallOptions& options, Launch launch) {
-    DeviceGuard guard(rank_);
+    DeviceGuard guard(device_);
     try {
       launch();
     } catch (const CollectiveError& e) {
@@ -224,6 +228,7 @@ class NcclCommunicator : public Communicator {
   }
 
   const int rank_, size_;
+  const int device_;  // The GPU this rank runs on, in this process.
   ncclComm_t comm_;
   const CommOptions options_;
   cudaStream_t stream_ = nullptr;
@@ -264,7 +269,47 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
   std::vector<std::unique_ptr<Communicator>> out;
   for (int i = 0; i < size; ++i) {
     out.push_back(
-        std::make_unique<NcclCommunicator>(i, size, comms[i], options));
+        std::make_unique<NcclCommunicator>(i, size, i, comms[i], options));
+  }
+  return out;
+}
+
+std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
+    const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
+    const CommOptions& options) {
+  int devices = 0;
+  const cudaError_t err = cudaGetDeviceCount(&devices);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw CollectiveError(
+        std::string("the nccl backend needs GPUs; the CUDA runtime says: ") +
+        cudaGetErrorString(err) + ". Use --backend=ring on CPU devices.");
+  }
+  const int needed = layout.first_device + layout.local_ranks;
+  if (devices < needed) {
+    throw CollectiveError(
+        "the nccl backend needs GPUs " + std::to_string(layout.first_device) +
+        ".." + std::to_string(needed - 1) + " in this process, this host has " +
+        std::to_string(devices) + "; start fewer processes per host");
+  }
+  // Rank 0 makes the id; every process receives it before joining.
+  ncclUniqueId id;
+  if (layout.first_rank == 0) RINGLET_NCCL_CHECK(ncclGetUniqueId(&id));
+  broadcast_id(&id, sizeof(id));
+  std::vector<ncclComm_t> comms(layout.local_ranks);
+  // Several ranks of one process join inside one group call.
+  RINGLET_NCCL_CHECK(ncclGroupStart());
+  for (int i = 0; i < layout.local_ranks; ++i) {
+    DeviceGuard guard(layout.first_device + i);
+    RINGLET_NCCL_CHECK(
+        ncclCommInitRank(&comms[i], layout.size, id, layout.first_rank + i));
+  }
+  RINGLET_NCCL_CHECK(ncclGroupEnd());
+  std::vector<std::unique_ptr<Communicator>> out;
+  for (int i = 0; i < layout.local_ranks; ++i) {
+    out.push_back(std::make_unique<NcclCommunicator>(
+        layout.first_rank + i, layout.size, layout.first_device + i, comms[i],
+        options));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // //collectives:nccl — NVIDIA's NCCL behind the Communicator interface, one
-// rank per GPU of this process (ncclCommInitAll).
+// rank per GPU: all in this process (ncclCommInitAll), or spread over the
+// processes of a job (ncclCommInitRank, the id handed round by the caller).
 //
 // Buffers are device pointers on the rank's GPU. Calls are enqueued on the
 // rank's own stream, as NCCL does, and waited for before they return, so the
@@ -8,6 +9,8 @@
 #ifndef RINGLET_COLLECTIVES_NCCL_H_
 #define RINGLET_COLLECTIVES_NCCL_H_
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,6 +26,24 @@ bool NcclCompiledIn();
 // missing when there are fewer usable GPUs than ranks or no NCCL.
 std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
     int size, const CommOptions& options = {});
+
+// This process's part of a job over processes (ncclCommInitRank): global
+// ranks first_rank .. first_rank + local_ranks - 1 of `size`, on GPUs
+// first_device .. first_device + local_ranks - 1 of this host.
+struct NcclProcessLayout {
+  int size = 1;
+  int first_rank = 0;
+  int local_ranks = 1;
+  int first_device = 0;
+};
+// Copies `bytes` at `id` from the process holding rank 0 to every process
+// (MPI_Bcast under mpirun); collective over the job's processes.
+using NcclIdBroadcast = std::function<void(void* id, size_t bytes)>;
+
+// Every process calls it at once. Throws CollectiveError as CreateNcclGroup.
+std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
+    const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
+    const CommOptions& options = {});
 
 }  // namespace ringlet::collectives
 

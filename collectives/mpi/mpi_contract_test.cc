@@ -211,6 +211,21 @@ TEST(MpiWorldTest, MpiBackendRefusesTwoRanksPerProcess) {
   }
 }
 
+// Every process finds no GPU (or no NCCL in the build) before any of them
+// waits for the NCCL id, so all fail at once with the reason.
+TEST(MpiWorldTest, NcclWithoutGpusIsAClearErrorOnEveryProcess) {
+  auto world = MpiWorld::Join(1);
+  try {
+    world->CreateGroup("nccl", {});
+    GTEST_SKIP() << "this machine has GPUs and NCCL: nothing to check here";
+  } catch (const CollectiveError& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("needs GPUs") != std::string::npos ||
+                what.find("not in this build") != std::string::npos)
+        << what;
+  }
+}
+
 TEST(MpiWorldTest, UnknownBackendSaysWhatThereIs) {
   auto world = MpiWorld::Join(1);
   EXPECT_THROW(world->CreateGroup("carrier-pigeon", {}), std::invalid_argument);

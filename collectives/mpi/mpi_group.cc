@@ -1,5 +1,6 @@
 // MpiWorld::CreateGroup: the communicators of one group of a job launched
 // by mpirun, for each backend.
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -7,6 +8,7 @@
 #include "collectives/mpi/mpi_communicator.h"
 #include "collectives/mpi/mpi_transport.h"
 #include "collectives/naive_algorithm.h"
+#include "collectives/nccl.h"
 #include "collectives/ring_algorithm.h"
 #include "collectives/transport_communicator.h"
 
@@ -67,12 +69,28 @@ std::vector<std::unique_ptr<Communicator>> MpiWorld::CreateGroup(
     return comms;
   }
   if (backend == "nccl") {
-    throw CollectiveError(
-        "nccl across processes is not built yet; use --backend=ring or mpi "
-        "under mpirun");
+    NcclProcessLayout layout;
+    layout.size = size();
+    layout.first_rank = first_rank();
+    layout.local_ranks = local_ranks();
+    // Processes on one host take its GPUs in turn, local_ranks() each.
+    const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    layout.first_device =
+        (local_rank ? std::atoi(local_rank) : 0) * local_ranks();
+    return CreateNcclRanks(
+        layout,
+        [this](void* id, size_t bytes) {
+          Call("MPI_Bcast (NCCL unique id)", [&] {
+            return MPI_Bcast(id, static_cast<int>(bytes), MPI_BYTE,
+                             /*root=*/0, MPI_COMM_WORLD);
+          });
+        },
+        options);
   }
   throw std::invalid_argument("unknown backend '" + backend +
-                              "'; under mpirun this build has: ring naive mpi");
+                              "'; under mpirun this build has: ring "
+                              "naive mpi" +
+                              std::string(NcclCompiledIn() ? " nccl" : ""));
 }
 
 }  // namespace ringlet::collectives::mpi
