@@ -7,8 +7,9 @@ Every backend runs with the same ranks, sizes and calls. The machine's
 speed drifts from minute to minute (a virtual machine's cores move), so the
 backends take turns size by size, each size --repeat times, and the best
 time of each backend counts: ratios compare runs made seconds apart. MPI
-runs as processes under mpirun (OpenMPI's openmpi-bin); skipped if mpirun
-is absent.
+runs as processes under mpirun (OpenMPI's openmpi-bin), and so do ringlet's
+ring across processes (ring-mp: the same ring algorithm over MPI messages)
+and its mpi backend (mpi-be); skipped if mpirun is absent.
 """
 import argparse
 import json
@@ -58,6 +59,11 @@ def main():
         if args.ranks > (os.cpu_count() or 1):
             cmd.append("--oversubscribe")
         commands["mpi"] = cmd + [args.mpi_bench]
+        # ringlet across processes: the ring over MPI messages (ring-mp)
+        # and the mpi backend (MPI_Iallreduce behind the call check).
+        one_rank_each = ["--ranks", "1"]
+        commands["ring-mp"] = cmd + [args.bench, "--backend", "ring"] + one_rank_each
+        commands["mpi-be"] = cmd + [args.bench, "--backend", "mpi"] + one_rank_each
 
     results = {name: {} for name in commands}
     for size in sizes(args.min_bytes, args.max_bytes, int(args.factor)):
@@ -79,7 +85,7 @@ def main():
     header = f"{'bytes':>12}" + "".join(f" {n:>8}" for n in names)
     header += f" {'ring/naive':>10}"
     if "mpi" in results:
-        header += f" {'ring/mpi':>9}"
+        header += f" {'ring/mpi':>9} {'ring-mp/mpi':>11}"
     header += f" {'ring sent':>12} {'naive sent':>12} {'#wrong':>6}"
     print(header)
     for size in sorted(results["ring"]):
@@ -89,7 +95,7 @@ def main():
         ratio = lambda a, b: rows[a]["busbw_gbps"] / max(rows[b]["busbw_gbps"], 1e-12)
         line += f" {ratio('ring', 'naive'):>10.2f}"
         if "mpi" in rows:
-            line += f" {ratio('ring', 'mpi'):>9.2f}"
+            line += f" {ratio('ring', 'mpi'):>9.2f} {ratio('ring-mp', 'mpi'):>11.2f}"
         wrong = sum(rows[n]["wrong"] for n in names)
         line += (f" {rows['ring']['bytes_sent_per_rank']:>12}"
                  f" {rows['naive']['bytes_sent_per_rank']:>12} {wrong:>6}")

@@ -119,6 +119,7 @@ wait "$job" || status=$?
 elapsed=$((SECONDS - start))
 cat "$out/killed.txt" | tail -n 15
 ((status != 0)) || fail "the job ended with status 0 after losing a process"
+echo "the job ended ${elapsed}s after the kill"
 ((elapsed <= 60)) || fail "the job took ${elapsed}s to end after losing a process"
 grep -qiE 'rank 1 .*(killed|signal)|process rank 1' "$out/killed.txt" ||
   fail "no message names the lost rank 1"
