@@ -1,0 +1,73 @@
+// A caching block allocator: freed blocks are kept and handed out again for
+// requests of the same size class, so a training loop, which asks for the
+// same sizes every step, stops calling the backend (cudaMalloc, which
+// synchronises the device) after its first step. Like PyTorch's CUDA caching
+// allocator, simplified: sizes are rounded to classes and blocks are never
+// split or merged.
+//
+// Plain C++ with the backend passed in, so the caching is tested on any
+// machine (with malloc); nn/cuda/device_context gives each GPU one over
+// cudaMalloc/cudaFree. A block freed while kernels still use it is safe to
+// reuse when all work on the device runs on one stream, as nn's does:
+// stream order puts the new user after the old one.
+#ifndef RINGLET_NN_CUDA_CACHING_ALLOCATOR_H_
+#define RINGLET_NN_CUDA_CACHING_ALLOCATOR_H_
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace ringlet::nn::cuda {
+
+struct AllocatorBackend {
+  // Returns null when memory is exhausted.
+  std::function<void*(size_t bytes)> allocate;
+  std::function<void(void* ptr)> release;
+};
+
+struct AllocatorStats {
+  size_t backend_allocations = 0;  // Calls to backend.allocate that worked.
+  size_t in_use_bytes = 0;         // Handed out and not freed (rounded).
+  size_t cached_bytes = 0;         // Freed and kept for reuse.
+  size_t peak_in_use_bytes = 0;
+};
+
+class CachingAllocator {
+ public:
+  explicit CachingAllocator(AllocatorBackend backend);
+  // Returns every cached block to the backend. Blocks still in use are
+  // left alone (their owners outlive the allocator only at exit).
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // A block of at least `bytes` (null for 0). On exhaustion the cache is
+  // emptied and the backend asked once more; then throws std::bad_alloc.
+  void* Allocate(size_t bytes);
+  // Gives a block back for reuse. Throws std::invalid_argument for a
+  // pointer this allocator did not hand out (or freed twice).
+  void Free(void* ptr);
+  // Returns every cached block to the backend.
+  void EmptyCache();
+  AllocatorStats stats() const;
+
+  // The size class of a request: multiples of 512 bytes up to 1 MiB, of
+  // 2 MiB above.
+  static size_t RoundSize(size_t bytes);
+
+ private:
+  void EmptyCacheLocked();
+
+  AllocatorBackend backend_;
+  mutable std::mutex mu_;
+  std::multimap<size_t, void*> free_blocks_;     // Size class -> block.
+  std::unordered_map<void*, size_t> in_use_;     // Block -> size class.
+  AllocatorStats stats_;
+};
+
+}  // namespace ringlet::nn::cuda
+
+#endif  // RINGLET_NN_CUDA_CACHING_ALLOCATOR_H_

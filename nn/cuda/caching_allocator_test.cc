@@ -1,0 +1,118 @@
+// The caching allocator's bookkeeping, over a counting malloc backend (the
+// same code runs over cudaMalloc on GPUs).
+#include "nn/cuda/caching_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <new>
+#include <set>
+#include <stdexcept>
+
+namespace ringlet::nn::cuda {
+namespace {
+
+// malloc with a budget, counting what is live, so exhaustion can be made.
+struct CountingBackend {
+  size_t budget = size_t{1} << 30;
+  size_t live_bytes = 0;
+  std::set<void*> live;
+  std::map<void*, size_t> sizes;
+
+  AllocatorBackend Make() {
+    return {[this](size_t bytes) -> void* {
+              if (live_bytes + bytes > budget) return nullptr;
+              void* p = std::malloc(bytes);
+              live.insert(p);
+              sizes[p] = bytes;
+              live_bytes += bytes;
+              return p;
+            },
+            [this](void* p) {
+              live_bytes -= sizes.at(p);
+              sizes.erase(p);
+              live.erase(p);
+              std::free(p);
+            }};
+  }
+};
+
+TEST(CachingAllocator, RoundsToSizeClasses) {
+  EXPECT_EQ(CachingAllocator::RoundSize(1), 512u);
+  EXPECT_EQ(CachingAllocator::RoundSize(512), 512u);
+  EXPECT_EQ(CachingAllocator::RoundSize(513), 1024u);
+  EXPECT_EQ(CachingAllocator::RoundSize(1 << 20), 1u << 20);
+  EXPECT_EQ(CachingAllocator::RoundSize((1 << 20) + 1), 2u << 20);
+  EXPECT_EQ(CachingAllocator::RoundSize((5 << 20) + 7), 6u << 20);
+}
+
+TEST(CachingAllocator, ATrainingLoopStopsCallingTheBackendAfterOneStep) {
+  CountingBackend backend;
+  CachingAllocator allocator(backend.Make());
+  const size_t sizes[] = {100, 4096, 3 << 20, 700, 4096};
+  for (int step = 0; step < 10; ++step) {
+    std::vector<void*> blocks;
+    for (size_t s : sizes) blocks.push_back(allocator.Allocate(s));
+    // Distinct blocks while all are in use.
+    EXPECT_EQ(std::set<void*>(blocks.begin(), blocks.end()).size(), 5u);
+    for (void* b : blocks) allocator.Free(b);
+  }
+  const AllocatorStats stats = allocator.stats();
+  EXPECT_EQ(stats.backend_allocations, 5u);
+  EXPECT_EQ(stats.in_use_bytes, 0u);
+  EXPECT_EQ(stats.cached_bytes, 512u + 4096 + (4u << 20) + 1024 + 4096);
+  EXPECT_EQ(stats.peak_in_use_bytes, stats.cached_bytes);
+}
+
+TEST(CachingAllocator, ReusesOnlyTheSameSizeClass) {
+  CountingBackend backend;
+  CachingAllocator allocator(backend.Make());
+  void* small = allocator.Allocate(100);
+  allocator.Free(small);
+  void* large = allocator.Allocate(10000);
+  EXPECT_NE(large, small);
+  EXPECT_EQ(allocator.Allocate(300), small);  // Same 512-byte class.
+  EXPECT_EQ(allocator.stats().backend_allocations, 2u);
+}
+
+TEST(CachingAllocator, ExhaustionEmptiesTheCacheThenRetries) {
+  CountingBackend backend;
+  backend.budget = 8 << 20;
+  CachingAllocator allocator(backend.Make());
+  allocator.Free(allocator.Allocate(6 << 20));  // Cached: 6 MiB.
+  void* other = allocator.Allocate(4 << 20);     // Needs the cache back.
+  EXPECT_NE(other, nullptr);
+  EXPECT_EQ(allocator.stats().cached_bytes, 0u);
+  EXPECT_THROW(allocator.Allocate(6 << 20), std::bad_alloc);
+  allocator.Free(other);
+}
+
+TEST(CachingAllocator, ForeignOrDoubleFreeIsAnError) {
+  CountingBackend backend;
+  CachingAllocator allocator(backend.Make());
+  void* p = allocator.Allocate(64);
+  allocator.Free(p);
+  EXPECT_THROW(allocator.Free(p), std::invalid_argument);
+  int local = 0;
+  EXPECT_THROW(allocator.Free(&local), std::invalid_argument);
+  allocator.Free(nullptr);  // Like free(nullptr).
+  EXPECT_EQ(allocator.Allocate(0), nullptr);
+}
+
+TEST(CachingAllocator, EmptyCacheAndDestructionReturnEveryCachedBlock) {
+  CountingBackend backend;
+  {
+    CachingAllocator allocator(backend.Make());
+    allocator.Free(allocator.Allocate(1000));
+    void* kept = allocator.Allocate(5000);
+    EXPECT_EQ(backend.live.size(), 2u);
+    allocator.EmptyCache();
+    EXPECT_EQ(backend.live.size(), 1u);
+    allocator.Free(kept);
+  }
+  EXPECT_TRUE(backend.live.empty());
+}
+
+}  // namespace
+}  // namespace ringlet::nn::cuda
