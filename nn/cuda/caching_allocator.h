@@ -63,8 +63,8 @@ class CachingAllocator {
 
   AllocatorBackend backend_;
   mutable std::mutex mu_;
-  std::multimap<size_t, void*> free_blocks_;     // Size class -> block.
-  std::unordered_map<void*, size_t> in_use_;     // Block -> size class.
+  std::multimap<size_t, void*> free_blocks_;  // Size class -> block.
+  std::unordered_map<void*, size_t> in_use_;  // Block -> size class.
   AllocatorStats stats_;
 };
 

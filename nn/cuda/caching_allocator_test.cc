@@ -81,7 +81,7 @@ TEST(CachingAllocator, ExhaustionEmptiesTheCacheThenRetries) {
   backend.budget = 8 << 20;
   CachingAllocator allocator(backend.Make());
   allocator.Free(allocator.Allocate(6 << 20));  // Cached: 6 MiB.
-  void* other = allocator.Allocate(4 << 20);     // Needs the cache back.
+  void* other = allocator.Allocate(4 << 20);    // Needs the cache back.
   EXPECT_NE(other, nullptr);
   EXPECT_EQ(allocator.stats().cached_bytes, 0u);
   EXPECT_THROW(allocator.Allocate(6 << 20), std::bad_alloc);

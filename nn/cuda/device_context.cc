@@ -1,0 +1,84 @@
+#include "nn/cuda/device_context.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "nn/cuda/cuda_check.h"
+#include "nn/device.h"
+
+namespace ringlet::nn::cuda {
+
+DeviceGuard::DeviceGuard(int device) {
+  RINGLET_CUDA_CHECK(cudaGetDevice(&previous_));
+  RINGLET_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() { cudaSetDevice(previous_); }
+
+DeviceContext& DeviceContext::For(int device) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<DeviceContext>>* contexts =
+      new std::map<int, std::unique_ptr<DeviceContext>>();  // Never freed:
+  // handles must not be destroyed after the CUDA runtime has shut down.
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = contexts->find(device);
+  if (it == contexts->end()) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || device < 0 || device >= count) {
+      cudaGetLastError();
+      throw DeviceError(
+          "cuda:" + std::to_string(device) +
+          " does not exist: the CUDA runtime reports " +
+          std::to_string(err == cudaSuccess ? count : 0) + " GPU(s)" +
+          (err == cudaSuccess
+               ? std::string()
+               : std::string(" (") + cudaGetErrorString(err) + ")"));
+    }
+    it =
+        contexts
+            ->emplace(device,
+                      std::unique_ptr<DeviceContext>(new DeviceContext(device)))
+            .first;
+  }
+  return *it->second;
+}
+
+DeviceContext::DeviceContext(int device) : device_(device) {
+  DeviceGuard guard(device);
+  RINGLET_CUDA_CHECK(
+      cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  RINGLET_CUDNN_CHECK(cudnnCreate(&cudnn_));
+  RINGLET_CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
+  RINGLET_CUBLAS_CHECK(cublasCreate(&cublas_));
+  RINGLET_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+  allocator_ = std::make_unique<CachingAllocator>(AllocatorBackend{
+      [device](size_t bytes) -> void* {
+        DeviceGuard inner(device);
+        void* ptr = nullptr;
+        if (cudaMalloc(&ptr, bytes) != cudaSuccess) {
+          cudaGetLastError();  // Out of memory: the allocator retries.
+          return nullptr;
+        }
+        return ptr;
+      },
+      [device](void* ptr) {
+        DeviceGuard inner(device);
+        cudaFree(ptr);
+      }});
+}
+
+DeviceContext::~DeviceContext() {
+  allocator_.reset();
+  cublasDestroy(cublas_);
+  cudnnDestroy(cudnn_);
+  cudaStreamDestroy(stream_);
+}
+
+void DeviceContext::Synchronize() {
+  DeviceGuard guard(device_);
+  RINGLET_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+}  // namespace ringlet::nn::cuda

@@ -1,0 +1,107 @@
+// nn's own CUDA kernels (see elementwise_kernels.h). Grid-stride loops, so
+// one launch shape serves every size. Compiled in CI; never run here (no
+// GPU): the tests in elementwise_kernels_test.cc check them against the CPU
+// ops wherever a GPU is present.
+#include "nn/cuda/cuda_check.h"
+#include "nn/cuda/elementwise_kernels.h"
+
+namespace ringlet::nn::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 4096;
+
+int Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+#define RINGLET_GRID_STRIDE_LOOP(i, n)                                      \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
+       i += int64_t{blockDim.x} * gridDim.x)
+
+__global__ void fill_forward_kernel(float* out, int64_t n, float value) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
+}
+
+__global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; }
+}
+
+__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx,
+                                     int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; }
+}
+
+__global__ void add_forward_kernel(const float* a, const float* b, float* out,
+                                   int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = a[i] + b[i]; }
+}
+
+__global__ void bias_add_forward_kernel(float* out, const float* bias,
+                                        int64_t channels, int64_t spatial,
+                                        int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] += bias[(i / spatial) % channels]; }
+}
+
+__global__ void sgd_update_forward_kernel(float* p, const float* g, float* v,
+                                          int64_t n, float lr, float momentum,
+                                          float weight_decay) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    if (v == nullptr) {
+      p[i] -= lr * (g[i] + weight_decay * p[i]);
+    } else {
+      v[i] = momentum * v[i] + g[i] + weight_decay * p[i];
+      p[i] -= lr * v[i];
+    }
+  }
+}
+
+}  // namespace
+
+void fill_forward(float* out, int64_t n, float value, cudaStream_t stream) {
+  if (n == 0) return;
+  fill_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(out, n, value);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  relu_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n,
+                   cudaStream_t stream) {
+  if (n == 0) return;
+  relu_backward_kernel<<<Blocks(n), kThreads, 0, stream>>>(y, dy, dx, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void add_forward(const float* a, const float* b, float* out, int64_t n,
+                 cudaStream_t stream) {
+  if (n == 0) return;
+  add_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(a, b, out, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void bias_add_forward(float* out, const float* bias, int64_t batch,
+                      int64_t channels, int64_t spatial, cudaStream_t stream) {
+  const int64_t n = batch * channels * spatial;
+  if (n == 0) return;
+  bias_add_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      out, bias, channels, spatial, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void sgd_update_forward(float* param, const float* grad, float* velocity,
+                        int64_t n, float lr, float momentum, float weight_decay,
+                        cudaStream_t stream) {
+  if (n == 0) return;
+  sgd_update_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      param, grad, momentum == 0.0f ? nullptr : velocity, n, lr, momentum,
+      weight_decay);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ringlet::nn::cuda

@@ -1,0 +1,41 @@
+// nn's own small CUDA kernels: the ops cuDNN and cuBLAS do not cover.
+// Each kernel `foo_forward_kernel` / `foo_backward_kernel` has a launcher
+// of the same name without `_kernel` that takes the device's stream and
+// checks the launch. Pointers are device memory; n may be 0.
+#ifndef RINGLET_NN_CUDA_ELEMENTWISE_KERNELS_H_
+#define RINGLET_NN_CUDA_ELEMENTWISE_KERNELS_H_
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ringlet::nn::cuda {
+
+// out[i] = value.
+void fill_forward(float* out, int64_t n, float value, cudaStream_t stream);
+
+// y[i] = max(x[i], 0).
+void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
+// dx[i] = y[i] > 0 ? dy[i] : 0, from the forward's output y (as the CPU op).
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n,
+                   cudaStream_t stream);
+
+// out[i] = a[i] + b[i] (out may be a or b).
+void add_forward(const float* a, const float* b, float* out, int64_t n,
+                 cudaStream_t stream);
+
+// out[n, c, h, w] += bias[c] over an NCHW tensor.
+void bias_add_forward(float* out, const float* bias, int64_t batch,
+                      int64_t channels, int64_t spatial, cudaStream_t stream);
+
+// The CPU Sgd's step (nn/optim/sgd.cc), element for element:
+// without momentum p -= lr * (g + wd * p); with momentum
+// v = momentum * v + g + wd * p, p -= lr * v. `velocity` may be null when
+// momentum is 0.
+void sgd_update_forward(float* param, const float* grad, float* velocity,
+                        int64_t n, float lr, float momentum, float weight_decay,
+                        cudaStream_t stream);
+
+}  // namespace ringlet::nn::cuda
+
+#endif  // RINGLET_NN_CUDA_ELEMENTWISE_KERNELS_H_

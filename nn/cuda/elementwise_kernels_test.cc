@@ -1,0 +1,154 @@
+// nn's CUDA kernels against the CPU ops they stand for, on random inputs,
+// exactly (each is one float operation per element, as on the CPU). Skipped
+// with the reason where no GPU is usable; the missing-device error is
+// checked everywhere.
+#include "nn/cuda/elementwise_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nn/cuda/cuda_check.h"
+#include "nn/cuda/device_context.h"
+#include "nn/cuda/device_probe.h"
+#include "nn/ops/activation.h"
+#include "nn/ops/elementwise.h"
+#include "nn/optim/sgd.h"
+#include "nn/tensor.h"
+
+namespace ringlet::nn::cuda {
+namespace {
+
+TEST(DeviceContext, AMissingGpuIsAClearError) {
+  const CudaDeviceReport report = ProbeCudaDevices();
+  const int missing = report.reported;  // One past the last device.
+  try {
+    DeviceContext::For(missing);
+    FAIL() << "expected a DeviceError for cuda:" << missing;
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:" + std::to_string(missing) +
+                                         " does not exist"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+class KernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CudaDeviceReport report = ProbeCudaDevices();
+    if (report.usable.empty()) {
+      GTEST_SKIP() << "needs a GPU; " << report.reason;
+    }
+    context_ = &DeviceContext::For(report.usable[0]);
+  }
+
+  // A device copy of `host`, freed with the allocator by Release.
+  float* Upload(const std::vector<float>& host) {
+    DeviceGuard guard(context_->device());
+    auto* ptr = static_cast<float*>(
+        context_->allocator().Allocate(host.size() * sizeof(float)));
+    RINGLET_CUDA_CHECK(
+        cudaMemcpyAsync(ptr, host.data(), host.size() * sizeof(float),
+                        cudaMemcpyHostToDevice, context_->stream()));
+    owned_.push_back(ptr);
+    return ptr;
+  }
+  std::vector<float> Download(const float* ptr, size_t n) {
+    std::vector<float> host(n);
+    DeviceGuard guard(context_->device());
+    RINGLET_CUDA_CHECK(cudaMemcpyAsync(host.data(), ptr, n * sizeof(float),
+                                       cudaMemcpyDeviceToHost,
+                                       context_->stream()));
+    context_->Synchronize();
+    return host;
+  }
+  void TearDown() override {
+    if (context_ == nullptr) return;
+    context_->Synchronize();
+    for (float* p : owned_) context_->allocator().Free(p);
+  }
+  static std::vector<float> Random(size_t n, uint32_t seed) {
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(gen);
+    return v;
+  }
+  static std::vector<float> Values(const Tensor& t) {
+    return std::vector<float>(t.data(), t.data() + t.numel());
+  }
+
+  DeviceContext* context_ = nullptr;
+  std::vector<float*> owned_;
+};
+
+// Odd sizes, and one past a single launch's threads.
+constexpr int64_t kSizes[] = {1, 255, 257, 4096 * 256 + 3};
+
+TEST_F(KernelTest, ReluForwardAndBackwardMatchTheCpuOps) {
+  DeviceGuard guard(context_->device());
+  for (int64_t n : kSizes) {
+    const std::vector<float> x = Random(n, 1), dy = Random(n, 2);
+    float* dx_dev = Upload(x);
+    float* y_dev = Upload(x);
+    relu_forward(Upload(x), y_dev, n, context_->stream());
+    relu_backward(y_dev, Upload(dy), dx_dev, n, context_->stream());
+    const Tensor y = ReluForward(Tensor::FromVector({n}, x));
+    const Tensor dx = ReluBackward(y, Tensor::FromVector({n}, dy));
+    EXPECT_EQ(Download(y_dev, n), Values(y)) << n << " elements";
+    EXPECT_EQ(Download(dx_dev, n), Values(dx)) << n << " elements";
+  }
+}
+
+TEST_F(KernelTest, AddAndFillMatchTheCpu) {
+  for (int64_t n : kSizes) {
+    const std::vector<float> a = Random(n, 3), b = Random(n, 4);
+    float* out = Upload(a);
+    add_forward(out, Upload(b), out, n, context_->stream());
+    EXPECT_EQ(Download(out, n), Values(Add(Tensor::FromVector({n}, a),
+                                           Tensor::FromVector({n}, b))));
+    fill_forward(out, n, 2.5f, context_->stream());
+    EXPECT_EQ(Download(out, n), std::vector<float>(n, 2.5f));
+  }
+}
+
+TEST_F(KernelTest, BiasAddAddsEachChannelsBias) {
+  const int64_t batch = 3, channels = 5, spatial = 7;
+  const int64_t n = batch * channels * spatial;
+  const std::vector<float> x = Random(n, 5), bias = Random(channels, 6);
+  float* out = Upload(x);
+  bias_add_forward(out, Upload(bias), batch, channels, spatial,
+                   context_->stream());
+  std::vector<float> expected = x;
+  for (int64_t i = 0; i < n; ++i) expected[i] += bias[(i / spatial) % channels];
+  EXPECT_EQ(Download(out, n), expected);
+}
+
+TEST_F(KernelTest, SgdUpdateMatchesTheCpuStep) {
+  for (float momentum : {0.0f, 0.9f}) {
+    const int64_t n = 1001;
+    const std::vector<float> p = Random(n, 7), g = Random(n, 8),
+                             v = Random(n, 9);
+    float* p_dev = Upload(p);
+    float* v_dev = Upload(v);
+    sgd_update_forward(p_dev, Upload(g), v_dev, n, 0.1f, momentum, 1e-4f,
+                       context_->stream());
+    Tensor p_cpu = Tensor::FromVector({n}, p);
+    Tensor v_cpu = Tensor::FromVector({n}, v);
+    SgdOptions options;
+    options.lr = 0.1f;
+    options.momentum = momentum;
+    options.weight_decay = 1e-4f;
+    SgdUpdate(p_cpu, Tensor::FromVector({n}, g), &v_cpu, options);
+    EXPECT_EQ(Download(p_dev, n), Values(p_cpu)) << "momentum " << momentum;
+    if (momentum > 0) {
+      EXPECT_EQ(Download(v_dev, n), Values(v_cpu));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringlet::nn::cuda
