@@ -18,6 +18,7 @@ struct Device {
   static Device Cpu(int index = 0) { return {DeviceType::kCpu, index}; }
   static Device Cuda(int index) { return {DeviceType::kCuda, index}; }
   bool is_cpu() const { return type == DeviceType::kCpu; }
+  bool is_cuda() const { return type == DeviceType::kCuda; }
   bool operator==(const Device& o) const {
     return type == o.type && index == o.index;
   }

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <new>
 
+#include "nn/cuda/storage.h"
+
 namespace ringlet::nn {
 
 std::string ToString(const Shape& shape) {
@@ -28,10 +30,9 @@ void Tensor::Allocate() {
                        " has a negative dimension");
     }
   }
-  if (!device_.is_cpu()) {
-    throw DeviceError("a tensor on " + ToString(device_) +
-                      " needs nn's CUDA storage, which this build does not "
-                      "have yet; use a CPU device");
+  if (device_.is_cuda()) {
+    storage_ = cuda::AllocateStorage(device_.index, NumElements(shape_));
+    return;
   }
   // 64-byte aligned: vectorised kernels (Eigen's reductions among them)
   // split work by alignment, so equal inputs at differently aligned
@@ -56,9 +57,10 @@ Tensor::Tensor(const Shape& shape, Device device)
   Fill(0.0f);
 }
 
-Tensor Tensor::Uninitialized(const Shape& shape) {
+Tensor Tensor::Uninitialized(const Shape& shape, Device device) {
   Tensor t;
   t.shape_ = shape;
+  t.device_ = device;
   t.Allocate();
   return t;
 }
@@ -84,12 +86,38 @@ Tensor Tensor::View(const Shape& shape) const {
 }
 
 Tensor Tensor::Clone() const {
-  Tensor t = Uninitialized(shape_);
-  std::copy(data(), data() + numel(), t.data());
+  Tensor t = Uninitialized(shape_, device_);
+  if (device_.is_cuda()) {
+    cuda::CopyDeviceToDevice(device_.index, t.data(), data(), numel());
+  } else {
+    std::copy(data(), data() + numel(), t.data());
+  }
   return t;
 }
 
-void Tensor::Fill(float value) { std::fill(data(), data() + numel(), value); }
+Tensor Tensor::To(Device device) const {
+  if (device == device_) return *this;
+  Tensor t = Uninitialized(shape_, device);
+  if (device_.is_cpu() && device.is_cpu()) {
+    std::copy(data(), data() + numel(), t.data());
+  } else if (device.is_cuda() && device_.is_cpu()) {
+    cuda::CopyHostToDevice(device.index, t.data(), data(), numel());
+  } else if (device.is_cpu()) {
+    cuda::CopyDeviceToHost(device_.index, t.data(), data(), numel());
+  } else {
+    // Between GPUs through the host: simple, and not on a training path.
+    t = To(Device::Cpu()).To(device);
+  }
+  return t;
+}
+
+void Tensor::Fill(float value) {
+  if (device_.is_cuda()) {
+    cuda::FillDevice(device_.index, data(), numel(), value);
+  } else {
+    std::fill(data(), data() + numel(), value);
+  }
+}
 
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,
                  const Shape& expected) {

@@ -1,7 +1,8 @@
 // Tensor: a float32 array with a shape (NCHW for images), stored on one
 // device, with shared ownership: copies and views share the storage, like
-// torch tensors. Only CPU storage exists in this build of nn; CUDA storage
-// comes with nn's CUDA kernels.
+// torch tensors. On cuda:N the storage is GPU memory from the device's
+// caching allocator (nn/cuda/storage.h): data() is then a device pointer,
+// which host code must not read; To(Device::Cpu()) brings values back.
 #ifndef RINGLET_NN_TENSOR_H_
 #define RINGLET_NN_TENSOR_H_
 
@@ -37,9 +38,10 @@ class Tensor {
   explicit Tensor(const Shape& shape, Device device = Device::Cpu());
   // A CPU tensor holding `values` (their count must match the shape).
   static Tensor FromVector(const Shape& shape, std::vector<float> values);
-  // A CPU tensor whose values are unset: for outputs an op writes whole,
-  // which saves zero-filling memory that is overwritten at once.
-  static Tensor Uninitialized(const Shape& shape);
+  // A tensor whose values are unset: for outputs an op writes whole, which
+  // saves zero-filling memory that is overwritten at once.
+  static Tensor Uninitialized(const Shape& shape,
+                              Device device = Device::Cpu());
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -53,8 +55,12 @@ class Tensor {
 
   // The same storage under another shape with as many elements.
   Tensor View(const Shape& shape) const;
-  // A deep copy.
+  // A deep copy on the same device.
   Tensor Clone() const;
+  // The values on `device` (this tensor itself when it is already there).
+  // Throws DeviceError when the device does not exist or this build has no
+  // CUDA.
+  Tensor To(Device device) const;
   void Fill(float value);
   // True when both share storage (a view or a copy of the handle).
   bool SharesStorageWith(const Tensor& other) const {

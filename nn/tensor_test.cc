@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "nn/cuda/device_probe.h"
+#include "nn/cuda/storage.h"
+
 namespace ringlet::nn {
 namespace {
 
@@ -49,8 +52,55 @@ TEST(Tensor, BadShapesAreNamed) {
   EXPECT_NO_THROW(ExpectShape("linear", "input", t, {-1, 3}));
 }
 
-TEST(Tensor, CudaStorageIsAClearErrorInThisBuild) {
-  EXPECT_THROW(Tensor({2}, Device::Cuda(0)), DeviceError);
+// A GPU that is not there: with CUDA in the build the device context says
+// so, without it the storage says the build has no CUDA.
+TEST(Tensor, AMissingGpuIsAClearError) {
+  try {
+    Tensor({2}, Device::Cuda(99));
+    FAIL() << "expected a DeviceError";
+  } catch (const DeviceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(cuda::StorageCompiledIn() ? "cuda:99 does not exist"
+                                                  : "needs CUDA"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_THROW(Tensor::FromVector({1}, {1.0f}).To(Device::Cuda(99)),
+               DeviceError);
+}
+
+class CudaTensorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const cuda::CudaDeviceReport report = cuda::ProbeCudaDevices();
+    if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+    gpu_ = Device::Cuda(report.usable[0]);
+  }
+  static std::vector<float> Values(const Tensor& t) {
+    const Tensor host = t.To(Device::Cpu());
+    return std::vector<float>(host.data(), host.data() + host.numel());
+  }
+  Device gpu_;
+};
+
+TEST_F(CudaTensorTest, ValuesSurviveTheRoundTrip) {
+  const std::vector<float> values = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, -0.5f};
+  const Tensor host = Tensor::FromVector({2, 3}, values);
+  const Tensor gpu = host.To(gpu_);
+  EXPECT_EQ(gpu.device(), gpu_);
+  EXPECT_EQ(gpu.shape(), host.shape());
+  EXPECT_EQ(Values(gpu), values);
+  EXPECT_EQ(Values(gpu.Clone()), values);
+  EXPECT_FALSE(gpu.Clone().SharesStorageWith(gpu));
+  EXPECT_TRUE(gpu.To(gpu_).SharesStorageWith(gpu));
+}
+
+TEST_F(CudaTensorTest, NewTensorsAreZerosAndFillWrites) {
+  Tensor t({1000}, gpu_);
+  EXPECT_EQ(Values(t), std::vector<float>(1000, 0.0f));
+  t.Fill(4.5f);
+  EXPECT_EQ(Values(t), std::vector<float>(1000, 4.5f));
+  EXPECT_TRUE(Tensor({0}, gpu_).defined());
 }
 
 }  // namespace

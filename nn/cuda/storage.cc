@@ -1,0 +1,51 @@
+#include "nn/cuda/storage.h"
+
+#include "nn/cuda/cuda_check.h"
+#include "nn/cuda/device_context.h"
+#include "nn/cuda/elementwise_kernels.h"
+
+namespace ringlet::nn::cuda {
+
+bool StorageCompiledIn() { return true; }
+
+std::shared_ptr<float[]> AllocateStorage(int device, size_t count) {
+  DeviceContext& context = DeviceContext::For(device);
+  // At least one element, so an empty tensor still has storage (defined).
+  auto* data = static_cast<float*>(
+      context.allocator().Allocate((count > 0 ? count : 1) * sizeof(float)));
+  return std::shared_ptr<float[]>(
+      data, [&context](float* p) { context.allocator().Free(p); });
+}
+
+void CopyHostToDevice(int device, float* dst, const float* src, size_t count) {
+  DeviceContext& context = DeviceContext::For(device);
+  DeviceGuard guard(device);
+  RINGLET_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float),
+                                     cudaMemcpyHostToDevice, context.stream()));
+  context.Synchronize();
+}
+
+void CopyDeviceToHost(int device, float* dst, const float* src, size_t count) {
+  DeviceContext& context = DeviceContext::For(device);
+  DeviceGuard guard(device);
+  RINGLET_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float),
+                                     cudaMemcpyDeviceToHost, context.stream()));
+  context.Synchronize();
+}
+
+void CopyDeviceToDevice(int device, float* dst, const float* src,
+                        size_t count) {
+  DeviceContext& context = DeviceContext::For(device);
+  DeviceGuard guard(device);
+  RINGLET_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float),
+                                     cudaMemcpyDeviceToDevice,
+                                     context.stream()));
+}
+
+void FillDevice(int device, float* dst, size_t count, float value) {
+  DeviceContext& context = DeviceContext::For(device);
+  DeviceGuard guard(device);
+  fill_forward(dst, static_cast<int64_t>(count), value, context.stream());
+}
+
+}  // namespace ringlet::nn::cuda

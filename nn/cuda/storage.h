@@ -1,0 +1,31 @@
+// Tensor memory on GPUs, for nn::Tensor: allocation from the device's
+// caching allocator, fills and copies on the device's stream. Builds
+// without CUDA link storage_without_cuda.cc, whose every function throws a
+// DeviceError saying so; nn::Tensor calls these only for cuda:N devices.
+#ifndef RINGLET_NN_CUDA_STORAGE_H_
+#define RINGLET_NN_CUDA_STORAGE_H_
+
+#include <cstddef>
+#include <memory>
+
+namespace ringlet::nn::cuda {
+
+// True in builds with CUDA (whether or not a GPU is present).
+bool StorageCompiledIn();
+
+// `count` floats on GPU `device` (values unset), returned to the device's
+// caching allocator when the last owner lets go. Throws DeviceError when
+// the device does not exist.
+std::shared_ptr<float[]> AllocateStorage(int device, size_t count);
+
+// Each returns once the data is where it was sent, so the host may read
+// (or reuse) its buffer at once.
+void CopyHostToDevice(int device, float* dst, const float* src, size_t count);
+void CopyDeviceToHost(int device, float* dst, const float* src, size_t count);
+// Both on `device`'s stream; later work on the device sees the result.
+void CopyDeviceToDevice(int device, float* dst, const float* src, size_t count);
+void FillDevice(int device, float* dst, size_t count, float value);
+
+}  // namespace ringlet::nn::cuda
+
+#endif  // RINGLET_NN_CUDA_STORAGE_H_

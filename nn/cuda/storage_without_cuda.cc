@@ -1,0 +1,31 @@
+// nn::cuda storage for builds without CUDA: every call is a clear error.
+#include "nn/cuda/storage.h"
+#include "nn/device.h"
+
+namespace ringlet::nn::cuda {
+namespace {
+
+[[noreturn]] void NoCuda(int device) {
+  throw DeviceError("a tensor on cuda:" + std::to_string(device) +
+                    " needs CUDA, which this build of nn does not have (no "
+                    "CUDA toolkit was found, or --config=cpu_only); use a "
+                    "CPU device, or rebuild where CUDA is installed");
+}
+
+}  // namespace
+
+bool StorageCompiledIn() { return false; }
+
+std::shared_ptr<float[]> AllocateStorage(int device, size_t) { NoCuda(device); }
+void CopyHostToDevice(int device, float*, const float*, size_t) {
+  NoCuda(device);
+}
+void CopyDeviceToHost(int device, float*, const float*, size_t) {
+  NoCuda(device);
+}
+void CopyDeviceToDevice(int device, float*, const float*, size_t) {
+  NoCuda(device);
+}
+void FillDevice(int device, float*, size_t, float) { NoCuda(device); }
+
+}  // namespace ringlet::nn::cuda
