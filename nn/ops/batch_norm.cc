@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/dispatch.h"
+
 namespace ringlet::nn {
 namespace {
 
@@ -20,6 +22,7 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, BatchNormStats* stats,
                                BatchNormCache* cache,
                                const ReplicaSum& replica_sum) {
+  RequireCpu("batchnorm2d", {&x, &gamma, &beta});
   CheckParams("batchnorm2d", x, gamma, beta);
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
   // Per-channel sums in double (a channel holds up to millions of values),
@@ -83,6 +86,7 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
 
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats) {
+  RequireCpu("batchnorm2d", {&x, &gamma, &beta});
   CheckParams("batchnorm2d", x, gamma, beta);
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
   Tensor y = Tensor::Uninitialized(x.shape());
@@ -103,6 +107,7 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const BatchNormCache& cache,
                                    const ReplicaSum& replica_sum) {
+  RequireCpu("batchnorm2d backward", {&dy, &gamma, &cache.x_hat});
   ExpectShape("batchnorm2d backward", "output gradient", dy,
               cache.x_hat.shape());
   const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
 #include "nn/ops/parallel.h"
 
@@ -136,6 +137,7 @@ int64_t ImageSize(const Geometry& g) { return g.c * g.h * g.w; }
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
+  RequireCpu("conv2d", {&x, &w, &b});
   const Geometry g = Check(x, w, params);
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
   Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
@@ -170,6 +172,7 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy, const Conv2dParams& params,
                            bool need_dx) {
+  RequireCpu("conv2d backward", {&x, &w, &dy});
   const Geometry g = Check(x, w, params);
   ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
   Conv2dGrads grads;

@@ -1,9 +1,13 @@
 #include "nn/ops/elementwise.h"
 
+#include "nn/ops/cuda/cuda_ops.h"
+#include "nn/ops/dispatch.h"
+
 namespace ringlet::nn {
 
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
+  if (OpDevice("add", {&a, &b}).is_cuda()) return cuda_ops::Add(a, b);
   Tensor y = Tensor::Uninitialized(a.shape());
   const float* x = a.data();
   const float* z = b.data();
@@ -14,6 +18,10 @@ Tensor Add(const Tensor& a, const Tensor& b) {
 
 void AddInPlace(Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
+  if (OpDevice("add", {&a, &b}).is_cuda()) {
+    cuda_ops::AddInPlace(a, b);
+    return;
+  }
   float* x = a.data();
   const float* z = b.data();
   for (int64_t i = 0, n = a.numel(); i < n; ++i) x[i] += z[i];

@@ -1,10 +1,12 @@
 #include "nn/ops/linear.h"
 
+#include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
 
 namespace ringlet::nn {
 
 Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
+  RequireCpu("linear", {&x, &w, &b});
   ExpectShape("linear", "weight", w, {-1, -1});
   const int64_t in = w.dim(0), out = w.dim(1);
   ExpectShape("linear", "input", x, {-1, in});
@@ -22,6 +24,7 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy) {
+  RequireCpu("linear backward", {&x, &w, &dy});
   const int64_t n = x.dim(0), in = w.dim(0), out = w.dim(1);
   ExpectShape("linear backward", "output gradient", dy, {n, out});
   LinearGrads g;

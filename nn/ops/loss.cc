@@ -3,10 +3,13 @@
 #include <cmath>
 #include <string>
 
+#include "nn/ops/dispatch.h"
+
 namespace ringlet::nn {
 
 LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
                                Reduction reduction) {
+  RequireCpu("softmax_cross_entropy", {&logits});
   ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
   const int64_t n = logits.dim(0), k = logits.dim(1);
   LossResult result;

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "nn/ops/dispatch.h"
+
 namespace ringlet::nn {
 namespace {
 
@@ -26,6 +28,7 @@ Shape PooledShape(const char* op, const Shape& x, int kernel, int stride) {
 }  // namespace
 
 Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
+  RequireCpu("avgpool2d", {&x});
   const Shape ys = PooledShape("avgpool2d", x.shape(), kernel, stride);
   Tensor y = Tensor::Uninitialized(ys);
   const int64_t h = x.dim(2), w = x.dim(3), p = ys[2], q = ys[3];
@@ -49,6 +52,7 @@ Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
 
 Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
                          int stride) {
+  RequireCpu("avgpool2d backward", {&dy});
   const Shape ys = PooledShape("avgpool2d backward", x_shape, kernel, stride);
   ExpectShape("avgpool2d backward", "output gradient", dy, ys);
   Tensor dx(x_shape);
@@ -71,6 +75,7 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
 }
 
 Tensor GlobalAvgPoolForward(const Tensor& x) {
+  RequireCpu("global_avg_pool", {&x});
   ExpectShape("global_avg_pool", "input", x, {-1, -1, -1, -1});
   const int64_t planes = x.dim(0) * x.dim(1), hw = x.dim(2) * x.dim(3);
   Tensor y = Tensor::Uninitialized({x.dim(0), x.dim(1)});
@@ -84,6 +89,7 @@ Tensor GlobalAvgPoolForward(const Tensor& x) {
 }
 
 Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
+  RequireCpu("global_avg_pool backward", {&dy});
   if (x_shape.size() != 4) {
     throw ShapeError("global_avg_pool backward: input shape " +
                      ToString(x_shape) + " is not [N, C, H, W]");

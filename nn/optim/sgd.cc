@@ -3,11 +3,21 @@
 #include <stdexcept>
 #include <string>
 
+#include "nn/ops/cuda/cuda_ops.h"
+#include "nn/ops/dispatch.h"
+
 namespace ringlet::nn {
 
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
                const SgdOptions& options) {
   ExpectShape("sgd", "gradient", grad, value.shape());
+  const Device device =
+      OpDevice("sgd", {&value, &grad, velocity != nullptr ? velocity : &value});
+  if (device.is_cuda()) {
+    cuda_ops::SgdUpdate(value, grad, velocity, options.lr, options.momentum,
+                        options.weight_decay);
+    return;
+  }
   float* p = value.data();
   const float* g = grad.data();
   const int64_t n = value.numel();
@@ -38,7 +48,9 @@ Sgd::Sgd(std::vector<Parameter*> params, const SgdOptions& options)
     }
   }
   if (options.momentum > 0.0f) {
-    for (Parameter* p : params_) velocity_.emplace_back(p->value.shape());
+    for (Parameter* p : params_) {
+      velocity_.emplace_back(p->value.shape(), p->value.device());
+    }
   }
 }
 

@@ -1,0 +1,22 @@
+// The dispatch point of every op: an op runs on the device of its tensor
+// inputs, CPU kernels here in nn/ops, CUDA ones in nn/ops/cuda. Inputs on
+// different devices, or an op whose CUDA implementation is not written
+// yet, are DeviceErrors naming the op and the devices.
+#ifndef RINGLET_NN_OPS_DISPATCH_H_
+#define RINGLET_NN_OPS_DISPATCH_H_
+
+#include <initializer_list>
+
+#include "nn/tensor.h"
+
+namespace ringlet::nn {
+
+// The device all defined `inputs` are on (CPU when none is defined).
+Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs);
+
+// For CPU-only ops: throws unless every defined input is on a CPU device.
+void RequireCpu(const char* op, std::initializer_list<const Tensor*> inputs);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_OPS_DISPATCH_H_

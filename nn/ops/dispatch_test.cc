@@ -1,0 +1,35 @@
+// The dispatch point's rules, on CPU devices (any machine): inputs must be
+// on one device, undefined inputs (no bias) do not count.
+#include "nn/ops/dispatch.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "nn/ops/activation.h"
+#include "nn/ops/elementwise.h"
+
+namespace ringlet::nn {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Dispatch, TheOpRunsWhereItsInputsAre) {
+  const Tensor a({2}, Device::Cpu(1)), none;
+  EXPECT_EQ(OpDevice("add", {&a, &none}), Device::Cpu(1));
+  EXPECT_EQ(OpDevice("add", {&none}), Device::Cpu());
+  EXPECT_NO_THROW(RequireCpu("conv2d", {&a, &none}));
+}
+
+TEST(Dispatch, InputsOnTwoDevicesAreAnErrorNamingBoth) {
+  const Tensor a({2}, Device::Cpu(0)), b({2}, Device::Cpu(1));
+  try {
+    Add(a, b);
+    FAIL() << "expected a DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("add: inputs on cpu:0 and cpu:1"));
+  }
+  EXPECT_THROW(ReluBackward(a, b), DeviceError);
+}
+
+}  // namespace
+}  // namespace ringlet::nn
