@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 
 namespace ringlet::nn {
@@ -22,8 +23,13 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, BatchNormStats* stats,
                                BatchNormCache* cache,
                                const ReplicaSum& replica_sum) {
-  RequireCpu("batchnorm2d", {&x, &gamma, &beta});
   CheckParams("batchnorm2d", x, gamma, beta);
+  if (OpDevice("batchnorm2d",
+               {&x, &gamma, &beta, &stats->running_mean, &stats->running_var})
+          .is_cuda()) {
+    return cuda_ops::BatchNorm2dTrainForward(x, gamma, beta, stats, cache,
+                                             replica_sum);
+  }
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
   // Per-channel sums in double (a channel holds up to millions of values),
   // the count last; summed across replicas when synchronised.
@@ -86,8 +92,12 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
 
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats) {
-  RequireCpu("batchnorm2d", {&x, &gamma, &beta});
   CheckParams("batchnorm2d", x, gamma, beta);
+  if (OpDevice("batchnorm2d",
+               {&x, &gamma, &beta, &stats.running_mean, &stats.running_var})
+          .is_cuda()) {
+    return cuda_ops::BatchNorm2dEvalForward(x, gamma, beta, stats);
+  }
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
   Tensor y = Tensor::Uninitialized(x.shape());
   for (int64_t ch = 0; ch < c; ++ch) {
@@ -107,6 +117,9 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const BatchNormCache& cache,
                                    const ReplicaSum& replica_sum) {
+  if (OpDevice("batchnorm2d backward", {&dy, &gamma}).is_cuda()) {
+    return cuda_ops::BatchNorm2dBackward(dy, gamma, cache, replica_sum);
+  }
   RequireCpu("batchnorm2d backward", {&dy, &gamma, &cache.x_hat});
   ExpectShape("batchnorm2d backward", "output gradient", dy,
               cache.x_hat.shape());

@@ -21,9 +21,14 @@ struct BatchNormStats {
 
 // What backward needs from a training forward pass.
 struct BatchNormCache {
-  Tensor x_hat;       // [N, C, H, W], the normalised input
+  Tensor x_hat;       // [N, C, H, W], the normalised input (CPU)
   Tensor inv_std;     // [C]
   int64_t count = 0;  // Values per channel normalised together (all replicas)
+  // On GPUs cuDNN's backward wants the input and the batch mean instead of
+  // x_hat, and the forward's epsilon.
+  Tensor input;   // [N, C, H, W] (CUDA)
+  Tensor mean;    // [C] (CUDA)
+  float eps = 0;  // (CUDA)
 };
 
 // Synchronised batch norm: sums `count` per-channel values in place across

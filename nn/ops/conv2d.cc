@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
 #include "nn/ops/parallel.h"
@@ -137,9 +138,11 @@ int64_t ImageSize(const Geometry& g) { return g.c * g.h * g.w; }
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
-  RequireCpu("conv2d", {&x, &w, &b});
   const Geometry g = Check(x, w, params);
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
+  if (OpDevice("conv2d", {&x, &w, &b}).is_cuda()) {
+    return cuda_ops::Conv2dForward(x, w, b, params);
+  }
   Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
   const int64_t group = ImagesPerGroup(g);
@@ -172,9 +175,11 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy, const Conv2dParams& params,
                            bool need_dx) {
-  RequireCpu("conv2d backward", {&x, &w, &dy});
   const Geometry g = Check(x, w, params);
   ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
+  if (OpDevice("conv2d backward", {&x, &w, &dy}).is_cuda()) {
+    return cuda_ops::Conv2dBackward(x, w, has_bias, dy, params, need_dx);
+  }
   Conv2dGrads grads;
   if (need_dx) grads.dx = Tensor(x.shape());
   grads.dw = Tensor(w.shape());

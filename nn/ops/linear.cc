@@ -1,16 +1,19 @@
 #include "nn/ops/linear.h"
 
+#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
 
 namespace ringlet::nn {
 
 Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
-  RequireCpu("linear", {&x, &w, &b});
   ExpectShape("linear", "weight", w, {-1, -1});
   const int64_t in = w.dim(0), out = w.dim(1);
   ExpectShape("linear", "input", x, {-1, in});
   if (b.defined()) ExpectShape("linear", "bias", b, {out});
+  if (OpDevice("linear", {&x, &w, &b}).is_cuda()) {
+    return cuda_ops::LinearForward(x, w, b);
+  }
   const int64_t n = x.dim(0);
   Tensor y = Tensor::Uninitialized({n, out});
   MatrixMap ym(y.data(), n, out);
@@ -24,9 +27,11 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy) {
-  RequireCpu("linear backward", {&x, &w, &dy});
   const int64_t n = x.dim(0), in = w.dim(0), out = w.dim(1);
   ExpectShape("linear backward", "output gradient", dy, {n, out});
+  if (OpDevice("linear backward", {&x, &w, &dy}).is_cuda()) {
+    return cuda_ops::LinearBackward(x, w, has_bias, dy);
+  }
   LinearGrads g;
   g.dx = Tensor::Uninitialized({n, in});
   g.dw = Tensor::Uninitialized({in, out});

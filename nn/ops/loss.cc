@@ -3,14 +3,17 @@
 #include <cmath>
 #include <string>
 
+#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 
 namespace ringlet::nn {
 
 LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
                                Reduction reduction) {
-  RequireCpu("softmax_cross_entropy", {&logits});
   ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
+  if (OpDevice("softmax_cross_entropy", {&logits}).is_cuda()) {
+    return cuda_ops::SoftmaxCrossEntropy(logits, labels, reduction);
+  }
   const int64_t n = logits.dim(0), k = logits.dim(1);
   LossResult result;
   result.dlogits = Tensor::Uninitialized(logits.shape());

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 
 namespace ringlet::nn {
@@ -28,8 +29,10 @@ Shape PooledShape(const char* op, const Shape& x, int kernel, int stride) {
 }  // namespace
 
 Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
-  RequireCpu("avgpool2d", {&x});
   const Shape ys = PooledShape("avgpool2d", x.shape(), kernel, stride);
+  if (OpDevice("avgpool2d", {&x}).is_cuda()) {
+    return cuda_ops::AvgPool2dForward(x, kernel, stride);
+  }
   Tensor y = Tensor::Uninitialized(ys);
   const int64_t h = x.dim(2), w = x.dim(3), p = ys[2], q = ys[3];
   const float scale = 1.0f / (kernel * kernel);
@@ -52,9 +55,11 @@ Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
 
 Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
                          int stride) {
-  RequireCpu("avgpool2d backward", {&dy});
   const Shape ys = PooledShape("avgpool2d backward", x_shape, kernel, stride);
   ExpectShape("avgpool2d backward", "output gradient", dy, ys);
+  if (OpDevice("avgpool2d backward", {&dy}).is_cuda()) {
+    return cuda_ops::AvgPool2dBackward(x_shape, dy, kernel, stride);
+  }
   Tensor dx(x_shape);
   const int64_t h = x_shape[2], w = x_shape[3], p = ys[2], q = ys[3];
   const float scale = 1.0f / (kernel * kernel);
@@ -75,8 +80,10 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
 }
 
 Tensor GlobalAvgPoolForward(const Tensor& x) {
-  RequireCpu("global_avg_pool", {&x});
   ExpectShape("global_avg_pool", "input", x, {-1, -1, -1, -1});
+  if (OpDevice("global_avg_pool", {&x}).is_cuda()) {
+    return cuda_ops::GlobalAvgPoolForward(x);
+  }
   const int64_t planes = x.dim(0) * x.dim(1), hw = x.dim(2) * x.dim(3);
   Tensor y = Tensor::Uninitialized({x.dim(0), x.dim(1)});
   for (int64_t i = 0; i < planes; ++i) {
@@ -89,13 +96,15 @@ Tensor GlobalAvgPoolForward(const Tensor& x) {
 }
 
 Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
-  RequireCpu("global_avg_pool backward", {&dy});
   if (x_shape.size() != 4) {
     throw ShapeError("global_avg_pool backward: input shape " +
                      ToString(x_shape) + " is not [N, C, H, W]");
   }
   ExpectShape("global_avg_pool backward", "output gradient", dy,
               {x_shape[0], x_shape[1]});
+  if (OpDevice("global_avg_pool backward", {&dy}).is_cuda()) {
+    return cuda_ops::GlobalAvgPoolBackward(x_shape, dy);
+  }
   Tensor dx = Tensor::Uninitialized(x_shape);
   const int64_t planes = x_shape[0] * x_shape[1], hw = x_shape[2] * x_shape[3];
   for (int64_t i = 0; i < planes; ++i) {

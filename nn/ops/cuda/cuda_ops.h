@@ -2,11 +2,18 @@
 // their inputs are on a GPU (see nn/ops/dispatch.h); same contracts as the
 // CPU ops of the same names. Work is queued on the device's stream.
 //
-// Written so far: relu, add, SGD's update. Builds without CUDA link
-// cuda_ops_without_cuda.cc (unreachable there: no tensor can be on a GPU).
+// cuDNN: convolution, batch norm, pooling; cuBLAS: linear; nn's own kernels:
+// relu, add, bias add, softmax cross-entropy, SGD's update. Shapes are
+// checked by the callers in nn/ops before they dispatch here. Builds without
+// CUDA link cuda_ops_without_cuda.cc (unreachable there: no tensor can be on
+// a GPU).
 #ifndef RINGLET_NN_OPS_CUDA_CUDA_OPS_H_
 #define RINGLET_NN_OPS_CUDA_CUDA_OPS_H_
 
+#include "nn/ops/batch_norm.h"
+#include "nn/ops/conv2d.h"
+#include "nn/ops/linear.h"
+#include "nn/ops/loss.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn::cuda_ops {
@@ -15,6 +22,30 @@ Tensor ReluForward(const Tensor& x);
 Tensor ReluBackward(const Tensor& y, const Tensor& dy);
 Tensor Add(const Tensor& a, const Tensor& b);
 void AddInPlace(Tensor& a, const Tensor& b);
+Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                     const Conv2dParams& params);
+Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy, const Conv2dParams& params,
+                           bool need_dx);
+Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b);
+LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy);
+Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride);
+Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
+                         int stride);
+Tensor GlobalAvgPoolForward(const Tensor& x);
+Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy);
+Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
+                               const Tensor& beta, BatchNormStats* stats,
+                               BatchNormCache* cache,
+                               const ReplicaSum& replica_sum);
+Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
+                              const Tensor& beta, const BatchNormStats& stats);
+BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
+                                   const BatchNormCache& cache,
+                                   const ReplicaSum& replica_sum);
+LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
+                               Reduction reduction);
 // value -= lr * (grad + wd * value), or with momentum through velocity.
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
                float momentum, float weight_decay);

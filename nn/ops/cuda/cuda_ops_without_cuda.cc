@@ -20,5 +20,37 @@ void AddInPlace(Tensor&, const Tensor&) { NoCuda(); }
 void SgdUpdate(Tensor&, const Tensor&, Tensor*, float, float, float) {
   NoCuda();
 }
+Tensor Conv2dForward(const Tensor&, const Tensor&, const Tensor&,
+                     const Conv2dParams&) {
+  NoCuda();
+}
+Conv2dGrads Conv2dBackward(const Tensor&, const Tensor&, bool, const Tensor&,
+                           const Conv2dParams&, bool) {
+  NoCuda();
+}
+Tensor LinearForward(const Tensor&, const Tensor&, const Tensor&) { NoCuda(); }
+LinearGrads LinearBackward(const Tensor&, const Tensor&, bool, const Tensor&) {
+  NoCuda();
+}
+Tensor AvgPool2dForward(const Tensor&, int, int) { NoCuda(); }
+Tensor AvgPool2dBackward(const Shape&, const Tensor&, int, int) { NoCuda(); }
+Tensor GlobalAvgPoolForward(const Tensor&) { NoCuda(); }
+Tensor GlobalAvgPoolBackward(const Shape&, const Tensor&) { NoCuda(); }
+Tensor BatchNorm2dTrainForward(const Tensor&, const Tensor&, const Tensor&,
+                               BatchNormStats*, BatchNormCache*,
+                               const ReplicaSum&) {
+  NoCuda();
+}
+Tensor BatchNorm2dEvalForward(const Tensor&, const Tensor&, const Tensor&,
+                              const BatchNormStats&) {
+  NoCuda();
+}
+BatchNormGrads BatchNorm2dBackward(const Tensor&, const Tensor&,
+                                   const BatchNormCache&, const ReplicaSum&) {
+  NoCuda();
+}
+LossResult SoftmaxCrossEntropy(const Tensor&, const int32_t*, Reduction) {
+  NoCuda();
+}
 
 }  // namespace ringlet::nn::cuda_ops

@@ -1,0 +1,62 @@
+// The fully connected layer on GPUs through cuBLAS. Row-major [N, in] x
+// [in, out] is, to column-major cuBLAS, y^T = w^T x^T: each product below
+// is written in those column-major terms. Default math (no TF32).
+#include <cublas_v2.h>
+
+#include "nn/cuda/elementwise_kernels.h"
+#include "nn/ops/cuda/cuda_op_support.h"
+#include "nn/ops/cuda/cuda_ops.h"
+
+namespace ringlet::nn::cuda_ops {
+
+Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
+  OnDevice on(x);
+  const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
+            out = static_cast<int>(w.dim(1));
+  Tensor y = Tensor::Uninitialized({n, out}, x.device());
+  if (y.numel() == 0) return y;
+  const float one = 1.0f, zero = 0.0f;
+  // y^T (out x n) = w^T (out x in, w's memory) . x^T (in x n, x's memory).
+  RINGLET_CUBLAS_CHECK(cublasSgemm(on.context.cublas(), CUBLAS_OP_N,
+                                   CUBLAS_OP_N, out, n, in, &one, w.data(), out,
+                                   x.data(), in, &zero, y.data(), out));
+  if (b.defined()) {
+    // Row i of y gets b: bias per "channel" j of [n, out, 1].
+    cuda::bias_add_forward(y.data(), b.data(), /*batch=*/n, /*channels=*/out,
+                           /*spatial=*/1, on.stream());
+  }
+  return y;
+}
+
+LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy) {
+  OnDevice on(x);
+  const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
+            out = static_cast<int>(w.dim(1));
+  LinearGrads g;
+  g.dx = Tensor(x.shape(), x.device());
+  g.dw = Tensor(w.shape(), w.device());
+  if (has_bias) g.db = Tensor({out}, w.device());
+  if (n == 0) return g;
+  cublasHandle_t handle = on.context.cublas();
+  const float one = 1.0f, zero = 0.0f;
+  // dx^T (in x n) = w (in x out: w's memory transposed) . dy^T (out x n).
+  RINGLET_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, in, n, out,
+                                   &one, w.data(), out, dy.data(), out, &zero,
+                                   g.dx.data(), in));
+  // dw^T (out x in) = dy^T (out x n) . x (n x in: x's memory transposed).
+  RINGLET_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, out, in, n,
+                                   &one, dy.data(), out, x.data(), in, &zero,
+                                   g.dw.data(), out));
+  if (has_bias) {
+    // db (out) = dy^T (out x n) . ones (n).
+    Tensor ones({n}, x.device());
+    ones.Fill(1.0f);
+    RINGLET_CUBLAS_CHECK(cublasSgemv(handle, CUBLAS_OP_N, out, n, &one,
+                                     dy.data(), out, ones.data(), 1, &zero,
+                                     g.db.data(), 1));
+  }
+  return g;
+}
+
+}  // namespace ringlet::nn::cuda_ops

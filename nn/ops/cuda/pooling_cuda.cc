@@ -1,0 +1,83 @@
+// Average and global average pooling on GPUs through cuDNN's pooling
+// (windows counted whole: there is no padding). Global average pooling is
+// one window the size of the plane.
+#include "nn/ops/cuda/cuda_op_support.h"
+#include "nn/ops/cuda/cuda_ops.h"
+
+namespace ringlet::nn::cuda_ops {
+namespace {
+
+struct PoolDesc {
+  PoolDesc(int64_t window_h, int64_t window_w, int64_t stride_h,
+           int64_t stride_w) {
+    RINGLET_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&desc));
+    RINGLET_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
+        desc, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+        CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(window_h),
+        static_cast<int>(window_w), 0, 0, static_cast<int>(stride_h),
+        static_cast<int>(stride_w)));
+  }
+  ~PoolDesc() { cudnnDestroyPoolingDescriptor(desc); }
+  cudnnPoolingDescriptor_t desc = nullptr;
+};
+
+Tensor Forward(const Tensor& x, const PoolDesc& pool, const Shape& y_shape) {
+  OnDevice on(x);
+  Tensor y = Tensor::Uninitialized(y_shape, x.device());
+  if (y.numel() == 0) return y;
+  const TensorDesc x_desc(x.dim(0), x.dim(1), x.dim(2), x.dim(3));
+  const TensorDesc y_desc(y_shape[0], y_shape[1],
+                          y_shape.size() == 4 ? y_shape[2] : 1,
+                          y_shape.size() == 4 ? y_shape[3] : 1);
+  const float one = 1.0f, zero = 0.0f;
+  RINGLET_CUDNN_CHECK(cudnnPoolingForward(on.context.cudnn(), pool.desc, &one,
+                                          x_desc.get(), x.data(), &zero,
+                                          y_desc.get(), y.data()));
+  return y;
+}
+
+// Average pooling's gradient depends on dy alone; cuDNN's interface still
+// takes the forward's y and x, so dy and the output stand in for them.
+Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool) {
+  OnDevice on(dy);
+  Tensor dx = Tensor::Uninitialized(x_shape, dy.device());
+  if (dx.numel() == 0) return dx;
+  if (dy.numel() == 0) {
+    dx.Fill(0.0f);
+    return dx;
+  }
+  const TensorDesc x_desc(x_shape[0], x_shape[1], x_shape[2], x_shape[3]);
+  const TensorDesc y_desc(dy.dim(0), dy.dim(1), dy.rank() == 4 ? dy.dim(2) : 1,
+                          dy.rank() == 4 ? dy.dim(3) : 1);
+  const float one = 1.0f, zero = 0.0f;
+  RINGLET_CUDNN_CHECK(
+      cudnnPoolingBackward(on.context.cudnn(), pool.desc, &one, y_desc.get(),
+                           dy.data(), y_desc.get(), dy.data(), x_desc.get(),
+                           dx.data(), &zero, x_desc.get(), dx.data()));
+  return dx;
+}
+
+}  // namespace
+
+Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
+  const Shape y_shape = {x.dim(0), x.dim(1), (x.dim(2) - kernel) / stride + 1,
+                         (x.dim(3) - kernel) / stride + 1};
+  return Forward(x, PoolDesc(kernel, kernel, stride, stride), y_shape);
+}
+
+Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
+                         int stride) {
+  return Backward(x_shape, dy, PoolDesc(kernel, kernel, stride, stride));
+}
+
+Tensor GlobalAvgPoolForward(const Tensor& x) {
+  return Forward(x, PoolDesc(x.dim(2), x.dim(3), x.dim(2), x.dim(3)),
+                 {x.dim(0), x.dim(1)});
+}
+
+Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
+  return Backward(x_shape, dy,
+                  PoolDesc(x_shape[2], x_shape[3], x_shape[2], x_shape[3]));
+}
+
+}  // namespace ringlet::nn::cuda_ops
