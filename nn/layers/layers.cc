@@ -144,8 +144,7 @@ BatchNorm2d::BatchNorm2d(int64_t channels) {
   running_mean_ = Buffer{"running_mean", Tensor({channels})};
   running_var_ = Buffer{"running_var", Tensor({channels})};
   running_var_.value.Fill(1.0f);
-  stats_.running_mean = running_mean_.value;  // Shared storage.
-  stats_.running_var = running_var_.value;
+  OnTensorsMoved();  // stats_ shares the buffers' storage.
 }
 
 Tensor BatchNorm2d::Forward(const Tensor& x) {
@@ -178,6 +177,12 @@ void BatchNorm2d::CollectBuffers(const std::string& prefix,
   running_var_.name = JoinName(prefix, "running_var");
   out->push_back(&running_mean_);
   out->push_back(&running_var_);
+}
+
+void BatchNorm2d::OnTensorsMoved() {
+  stats_.running_mean = running_mean_.value;
+  stats_.running_var = running_var_.value;
+  cache_ = BatchNormCache();
 }
 
 }  // namespace ringlet::nn

@@ -101,6 +101,9 @@ class BatchNorm2d : public Module {
   // through `sum` (see ReplicaSum); null (the default) keeps them local.
   void set_replica_sum(ReplicaSum sum) { replica_sum_ = std::move(sum); }
 
+ protected:
+  void OnTensorsMoved() override;
+
  private:
   ReplicaSum replica_sum_;
   Parameter gamma_, beta_;

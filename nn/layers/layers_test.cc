@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
 #include "nn/testing/gradient_check.h"
@@ -90,6 +92,27 @@ TEST(Layers, ParametersAndBuffersAreNamedByPath) {
   EXPECT_EQ(buffers, (std::vector<std::string>{
                          "res.bn1.running_mean", "res.bn1.running_var",
                          "res.bn2.running_mean", "res.bn2.running_var"}));
+}
+
+// To() moves every tensor; batch norm's statistics follow its buffers.
+TEST(Layers, ToMovesParametersAndKeepsBatchNormStatisticsLinked) {
+  Sequential net;
+  net.Add(std::make_unique<BatchNorm2d>(2), "bn");
+  net.Add(std::make_unique<Conv2d>(2, 2, 3, 1, 1), "conv");
+  net.To(Device::Cpu(1));
+  for (Parameter* p : net.Parameters()) {
+    EXPECT_EQ(p->value.device(), Device::Cpu(1)) << p->name;
+    EXPECT_EQ(p->grad.device(), Device::Cpu(1)) << p->name;
+  }
+  net.Forward(RandomTensor({4, 2, 3, 3}, 13, 1.0f, 3.0f).To(Device::Cpu(1)));
+  const std::vector<Buffer*> buffers = net.Buffers();
+  EXPECT_EQ(buffers[0]->value.device(), Device::Cpu(1));
+  // The update went into the moved buffer, not a stale copy.
+  float moved = 0;
+  for (int64_t i = 0; i < buffers[0]->value.numel(); ++i) {
+    moved += std::abs(buffers[0]->value.data()[i]);
+  }
+  EXPECT_GT(moved, 0.0f);
 }
 
 TEST(Layers, BatchNormRunningStatsAreTheBuffers) {

@@ -21,6 +21,15 @@ void Module::ZeroGrad() {
   for (Parameter* p : Parameters()) p->grad.Fill(0.0f);
 }
 
+void Module::To(Device device) {
+  for (Parameter* p : Parameters()) {
+    p->value = p->value.To(device);
+    p->grad = p->grad.To(device);
+  }
+  for (Buffer* b : Buffers()) b->value = b->value.To(device);
+  VisitModules(*this, [](Module& m) { m.OnTensorsMoved(); });
+}
+
 void Module::RequireForwardCache(bool have_cache) const {
   if (!have_cache) {
     throw ModeError(kind() +

@@ -57,6 +57,10 @@ class Module {
   std::vector<Parameter*> Parameters();
   std::vector<Buffer*> Buffers();
   void ZeroGrad();
+  // Moves every parameter, gradient and buffer of this module and the ones
+  // inside it to `device` (a model built on the CPU, then run on cuda:0).
+  // Throws DeviceError when the device does not exist.
+  void To(Device device);
 
   // Training mode (the default) caches for Backward and, for batch norm,
   // uses batch statistics; evaluation mode uses running statistics.
@@ -66,6 +70,9 @@ class Module {
  protected:
   // Throws ModeError unless a training-mode Forward came before Backward.
   void RequireForwardCache(bool have_cache) const;
+  // Called on every module after To(): modules holding other handles to
+  // their tensors (batch norm's statistics) take the moved ones.
+  virtual void OnTensorsMoved() {}
 
  private:
   bool training_ = true;

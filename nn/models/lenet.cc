@@ -41,6 +41,12 @@ std::vector<const Tensor*> LeNetParams::All() const {
   return {&W1, &b1, &W2, &b2, &W3, &b3, &W4, &b4};
 }
 
+LeNetParams LeNetParams::To(Device device) const {
+  return LeNetParams{W1.To(device), b1.To(device), W2.To(device),
+                     b2.To(device), W3.To(device), b3.To(device),
+                     W4.To(device), b4.To(device)};
+}
+
 LeNetParams LeNetParams::Clone() const {
   return LeNetParams{W1.Clone(), b1.Clone(), W2.Clone(), b2.Clone(),
                      W3.Clone(), b3.Clone(), W4.Clone(), b4.Clone()};

@@ -29,6 +29,8 @@ struct LeNetParams {
   std::vector<const Tensor*> All() const;
   // A deep copy (d2l's get_params: one replica per device).
   LeNetParams Clone() const;
+  // A copy on `device` (cuda:0, say).
+  LeNetParams To(Device device) const;
 };
 
 // What the backward pass needs from the forward pass.

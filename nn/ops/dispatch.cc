@@ -4,20 +4,41 @@
 
 namespace ringlet::nn {
 
-Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs) {
-  const Tensor* first = nullptr;
-  for (const Tensor* t : inputs) {
-    if (!t->defined()) continue;
-    if (first == nullptr) {
-      first = t;
-    } else if (t->device() != first->device()) {
-      throw DeviceError(std::string(op) + ": inputs on " +
-                        ToString(first->device()) + " and " +
-                        ToString(t->device()) +
+Device CommonDevice(const char* op, std::initializer_list<Device> devices) {
+  bool any = false;
+  Device common;
+  for (const Device& d : devices) {
+    if (!any) {
+      common = d;
+      any = true;
+    } else if (d != common && (d.is_cuda() || common.is_cuda())) {
+      throw DeviceError(std::string(op) + ": inputs on " + ToString(common) +
+                        " and " + ToString(d) +
                         "; move them to one device with Tensor::To");
     }
   }
-  return first ? first->device() : Device::Cpu();
+  return any ? common : Device::Cpu();
+}
+
+Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs) {
+  // At most a handful of inputs: a small fixed array, no allocation.
+  Device devices[8];
+  size_t n = 0;
+  for (const Tensor* t : inputs) {
+    if (t->defined() && n < 8) devices[n++] = t->device();
+  }
+  switch (n) {
+    case 0:
+      return Device::Cpu();
+    case 1:
+      return devices[0];
+    default:
+      break;
+  }
+  Device common = devices[0];
+  for (size_t i = 1; i < n; ++i)
+    common = CommonDevice(op, {common, devices[i]});
+  return common;
 }
 
 void RequireCpu(const char* op, std::initializer_list<const Tensor*> inputs) {

@@ -11,8 +11,12 @@
 
 namespace ringlet::nn {
 
-// The device all defined `inputs` are on (CPU when none is defined).
+// The device all defined `inputs` are on (CPU when none is defined). CPU
+// devices share host memory, so tensors of cpu:0 and cpu:1 mix (CPU ops
+// return cpu:0 tensors); a GPU's tensors mix only with that GPU's.
 Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs);
+// The same rule over devices.
+Device CommonDevice(const char* op, std::initializer_list<Device> devices);
 
 // For CPU-only ops: throws unless every defined input is on a CPU device.
 void RequireCpu(const char* op, std::initializer_list<const Tensor*> inputs);

@@ -20,15 +20,24 @@ TEST(Dispatch, TheOpRunsWhereItsInputsAre) {
   EXPECT_NO_THROW(RequireCpu("conv2d", {&a, &none}));
 }
 
-TEST(Dispatch, InputsOnTwoDevicesAreAnErrorNamingBoth) {
+TEST(Dispatch, CpuDevicesShareHostMemoryAndMix) {
   const Tensor a({2}, Device::Cpu(0)), b({2}, Device::Cpu(1));
+  EXPECT_NO_THROW(Add(a, b));
+  EXPECT_EQ(CommonDevice("add", {Device::Cpu(1), Device::Cpu(0)}),
+            Device::Cpu(1));
+}
+
+TEST(Dispatch, AGpuTensorMixesOnlyWithItsOwnGpu) {
+  EXPECT_EQ(CommonDevice("add", {Device::Cuda(1), Device::Cuda(1)}),
+            Device::Cuda(1));
   try {
-    Add(a, b);
+    CommonDevice("add", {Device::Cpu(0), Device::Cuda(1)});
     FAIL() << "expected a DeviceError";
   } catch (const DeviceError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("add: inputs on cpu:0 and cpu:1"));
+    EXPECT_THAT(e.what(), HasSubstr("add: inputs on cpu:0 and cuda:1"));
   }
-  EXPECT_THROW(ReluBackward(a, b), DeviceError);
+  EXPECT_THROW(CommonDevice("add", {Device::Cuda(0), Device::Cuda(1)}),
+               DeviceError);
 }
 
 }  // namespace
