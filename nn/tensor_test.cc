@@ -67,6 +67,10 @@ TEST(Tensor, AMissingGpuIsAClearError) {
   }
   EXPECT_THROW(Tensor::FromVector({1}, {1.0f}).To(Device::Cuda(99)),
                DeviceError);
+  // And cuda:0 itself on a machine without a GPU (every machine here).
+  if (cuda::ProbeCudaDevices().usable.empty()) {
+    EXPECT_THROW(Tensor({2}, Device::Cuda(0)), DeviceError);
+  }
 }
 
 class CudaTensorTest : public ::testing::Test {

@@ -24,15 +24,6 @@ __global__ void fill_forward_kernel(float* out, int64_t n, float value) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
 }
 
-__global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
-  RINGLET_GRID_STRIDE_LOOP(i, n) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; }
-}
-
-__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx,
-                                     int64_t n) {
-  RINGLET_GRID_STRIDE_LOOP(i, n) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; }
-}
-
 __global__ void add_forward_kernel(const float* a, const float* b, float* out,
                                    int64_t n) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = a[i] + b[i]; }
@@ -62,19 +53,6 @@ __global__ void sgd_update_forward_kernel(float* p, const float* g, float* v,
 void fill_forward(float* out, int64_t n, float value, cudaStream_t stream) {
   if (n == 0) return;
   fill_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(out, n, value);
-  RINGLET_CUDA_CHECK_LAUNCH();
-}
-
-void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  relu_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, n);
-  RINGLET_CUDA_CHECK_LAUNCH();
-}
-
-void relu_backward(const float* y, const float* dy, float* dx, int64_t n,
-                   cudaStream_t stream) {
-  if (n == 0) return;
-  relu_backward_kernel<<<Blocks(n), kThreads, 0, stream>>>(y, dy, dx, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

@@ -14,12 +14,6 @@ namespace ringlet::nn::cuda {
 // out[i] = value.
 void fill_forward(float* out, int64_t n, float value, cudaStream_t stream);
 
-// y[i] = max(x[i], 0).
-void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
-// dx[i] = y[i] > 0 ? dy[i] : 0, from the forward's output y (as the CPU op).
-void relu_backward(const float* y, const float* dy, float* dx, int64_t n,
-                   cudaStream_t stream);
-
 // out[i] = a[i] + b[i] (out may be a or b).
 void add_forward(const float* a, const float* b, float* out, int64_t n,
                  cudaStream_t stream);

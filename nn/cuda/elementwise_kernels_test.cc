@@ -13,7 +13,6 @@
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
 #include "nn/cuda/device_probe.h"
-#include "nn/ops/activation.h"
 #include "nn/ops/elementwise.h"
 #include "nn/optim/sgd.h"
 #include "nn/tensor.h"
@@ -87,21 +86,6 @@ class KernelTest : public ::testing::Test {
 
 // Odd sizes, and one past a single launch's threads.
 constexpr int64_t kSizes[] = {1, 255, 257, 4096 * 256 + 3};
-
-TEST_F(KernelTest, ReluForwardAndBackwardMatchTheCpuOps) {
-  DeviceGuard guard(context_->device());
-  for (int64_t n : kSizes) {
-    const std::vector<float> x = Random(n, 1), dy = Random(n, 2);
-    float* dx_dev = Upload(x);
-    float* y_dev = Upload(x);
-    relu_forward(Upload(x), y_dev, n, context_->stream());
-    relu_backward(y_dev, Upload(dy), dx_dev, n, context_->stream());
-    const Tensor y = ReluForward(Tensor::FromVector({n}, x));
-    const Tensor dx = ReluBackward(y, Tensor::FromVector({n}, dy));
-    EXPECT_EQ(Download(y_dev, n), Values(y)) << n << " elements";
-    EXPECT_EQ(Download(dx_dev, n), Values(dx)) << n << " elements";
-  }
-}
 
 TEST_F(KernelTest, AddAndFillMatchTheCpu) {
   for (int64_t n : kSizes) {

@@ -21,8 +21,10 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
     }
     if (!d.is_cpu()) {
       throw DeviceError("replicas: " + ToString(d) +
-                        ": nn in this build computes on CPU devices only (its "
-                        "CUDA kernels are not written yet); use cpu:N");
+                        ": data-parallel replicas run on CPU devices only so "
+                        "far (nn's ops run on GPUs, but moving replicas and "
+                        "gradients between GPUs is not written yet); use "
+                        "cpu:N");
     }
   }
   if (options_.comm_groups < 1) {

@@ -95,8 +95,8 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
   if (spec == "auto") {
     if (usable > 0) {
       notes << "note: " << usable
-            << " GPU(s) found, but nn computes on CPU devices only in this "
-               "build; training on the CPU\n";
+            << " GPU(s) found, but the trainers run on CPU devices only so "
+               "far; training on the CPU\n";
     }
     return nn::ResolveDevices("auto", /*usable_gpus=*/0);
   }

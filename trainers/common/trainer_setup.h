@@ -35,7 +35,7 @@ struct TrainerFlags {
 // Adds the flags of the list, with range checks, to `app`.
 void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs);
 
-// The devices --devices names. nn computes on CPU devices only in this
+// The devices --devices names. The trainers run on CPU devices only in this
 // build, so `auto` means one CPU device (d2l's try_all_gpus fallback) and
 // mentions any GPUs it leaves unused on `notes`; cuda:N is an error naming
 // how many GPUs exist. Throws nn::DeviceError.

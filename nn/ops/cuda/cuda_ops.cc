@@ -1,54 +1,67 @@
 #include "nn/ops/cuda/cuda_ops.h"
 
-#include "nn/cuda/device_context.h"
 #include "nn/cuda/elementwise_kernels.h"
+#include "nn/ops/cuda/cuda_op_support.h"
 
 namespace ringlet::nn::cuda_ops {
-namespace {
 
-// The device's stream, with the device current for the launch.
-struct Launch {
-  explicit Launch(const Tensor& t)
-      : guard(t.device().index),
-        stream(cuda::DeviceContext::For(t.device().index).stream()) {}
-  cuda::DeviceGuard guard;
-  cudaStream_t stream;
+// ReLU through cuDNN's activation, on the tensor viewed as [1, 1, 1, n].
+struct ReluDesc {
+  ReluDesc() {
+    RINGLET_CUDNN_CHECK(cudnnCreateActivationDescriptor(&desc));
+    RINGLET_CUDNN_CHECK(cudnnSetActivationDescriptor(
+        desc, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  }
+  ~ReluDesc() { cudnnDestroyActivationDescriptor(desc); }
+  cudnnActivationDescriptor_t desc = nullptr;
 };
 
-}  // namespace
-
 Tensor ReluForward(const Tensor& x) {
-  Launch launch(x);
+  OnDevice on(x);
   Tensor y = Tensor::Uninitialized(x.shape(), x.device());
-  cuda::relu_forward(x.data(), y.data(), x.numel(), launch.stream);
+  if (x.numel() == 0) return y;
+  const ReluDesc relu;
+  const TensorDesc desc(1, 1, 1, x.numel());
+  const float one = 1.0f, zero = 0.0f;
+  RINGLET_CUDNN_CHECK(cudnnActivationForward(on.context.cudnn(), relu.desc,
+                                             &one, desc.get(), x.data(), &zero,
+                                             desc.get(), y.data()));
   return y;
 }
 
+// cuDNN takes the forward's input too; for ReLU y > 0 exactly where x > 0,
+// so y stands in for x (the CPU op is written from y as well).
 Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
-  Launch launch(y);
+  OnDevice on(y);
   Tensor dx = Tensor::Uninitialized(y.shape(), y.device());
-  cuda::relu_backward(y.data(), dy.data(), dx.data(), y.numel(), launch.stream);
+  if (y.numel() == 0) return dx;
+  const ReluDesc relu;
+  const TensorDesc desc(1, 1, 1, y.numel());
+  const float one = 1.0f, zero = 0.0f;
+  RINGLET_CUDNN_CHECK(cudnnActivationBackward(
+      on.context.cudnn(), relu.desc, &one, desc.get(), y.data(), desc.get(),
+      dy.data(), desc.get(), y.data(), &zero, desc.get(), dx.data()));
   return dx;
 }
 
 Tensor Add(const Tensor& a, const Tensor& b) {
-  Launch launch(a);
+  OnDevice on(a);
   Tensor out = Tensor::Uninitialized(a.shape(), a.device());
-  cuda::add_forward(a.data(), b.data(), out.data(), a.numel(), launch.stream);
+  cuda::add_forward(a.data(), b.data(), out.data(), a.numel(), on.stream());
   return out;
 }
 
 void AddInPlace(Tensor& a, const Tensor& b) {
-  Launch launch(a);
-  cuda::add_forward(a.data(), b.data(), a.data(), a.numel(), launch.stream);
+  OnDevice on(a);
+  cuda::add_forward(a.data(), b.data(), a.data(), a.numel(), on.stream());
 }
 
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
                float momentum, float weight_decay) {
-  Launch launch(value);
+  OnDevice on(value);
   cuda::sgd_update_forward(value.data(), grad.data(),
                            velocity ? velocity->data() : nullptr, value.numel(),
-                           lr, momentum, weight_decay, launch.stream);
+                           lr, momentum, weight_decay, on.stream());
 }
 
 }  // namespace ringlet::nn::cuda_ops

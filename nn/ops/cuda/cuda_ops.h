@@ -2,8 +2,8 @@
 // their inputs are on a GPU (see nn/ops/dispatch.h); same contracts as the
 // CPU ops of the same names. Work is queued on the device's stream.
 //
-// cuDNN: convolution, batch norm, pooling; cuBLAS: linear; nn's own kernels:
-// relu, add, bias add, softmax cross-entropy, SGD's update. Shapes are
+// cuDNN: convolution, batch norm, pooling, ReLU; cuBLAS: linear; nn's own
+// kernels: add, bias add, softmax cross-entropy, SGD's update. Shapes are
 // checked by the callers in nn/ops before they dispatch here. Builds without
 // CUDA link cuda_ops_without_cuda.cc (unreachable there: no tensor can be on
 // a GPU).
