@@ -2,17 +2,24 @@
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/parallel.h"
 
 namespace ringlet::nn {
+namespace {
+
+// Elements per thread below which a thread costs more than it saves.
+constexpr int64_t kGrain = int64_t{1} << 16;
+
+}  // namespace
 
 Tensor ReluForward(const Tensor& x) {
   if (OpDevice("relu", {&x}).is_cuda()) return cuda_ops::ReluForward(x);
   Tensor y = Tensor::Uninitialized(x.shape());
   const float* in = x.data();
   float* out = y.data();
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) {
-    out[i] = in[i] > 0.0f ? in[i] : 0.0f;
-  }
+  ParallelForElements(x.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+  });
   return y;
 }
 
@@ -25,9 +32,9 @@ Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   const float* yv = y.data();
   const float* g = dy.data();
   float* out = dx.data();
-  for (int64_t i = 0, n = y.numel(); i < n; ++i) {
-    out[i] = yv[i] > 0.0f ? g[i] : 0.0f;
-  }
+  ParallelForElements(y.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = yv[i] > 0.0f ? g[i] : 0.0f;
+  });
   return dx;
 }
 

@@ -1,14 +1,63 @@
 #include "nn/ops/batch_norm.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/parallel.h"
 
 namespace ringlet::nn {
 namespace {
+
+// Row sums in double with four running sums, so the adds do not wait on one
+// another (one chain of dependent double adds was most of batch norm's time).
+double SumRow(const float* in, int64_t n) {
+  double s[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    for (int l = 0; l < 4; ++l) s[l] += in[j + l];
+  }
+  for (; j < n; ++j) s[0] += in[j];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+double SumSquaredDeviations(const float* in, int64_t n, double mean) {
+  double s[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    for (int l = 0; l < 4; ++l) s[l] += (in[j + l] - mean) * (in[j + l] - mean);
+  }
+  for (; j < n; ++j) s[0] += (in[j] - mean) * (in[j] - mean);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+double SumProducts(const float* a, const float* b, int64_t n) {
+  double s[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    for (int l = 0; l < 4; ++l) s[l] += a[j + l] * b[j + l];
+  }
+  for (; j < n; ++j) s[0] += a[j] * b[j];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// Runs fn(ch) for every channel, channels split over the op's threads when
+// the tensor is large enough to pay for them. Each channel is computed
+// whole by one thread, so results do not depend on the thread count.
+void ForEachChannel(int64_t channels, int64_t values,
+                    const std::function<void(int64_t)>& fn) {
+  constexpr int64_t kMinValuesForThreads = int64_t{1} << 16;
+  if (values < kMinValuesForThreads) {
+    for (int64_t ch = 0; ch < channels; ++ch) fn(ch);
+    return;
+  }
+  ParallelFor(channels, [&](int64_t begin, int64_t end, int) {
+    for (int64_t ch = begin; ch < end; ++ch) fn(ch);
+  });
+}
 
 void CheckParams(const char* op, const Tensor& x, const Tensor& gamma,
                  const Tensor& beta) {
@@ -34,12 +83,11 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   // Per-channel sums in double (a channel holds up to millions of values),
   // the count last; summed across replicas when synchronised.
   std::vector<double> sums(c + 1, 0.0);
-  for (int64_t ch = 0; ch < c; ++ch) {
+  ForEachChannel(c, x.numel(), [&](int64_t ch) {
     for (int64_t i = 0; i < n; ++i) {
-      const float* in = x.data() + (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) sums[ch] += in[j];
+      sums[ch] += SumRow(x.data() + (i * c + ch) * hw, hw);
     }
-  }
+  });
   sums[c] = static_cast<double>(n * hw);
   if (replica_sum) replica_sum(sums.data(), c + 1);
   const int64_t m = static_cast<int64_t>(sums[c]);  // Values per channel.
@@ -52,22 +100,20 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   }
   // Squared deviations from the batch-wide mean: the two-pass variance.
   std::vector<double> mean(c), sq(c, 0.0);
-  for (int64_t ch = 0; ch < c; ++ch) {
+  ForEachChannel(c, x.numel(), [&](int64_t ch) {
     mean[ch] = sums[ch] / m;
     for (int64_t i = 0; i < n; ++i) {
-      const float* in = x.data() + (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        sq[ch] += (in[j] - mean[ch]) * (in[j] - mean[ch]);
-      }
+      sq[ch] +=
+          SumSquaredDeviations(x.data() + (i * c + ch) * hw, hw, mean[ch]);
     }
-  }
+  });
   if (replica_sum) replica_sum(sq.data(), c);
 
   Tensor y = Tensor::Uninitialized(x.shape());
   cache->x_hat = Tensor::Uninitialized(x.shape());
   cache->inv_std = Tensor({c});
   cache->count = m;
-  for (int64_t ch = 0; ch < c; ++ch) {
+  ForEachChannel(c, x.numel(), [&](int64_t ch) {
     const double var = sq[ch] / m;
     const float inv_std = static_cast<float>(1.0 / std::sqrt(var + stats->eps));
     cache->inv_std.data()[ch] = inv_std;
@@ -86,7 +132,7 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
     float& rv = stats->running_var.data()[ch];
     rm = (1 - mo) * rm + mo * mu;
     rv = (1 - mo) * rv + mo * static_cast<float>(sq[ch] / (m - 1));
-  }
+  });
   return y;
 }
 
@@ -126,15 +172,14 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
   // sum(dy) per channel, then sum(dy x_hat): this replica's, then the batch's.
   std::vector<double> sums(2 * c, 0.0);
-  for (int64_t ch = 0; ch < c; ++ch) {
+  ForEachChannel(c, dy.numel(), [&](int64_t ch) {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t base = (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        sums[ch] += dy.data()[base + j];
-        sums[c + ch] += dy.data()[base + j] * cache.x_hat.data()[base + j];
-      }
+      sums[ch] += SumRow(dy.data() + base, hw);
+      sums[c + ch] +=
+          SumProducts(dy.data() + base, cache.x_hat.data() + base, hw);
     }
-  }
+  });
   BatchNormGrads g;
   g.dx = Tensor::Uninitialized(dy.shape());
   g.dgamma = Tensor({c});
@@ -145,7 +190,7 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   }
   if (replica_sum) replica_sum(sums.data(), 2 * c);
   const double m = static_cast<double>(cache.count);
-  for (int64_t ch = 0; ch < c; ++ch) {
+  ForEachChannel(c, dy.numel(), [&](int64_t ch) {
     // dx = gamma inv_std (dy - mean(dy) - x_hat mean(dy x_hat))
     const float k = gamma.data()[ch] * cache.inv_std.data()[ch];
     const float mean_dy = static_cast<float>(sums[ch] / m);
@@ -157,7 +202,7 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                      cache.x_hat.data()[base + j] * mean_dy_xh);
       }
     }
-  }
+  });
   return g;
 }
 

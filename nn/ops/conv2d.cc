@@ -124,8 +124,10 @@ void Col2Im(const Geometry& g, const float* cols, int64_t ld, float* dx) {
 // of images reuses it, and the weight gradient's inner dimension grows from
 // P Q to that many columns.
 constexpr int64_t kTargetColumns = 1024;
+constexpr int64_t kMaxImagesPerGroup = 16;
 int64_t ImagesPerGroup(const Geometry& g) {
-  return std::max<int64_t>(1, kTargetColumns / std::max<int64_t>(1, g.pq()));
+  return std::clamp<int64_t>(kTargetColumns / std::max<int64_t>(1, g.pq()), 1,
+                             kMaxImagesPerGroup);
 }
 
 int64_t NumGroups(const Geometry& g, int64_t group) {

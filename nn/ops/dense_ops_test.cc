@@ -6,6 +6,7 @@
 #include "nn/ops/activation.h"
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
+#include "nn/ops/parallel.h"
 #include "nn/ops/pooling.h"
 #include "nn/testing/gradient_check.h"
 
@@ -135,6 +136,22 @@ TEST(Elementwise, AddAndFlatten) {
   EXPECT_THROW(Add(a, Tensor({3, 2})), ShapeError);
   const Tensor f = Flatten(Tensor({4, 2, 3, 5}));
   EXPECT_EQ(f.shape(), (Shape{4, 30}));
+}
+
+// Split over threads on large tensors; each element is its own result.
+TEST(Relu, ThreadsGiveTheSameValues) {
+  const Tensor x = RandomTensor({3, 100001}, 81),
+               dy = RandomTensor({3, 100001}, 82);
+  SetOpThreads(1);
+  const Tensor y1 = ReluForward(x), dx1 = ReluBackward(y1, dy);
+  SetOpThreads(3);
+  const Tensor y3 = ReluForward(x), dx3 = ReluBackward(y3, dy);
+  SetOpThreads(1);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    ASSERT_EQ(y3.data()[i], x.data()[i] > 0 ? x.data()[i] : 0.0f) << i;
+    ASSERT_EQ(y3.data()[i], y1.data()[i]) << i;
+    ASSERT_EQ(dx3.data()[i], dx1.data()[i]) << i;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/loss.h"
+#include "nn/ops/parallel.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {
@@ -158,6 +159,35 @@ TEST(SoftmaxCrossEntropy, LabelOutOfRange) {
   } catch (const ShapeError& e) {
     EXPECT_THAT(e.what(), HasSubstr("label 10 of row 1 is outside [0, 10)"));
   }
+}
+
+// Large enough for the channels to be split over threads: every channel is
+// still summed by one thread in one order, so results are bitwise equal.
+TEST(BatchNorm, ThreadsDoNotChangeTheResults) {
+  const Tensor x = RandomTensor({4, 8, 64, 64}, 71, -1.0f, 3.0f);
+  const Tensor gamma = RandomTensor({8}, 72), beta = RandomTensor({8}, 73);
+  const Tensor dy = RandomTensor({4, 8, 64, 64}, 74);
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 3}) {
+    SetOpThreads(threads);
+    BatchNormStats stats{Tensor({8}), Tensor({8}), 0.1f, 1e-5f};
+    BatchNormCache cache;
+    const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
+    const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cache);
+    std::vector<float> all;
+    const std::vector<const Tensor*> outputs = {&y,
+                                                &g.dx,
+                                                &g.dgamma,
+                                                &g.dbeta,
+                                                &stats.running_mean,
+                                                &stats.running_var};
+    for (const Tensor* t : outputs) {
+      all.insert(all.end(), t->data(), t->data() + t->numel());
+    }
+    results.push_back(all);
+  }
+  SetOpThreads(1);
+  EXPECT_TRUE(results[0] == results[1]);
 }
 
 }  // namespace

@@ -41,4 +41,17 @@ void ParallelFor(int64_t n,
   for (std::thread& t : threads) t.join();
 }
 
+void ParallelForElements(int64_t n, int64_t grain,
+                         const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t parts =
+      std::max<int64_t>(1, std::min<int64_t>(OpThreads(), n / grain));
+  if (parts == 1) {
+    fn(0, n);
+    return;
+  }
+  ParallelFor(parts, [&](int64_t begin, int64_t end, int) {
+    fn(n * begin / parts, n * end / parts);
+  });
+}
+
 }  // namespace ringlet::nn

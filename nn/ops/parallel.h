@@ -20,6 +20,12 @@ int OpThreads();
 void ParallelFor(int64_t n,
                  const std::function<void(int64_t, int64_t, int)>& fn);
 
+// Calls fn(begin, end) over [0, n) in contiguous ranges of at least `grain`
+// elements, one per op thread (on the calling thread alone when n is
+// small): for elementwise ops, where threads pay only on large tensors.
+void ParallelForElements(int64_t n, int64_t grain,
+                         const std::function<void(int64_t, int64_t)>& fn);
+
 }  // namespace ringlet::nn
 
 #endif  // RINGLET_NN_OPS_PARALLEL_H_
