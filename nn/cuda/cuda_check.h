@@ -12,6 +12,7 @@
 
 #include <string>
 
+#include "nn/cuda/cublas_library.h"
 #include "nn/device.h"
 
 namespace ringlet::nn::cuda {
@@ -23,10 +24,9 @@ namespace ringlet::nn::cuda {
                     call + ": " + what);
 }
 
-// cuBLAS has no error-string function before 11.4's cublasGetStatusString;
-// CUDA 13 has it.
+// Through the loaded library (cublas_library.h): nn does not link cuBLAS.
 inline std::string CublasErrorString(cublasStatus_t status) {
-  return cublasGetStatusString(status);
+  return Cublas().status_string(status);
 }
 
 }  // namespace ringlet::nn::cuda

@@ -51,8 +51,6 @@ DeviceContext::DeviceContext(int device) : device_(device) {
       cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   RINGLET_CUDNN_CHECK(cudnnCreate(&cudnn_));
   RINGLET_CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
-  RINGLET_CUBLAS_CHECK(cublasCreate(&cublas_));
-  RINGLET_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   allocator_ = std::make_unique<CachingAllocator>(AllocatorBackend{
       [device](size_t bytes) -> void* {
         DeviceGuard inner(device);
@@ -69,9 +67,19 @@ DeviceContext::DeviceContext(int device) : device_(device) {
       }});
 }
 
+cublasHandle_t DeviceContext::cublas() {
+  std::call_once(cublas_once_, [this] {
+    DeviceGuard guard(device_);
+    const CublasLibrary& lib = Cublas();
+    RINGLET_CUBLAS_CHECK(lib.create(&cublas_));
+    RINGLET_CUBLAS_CHECK(lib.set_stream(cublas_, stream_));
+  });
+  return cublas_;
+}
+
 DeviceContext::~DeviceContext() {
   allocator_.reset();
-  cublasDestroy(cublas_);
+  if (cublas_ != nullptr) Cublas().destroy(cublas_);
   cudnnDestroy(cudnn_);
   cudaStreamDestroy(stream_);
 }

@@ -13,6 +13,7 @@
 #include <cudnn.h>
 
 #include <memory>
+#include <mutex>
 
 #include "nn/cuda/caching_allocator.h"
 
@@ -41,7 +42,8 @@ class DeviceContext {
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
-  cublasHandle_t cublas() const { return cublas_; }
+  // Made on first use (cuBLAS is loaded then; see cublas_library.h).
+  cublasHandle_t cublas();
   CachingAllocator& allocator() { return *allocator_; }
 
   // Waits for everything queued on the stream (before the host reads).
@@ -53,6 +55,7 @@ class DeviceContext {
   int device_;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
+  std::once_flag cublas_once_;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CachingAllocator> allocator_;
 };

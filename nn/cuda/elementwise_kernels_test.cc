@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/cuda/cublas_library.h"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
 #include "nn/cuda/device_probe.h"
@@ -32,6 +33,19 @@ TEST(DeviceContext, AMissingGpuIsAClearError) {
               std::string::npos)
         << e.what();
   }
+}
+
+// cuBLAS is loaded, not linked: the loader must find it and every function
+// nn calls (no GPU needed for that).
+TEST(CublasLibrary, LoadsAndResolvesEveryFunctionNnCalls) {
+  const CublasLibrary& lib = Cublas();
+  EXPECT_NE(lib.create, nullptr);
+  EXPECT_NE(lib.destroy, nullptr);
+  EXPECT_NE(lib.set_stream, nullptr);
+  EXPECT_NE(lib.sgemm, nullptr);
+  EXPECT_NE(lib.sgemv, nullptr);
+  EXPECT_NE(std::string(lib.status_string(CUBLAS_STATUS_NOT_INITIALIZED)), "");
+  EXPECT_EQ(&Cublas(), &lib);  // Loaded once.
 }
 
 class KernelTest : public ::testing::Test {

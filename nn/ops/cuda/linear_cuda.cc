@@ -17,9 +17,9 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   if (y.numel() == 0) return y;
   const float one = 1.0f, zero = 0.0f;
   // y^T (out x n) = w^T (out x in, w's memory) . x^T (in x n, x's memory).
-  RINGLET_CUBLAS_CHECK(cublasSgemm(on.context.cublas(), CUBLAS_OP_N,
-                                   CUBLAS_OP_N, out, n, in, &one, w.data(), out,
-                                   x.data(), in, &zero, y.data(), out));
+  RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemm(
+      on.context.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, out, n, in, &one, w.data(),
+      out, x.data(), in, &zero, y.data(), out));
   if (b.defined()) {
     // Row i of y gets b: bias per "channel" j of [n, out, 1].
     cuda::bias_add_forward(y.data(), b.data(), /*batch=*/n, /*channels=*/out,
@@ -41,20 +41,20 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
   cublasHandle_t handle = on.context.cublas();
   const float one = 1.0f, zero = 0.0f;
   // dx^T (in x n) = w (in x out: w's memory transposed) . dy^T (out x n).
-  RINGLET_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, in, n, out,
-                                   &one, w.data(), out, dy.data(), out, &zero,
-                                   g.dx.data(), in));
+  RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemm(
+      handle, CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &one, w.data(), out,
+      dy.data(), out, &zero, g.dx.data(), in));
   // dw^T (out x in) = dy^T (out x n) . x (n x in: x's memory transposed).
-  RINGLET_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, out, in, n,
-                                   &one, dy.data(), out, x.data(), in, &zero,
-                                   g.dw.data(), out));
+  RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemm(
+      handle, CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, &one, dy.data(), out,
+      x.data(), in, &zero, g.dw.data(), out));
   if (has_bias) {
     // db (out) = dy^T (out x n) . ones (n).
     Tensor ones({n}, x.device());
     ones.Fill(1.0f);
-    RINGLET_CUBLAS_CHECK(cublasSgemv(handle, CUBLAS_OP_N, out, n, &one,
-                                     dy.data(), out, ones.data(), 1, &zero,
-                                     g.db.data(), 1));
+    RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemv(handle, CUBLAS_OP_N, out, n, &one,
+                                              dy.data(), out, ones.data(), 1,
+                                              &zero, g.db.data(), 1));
   }
   return g;
 }
