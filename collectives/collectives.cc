@@ -22,6 +22,12 @@ std::vector<std::unique_ptr<Communicator>> CreateGroup(
   if (backend == "ring") return CreateHostGroup(size, {ring, naive}, options);
   if (backend == "naive") return CreateHostGroup(size, {naive, ring}, options);
   if (backend == "nccl") return CreateNcclGroup(size, options);
+  if (backend == "mpi") {
+    throw std::invalid_argument(
+        "the mpi backend needs processes started by mpirun (e.g. mpirun -np "
+        "2 <program> --backend=mpi --devices=cpu:1); in one process use ring "
+        "or naive");
+  }
   std::string names;
   for (const std::string& name : AvailableBackends()) names += " " + name;
   throw std::invalid_argument("unknown backend '" + backend +

@@ -37,6 +37,12 @@ class ProcessGroup {
   // values[i] = sum over processes of values[i], on every process. Called
   // by one thread per process, outside collective calls (for statistics).
   virtual void SumOverProcesses(double* values, size_t count) = 0;
+
+  // Every process's `mine`, indexed by process, on every process: for
+  // checking that the processes of a job agree (same flags, same data).
+  // Called by one thread per process, outside collective calls.
+  virtual std::vector<std::string> GatherFromProcesses(
+      const std::string& mine) = 0;
 };
 
 }  // namespace ringlet::collectives

@@ -61,9 +61,10 @@ BatchLoader::BatchLoader(const Split& split, const LoaderOptions& options)
                                 std::to_string(options.prefetch));
   }
   const int64_t n = split.size();
-  batches_per_epoch_ = options.drop_last
-                           ? n / options.batch_size
-                           : (n + options.batch_size - 1) / options.batch_size;
+  // n / b, plus one for a partial batch: (n + b - 1) / b overflows for a
+  // batch size near the largest int64.
+  batches_per_epoch_ = n / options.batch_size +
+                       (!options.drop_last && n % options.batch_size != 0);
   if (options.prefetch > 0) {
     producer_ = std::thread([this] { ProducerLoop(); });
   }
@@ -119,14 +120,19 @@ void BatchLoader::Fill(const EpochPlan& plan, int64_t index,
   }
 }
 
-void BatchLoader::StartEpoch(int64_t epoch) {
+void BatchLoader::StartEpoch(int64_t epoch, int64_t first_batch) {
+  if (first_batch < 0 || first_batch > batches_per_epoch_) {
+    throw std::invalid_argument(
+        "batch " + std::to_string(first_batch) + " is outside an epoch of " +
+        std::to_string(batches_per_epoch_) + " batches");
+  }
   std::shared_ptr<const EpochPlan> plan = MakePlan(epoch);
   {
     std::lock_guard<std::mutex> lock(mu_);
     plan_ = std::move(plan);
     ++generation_;
-    produced_ = 0;
-    consumed_ = 0;
+    produced_ = first_batch;
+    consumed_ = first_batch;
     while (!ready_.empty()) {
       spare_.push_back(std::move(ready_.front()));
       ready_.pop_front();

@@ -57,9 +57,11 @@ class BatchLoader {
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
-  // Starts (or restarts) epoch `epoch`: batches of an unfinished epoch are
-  // discarded.
-  void StartEpoch(int64_t epoch);
+  // Starts (or restarts) epoch `epoch` at its batch `first_batch` (a run
+  // resumed mid-epoch; the order is the epoch's whole order either way):
+  // batches of an unfinished epoch are discarded. Throws
+  // std::invalid_argument for a first_batch outside [0, batches_per_epoch].
+  void StartEpoch(int64_t epoch, int64_t first_batch = 0);
 
   // Moves the next batch of the current epoch into *batch, reusing its
   // buffers, and returns true; returns false when the epoch is over. Throws

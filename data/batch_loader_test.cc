@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -165,6 +166,43 @@ TEST_P(BatchLoaderTest, EmptyEpochWhenDroppingTheOnlyPartialBatch) {
   BatchLoader loader(split, options);
   loader.StartEpoch(0);
   Batch batch;
+  EXPECT_FALSE(loader.Next(&batch));
+}
+
+// A run resumed from a checkpoint taken after k batches continues with
+// batch k of the same epoch's order.
+TEST_P(BatchLoaderTest, StartingAtABatchContinuesTheSameOrder) {
+  const Split split = MakeSplit(50);
+  BatchLoader whole(split, Options(7));
+  const std::vector<int64_t> order = EpochOrder(whole, split, 2);
+  BatchLoader resumed(split, Options(7));
+  resumed.StartEpoch(2, /*first_batch=*/3);
+  Batch batch;
+  std::vector<int64_t> rest;
+  ASSERT_TRUE(resumed.Next(&batch));
+  EXPECT_EQ(batch.index, 3);
+  do {
+    for (int64_t r = 0; r < batch.size; ++r) {
+      rest.push_back(IdentifyRow(split, batch, r));
+    }
+  } while (resumed.Next(&batch));
+  EXPECT_EQ(rest, std::vector<int64_t>(order.begin() + 21, order.end()));
+  // At the end of the epoch: nothing left; past it: an error.
+  resumed.StartEpoch(2, resumed.batches_per_epoch());
+  EXPECT_FALSE(resumed.Next(&batch));
+  EXPECT_THROW(resumed.StartEpoch(2, resumed.batches_per_epoch() + 1),
+               std::invalid_argument);
+}
+
+// (n + b - 1) / b once overflowed to a negative count: no batch at all.
+TEST_P(BatchLoaderTest, HugeBatchSizeGivesOneBatchOfEverything) {
+  const Split split = MakeSplit(5);
+  BatchLoader loader(split, Options(std::numeric_limits<int64_t>::max()));
+  EXPECT_EQ(loader.batches_per_epoch(), 1);
+  loader.StartEpoch(0);
+  Batch batch;
+  ASSERT_TRUE(loader.Next(&batch));
+  EXPECT_EQ(batch.size, 5);
   EXPECT_FALSE(loader.Next(&batch));
 }
 

@@ -71,12 +71,29 @@ std::vector<Device> ResolveDevices(const std::string& spec, int usable_gpus,
   const std::string rest =
       colon == std::string::npos ? "" : spec.substr(colon + 1);
   if (kind == "cpu") {
+    if (rest.find(',') != std::string::npos) {
+      throw DeviceError("--devices=" + spec +
+                        ": CPU devices are given as a count, not a list "
+                        "(cpu:2 means cpu:0 and cpu:1); " +
+                        kForms);
+    }
     const int count = ParseIndex(rest);
+    if (count < 0) {
+      throw DeviceError("--devices=" + spec + ": '" + rest +
+                        "' is not a whole number of CPU devices, e.g. cpu:2; " +
+                        kForms);
+    }
     if (count < 1) {
       throw DeviceError("--devices=" + spec +
                         ": cpu needs a count of at "
                         "least 1, e.g. cpu:2; " +
                         kForms);
+    }
+    if (count > kMaxCpuDevices) {
+      throw DeviceError(
+          "--devices=" + spec + ": at most " + std::to_string(kMaxCpuDevices) +
+          " CPU devices per process (each is a thread with a whole model "
+          "replica); use fewer, or more processes under mpirun");
     }
     for (int i = 0; i < count; ++i) devices.push_back(Device::Cpu(i));
     return devices;

@@ -36,13 +36,19 @@ class DeviceError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// The most CPU devices one process may ask for: each is a thread and a full
+// model replica, and beyond this many the replicas alone outgrow a
+// machine's memory (ResNet-18: 45 MiB of parameters and gradients each).
+inline constexpr int kMaxCpuDevices = 256;
+
 // One device: "cpu", "cpu:N", "cuda:N". Throws DeviceError.
 Device ParseDevice(const std::string& text);
 
 // The devices a --devices flag names, given how many usable GPUs there are:
 //   auto        every GPU (cuda:0 .. cuda:G-1); with no GPU, `cpu_fallback`
 //               CPU devices (d2l's try_all_gpus falls back to the CPU)
-//   cpu:K       K CPU devices, cpu:0 .. cpu:K-1 (CPU devices are replicas)
+//   cpu:K       K CPU devices, cpu:0 .. cpu:K-1 (CPU devices are replicas,
+//               each with a worker thread; K at most kMaxCpuDevices)
 //   cuda:I,J..  the listed GPUs; each must exist
 // Throws DeviceError naming the spec, and for a missing GPU how many exist
 // and what to use instead.

@@ -56,6 +56,15 @@ TEST(Device, MissingGpuIsAClearError) {
 
 TEST(Device, BadSpecsNameTheSpec) {
   EXPECT_THAT(ErrorOf("cpu:0", 0), HasSubstr("at least 1"));
+  // Each of these once said "cpu needs a count of at least 1".
+  EXPECT_THAT(ErrorOf("cpu:0,cpu:0", 0),
+              HasSubstr("CPU devices are given as a count, not a list"));
+  EXPECT_THAT(ErrorOf("cpu:2x", 0),
+              HasSubstr("'2x' is not a whole number of CPU devices"));
+  // cpu:1000 was killed by the out-of-memory killer after 96 s.
+  EXPECT_THAT(ErrorOf("cpu:1000", 0),
+              HasSubstr("at most 256 CPU devices per process"));
+  EXPECT_EQ(ResolveDevices("cpu:256", 0).size(), 256u);
   EXPECT_THAT(ErrorOf("tpu:1", 0), HasSubstr("--devices=tpu:1"));
   EXPECT_THAT(ErrorOf("cuda:a", 1), HasSubstr("'a' is not a GPU index"));
   EXPECT_THAT(ErrorOf("cuda", 1), HasSubstr("not understood"));

@@ -147,6 +147,33 @@ void MpiWorld::SumOverProcesses(double* values, size_t count) {
   });
 }
 
+std::vector<std::string> MpiWorld::GatherFromProcesses(
+    const std::string& mine) {
+  if (processes_ == 1) return {mine};
+  const int my_length = static_cast<int>(mine.size());
+  std::vector<int> lengths(processes_), offsets(processes_);
+  Call("MPI_Allgather (lengths)", [&] {
+    return MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT,
+                         MPI_COMM_WORLD);
+  });
+  int total = 0;
+  for (int p = 0; p < processes_; ++p) {
+    offsets[p] = total;
+    total += lengths[p];
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  Call("MPI_Allgatherv", [&] {
+    return MPI_Allgatherv(mine.data(), my_length, MPI_CHAR, all.data(),
+                          lengths.data(), offsets.data(), MPI_CHAR,
+                          MPI_COMM_WORLD);
+  });
+  std::vector<std::string> out;
+  for (int p = 0; p < processes_; ++p) {
+    out.push_back(all.substr(offsets[p], lengths[p]));
+  }
+  return out;
+}
+
 void MpiWorld::AbortJob(int exit_code) {
   MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::_Exit(exit_code);

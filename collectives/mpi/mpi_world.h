@@ -55,6 +55,8 @@ class MpiWorld : public ProcessGroup,
   std::vector<std::unique_ptr<Communicator>> CreateGroup(
       const std::string& backend, const CommOptions& options) override;
   void SumOverProcesses(double* values, size_t count) override;
+  std::vector<std::string> GatherFromProcesses(
+      const std::string& mine) override;
 
   // Ends every process of the job with `exit_code` (MPI_Abort): for a
   // program that failed on one rank and must not leave the others waiting.

@@ -1,5 +1,8 @@
 #include "collectives/transport/host/host_group.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace ringlet::collectives::host {
 
 namespace {
@@ -17,20 +20,42 @@ HostGroup::HostGroup(int size, int cores)
 
 HostGroup::HostGroup(int size, int cores, const std::vector<bool>& local)
     : size_(size),
+      local_(local),
+      links_(new std::atomic<Link*>[static_cast<size_t>(size) * size]),
       notifier_(CountLocal(local) <= cores ? 2048 : 8),
       started_(new Progress[size]),
       gone_(new std::atomic<bool>[size]) {
-  links_.resize(static_cast<size_t>(size) * size);
-  for (int from = 0; from < size; ++from) {
-    for (int to = 0; to < size; ++to) {
-      if (local[from] && local[to]) {
-        links_[from * size + to] = std::make_unique<Link>();
-      }
-    }
+  for (size_t i = 0; i < static_cast<size_t>(size) * size; ++i) {
+    links_[i].store(nullptr, std::memory_order_relaxed);
   }
   for (int r = 0; r < size; ++r) {
     gone_[r].store(false);
   }
+}
+
+HostGroup::~HostGroup() {
+  for (size_t i = 0; i < static_cast<size_t>(size_) * size_; ++i) {
+    delete links_[i].load(std::memory_order_acquire);
+  }
+}
+
+Link& HostGroup::link(int from, int to) {
+  std::atomic<Link*>& slot = links_[static_cast<size_t>(from) * size_ + to];
+  Link* link = slot.load(std::memory_order_acquire);
+  if (link != nullptr) return *link;
+  if (!local_[from] || !local_[to]) {
+    throw std::logic_error("host transport: link " + std::to_string(from) +
+                           " -> " + std::to_string(to) +
+                           " leaves this process");
+  }
+  // Both ends may get here first: one link wins, the other is dropped.
+  auto made = std::make_unique<Link>();
+  if (slot.compare_exchange_strong(link, made.get(),
+                                   std::memory_order_acq_rel)) {
+    links_made_.fetch_add(1, std::memory_order_relaxed);
+    return *made.release();
+  }
+  return *link;
 }
 
 void HostGroup::Abort(const std::string& reason) {

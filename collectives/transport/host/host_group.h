@@ -1,5 +1,9 @@
 // The state shared by the ranks of one in-process group: a mailbox per
 // directed link, the abort flag, and each rank's progress (for messages).
+//
+// A link (128 KiB) is made the first time either end uses it, so memory
+// grows with the links an algorithm uses (2K for the ring and the naive
+// algorithm), not with all K^2 pairs (K = 128 would need 2 GiB).
 #ifndef RINGLET_COLLECTIVES_TRANSPORT_HOST_HOST_GROUP_H_
 #define RINGLET_COLLECTIVES_TRANSPORT_HOST_HOST_GROUP_H_
 
@@ -44,10 +48,15 @@ class HostGroup {
   // others are reached by another transport): links exist between local
   // ranks only, and only they count against `cores`.
   HostGroup(int size, int cores, const std::vector<bool>& local);
+  ~HostGroup();
+  HostGroup(const HostGroup&) = delete;
+  HostGroup& operator=(const HostGroup&) = delete;
 
   int size() const { return size_; }
-  // Both ranks must be local.
-  Link& link(int from, int to) { return *links_[from * size_ + to]; }
+  // Both ranks must be local. Made on first use; thread-safe.
+  Link& link(int from, int to);
+  // Links made so far (for tests of the memory a group takes).
+  int links_made() const { return links_made_.load(); }
   Notifier& notifier() { return notifier_; }
   const std::atomic<bool>& aborted() const { return aborted_; }
 
@@ -73,7 +82,10 @@ class HostGroup {
 
  private:
   const int size_;
-  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<bool> local_;
+  // Owned; null until first use. Freed by the destructor.
+  std::unique_ptr<std::atomic<Link*>[]> links_;
+  std::atomic<int> links_made_{0};
   Notifier notifier_;
   std::atomic<bool> aborted_{false};
   mutable std::mutex reason_mu_;
