@@ -25,12 +25,57 @@ expect_error() {
     fail "$name: message is not one line: $err"
 }
 
+tmp="${TEST_TMPDIR:-/tmp}"
+quick=(--limit=64 --test_limit=16 --batch_size=32 --devices=cpu:1)
+
 for bin in "$1" "$2"; do
   expect_error "$bin" "--bogus" --bogus
-  expect_error "$bin" "--batch_size: must be a number above 0, got '0'" \
+  expect_error "$bin" "--batch_size: must be a whole number above 0, got '0'" \
     --batch_size=0
-  expect_error "$bin" "--lr: must be a number above 0, got '-1'" --lr=-1
-  expect_error "$bin" "--epochs: must be a number above 0, got 'x'" --epochs=x
+  expect_error "$bin" "--lr: must be a finite number above 0, got '-1'" --lr=-1
+  # --lr=inf was accepted and trained on NaN.
+  expect_error "$bin" "--lr: must be a finite number above 0, got 'inf'" \
+    --lr=inf
+  expect_error "$bin" "--epochs: must be a whole number above 0, got 'x'" \
+    --epochs=x
+  # Once "At Most 1 required but received 2".
+  expect_error "$bin" "--epochs: must be a whole number above 0, got '1.5'" \
+    --epochs=1.5
+  expect_error "$bin" "--epochs: must be at most 2147483647" \
+    --epochs=99999999999
+  # Once "cpu needs a count of at least 1", and an out-of-memory kill.
+  expect_error "$bin" "CPU devices are given as a count, not a list" \
+    --devices=cpu:0,cpu:0
+  expect_error "$bin" "'2x' is not a whole number of CPU devices" \
+    --devices=cpu:2x
+  expect_error "$bin" "at most 256 CPU devices per process" --devices=cpu:1000
+  # Once "unknown backend 'mpi'".
+  expect_error "$bin" "the mpi backend needs processes started by mpirun" \
+    --backend=mpi "${quick[@]}"
+  # Output paths are checked before training: with 100000 epochs ahead, a
+  # late check would be a timeout here.
+  expect_error "$bin" "--params_out: cannot write /nonexistent/p.bin" \
+    --params_out=/nonexistent/p.bin --epochs=100000
+  expect_error "$bin" "--plot_out: cannot write /nonexistent/p.svg" \
+    --plot_out=/nonexistent/p.svg --epochs=100000
+  expect_error "$bin" "--plot_out: $tmp is a folder" --plot_out="$tmp" \
+    --epochs=100000
+  expect_error "$bin" "--plot_out and --metrics_out name the same file" \
+    --metrics_out="$tmp/run.out" --plot_out="$tmp/./run.out" --epochs=100000
+  expect_error "$bin" "--resume needs --checkpoint_dir" --resume
+  expect_error "$bin" "--resume: no checkpoint at $tmp/empty/" \
+    --resume --checkpoint_dir="$tmp/empty" "${quick[@]}"
+  # A diverging run once hung drawing an infinite axis (--plot_out) and
+  # otherwise trained on NaN to the end, exit 0.
+  rm -f "$tmp/diverged.svg"
+  err="$(timeout 60 "$bin" --lr=1e30 --epochs=3 --plot_out="$tmp/diverged.svg" \
+    "${quick[@]}" 2>&1 >/dev/null)"
+  rc=$?
+  ((rc != 0 && rc != 124)) || fail "$bin --lr=1e30: exit code $rc"
+  [[ "$(tail -n 1 <<<"$err")" == *"training diverged at epoch 1, step "*"try a smaller --lr"* ]] ||
+    fail "$bin --lr=1e30: last line is not the divergence: $err"
+  [[ ! -e "$tmp/diverged.svg" ]] ||
+    fail "$bin: a plot was written for a run that diverged in epoch 1"
   expect_error "$bin" "cuda:0 does not exist; this machine has 0 usable GPUs; use --devices=cpu" \
     --devices=cuda:0
   expect_error "$bin" "--devices=gpu is not understood" --devices=gpu

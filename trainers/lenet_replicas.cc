@@ -4,8 +4,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "nn/ops/loss.h"
+#include "nn/parallel/replica_checks.h"
 
 namespace ringlet::trainers {
 namespace {
@@ -49,6 +51,11 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
       const nn::LossResult loss = nn::SoftmaxCrossEntropy(
           logits, shards[d].labels, nn::Reduction::kSum);
       grads = nn::LeNetBackward(r.params, acts, loss.dlogits);
+      const std::string bad_loss = nn::NonFiniteName(loss.loss);
+      if (!bad_loss.empty()) {
+        r.stats.divergence = "the loss became " + bad_loss + " on " +
+                             nn::ToString(group_.devices()[d]);
+      }
       r.stats.loss_sum = loss.loss;
       r.stats.correct = loss.correct;
       r.stats.samples = shards[d].count;
@@ -71,9 +78,23 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     r.stats.comm_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
+    // The summed gradients are the same on every device, so all skip a
+    // non-finite step alike and keep the last finite values.
+    const float* grad = r.grads.data();
+    const std::vector<std::string> names = nn::LeNetParams::Names();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::string bad = nn::FirstNonFinite(grad, params[i]->numel());
+      if (!bad.empty()) {
+        if (r.stats.divergence.empty()) {
+          r.stats.divergence = "the gradient of " + names[i] + " became " + bad;
+        }
+        return;
+      }
+      grad += params[i]->numel();
+    }
     // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
     const float step = lr_ / static_cast<float>(total);
-    const float* grad = r.grads.data();
+    grad = r.grads.data();
     for (nn::Tensor* p : params) {
       float* v = p->data();
       for (int64_t i = 0; i < p->numel(); ++i) v[i] -= step * grad[i];
@@ -85,9 +106,39 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     out.loss_sum += r.stats.loss_sum;
     out.correct += r.stats.correct;
     out.samples += r.stats.samples;
+    if (out.divergence.empty()) out.divergence = r.stats.divergence;
   }
   out.comm_seconds = replicas_[0].stats.comm_seconds;
   return group_.SumOverProcesses(out);
+}
+
+nn::NamedTensors LeNetReplicas::StateOf(int device) {
+  nn::NamedTensors state;
+  state.names = nn::LeNetParams::Names();
+  for (const nn::Tensor* t : std::as_const(replicas_.at(device).params).All()) {
+    state.tensors.push_back(t);
+  }
+  return state;
+}
+
+void LeNetReplicas::LoadState(const std::vector<const float*>& values) {
+  group_.Run([&](int d) {
+    const std::vector<nn::Tensor*> params = replicas_[d].params.All();
+    if (values.size() != params.size()) {
+      throw std::invalid_argument("lenet: " + std::to_string(values.size()) +
+                                  " state tensors given for " +
+                                  std::to_string(params.size()) +
+                                  " parameters");
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      std::memcpy(params[i]->data(), values[i],
+                  params[i]->numel() * sizeof(float));
+    }
+  });
+}
+
+std::string LeNetReplicas::CompareReplicas() {
+  return nn::CompareReplicas(group_, [this](int d) { return StateOf(d); });
 }
 
 int64_t LeNetReplicas::CountCorrect(

@@ -7,9 +7,11 @@
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
 
+#include <string>
 #include <vector>
 
 #include "nn/models/lenet.h"
+#include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
 #include "trainers/common/training_loop.h"
 
@@ -29,6 +31,10 @@ class LeNetReplicas : public ParallelTrainer {
   nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) override;
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override;
+  // The parameters (no other state: plain SGD), device 0's.
+  nn::NamedTensors State() override { return StateOf(0); }
+  void LoadState(const std::vector<const float*>& values) override;
+  std::string CompareReplicas() override;
 
   // This process's device `device` (0 .. local devices - 1).
   const nn::LeNetParams& params(int device) const {
@@ -36,6 +42,8 @@ class LeNetReplicas : public ParallelTrainer {
   }
 
  private:
+  nn::NamedTensors StateOf(int device);
+
   struct Replica {
     nn::LeNetParams params;
     std::vector<float> grads;  // All gradients, flat, for one allreduce.

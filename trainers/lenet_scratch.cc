@@ -7,6 +7,7 @@
 #include "nn/models/lenet.h"
 #include "trainers/common/job.h"
 #include "trainers/common/progress.h"
+#include "trainers/common/run_settings.h"
 #include "trainers/common/trainer_setup.h"
 #include "trainers/common/training_loop.h"
 #include "trainers/lenet_replicas.h"
@@ -14,47 +15,44 @@
 namespace ringlet::trainers {
 namespace {
 
+constexpr char kProgram[] = "lenet_scratch";
+
 int Main(int argc, char** argv) {
   CLI::App app(
       "Trains the from-scratch LeNet of d2l's \"Training on Multiple GPUs\" "
       "on Fashion-MNIST, data parallel over --devices: parameters copied to "
       "every device, each batch split across them, gradients summed with "
       "--backend. Defaults: batch 256, lr 0.2, 10 epochs.",
-      "lenet_scratch");
+      kProgram);
   TrainerFlags flags;
   AddTrainerFlags(app, &flags, /*default_epochs=*/10);
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices, std::cerr);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
+    // Bad output paths fail now, not after hours of training.
+    if (job.leader()) CheckTrainerOutputs(flags, kProgram);
     const int64_t batch_size = flags.batch_size > 0 ? flags.batch_size : 256;
     const double lr = flags.lr > 0 ? flags.lr : 0.2;
+    const data::FashionMnist data = LoadTrainerData(flags);
+    RunSettings settings =
+        CommonSettings(kProgram, "lenet", data, flags.epochs, batch_size, lr,
+                       flags.seed, flags.backend, flags.replica_check_every);
+    CheckProcessesAgree(job.processes.get(), settings);
     nn::ReplicaGroupOptions group;
     group.backend = flags.backend;
     group.threads_per_device =
         ThreadsPerDevice(flags.threads_per_device, devices.size());
     group.processes = job.processes;
-    const data::FashionMnist data = LoadTrainerData(flags);
     LeNetReplicas replicas(nn::LeNetParams::Init(flags.seed), devices, group,
                            static_cast<float>(lr));
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
-    out << SetupLine("lenet_scratch", where, job.ranks, flags.backend,
-                     batch_size, lr, group.threads_per_device, data,
-                     flags.epochs)
+    out << SetupLine(kProgram, where, job.ranks, flags.backend, batch_size, lr,
+                     group.threads_per_device, data, flags.epochs)
         << std::endl;
-    LoopOptions loop;
-    loop.epochs = flags.epochs;
-    loop.batch_size = batch_size;
-    loop.seed = flags.seed;
-    // mpirun hands processes a pseudo-terminal even when its own output is
-    // a log, so a job of several processes logs plain lines.
-    loop.terminal = IsTerminal(2) && job.num_processes == 1;
-    if (job.leader()) {
-      loop.metrics_out = flags.metrics_out;
-      loop.plot_out = flags.plot_out;
-    }
-    loop.plot_title = "lenet_scratch on " + where;
+    const LoopOptions loop =
+        TrainerLoopOptions(flags, kProgram, job, where, batch_size, settings);
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         replicas, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));
     out << ClosingLine(epochs, where) << std::endl;

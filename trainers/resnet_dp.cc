@@ -9,6 +9,7 @@
 #include "nn/parallel/data_parallel.h"
 #include "trainers/common/job.h"
 #include "trainers/common/progress.h"
+#include "trainers/common/run_settings.h"
 #include "trainers/common/trainer_setup.h"
 #include "trainers/common/training_loop.h"
 
@@ -27,10 +28,17 @@ class DataParallelTrainer : public ParallelTrainer {
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override {
     return dp_.CountCorrect(shards);
   }
+  nn::NamedTensors State() override { return dp_.State(0); }
+  void LoadState(const std::vector<const float*>& values) override {
+    dp_.LoadState(values);
+  }
+  std::string CompareReplicas() override { return dp_.CompareReplicas(); }
 
  private:
   nn::DataParallel& dp_;
 };
+
+constexpr char kProgram[] = "resnet_dp";
 
 int Main(int argc, char** argv) {
   CLI::App app(
@@ -39,7 +47,7 @@ int Main(int argc, char** argv) {
       "scattered, gradients summed in buckets while backward runs. Defaults: "
       "batch 256 and lr 0.1 per device (scaled by the number of devices), "
       "10 epochs.",
-      "resnet_dp");
+      kProgram);
   TrainerFlags flags;
   AddTrainerFlags(app, &flags, /*default_epochs=*/10);
   bool sync_bn = false;
@@ -50,11 +58,19 @@ int Main(int argc, char** argv) {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices, std::cerr);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
+    // Bad output paths fail now, not after hours of training.
+    if (job.leader()) CheckTrainerOutputs(flags, kProgram);
     const int n = job.ranks;
     const int64_t batch_size =
         flags.batch_size > 0 ? flags.batch_size : int64_t{256} * n;
     const double lr = flags.lr > 0 ? flags.lr : 0.1 * n;
     const data::FashionMnist data = LoadTrainerData(flags);
+    RunSettings settings =
+        CommonSettings(kProgram, "resnet18", data, flags.epochs, batch_size, lr,
+                       flags.seed, flags.backend, flags.replica_check_every);
+    // Per-device or whole-batch statistics: different trajectories.
+    settings.push_back({"--sync_bn", sync_bn ? "true" : "false", true});
+    CheckProcessesAgree(job.processes.get(), settings);
 
     nn::DataParallelOptions options;
     options.backend = flags.backend;
@@ -73,22 +89,12 @@ int Main(int argc, char** argv) {
         devices, options);
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
-    out << SetupLine("resnet_dp", where, n, flags.backend, batch_size, lr,
+    out << SetupLine(kProgram, where, n, flags.backend, batch_size, lr,
                      options.threads_per_device, data, flags.epochs)
         << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
     DataParallelTrainer trainer(dp);
-    LoopOptions loop;
-    loop.epochs = flags.epochs;
-    loop.batch_size = batch_size;
-    loop.seed = seed;
-    // mpirun hands processes a pseudo-terminal even when its own output is
-    // a log, so a job of several processes logs plain lines.
-    loop.terminal = IsTerminal(2) && job.num_processes == 1;
-    if (job.leader()) {
-      loop.metrics_out = flags.metrics_out;
-      loop.plot_out = flags.plot_out;
-    }
-    loop.plot_title = "resnet_dp on " + where;
+    const LoopOptions loop =
+        TrainerLoopOptions(flags, kProgram, job, where, batch_size, settings);
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         trainer, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));
     out << ClosingLine(epochs, where) << std::endl;

@@ -41,6 +41,10 @@ std::vector<const Tensor*> LeNetParams::All() const {
   return {&W1, &b1, &W2, &b2, &W3, &b3, &W4, &b4};
 }
 
+std::vector<std::string> LeNetParams::Names() {
+  return {"W1", "b1", "W2", "b2", "W3", "b3", "W4", "b4"};
+}
+
 LeNetParams LeNetParams::To(Device device) const {
   return LeNetParams{W1.To(device), b1.To(device), W2.To(device),
                      b2.To(device), W3.To(device), b3.To(device),

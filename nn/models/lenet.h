@@ -8,6 +8,7 @@
 #define RINGLET_NN_MODELS_LENET_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "nn/layers/init.h"
@@ -27,6 +28,8 @@ struct LeNetParams {
   // Pointers in the order above, for loops over all parameters.
   std::vector<Tensor*> All();
   std::vector<const Tensor*> All() const;
+  // Their names, in the same order: "W1", "b1", ...
+  static std::vector<std::string> Names();
   // A deep copy (d2l's get_params: one replica per device).
   LeNetParams Clone() const;
   // A copy on `device` (cuda:0, say).

@@ -29,6 +29,9 @@ class Sgd {
   void Step();
   void ZeroGrad();
   void set_lr(float lr) { options_.lr = lr; }
+  // The momentum buffers, one per parameter in order; empty without
+  // momentum. Checkpoints save and restore them.
+  std::vector<Tensor>& velocity() { return velocity_; }
 
  private:
   std::vector<Parameter*> params_;

@@ -7,6 +7,7 @@
 
 #include "collectives/collectives.h"
 #include "nn/ops/loss.h"
+#include "nn/parallel/replica_checks.h"
 
 namespace ringlet::nn {
 namespace {
@@ -146,6 +147,11 @@ TrainStepStats DataParallel::TrainStep(
           loss.dlogits.data()[i] /= denominator;
         }
         r.model->Backward(loss.dlogits);
+        const std::string bad_loss = NonFiniteName(loss.loss);
+        if (!bad_loss.empty()) {
+          r.stats.divergence = "the loss became " + bad_loss + " on " +
+                               ToString(group_.devices()[d]);
+        }
         r.stats.loss_sum = loss.loss;
         r.stats.correct = loss.correct;
         r.stats.samples = shard.count;
@@ -162,6 +168,20 @@ TrainStepStats DataParallel::TrainStep(
       throw;
     }
     r.stats.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
+    // The summed gradients are the same on every device of the job, so
+    // every device skips the step alike, keeping the last finite values.
+    const std::vector<Parameter*> params = r.model->Parameters();
+    std::vector<const Tensor*> grads;
+    for (const Parameter* p : params) grads.push_back(&p->grad);
+    const int bad = FirstNonFiniteTensor(grads);
+    if (bad >= 0) {
+      if (r.stats.divergence.empty()) {
+        r.stats.divergence =
+            "the gradient of " + params[bad]->name + " became " +
+            FirstNonFinite(grads[bad]->data(), grads[bad]->numel());
+      }
+      return;
+    }
     r.optimizer->Step();
     if (!options_.sync_bn && !r.buffers.empty()) {
       const Clock::time_point start = Clock::now();
@@ -174,6 +194,7 @@ TrainStepStats DataParallel::TrainStep(
     out.loss_sum += r->stats.loss_sum;
     out.correct += r->stats.correct;
     out.samples += r->stats.samples;
+    if (out.divergence.empty()) out.divergence = r->stats.divergence;
   }
   out.comm_seconds = replicas_[0]->stats.comm_seconds;
   return group_.SumOverProcesses(out);
@@ -203,6 +224,46 @@ int64_t DataParallel::CountCorrect(
   int64_t sum = 0;
   for (int64_t c : correct) sum += c;
   return group_.SumOverProcesses(sum);
+}
+
+NamedTensors DataParallel::State(int device) {
+  Replica& r = *replicas_.at(device);
+  NamedTensors state;
+  const std::vector<Parameter*> params = r.model->Parameters();
+  for (Parameter* p : params) {
+    state.names.push_back(p->name);
+    state.tensors.push_back(&p->value);
+  }
+  for (Buffer* b : r.model->Buffers()) {
+    state.names.push_back(b->name);
+    state.tensors.push_back(&b->value);
+  }
+  std::vector<Tensor>& velocity = r.optimizer->velocity();
+  for (size_t i = 0; i < velocity.size(); ++i) {
+    state.names.push_back(params[i]->name + ".momentum");
+    state.tensors.push_back(&velocity[i]);
+  }
+  return state;
+}
+
+void DataParallel::LoadState(const std::vector<const float*>& values) {
+  group_.Run([&](int d) {
+    const NamedTensors state = State(d);
+    if (values.size() != state.tensors.size()) {
+      throw std::invalid_argument(
+          "data parallel: " + std::to_string(values.size()) +
+          " state tensors given for a model with " +
+          std::to_string(state.tensors.size()));
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      Tensor* t = const_cast<Tensor*>(state.tensors[i]);
+      std::memcpy(t->data(), values[i], t->numel() * sizeof(float));
+    }
+  });
+}
+
+std::string DataParallel::CompareReplicas() {
+  return nn::CompareReplicas(group_, [this](int d) { return State(d); });
 }
 
 Sequential& DataParallel::replica(int device) {

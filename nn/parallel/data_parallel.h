@@ -27,6 +27,7 @@
 #include "nn/layers/containers.h"
 #include "nn/optim/sgd.h"
 #include "nn/parallel/bucket_reducer.h"
+#include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
 
 namespace ringlet::nn {
@@ -65,6 +66,17 @@ class DataParallel {
   // Correct predictions over the job in evaluation mode (running
   // statistics), every device classifying its shard at once.
   int64_t CountCorrect(const std::vector<ReplicaInput>& shards);
+
+  // Every tensor training changes on local device `device`, named:
+  // parameters, batch-norm statistics, then momentum buffers (if any). What
+  // a checkpoint saves.
+  NamedTensors State(int device);
+  // Copies `values` (host memory, in State()'s order and sizes) into every
+  // local replica. Throws std::invalid_argument for a wrong count.
+  void LoadState(const std::vector<const float*>& values);
+  // "" when every replica of the job holds the same state, else which one
+  // differs and where (see CompareReplicas). Collective over the job.
+  std::string CompareReplicas();
 
   void set_lr(float lr);
   const ReplicaGroup& group() const { return group_; }

@@ -35,6 +35,9 @@ struct TrainStepStats {
   int64_t correct = 0;  // Training predictions that were right.
   int64_t samples = 0;
   double comm_seconds = 0;  // Device 0's time in collective calls.
+  // Empty while every loss and gradient is finite; else what became
+  // non-finite, and where: "the loss became nan on cpu:1".
+  std::string divergence;
 };
 
 struct ReplicaGroupOptions {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "nlohmann/json.hpp"
+#include "trainers/common/output_files.h"
 
 namespace ringlet::trainers {
 
@@ -47,18 +48,16 @@ EpochMetrics FromJsonLine(const std::string& line) {
   }
 }
 
-MetricsFile::MetricsFile(const std::string& path)
-    : path_(path), out_(path, std::ios::trunc) {
-  if (!out_) {
-    throw std::runtime_error("--metrics_out: cannot write " + path +
-                             "; check that its folder exists and is writable");
-  }
+MetricsFile::MetricsFile(const std::string& path,
+                         const std::vector<EpochMetrics>& earlier)
+    : path_(path) {
+  CheckOutputFiles({{"--metrics_out", path}});
+  for (const EpochMetrics& m : earlier) lines_ += ToJsonLine(m) + "\n";
 }
 
 void MetricsFile::Append(const EpochMetrics& m) {
-  out_ << ToJsonLine(m) << '\n' << std::flush;
-  if (!out_)
-    throw std::runtime_error("--metrics_out: writing " + path_ + " failed");
+  lines_ += ToJsonLine(m) + "\n";
+  WriteFileAtomically(path_, lines_, "--metrics_out");
 }
 
 }  // namespace ringlet::trainers

@@ -3,7 +3,6 @@
 #ifndef RINGLET_TRAINERS_COMMON_METRICS_H_
 #define RINGLET_TRAINERS_COMMON_METRICS_H_
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,18 +27,21 @@ std::string ToJsonLine(const EpochMetrics& m);
 // Parses a line of ToJsonLine; throws std::invalid_argument.
 EpochMetrics FromJsonLine(const std::string& line);
 
-// Appends JSON lines to a file, flushed after each epoch so a run cut short
-// keeps what it did.
+// The JSON lines of a run, one per epoch. The whole file is rewritten
+// atomically after each epoch (output_files.h), so a run cut short keeps
+// what it did and two runs naming the same file never tear a line.
 class MetricsFile {
  public:
-  // Truncates `path`; throws std::runtime_error naming it when it cannot be
-  // written.
-  explicit MetricsFile(const std::string& path);
+  // Starts with the lines of `earlier` epochs (a resumed run); nothing is
+  // written before the first Append. Throws std::runtime_error naming
+  // `path` when it cannot be written.
+  explicit MetricsFile(const std::string& path,
+                       const std::vector<EpochMetrics>& earlier = {});
   void Append(const EpochMetrics& m);
 
  private:
   std::string path_;
-  std::ofstream out_;
+  std::string lines_;
 };
 
 }  // namespace ringlet::trainers

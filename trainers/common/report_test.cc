@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -116,6 +119,59 @@ TEST(SvgPlotTest, DrawsEverySeriesWithItsPointsAndLegend) {
   // The highest point (loss 2.0 at epoch 1) sits at the top of the axes
   // (y = 40) and the first epoch at the left edge (x = 60).
   EXPECT_NE(svg.find("<circle cx=\"60\" cy=\"40\""), std::string::npos) << svg;
+}
+
+// A diverged run's loss is inf or NaN; the plot leaves those points out and
+// stays bounded (the tick loop once never ended on an infinite axis).
+TEST(SvgPlotTest, InfiniteAndNanValuesAreLeftOutAndTicksStayFew) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Series loss{"train loss", "#111111", {1, 2, 3}, {2.0, inf, nan}};
+  Series acc{"test acc", "#222222", {1, 2, 3}, {0.1, 0.1, 0.1}};
+  const std::string svg = LinePlotSvg("diverged", "epoch", {loss, acc});
+  size_t circles = 0, texts = 0;
+  for (size_t p = svg.find("<circle"); p != std::string::npos;
+       p = svg.find("<circle", p + 1)) {
+    ++circles;
+  }
+  for (size_t p = svg.find("<text"); p != std::string::npos;
+       p = svg.find("<text", p + 1)) {
+    ++texts;
+  }
+  EXPECT_EQ(circles, 4u);  // One loss point and three accuracy points.
+  EXPECT_LT(texts, 40u);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  // The finite loss, 2.0, is still the top of the axis.
+  EXPECT_NE(svg.find("<circle cx=\"60\" cy=\"40\""), std::string::npos) << svg;
+}
+
+TEST(SvgPlotTest, HugeFiniteValuesKeepABoundedAxis) {
+  Series loss{"train loss", "#111111", {1, 2}, {3e38, 1.7e308}};
+  const std::string svg = LinePlotSvg("huge", "epoch", {loss});
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  size_t texts = 0;
+  for (size_t p = svg.find("<text"); p != std::string::npos;
+       p = svg.find("<text", p + 1)) {
+    ++texts;
+  }
+  EXPECT_LT(texts, 40u);
+}
+
+TEST(MetricsFileTest, RewritesEveryLineAfterEachEpochStartingFromEarlierOnes) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/resumed.jsonl";
+  EpochMetrics one{1, 2.0, 0.2, 0.3, 1, 100, 0};
+  EpochMetrics two{2, 1.0, 0.5, 0.6, 1, 100, 0};
+  MetricsFile file(path, {one});
+  file.Append(two);
+  std::ifstream in(path);
+  std::string first, second, third;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_FALSE(std::getline(in, third));
+  EXPECT_EQ(FromJsonLine(first).epoch, 1);
+  EXPECT_EQ(FromJsonLine(second).epoch, 2);
 }
 
 }  // namespace

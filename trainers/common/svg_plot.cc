@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <stdexcept>
+
+#include "trainers/common/output_files.h"
 
 namespace ringlet::trainers {
 namespace {
@@ -45,19 +45,34 @@ double TickStep(double span) {
   return 10 * p;
 }
 
+bool Plottable(const Series& s, size_t i) {
+  return std::isfinite(s.x[i]) && std::isfinite(s.y[i]);
+}
+
 }  // namespace
 
 std::string LinePlotSvg(const std::string& title, const std::string& x_label,
                         const std::vector<Series>& series) {
+  // Points with an infinite or NaN coordinate (a diverged loss) are left
+  // out: they have no place on an axis, and would make its ticks endless.
   double x_min = 1e300, x_max = -1e300, y_max = 0;
   for (const Series& s : series) {
-    for (double v : s.x) x_min = std::min(x_min, v), x_max = std::max(x_max, v);
-    for (double v : s.y) y_max = std::max(y_max, v);
+    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!Plottable(s, i)) continue;
+      x_min = std::min(x_min, s.x[i]);
+      x_max = std::max(x_max, s.x[i]);
+      y_max = std::max(y_max, s.y[i]);
+    }
   }
   if (x_min > x_max) x_min = 0, x_max = 1;
   if (x_max == x_min) x_max = x_min + 1;
   const double y_step = TickStep(y_max > 0 ? y_max : 1);
-  y_max = std::max(y_step, std::ceil(y_max / y_step) * y_step);
+  const double rounded_up = std::ceil(y_max / y_step) * y_step;
+  // Near the largest double, rounding up would overflow.
+  y_max = std::max(y_step, std::isfinite(rounded_up) ? rounded_up : y_max);
+  // At most a dozen ticks on either axis, whatever the values.
+  const int y_ticks =
+      static_cast<int>(std::min(12.0, std::floor(y_max / y_step + 1e-9)));
   const double plot_w = kWidth - kLeft - kRight,
                plot_h = kHeight - kTop - kBottom;
   auto px = [&](double x) {
@@ -74,7 +89,8 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
          "font-size=\"14\">" +
          Escape(title) + "</text>\n";
   // Grid and y ticks.
-  for (double y = 0; y <= y_max + 1e-9; y += y_step) {
+  for (int tick = 0; tick <= y_ticks; ++tick) {
+    const double y = tick * y_step;
     svg += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(py(y)) + "\" x2=\"" +
            Num(kLeft + plot_w) + "\" y2=\"" + Num(py(y)) +
            "\" stroke=\"#ddd\"/>\n";
@@ -83,7 +99,10 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
   }
   // x ticks at whole steps.
   const double x_step = std::max(1.0, std::round(TickStep(x_max - x_min)));
-  for (double x = std::ceil(x_min); x <= x_max + 1e-9; x += x_step) {
+  const int x_ticks = static_cast<int>(
+      std::min(12.0, std::floor((x_max - std::ceil(x_min)) / x_step + 1e-9)));
+  for (int tick = 0; tick <= x_ticks; ++tick) {
+    const double x = std::ceil(x_min) + tick * x_step;
     svg += "<text x=\"" + Num(px(x)) + "\" y=\"" + Num(kTop + plot_h + 18) +
            "\" text-anchor=\"middle\">" + Num(x) + "</text>\n";
   }
@@ -98,6 +117,7 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
   for (const Series& s : series) {
     std::string points;
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!Plottable(s, i)) continue;
       points += Num(px(s.x[i])) + "," + Num(py(s.y[i])) + " ";
       svg += "<circle cx=\"" + Num(px(s.x[i])) + "\" cy=\"" + Num(py(s.y[i])) +
              "\" r=\"3\" fill=\"" + s.color + "\"/>\n";
@@ -127,12 +147,8 @@ void WriteTrainingPlot(const std::string& path, const std::string& title,
     train.y.push_back(m.train_acc);
     test.y.push_back(m.test_acc);
   }
-  std::ofstream out(path, std::ios::trunc);
-  out << LinePlotSvg(title, "epoch", {loss, train, test});
-  if (!out) {
-    throw std::runtime_error("--plot_out: cannot write " + path +
-                             "; check that its folder exists and is writable");
-  }
+  WriteFileAtomically(path, LinePlotSvg(title, "epoch", {loss, train, test}),
+                      "--plot_out");
 }
 
 }  // namespace ringlet::trainers

@@ -1,34 +1,82 @@
 #include "trainers/common/trainer_setup.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
-#include <fstream>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
 #include "data/fashion_mnist.h"
 #include "nn/cuda/device_probe.h"
+#include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
+#include "trainers/common/output_files.h"
+#include "trainers/common/progress.h"
 
 namespace ringlet::trainers {
 
 namespace {
 
 // "must be a number above 0" for anything else, as one short line (CLI11's
-// PositiveNumber prints the whole range of a double).
+// PositiveNumber prints the whole range of a double). inf and nan are not
+// numbers a run can use (--lr=inf trained on NaN).
 const CLI::Validator kPositive(
     [](std::string& text) -> std::string {
       try {
         size_t used = 0;
-        if (std::stod(text, &used) > 0 && used == text.size()) return "";
+        const double v = std::stod(text, &used);
+        if (v > 0 && std::isfinite(v) && used == text.size()) return "";
       } catch (const std::exception&) {
       }
-      return "must be a number above 0, got '" + text + "'";
+      return "must be a finite number above 0, got '" + text + "'";
     },
     "POSITIVE");
+
+// A whole number in [min, max], checked before CLI11 converts it (whose
+// own message for --epochs=1.5 was "At Most 1 required but received 2").
+CLI::Validator WholeNumber(int64_t min, int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        const std::string range =
+            min == 0 ? "0 or more" : "above " + std::to_string(min - 1);
+        try {
+          size_t used = 0;
+          const long long v = std::stoll(text, &used);
+          if (used == text.size() && v >= min && v <= max) return "";
+          if (used == text.size() && v > max) {
+            return "must be at most " + std::to_string(max) + ", got '" + text +
+                   "'";
+          }
+        } catch (const std::out_of_range&) {
+          return "must be a whole number " + range + " and at most " +
+                 std::to_string(max) + ", got '" + text + "'";
+        } catch (const std::exception&) {
+        }
+        return "must be a whole number " + range + ", got '" + text + "'";
+      },
+      "INT");
+}
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+// Set by the first SIGINT or SIGTERM; the loop stops after its step.
+volatile std::sig_atomic_t stop_signal = 0;
+
+void RecordStop(int signal) {
+  stop_signal = signal;
+  // A second signal ends the program at once.
+  std::signal(signal, SIG_DFL);
+}
 
 }  // namespace
 
@@ -43,11 +91,11 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
                  "mpirun also mpi)")
       ->capture_default_str();
   app.add_option("--epochs", f->epochs, "passes over the training set")
-      ->check(kPositive)
+      ->check(WholeNumber(1, kMaxInt))
       ->capture_default_str();
   app.add_option("--batch_size", f->batch_size,
                  "images per step over all devices (default: see above)")
-      ->check(kPositive);
+      ->check(WholeNumber(1, kMaxInt64));
   app.add_option("--lr", f->lr, "SGD learning rate (default: see above)")
       ->check(kPositive);
   app.add_option("--seed", f->seed,
@@ -58,13 +106,13 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
                      std::string(data::kDefaultFashionMnistDir) + ")");
   app.add_option("--threads_per_device", f->threads_per_device,
                  "cores each device's ops use (default: the cores shared out)")
-      ->check(kPositive);
+      ->check(WholeNumber(1, 1024));
   app.add_option("--limit", f->limit,
                  "train on the first N training images only (quick runs)")
-      ->check(kPositive);
+      ->check(WholeNumber(1, kMaxInt64));
   app.add_option("--test_limit", f->test_limit,
                  "evaluate on the first N test images only")
-      ->check(kPositive);
+      ->check(WholeNumber(1, kMaxInt64));
   app.add_option("--metrics_out", f->metrics_out,
                  "write one JSON line per epoch to this file");
   app.add_option("--plot_out", f->plot_out,
@@ -73,19 +121,95 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
                  "write the trained parameters to this file: float32, "
                  "little-endian, one tensor after another in the model's "
                  "order");
+  app.add_option("--checkpoint_dir", f->checkpoint_dir,
+                 "write a checkpoint (parameters, batch-norm statistics, "
+                 "optimizer state, position, metrics) to DIR/<program>.ckpt "
+                 "every --checkpoint_every epochs, after the last one, and on "
+                 "SIGINT or SIGTERM (made if missing)");
+  app.add_option("--checkpoint_every", f->checkpoint_every,
+                 "epochs between checkpoints")
+      ->check(WholeNumber(1, kMaxInt))
+      ->capture_default_str();
+  app.add_flag("--resume", f->resume,
+               "continue from the checkpoint in --checkpoint_dir, as if the "
+               "run had never stopped (also on another number of devices)");
+  app.add_option("--replica_check_every", f->replica_check_every,
+                 "steps between comparisons of the replicas' parameters "
+                 "(a 64-bit checksum each; 0: never)")
+      ->check(WholeNumber(0, kMaxInt64))
+      ->capture_default_str();
+}
+
+std::string CheckpointPath(const TrainerFlags& flags,
+                           const std::string& program) {
+  if (flags.checkpoint_dir.empty()) return "";
+  return ResolveUserPath(flags.checkpoint_dir) + "/" + program + ".ckpt";
+}
+
+void CheckTrainerOutputs(const TrainerFlags& flags,
+                         const std::string& program) {
+  if (flags.resume && flags.checkpoint_dir.empty()) {
+    throw std::runtime_error(
+        "--resume needs --checkpoint_dir: the folder holding the checkpoint");
+  }
+  if (!flags.checkpoint_dir.empty()) {
+    const std::string dir = ResolveUserPath(flags.checkpoint_dir);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw std::runtime_error("--checkpoint_dir: cannot make " + dir + " (" +
+                               std::strerror(errno) +
+                               "); check that its parent folder exists");
+    }
+  }
+  CheckOutputFiles({{"--metrics_out", ResolveUserPath(flags.metrics_out)},
+                    {"--plot_out", ResolveUserPath(flags.plot_out)},
+                    {"--params_out", ResolveUserPath(flags.params_out)},
+                    {"--checkpoint_dir", CheckpointPath(flags, program)}});
+}
+
+LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
+                               const std::string& program,
+                               const TrainerJob& job, const std::string& where,
+                               int64_t batch_size,
+                               const RunSettings& settings) {
+  LoopOptions loop;
+  loop.epochs = flags.epochs;
+  loop.batch_size = batch_size;
+  loop.seed = flags.seed;
+  // mpirun hands processes a pseudo-terminal even when its own output is
+  // a log, so a job of several processes logs plain lines.
+  loop.terminal = IsTerminal(2) && job.num_processes == 1;
+  loop.plot_title = program + " on " + where;
+  loop.settings = settings;
+  loop.replica_check_every = flags.replica_check_every;
+  loop.checkpoint_every = flags.checkpoint_every;
+  if (job.leader()) {
+    loop.metrics_out = ResolveUserPath(flags.metrics_out);
+    loop.plot_out = ResolveUserPath(flags.plot_out);
+    loop.checkpoint_path = CheckpointPath(flags, program);
+  }
+  if (flags.resume) {
+    // Every process reads the checkpoint process 0 wrote (one host, or a
+    // shared folder).
+    loop.resume_path = CheckpointPath(flags, program);
+    loop.resume =
+        std::make_shared<const Checkpoint>(ReadCheckpoint(loop.resume_path));
+  }
+  if (!flags.checkpoint_dir.empty() && job.num_processes == 1) {
+    std::signal(SIGINT, RecordStop);
+    std::signal(SIGTERM, RecordStop);
+    loop.stop = &stop_signal;
+  }
+  return loop;
 }
 
 void WriteParameters(const std::string& path,
                      const std::vector<const nn::Tensor*>& tensors) {
-  std::ofstream out(path, std::ios::binary);
+  std::string bytes;
   for (const nn::Tensor* t : tensors) {
-    out.write(reinterpret_cast<const char*>(t->data()),
-              static_cast<std::streamsize>(t->numel() * sizeof(float)));
+    bytes.append(reinterpret_cast<const char*>(t->data()),
+                 t->numel() * sizeof(float));
   }
-  if (!out.flush()) {
-    throw std::runtime_error("cannot write parameters to '" + path +
-                             "': check the folder exists and is writable");
-  }
+  WriteFileAtomically(ResolveUserPath(path), bytes, "--params_out");
 }
 
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
@@ -165,6 +289,10 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
   }
   try {
     return body();
+  } catch (const TrainingInterrupted& e) {
+    std::cout.flush();
+    std::cerr << app.get_name() << ": " << e.what() << "\n";
+    EndJob(128 + e.signal());
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << app.get_name() << ": error" << JobErrorContext() << ": "

@@ -13,6 +13,9 @@
 #include "data/fashion_mnist.h"
 #include "nn/device.h"
 #include "nn/tensor.h"
+#include "trainers/common/job.h"
+#include "trainers/common/run_settings.h"
+#include "trainers/common/training_loop.h"
 
 namespace ringlet::trainers {
 
@@ -30,10 +33,33 @@ struct TrainerFlags {
   std::string metrics_out;
   std::string plot_out;
   std::string params_out;
+  std::string checkpoint_dir;  // Empty: no checkpoints.
+  int checkpoint_every = 1;    // Epochs.
+  bool resume = false;
+  int64_t replica_check_every = 100;  // Steps; 0: never.
 };
 
 // Adds the flags of the list, with range checks, to `app`.
 void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs);
+
+// Checks every output the flags name (metrics, plot, parameters, the
+// checkpoint, whose folder is made if missing) before any work is done, and
+// that --resume comes with --checkpoint_dir. Throws std::runtime_error.
+void CheckTrainerOutputs(const TrainerFlags& flags, const std::string& program);
+
+// <checkpoint_dir>/<program>.ckpt, or "" without --checkpoint_dir.
+std::string CheckpointPath(const TrainerFlags& flags,
+                           const std::string& program);
+
+// The loop's options from the flags: epochs, seed, outputs (process 0
+// only), progress, checkpoints and the stop-on-signal flag (one process
+// only: under mpirun the job ends on a signal and resumes from the last
+// epoch's checkpoint), --resume's checkpoint, the replica check. `batch_size`
+// and `settings` are the run's own.
+LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
+                               const std::string& program,
+                               const TrainerJob& job, const std::string& where,
+                               int64_t batch_size, const RunSettings& settings);
 
 // The devices --devices names. The trainers run on CPU devices only in this
 // build, so `auto` means one CPU device (d2l's try_all_gpus fallback) and
@@ -59,8 +85,8 @@ std::string SetupLine(const std::string& program, const std::string& where,
                       double lr, int threads_per_device,
                       const data::FashionMnist& data, int epochs);
 
-// --params_out: the tensors' values, float32, one after another. Throws
-// std::runtime_error when the file cannot be written.
+// --params_out: the tensors' values, float32, one after another, written
+// atomically. Throws std::runtime_error when the file cannot be written.
 void WriteParameters(const std::string& path,
                      const std::vector<const nn::Tensor*>& tensors);
 
@@ -68,7 +94,8 @@ void WriteParameters(const std::string& path,
 // 0; a bad flag prints CLI11's message and returns non-zero), then `body`;
 // an exception becomes "<program>: error: <what>" on stderr and exit code 1
 // (under mpirun, "error on process P of N (host H)", and every process of
-// the job ends).
+// the job ends); TrainingInterrupted becomes "<program>: <what>" and exit
+// code 128 + the signal, as a shell reports a process the signal ended.
 int RunTrainerMain(CLI::App& app, int argc, char** argv,
                    const std::function<int()>& body);
 

@@ -1,6 +1,7 @@
 #include "trainers/common/training_loop.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -21,6 +22,48 @@ std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
     shards.push_back({view.images, view.labels, view.size});
   }
   return shards;
+}
+
+const char* SignalName(int signal) {
+  switch (signal) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "a signal";
+  }
+}
+
+Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
+                    const RunPosition& position,
+                    const std::vector<EpochMetrics>& history) {
+  Checkpoint c;
+  c.settings = options.settings;
+  c.position = position;
+  c.history = history;
+  const nn::NamedTensors state = trainer.State();
+  for (size_t i = 0; i < state.tensors.size(); ++i) {
+    const nn::Tensor& t = *state.tensors[i];
+    CheckpointTensor saved;
+    saved.name = state.names[i];
+    saved.shape = t.shape();
+    saved.values.assign(t.data(), t.data() + t.numel());
+    c.tensors.push_back(std::move(saved));
+  }
+  return c;
+}
+
+// Loads the checkpoint into the trainer after checking it fits.
+void Resume(ParallelTrainer& trainer, const LoopOptions& options) {
+  const Checkpoint& c = *options.resume;
+  const nn::NamedTensors state = trainer.State();
+  std::vector<int64_t> sizes;
+  for (const nn::Tensor* t : state.tensors) sizes.push_back(t->numel());
+  CheckResumable(c, options.resume_path, options.settings, state.names, sizes);
+  std::vector<const float*> values;
+  for (const CheckpointTensor& t : c.tensors) values.push_back(t.values.data());
+  trainer.LoadState(values);
 }
 
 }  // namespace
@@ -44,50 +87,107 @@ double EvaluateAccuracy(ParallelTrainer& trainer, const data::Split& split,
 std::vector<EpochMetrics> TrainEpochs(
     ParallelTrainer& trainer, const data::Split& train, const data::Split& test,
     const LoopOptions& options, std::ostream& out, std::ostream& progress) {
+  std::vector<EpochMetrics> history;
+  RunPosition position;
+  if (options.resume != nullptr) {
+    Resume(trainer, options);
+    history = options.resume->history;
+    position = options.resume->position;
+  }
   std::unique_ptr<MetricsFile> metrics_file;
   if (!options.metrics_out.empty()) {
-    metrics_file = std::make_unique<MetricsFile>(options.metrics_out);
+    metrics_file = std::make_unique<MetricsFile>(options.metrics_out, history);
   }
   data::LoaderOptions loader_options;
   loader_options.batch_size = options.batch_size;
   loader_options.seed = options.seed;
   data::BatchLoader loader(train, loader_options);
 
-  std::vector<EpochMetrics> history;
+  auto write_checkpoint = [&](const RunPosition& at) {
+    if (options.checkpoint_path.empty()) return;
+    WriteCheckpoint(options.checkpoint_path,
+                    Snapshot(trainer, options, at, history));
+  };
+
+  int64_t steps_this_run = 0;
   data::Batch batch;
-  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+  for (int epoch = position.epoch; epoch <= options.epochs; ++epoch) {
+    // A resumed epoch starts where the checkpoint left it, sums included.
+    RunPosition at = epoch == position.epoch ? position : RunPosition();
+    at.epoch = epoch;
     EpochProgress bar(progress, options.terminal, epoch, options.epochs,
                       train.size());
-    loader.StartEpoch(epoch - 1);
-    double loss_sum = 0, comm_seconds = 0, seconds = 0;
-    int64_t correct = 0, images = 0;
+    loader.StartEpoch(epoch - 1, at.steps);
     while (true) {
       // Only the step is timed (as d2l's timer does), not the wait for data.
       if (!loader.Next(&batch)) break;
       const Clock::time_point start = Clock::now();
       const nn::TrainStepStats step =
           trainer.TrainStep(Scatter(batch, trainer.num_devices()));
-      seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      loss_sum += step.loss_sum;
-      correct += step.correct;
-      images += step.samples;
-      comm_seconds += step.comm_seconds;
-      bar.Update(images);
+      at.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      ++at.steps;
+      ++steps_this_run;
+      if (!step.divergence.empty() || !std::isfinite(step.loss_sum)) {
+        const std::string what = !step.divergence.empty()
+                                     ? step.divergence
+                                     : "the loss became " +
+                                           nn::NonFiniteName(step.loss_sum) +
+                                           " on another process";
+        throw TrainingDiverged(
+            "training diverged at epoch " + std::to_string(epoch) + ", step " +
+            std::to_string(at.steps) + ": " + what +
+            "; try a smaller --lr (the metrics and plot keep the epochs "
+            "before)");
+      }
+      at.loss_sum += step.loss_sum;
+      at.correct += step.correct;
+      at.images += step.samples;
+      at.comm_seconds += step.comm_seconds;
+      bar.Update(at.images);
+      if (options.replica_check_every > 0 &&
+          steps_this_run % options.replica_check_every == 0) {
+        const std::string differs = trainer.CompareReplicas();
+        if (!differs.empty()) {
+          throw ReplicasDiffer("after epoch " + std::to_string(epoch) +
+                               ", step " + std::to_string(at.steps) + ": " +
+                               differs);
+        }
+      }
+      if (options.stop != nullptr && *options.stop != 0) {
+        bar.Finish();
+        const int signal = *options.stop;
+        write_checkpoint(at);
+        std::string what = std::string("stopped by ") + SignalName(signal) +
+                           " after epoch " + std::to_string(epoch) + ", step " +
+                           std::to_string(at.steps);
+        what += options.checkpoint_path.empty()
+                    ? "; no checkpoint (pass --checkpoint_dir to keep one)"
+                    : "; checkpoint written to " + options.checkpoint_path +
+                          "; continue with the same flags and --resume";
+        throw TrainingInterrupted(signal, what);
+      }
     }
     bar.Finish();
     EpochMetrics m;
     m.epoch = epoch;
-    m.loss = images > 0 ? loss_sum / images : 0;
-    m.train_acc = images > 0 ? static_cast<double>(correct) / images : 0;
+    m.loss = at.images > 0 ? at.loss_sum / at.images : 0;
+    m.train_acc =
+        at.images > 0 ? static_cast<double>(at.correct) / at.images : 0;
     m.test_acc = EvaluateAccuracy(trainer, test, options.batch_size);
-    m.seconds = seconds;
-    m.images_per_sec = seconds > 0 ? images / seconds : 0;
-    m.comm_fraction = seconds > 0 ? comm_seconds / seconds : 0;
+    m.seconds = at.seconds;
+    m.images_per_sec = at.seconds > 0 ? at.images / at.seconds : 0;
+    m.comm_fraction = at.seconds > 0 ? at.comm_seconds / at.seconds : 0;
     history.push_back(m);
     out << EpochLine(m, options.epochs) << std::endl;
     if (metrics_file) metrics_file->Append(m);
     if (!options.plot_out.empty()) {
       WriteTrainingPlot(options.plot_out, options.plot_title, history);
+    }
+    if (epoch == options.epochs || (options.checkpoint_every > 0 &&
+                                    epoch % options.checkpoint_every == 0)) {
+      RunPosition next;
+      next.epoch = epoch + 1;
+      write_checkpoint(next);
     }
   }
   return history;

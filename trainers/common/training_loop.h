@@ -1,18 +1,27 @@
 // The epoch loop both trainers share: shuffled batches split across the
 // devices (d2l's split_batch), a training step on all devices, progress,
 // evaluation on all devices, one line and one metrics record per epoch,
-// and the plot.
+// and the plot. It also keeps the run honest and resumable: a non-finite
+// loss or gradient stops it at once, replicas are compared every so many
+// steps, and checkpoints are written every so many epochs and when a stop
+// is requested (SIGINT, SIGTERM), from which a later run continues.
 #ifndef RINGLET_TRAINERS_COMMON_TRAINING_LOOP_H_
 #define RINGLET_TRAINERS_COMMON_TRAINING_LOOP_H_
 
+#include <csignal>
 #include <cstdint>
+#include <memory>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "data/fashion_mnist.h"
+#include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
+#include "trainers/common/checkpoint.h"
 #include "trainers/common/metrics.h"
+#include "trainers/common/run_settings.h"
 
 namespace ringlet::trainers {
 
@@ -28,6 +37,38 @@ class ParallelTrainer {
       const std::vector<nn::ReplicaInput>& shards) = 0;
   // Correct predictions over the job, every device classifying its shard.
   virtual int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) = 0;
+  // Every tensor training changes, named, as this process's first device
+  // holds it (host memory): what a checkpoint saves.
+  virtual nn::NamedTensors State() = 0;
+  // Sets every local replica's state (State()'s order and sizes).
+  virtual void LoadState(const std::vector<const float*>& values) = 0;
+  // "" when every replica of the job holds the same state, else what
+  // differs. Collective over the job.
+  virtual std::string CompareReplicas() = 0;
+};
+
+// Training stopped because a loss or gradient became inf or NaN.
+class TrainingDiverged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Replicas that should be bitwise equal were found to differ.
+class ReplicasDiffer : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Training stopped on request (a signal) after a step; what() says where
+// and whether a checkpoint was written.
+class TrainingInterrupted : public std::runtime_error {
+ public:
+  TrainingInterrupted(int signal, const std::string& what)
+      : std::runtime_error(what), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
 };
 
 struct LoopOptions {
@@ -38,10 +79,29 @@ struct LoopOptions {
   std::string metrics_out;  // JSON lines, when not empty.
   std::string plot_out;     // SVG, when not empty; rewritten every epoch.
   std::string plot_title;
+
+  // A checkpoint is written to checkpoint_path (when not empty) after
+  // every checkpoint_every-th epoch, after the last one, and when a stop is
+  // requested; it records `settings`.
+  std::string checkpoint_path;
+  int checkpoint_every = 1;
+  RunSettings settings;
+  // Continue from this checkpoint (read from resume_path): its state is
+  // checked against the trainer's and `settings` (CheckpointError), loaded,
+  // and the run goes on from its position with its metrics.
+  std::shared_ptr<const Checkpoint> resume;
+  std::string resume_path;
+  // Replicas are compared every this many steps; 0: never.
+  int64_t replica_check_every = 100;
+  // Polled after every step: once non-zero (a signal number), the loop
+  // writes a checkpoint (if it has a path) and throws TrainingInterrupted.
+  const volatile std::sig_atomic_t* stop = nullptr;
 };
 
-// Trains for options.epochs; prints an EpochLine per epoch on `out` and the
-// progress on `progress`. Returns every epoch's metrics.
+// Trains up to options.epochs; prints an EpochLine per epoch on `out` and
+// the progress on `progress`. Returns every epoch's metrics (a resumed
+// run's earlier epochs included). Throws TrainingDiverged, ReplicasDiffer,
+// TrainingInterrupted, CheckpointError, and whatever the trainer throws.
 std::vector<EpochMetrics> TrainEpochs(
     ParallelTrainer& trainer, const data::Split& train, const data::Split& test,
     const LoopOptions& options, std::ostream& out, std::ostream& progress);

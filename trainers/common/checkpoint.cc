@@ -1,0 +1,212 @@
+#include "trainers/common/checkpoint.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+#include "trainers/common/output_files.h"
+
+namespace ringlet::trainers {
+namespace {
+
+constexpr char kMagic[] = "ringlet checkpoint 1\n";
+constexpr size_t kMagicBytes = sizeof(kMagic) - 1;
+
+uint64_t Checksum(const std::string& bytes, size_t count) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + i, 8);
+    h = (h ^ word) * 0x100000001b3ull;
+  }
+  for (; i < count; ++i) {
+    h = (h ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ull;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
+}
+
+void AppendU64(std::string* out, uint64_t v) {
+  char buf[8];
+  std::memcpy(buf, &v, 8);
+  out->append(buf, 8);
+}
+
+uint64_t ReadU64(const std::string& bytes, size_t at) {
+  uint64_t v;
+  std::memcpy(&v, bytes.data() + at, 8);
+  return v;
+}
+
+int64_t Elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+std::string EncodeCheckpoint(const Checkpoint& c) {
+  nlohmann::ordered_json header;
+  nlohmann::ordered_json settings = nlohmann::ordered_json::array();
+  for (const Setting& s : c.settings) {
+    if (s.resume_must_match) settings.push_back({s.name, s.value});
+  }
+  header["settings"] = settings;
+  const RunPosition& p = c.position;
+  header["position"] = {{"epoch", p.epoch},
+                        {"steps", p.steps},
+                        {"loss_sum", p.loss_sum},
+                        {"correct", p.correct},
+                        {"images", p.images},
+                        {"seconds", p.seconds},
+                        {"comm_seconds", p.comm_seconds}};
+  nlohmann::ordered_json history = nlohmann::ordered_json::array();
+  for (const EpochMetrics& m : c.history) {
+    history.push_back(nlohmann::ordered_json::parse(ToJsonLine(m)));
+  }
+  header["history"] = history;
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  for (const CheckpointTensor& t : c.tensors) {
+    tensors.push_back({{"name", t.name}, {"shape", t.shape}});
+  }
+  header["tensors"] = tensors;
+  // Doubles round-trip exactly through nlohmann's shortest representation.
+  const std::string text = header.dump();
+
+  std::string out(kMagic, kMagicBytes);
+  AppendU64(&out, text.size());
+  out += text;
+  for (const CheckpointTensor& t : c.tensors) {
+    out.append(reinterpret_cast<const char*>(t.values.data()),
+               t.values.size() * sizeof(float));
+  }
+  AppendU64(&out, Checksum(out, out.size()));
+  return out;
+}
+
+Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
+  auto corrupt = [&](const std::string& why) {
+    return CheckpointError("checkpoint " + path + " is corrupt (" + why +
+                           "); delete it, or resume from another one");
+  };
+  if (bytes.size() < kMagicBytes || bytes.compare(0, kMagicBytes, kMagic)) {
+    throw CheckpointError("checkpoint " + path +
+                          " is not a ringlet checkpoint (it does not start "
+                          "with \"ringlet checkpoint 1\")");
+  }
+  if (bytes.size() < kMagicBytes + 16) throw corrupt("too short");
+  const size_t body = bytes.size() - 8;
+  if (ReadU64(bytes, body) != Checksum(bytes, body)) {
+    throw corrupt("its checksum does not match its contents");
+  }
+  const uint64_t header_bytes = ReadU64(bytes, kMagicBytes);
+  const size_t header_at = kMagicBytes + 8;
+  if (header_bytes > body - header_at) throw corrupt("header past the end");
+  Checkpoint c;
+  try {
+    const nlohmann::json h =
+        nlohmann::json::parse(bytes.substr(header_at, header_bytes));
+    for (const auto& s : h.at("settings")) {
+      c.settings.push_back(
+          {s.at(0).get<std::string>(), s.at(1).get<std::string>(), true});
+    }
+    const auto& p = h.at("position");
+    c.position.epoch = p.at("epoch").get<int>();
+    c.position.steps = p.at("steps").get<int64_t>();
+    c.position.loss_sum = p.at("loss_sum").get<double>();
+    c.position.correct = p.at("correct").get<int64_t>();
+    c.position.images = p.at("images").get<int64_t>();
+    c.position.seconds = p.at("seconds").get<double>();
+    c.position.comm_seconds = p.at("comm_seconds").get<double>();
+    for (const auto& m : h.at("history")) {
+      c.history.push_back(FromJsonLine(m.dump()));
+    }
+    size_t at = header_at + header_bytes;
+    for (const auto& t : h.at("tensors")) {
+      CheckpointTensor tensor;
+      tensor.name = t.at("name").get<std::string>();
+      tensor.shape = t.at("shape").get<std::vector<int64_t>>();
+      const int64_t n = Elements(tensor.shape);
+      if (n < 0 || static_cast<uint64_t>(n) > (body - at) / sizeof(float)) {
+        throw corrupt("tensor " + tensor.name + " runs past the end");
+      }
+      tensor.values.resize(n);
+      std::memcpy(tensor.values.data(), bytes.data() + at, n * sizeof(float));
+      at += n * sizeof(float);
+      c.tensors.push_back(std::move(tensor));
+    }
+    if (at != body) throw corrupt("bytes left after the last tensor");
+  } catch (const nlohmann::json::exception& e) {
+    throw corrupt(std::string("header: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw corrupt(e.what());
+  }
+  return c;
+}
+
+void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint) {
+  WriteFileAtomically(path, EncodeCheckpoint(checkpoint), "--checkpoint_dir");
+}
+
+Checkpoint ReadCheckpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw CheckpointError("--resume: no checkpoint at " + path +
+                          "; run once with --checkpoint_dir to write one, or "
+                          "leave out --resume to start afresh");
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in && !in.eof()) {
+    throw CheckpointError("--resume: cannot read " + path);
+  }
+  return DecodeCheckpoint(bytes.str(), path);
+}
+
+void CheckResumable(const Checkpoint& c, const std::string& path,
+                    const RunSettings& settings,
+                    const std::vector<std::string>& names,
+                    const std::vector<int64_t>& sizes) {
+  for (const Setting& saved : c.settings) {
+    for (const Setting& now : settings) {
+      if (now.name != saved.name || now.value == saved.value) continue;
+      throw CheckpointError(
+          "checkpoint " + path + " was written with " + saved.name + " " +
+          saved.value + ", this run has " + now.value +
+          "; run with the checkpoint's settings to resume it, or leave out "
+          "--resume to start afresh");
+    }
+  }
+  for (const Setting& now : settings) {
+    if (!now.resume_must_match) continue;
+    bool found = false;
+    for (const Setting& saved : c.settings) found |= saved.name == now.name;
+    if (!found) {
+      throw CheckpointError("checkpoint " + path + " does not record " +
+                            now.name + "; it was written by another program");
+    }
+  }
+  if (c.tensors.size() != names.size()) {
+    throw CheckpointError(
+        "checkpoint " + path + " holds " + std::to_string(c.tensors.size()) +
+        " tensors, this model has " + std::to_string(names.size()) +
+        "; it belongs to another model");
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    const CheckpointTensor& t = c.tensors[i];
+    if (t.name != names[i] ||
+        static_cast<int64_t>(t.values.size()) != sizes[i]) {
+      throw CheckpointError(
+          "checkpoint " + path + ": tensor " + std::to_string(i) + " is " +
+          t.name + " of " + std::to_string(t.values.size()) +
+          " values, this model's is " + names[i] + " of " +
+          std::to_string(sizes[i]) + "; it belongs to another model");
+    }
+  }
+}
+
+}  // namespace ringlet::trainers

@@ -1,0 +1,77 @@
+// Checkpoints: everything a run needs to continue as if it had never
+// stopped. The parameters, batch-norm statistics and optimizer state (as
+// named tensors), where in the run it stopped (epoch, and steps into it,
+// with that epoch's running sums), the metrics of the epochs before, and
+// the run's settings (run_settings.h), so a checkpoint is only resumed by a
+// run of the same model on the same data with the same seed, batch and lr.
+//
+// File format (little-endian): the line "ringlet checkpoint 1\n", a uint64
+// header length, a JSON header (settings, position, metrics, tensor names
+// and shapes), the tensors' float32 values one after another, and a uint64
+// checksum of every byte before it. Written atomically (output_files.h).
+#ifndef RINGLET_TRAINERS_COMMON_CHECKPOINT_H_
+#define RINGLET_TRAINERS_COMMON_CHECKPOINT_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trainers/common/metrics.h"
+#include "trainers/common/run_settings.h"
+
+namespace ringlet::trainers {
+
+// A checkpoint that cannot be read or does not fit this run.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CheckpointTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+// Where the run stands: `steps` of epoch `epoch` (from 1) are done, with
+// the running sums of that epoch so far. steps == 0 at an epoch boundary.
+struct RunPosition {
+  int epoch = 1;
+  int64_t steps = 0;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  int64_t images = 0;
+  double seconds = 0;
+  double comm_seconds = 0;
+};
+
+struct Checkpoint {
+  RunSettings settings;  // Only those with resume_must_match are kept.
+  RunPosition position;
+  std::vector<EpochMetrics> history;  // Epochs finished before `position`.
+  std::vector<CheckpointTensor> tensors;
+};
+
+// The bytes of the file, and back. Decode throws CheckpointError naming
+// `path` for a file that is not a checkpoint, is truncated or whose
+// checksum does not match.
+std::string EncodeCheckpoint(const Checkpoint& checkpoint);
+Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path);
+
+// Atomic write; throws std::runtime_error naming --checkpoint_dir.
+void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint);
+// Throws CheckpointError when the file is missing, unreadable or corrupt.
+Checkpoint ReadCheckpoint(const std::string& path);
+
+// Throws CheckpointError unless `checkpoint` can be resumed by a run with
+// `settings` whose state has these names and element counts: the message
+// names the setting or tensor that differs, with both values.
+void CheckResumable(const Checkpoint& checkpoint, const std::string& path,
+                    const RunSettings& settings,
+                    const std::vector<std::string>& names,
+                    const std::vector<int64_t>& sizes);
+
+}  // namespace ringlet::trainers
+
+#endif  // RINGLET_TRAINERS_COMMON_CHECKPOINT_H_

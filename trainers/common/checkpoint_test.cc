@@ -1,0 +1,137 @@
+#include "trainers/common/checkpoint.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ringlet::trainers {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+}
+
+Checkpoint Sample() {
+  Checkpoint c;
+  c.settings = {{"program", "lenet_scratch", true},
+                {"--lr", "0.20000000000000001", true},
+                {"--epochs", "10", false}};
+  c.position.epoch = 3;
+  c.position.steps = 17;
+  c.position.loss_sum = 1234.5678901234567;
+  c.position.correct = 999;
+  c.position.images = 4352;
+  c.position.seconds = 1.25;
+  c.history = {{1, 2.3, 0.1, 0.2, 10, 100, 0.01},
+               {2, 1.1, 0.5, 0.6, 9, 110, 0}};
+  c.tensors = {{"W1", {2, 3}, {1, 2, 3, 4, 5, 6.5f}},
+               {"b1", {2}, {-0.0f, 1e-30f}}};
+  return c;
+}
+
+CheckpointError DecodeError(const std::string& bytes) {
+  try {
+    DecodeCheckpoint(bytes, "ck");
+  } catch (const CheckpointError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return CheckpointError("");
+}
+
+TEST(CheckpointTest, RoundTripsExactly) {
+  const Checkpoint in = Sample();
+  const Checkpoint out = DecodeCheckpoint(EncodeCheckpoint(in), "ck");
+  // Only the settings a resumed run must match are kept.
+  ASSERT_EQ(out.settings.size(), 2u);
+  EXPECT_EQ(out.settings[1].name, "--lr");
+  EXPECT_EQ(out.settings[1].value, "0.20000000000000001");
+  EXPECT_EQ(out.position.epoch, 3);
+  EXPECT_EQ(out.position.steps, 17);
+  EXPECT_EQ(out.position.loss_sum, in.position.loss_sum);  // Bit for bit.
+  EXPECT_EQ(out.position.correct, 999);
+  EXPECT_EQ(out.position.images, 4352);
+  ASSERT_EQ(out.history.size(), 2u);
+  EXPECT_EQ(out.history[1].test_acc, 0.6);
+  ASSERT_EQ(out.tensors.size(), 2u);
+  EXPECT_EQ(out.tensors[0].name, "W1");
+  EXPECT_EQ(out.tensors[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(out.tensors[0].values, in.tensors[0].values);
+  EXPECT_EQ(out.tensors[1].values[1], 1e-30f);
+  EXPECT_TRUE(std::signbit(out.tensors[1].values[0]));
+}
+
+TEST(CheckpointTest, EveryFlippedByteIsCaught) {
+  const std::string bytes = EncodeCheckpoint(Sample());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string bad = bytes;
+    bad[i] ^= 0x10;
+    EXPECT_THROW(DecodeCheckpoint(bad, "ck"), CheckpointError) << "byte " << i;
+  }
+}
+
+TEST(CheckpointTest, TruncatedOrForeignFilesAreClearErrors) {
+  const std::string bytes = EncodeCheckpoint(Sample());
+  EXPECT_NE(std::string(DecodeError(bytes.substr(0, bytes.size() - 3)).what())
+                .find("checkpoint ck is corrupt"),
+            std::string::npos);
+  EXPECT_NE(std::string(DecodeError("PK\x03\x04 a zip file").what())
+                .find("is not a ringlet checkpoint"),
+            std::string::npos);
+  EXPECT_NE(
+      std::string(DecodeError("").what()).find("not a ringlet checkpoint"),
+      std::string::npos);
+}
+
+TEST(CheckpointTest, WrittenAndReadBackThroughAFile) {
+  const std::string path = TempPath("run.ckpt");
+  WriteCheckpoint(path, Sample());
+  EXPECT_EQ(ReadCheckpoint(path).tensors[0].values[5], 6.5f);
+  try {
+    ReadCheckpoint(TempPath("missing.ckpt"));
+    FAIL() << "expected an error";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("no checkpoint at"),
+              std::string::npos);
+  }
+}
+
+std::string ResumeError(const RunSettings& settings,
+                        const std::vector<std::string>& names,
+                        const std::vector<int64_t>& sizes) {
+  const Checkpoint c = DecodeCheckpoint(EncodeCheckpoint(Sample()), "ck");
+  try {
+    CheckResumable(c, "ck", settings, names, sizes);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CheckpointTest, ResumableOnlyWithTheSameSettingsAndModel) {
+  const RunSettings same = {{"program", "lenet_scratch", true},
+                            {"--lr", "0.20000000000000001", true},
+                            {"--epochs", "20", false}};  // May change.
+  EXPECT_EQ(ResumeError(same, {"W1", "b1"}, {6, 2}), "");
+  RunSettings other_lr = same;
+  other_lr[1].value = "0.5";
+  EXPECT_NE(ResumeError(other_lr, {"W1", "b1"}, {6, 2})
+                .find("was written with --lr 0.20000000000000001, this run "
+                      "has 0.5"),
+            std::string::npos);
+  EXPECT_NE(ResumeError(same, {"W1"}, {6}).find("another model"),
+            std::string::npos);
+  EXPECT_NE(ResumeError(same, {"W1", "b1"}, {6, 3}).find("another model"),
+            std::string::npos);
+  RunSettings more = same;
+  more.push_back({"--sync_bn", "true", true});
+  EXPECT_NE(ResumeError(more, {"W1", "b1"}, {6, 2}).find("does not record"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringlet::trainers

@@ -1,0 +1,109 @@
+#include "trainers/common/run_settings.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "nlohmann/json.hpp"
+
+namespace ringlet::trainers {
+namespace {
+
+// FNV-1a over 64-bit words (the tail bytes zero-padded), then a final mix.
+uint64_t Checksum64(const void* data, size_t bytes, uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    h = (h ^ word) * 0x100000001b3ull;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + i, bytes - i);
+  h = (h ^ tail ^ bytes) * 0x100000001b3ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string DataFingerprint(const data::Split& split) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = Checksum64(split.pixels.data(), split.pixels.size(), h);
+  h = Checksum64(split.labels.data(), split.labels.size() * sizeof(int32_t), h);
+  return std::to_string(split.size()) + " images, fingerprint " + Hex(h);
+}
+
+std::string BuildFingerprint() {
+  std::ifstream exe("/proc/self/exe", std::ios::binary);
+  if (!exe) return "unknown";
+  std::string bytes((std::istreambuf_iterator<char>(exe)),
+                    std::istreambuf_iterator<char>());
+  return Hex(Checksum64(bytes.data(), bytes.size(), 0xcbf29ce484222325ull));
+}
+
+RunSettings CommonSettings(const std::string& program, const std::string& model,
+                           const data::FashionMnist& data, int epochs,
+                           int64_t batch_size, double lr, uint64_t seed,
+                           const std::string& backend,
+                           int64_t replica_check_every) {
+  return {
+      {"program", program, true},
+      {"model", model, true},
+      {"training data", DataFingerprint(data.train), true},
+      {"--batch_size", std::to_string(batch_size), true},
+      {"--lr", Number(lr), true},
+      {"--seed", std::to_string(seed), true},
+      {"test data", DataFingerprint(data.test), false},
+      {"--epochs", std::to_string(epochs), false},
+      {"--backend", backend, false},
+      // A collective every so many steps: all processes must call it.
+      {"--replica_check_every", std::to_string(replica_check_every), false},
+      {"build (checksum of the program file)", BuildFingerprint(), false},
+  };
+}
+
+void CheckProcessesAgree(collectives::ProcessGroup* processes,
+                         const RunSettings& settings) {
+  if (processes == nullptr || processes->processes() == 1) return;
+  nlohmann::json mine = nlohmann::json::array();
+  for (const Setting& s : settings) mine.push_back({s.name, s.value});
+  const std::vector<std::string> all =
+      processes->GatherFromProcesses(mine.dump());
+  const nlohmann::json first = nlohmann::json::parse(all[0]);
+  for (size_t p = 1; p < all.size(); ++p) {
+    const nlohmann::json other = nlohmann::json::parse(all[p]);
+    for (size_t i = 0; i < first.size() || i < other.size(); ++i) {
+      if (i >= first.size() || i >= other.size()) {
+        throw std::runtime_error(
+            "processes 0 and " + std::to_string(p) +
+            " run different programs; launch the same program everywhere");
+      }
+      if (first[i] == other[i]) continue;
+      const std::string name = first[i][0].get<std::string>();
+      throw std::runtime_error(
+          "processes disagree on " + name + ": " +
+          first[i][1].get<std::string>() + " on process 0, " +
+          other[i][1].get<std::string>() + " on process " + std::to_string(p) +
+          "; launch every process with the same flags, data and build");
+    }
+  }
+}
+
+}  // namespace ringlet::trainers

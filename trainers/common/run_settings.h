@@ -1,0 +1,56 @@
+// What a run's results depend on, as named values: the program, the model,
+// the data (a fingerprint of the images and labels), the flags that change
+// the numbers, and the build. Two uses: the processes of an mpirun job must
+// all hold the same settings (else they would train different models, or
+// wait for each other until a timeout), and a checkpoint may only be
+// resumed by a run with the settings it was written with.
+#ifndef RINGLET_TRAINERS_COMMON_RUN_SETTINGS_H_
+#define RINGLET_TRAINERS_COMMON_RUN_SETTINGS_H_
+
+#include <string>
+#include <vector>
+
+#include "collectives/process_group.h"
+#include "data/fashion_mnist.h"
+
+namespace ringlet::trainers {
+
+struct Setting {
+  std::string name;   // "--lr", "training data", ...
+  std::string value;  // As text: "0.2", "60000 images, fingerprint 1a2b..."
+  // Part of what a checkpoint holds and a resumed run must match (the
+  // trajectory of the parameters). Others (--epochs, --test_limit,
+  // --backend) may change between a run and its resumption, but must still
+  // agree between the processes of one job.
+  bool resume_must_match = false;
+};
+
+using RunSettings = std::vector<Setting>;
+
+// "60000 images, fingerprint 0123456789abcdef": a 64-bit checksum of the
+// split's pixels and labels.
+std::string DataFingerprint(const data::Split& split);
+
+// A checksum of this program's own file (/proc/self/exe), so processes of
+// one job running different builds are told apart. "unknown" if unreadable.
+std::string BuildFingerprint();
+
+// The settings every trainer has; a trainer appends its own (resnet_dp's
+// --sync_bn).
+RunSettings CommonSettings(const std::string& program, const std::string& model,
+                           const data::FashionMnist& data, int epochs,
+                           int64_t batch_size, double lr, uint64_t seed,
+                           const std::string& backend,
+                           int64_t replica_check_every);
+
+// Throws std::runtime_error unless every process of `processes` holds the
+// same settings: the message names the first setting that differs and both
+// values ("processes disagree on --lr: 0.2 on process 0, 5 on process 1;
+// launch every process with the same flags"). Every process raises it at
+// once. Collective; a null group (one process) always agrees.
+void CheckProcessesAgree(collectives::ProcessGroup* processes,
+                         const RunSettings& settings);
+
+}  // namespace ringlet::trainers
+
+#endif  // RINGLET_TRAINERS_COMMON_RUN_SETTINGS_H_
