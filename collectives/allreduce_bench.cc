@@ -181,6 +181,7 @@ int Main(int argc, char** argv) {
       throw std::invalid_argument("need 0 < --min_bytes <= --max_bytes");
     }
     sizes = SweepSizes(lo, hi, flags.factor, SizeOf(type));
+    CheckBenchMemory(hi, flags.ranks, PhysicalMemoryBytes());
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "allreduce_bench: %s\n", e.what());
     return 2;

@@ -36,6 +36,13 @@ done
 
 "$bench" --backend=carrier-pigeon >/dev/null 2>&1 && fail "bad backend accepted"
 "$bench" --max_bytes=12X >/dev/null 2>&1 && fail "bad size accepted"
+# Once a wrap to 0, and a raw std::bad_alloc.
+err="$("$bench" --max_bytes=17179869184G 2>&1 >/dev/null)" &&
+  fail "a size past 64 bits was accepted"
+[[ "$err" == *"more bytes than 64 bits can count"* ]] || fail "message: $err"
+err="$("$bench" --min_bytes=64G --max_bytes=64G 2>&1 >/dev/null)" &&
+  fail "64G accepted"
+[[ "$err" == *"needs 256.0 GiB for 2 ranks"* ]] || fail "message: $err"
 "$bench" --help | grep -q -- "--backend" || fail "--help lacks --backend"
 
 echo "$failures failure(s)"

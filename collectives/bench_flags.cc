@@ -1,7 +1,11 @@
 #include "collectives/bench_flags.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ringlet::collectives {
@@ -30,7 +34,33 @@ uint64_t ParseBytes(const std::string& text) {
     throw std::invalid_argument("'" + text +
                                 "': unknown size suffix; use K, M or G");
   }
+  // 17179869184G once wrapped around to 0.
+  if (value > UINT64_MAX / scale) {
+    throw std::invalid_argument("'" + text +
+                                "' is more bytes than 64 bits can count");
+  }
   return value * scale;
+}
+
+void CheckBenchMemory(uint64_t max_bytes, int ranks, uint64_t memory_bytes) {
+  // A send and a receive buffer per rank, at the largest size.
+  const long double need = 2.0L * ranks * max_bytes;
+  if (need <= 0.8L * memory_bytes) return;
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "--max_bytes=%llu needs %.1f GiB for %d ranks (a send and a "
+                "receive buffer each), more than 80%% of this machine's "
+                "%.1f GiB; lower --max_bytes or --ranks",
+                static_cast<unsigned long long>(max_bytes),
+                static_cast<double>(need / (1 << 30)), ranks,
+                static_cast<double>(memory_bytes) / (1 << 30));
+  throw std::invalid_argument(text);
+}
+
+uint64_t PhysicalMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * page : 0;
 }
 
 std::vector<uint64_t> SweepSizes(uint64_t min_bytes, uint64_t max_bytes,

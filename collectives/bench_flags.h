@@ -13,6 +13,13 @@ namespace ringlet::collectives {
 // "4", "64K", "1M", "2G" (powers of 1024). Throws std::invalid_argument.
 uint64_t ParseBytes(const std::string& text);
 
+// Throws std::invalid_argument, with the memory it would need, when a sweep
+// up to `max_bytes` on `ranks` ranks would not fit in `memory_bytes` (a raw
+// std::bad_alloc once ended --min_bytes=64G).
+void CheckBenchMemory(uint64_t max_bytes, int ranks, uint64_t memory_bytes);
+// This machine's physical memory.
+uint64_t PhysicalMemoryBytes();
+
 // min, min*factor, ... up to max, each rounded down to whole elements of
 // `element_size` (at least one element).
 std::vector<uint64_t> SweepSizes(uint64_t min_bytes, uint64_t max_bytes,

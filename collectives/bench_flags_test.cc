@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 
 namespace ringlet::collectives {
 namespace {
@@ -20,6 +21,27 @@ TEST(ParseBytes, RejectsGarbage) {
   EXPECT_THROW(ParseBytes("M"), std::invalid_argument);
   EXPECT_THROW(ParseBytes("12X"), std::invalid_argument);
   EXPECT_THROW(ParseBytes("-4"), std::invalid_argument);
+}
+
+TEST(ParseBytes, RefusesSizesBeyond64Bits) {
+  EXPECT_EQ(ParseBytes("17179869183G"), 17179869183ull << 30);
+  // Once wrapped around to 0.
+  EXPECT_THROW(ParseBytes("17179869184G"), std::invalid_argument);
+  EXPECT_THROW(ParseBytes("99999999999999999999"), std::invalid_argument);
+}
+
+TEST(CheckBenchMemory, RefusesSweepsThatCannotFitWithTheMemoryNeeded) {
+  const uint64_t gib = uint64_t{1} << 30;
+  EXPECT_NO_THROW(CheckBenchMemory(256 << 20, 4, 24 * gib));
+  try {
+    CheckBenchMemory(64 * gib, 2, 24 * gib);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 256.0 GiB for 2 ranks"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_GT(PhysicalMemoryBytes(), gib / 4);
 }
 
 TEST(SweepSizes, DoublesAndRoundsToElements) {

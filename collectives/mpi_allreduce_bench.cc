@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "collectives/bench_flags.h"
@@ -48,6 +49,12 @@ int Main(int argc, char** argv) {
   std::vector<uint64_t> sizes;
   try {
     sizes = SweepSizes(ParseBytes(min_bytes), ParseBytes(max_bytes), factor, 4);
+    // Every process of the job on this host holds its own two buffers.
+    int local = 1;
+    if (const char* n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+      local = std::max(1, std::atoi(n));
+    }
+    CheckBenchMemory(sizes.back(), local, PhysicalMemoryBytes());
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "mpi_allreduce_bench: %s\n", e.what());
     MPI_Finalize();

@@ -1,8 +1,11 @@
 #include "data/fashion_mnist.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "data/data_error.h"
 #include "data/idx_file.h"
@@ -16,20 +19,47 @@ constexpr char kInstallHint[] =
     "folder holding train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
     "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz.";
 
-bool IsDirectory(const std::string& path) {
+// What is wrong with `path` as a `want` ("file" or "folder"), or "" when
+// nothing is: missing, a folder where a file should be, a FIFO, a loop of
+// symbolic links, no permission. Each once read "missing".
+std::string ProblemWith(const std::string& path, bool want_folder) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) {
+    switch (errno) {
+      case ENOENT:
+        return want_folder ? "does not exist" : "is missing";
+      case ELOOP:
+        return "is a loop of symbolic links";
+      case EACCES:
+        return "cannot be reached: permission denied on a folder on its way";
+      case ENOTDIR:
+        return "cannot be reached: a part of its path is a file, not a folder";
+      default:
+        return std::string("cannot be read (") + std::strerror(errno) + ")";
+    }
+  }
+  if (want_folder) {
+    if (!S_ISDIR(st.st_mode)) return "is a file, not a folder";
+    if (::access(path.c_str(), R_OK | X_OK) != 0) {
+      return "cannot be read (permission denied)";
+    }
+    return "";
+  }
+  if (S_ISDIR(st.st_mode)) return "is a folder, not a file";
+  if (!S_ISREG(st.st_mode)) {
+    return "is not a regular file (a FIFO, socket or device)";
+  }
+  if (::access(path.c_str(), R_OK) != 0) {
+    return "cannot be read (permission denied)";
+  }
+  return "";
 }
 
 std::string RequireFile(const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + name;
-  if (!IsFile(path)) {
-    throw DataError("Fashion-MNIST file " + path + " is missing. " +
+  const std::string problem = ProblemWith(path, /*want_folder=*/false);
+  if (!problem.empty()) {
+    throw DataError("Fashion-MNIST file " + path + " " + problem + ". " +
                     kInstallHint);
   }
   return path;
@@ -57,8 +87,9 @@ Split LoadFashionMnistSplit(const std::string& dir, const std::string& split) {
     throw DataError("unknown Fashion-MNIST split '" + split +
                     "'; use train or test");
   }
-  if (!IsDirectory(dir)) {
-    throw DataError("Fashion-MNIST folder " + dir + " does not exist. " +
+  const std::string problem = ProblemWith(dir, /*want_folder=*/true);
+  if (!problem.empty()) {
+    throw DataError("Fashion-MNIST folder " + dir + " " + problem + ". " +
                     kInstallHint);
   }
   const std::string prefix = split == "train" ? "train" : "t10k";

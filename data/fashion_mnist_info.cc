@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   FashionMnist data;
   try {
     data = ringlet::data::LoadFashionMnist(dir);
-  } catch (const ringlet::data::DataError& e) {
+  } catch (const std::exception& e) {  // DataError, or out of memory.
     std::fprintf(stderr, "fashion_mnist_info: %s\n", e.what());
     return 1;
   }

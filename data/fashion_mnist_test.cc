@@ -2,7 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "data/data_error.h"
@@ -84,6 +87,39 @@ TEST(FashionMnist, MissingFileIsNamed) {
   EXPECT_THAT(ErrorOf(dir, "test"),
               AllOf(HasSubstr(dir + "/t10k-labels-idx1-ubyte.gz is missing"),
                     HasSubstr("dataset-fashion-mnist")));
+}
+
+// Each of these was once reported as "missing".
+TEST(FashionMnist, WhatStandsInPlaceOfAFileIsNamed) {
+  const std::string dir = MakeTempDir("fm_odd_files");
+  WriteSyntheticFashionMnist(dir, 4, 4);
+  const std::string images = dir + "/train-images-idx3-ubyte.gz";
+  const std::string labels = dir + "/train-labels-idx1-ubyte.gz";
+  std::remove(images.c_str());
+  ASSERT_EQ(::mkdir(images.c_str(), 0755), 0);
+  EXPECT_THAT(ErrorOf(dir, "train"),
+              HasSubstr(images + " is a folder, not a file"));
+  ::rmdir(images.c_str());
+  ASSERT_EQ(::mkfifo(images.c_str(), 0644), 0);
+  EXPECT_THAT(ErrorOf(dir, "train"), HasSubstr(images + " is not a regular"));
+  std::remove(images.c_str());
+  ASSERT_EQ(::symlink(images.c_str(), images.c_str()), 0);  // A loop.
+  EXPECT_THAT(ErrorOf(dir, "train"),
+              HasSubstr(images + " is a loop of symbolic links"));
+  std::remove(images.c_str());
+  WriteSyntheticFashionMnist(dir, 4, 4);
+  if (::geteuid() != 0) {  // Root reads everything.
+    ASSERT_EQ(::chmod(labels.c_str(), 0), 0);
+    EXPECT_THAT(ErrorOf(dir, "train"),
+                HasSubstr(labels + " cannot be read (permission denied)"));
+  }
+}
+
+TEST(FashionMnist, AFileGivenAsTheFolderIsNamed) {
+  const std::string dir = MakeTempDir("fm_file_as_folder");
+  WriteFile(dir + "/plain", "x");
+  EXPECT_THAT(ErrorOf(dir + "/plain", "train"),
+              HasSubstr(dir + "/plain is a file, not a folder"));
 }
 
 TEST(FashionMnist, UnknownSplit) {

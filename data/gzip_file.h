@@ -1,4 +1,6 @@
-// Reading gzip-compressed files whole, through zlib.
+// Reading gzip-compressed files through zlib, streaming: the compressed
+// file is read in pieces as the caller asks for bytes, so memory stays
+// small whatever the file's size (a 30 GB file once ended in bad_alloc).
 #ifndef RINGLET_DATA_GZIP_FILE_H_
 #define RINGLET_DATA_GZIP_FILE_H_
 
@@ -14,8 +16,8 @@ namespace ringlet::data {
 // header before it allocates room for the body.
 class GzipReader {
  public:
-  // Reads the compressed file into memory. Throws DataError when the file is
-  // missing, unreadable or does not start with the gzip magic bytes.
+  // Opens the file. Throws DataError when it is missing, not a regular file,
+  // unreadable or does not start with the gzip magic bytes.
   explicit GzipReader(const std::string& path);
   ~GzipReader();
   GzipReader(const GzipReader&) = delete;
@@ -23,17 +25,25 @@ class GzipReader {
 
   // Fills out[0, size) with the next decompressed bytes and returns how many
   // it wrote: fewer than size only at the end of the data. Throws DataError
-  // on a corrupt or truncated stream.
+  // on a corrupt or truncated stream, or bytes after the last gzip member.
   size_t Read(void* out, size_t size);
 
-  // Reads and discards whatever is left; returns how many bytes that was.
-  uint64_t DrainRemaining();
+  // Reads and discards what is left, up to `limit` bytes; returns how many
+  // bytes that was (limit + 1 when more were left).
+  uint64_t DrainRemaining(uint64_t limit);
 
   const std::string& path() const { return path_; }
 
  private:
+  // Tops the input up to at least `want` unread bytes (fewer at the end of
+  // the file); returns the unread bytes now held.
+  size_t Refill(size_t want);
+
   std::string path_;
-  std::vector<uint8_t> compressed_;
+  int fd_ = -1;
+  uint64_t file_bytes_ = 0;
+  uint64_t file_read_ = 0;  // Compressed bytes read from the file so far.
+  std::vector<uint8_t> input_;
   struct Stream;
   Stream* stream_;  // zlib's state; a pointer keeps zlib.h out of this header.
   bool finished_ = false;

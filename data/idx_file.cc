@@ -87,9 +87,14 @@ IdxArray ReadIdxGz(const std::string& path, int expected_rank,
                     ShapeString(array.dims) + " = " + std::to_string(total) +
                     " bytes, the file holds " + std::to_string(got));
   }
-  const uint64_t extra = reader.DrainRemaining();
+  // Counted up to a limit: a small file may inflate to terabytes.
+  constexpr uint64_t kCountedExtra = 1 << 20;
+  const uint64_t extra = reader.DrainRemaining(kCountedExtra);
   if (extra > 0) {
-    throw DataError(path + ": " + std::to_string(extra) +
+    throw DataError(path + ": " +
+                    (extra > kCountedExtra
+                         ? "more than " + std::to_string(kCountedExtra)
+                         : std::to_string(extra)) +
                     " bytes after the data the header describes (" +
                     ShapeString(array.dims) + "); the header is wrong");
   }

@@ -2,6 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "data/data_error.h"
 #include "data/testing/idx_writer.h"
@@ -99,6 +101,44 @@ TEST_F(IdxFileTest, StrayBytesAfterTheGzipStream) {
   WriteFile(Path("tail.gz"), Gzip(IdxBytes({1}, {7})) + "junk");
   EXPECT_THAT(ErrorOf(Path("tail.gz"), 1),
               AllOf(HasSubstr(Path("tail.gz")), HasSubstr("stray bytes")));
+}
+
+// The reader once loaded the whole compressed file first: a 30 GB file
+// ended in std::bad_alloc. The file here is sparse, so it takes no disk.
+TEST_F(IdxFileTest, HugeFileIsReadInPiecesAndItsTailRefused) {
+  const std::string gz = Gzip(IdxBytes({1}, {7}));
+  WriteFile(Path("huge.gz"), gz);
+  ASSERT_EQ(::truncate(Path("huge.gz").c_str(), int64_t{30} << 30), 0);
+  EXPECT_THAT(ErrorOf(Path("huge.gz"), 1),
+              HasSubstr(std::to_string((int64_t{30} << 30) - gz.size()) +
+                        " stray bytes after the end of the gzip data"));
+}
+
+// 4 GiB of zeros after a valid stream were accepted: the file's size was
+// cast to zlib's 32-bit count, which wrapped to the stream's own length.
+TEST_F(IdxFileTest, FourGibOfTrailingZerosAreRefused) {
+  const std::string gz = Gzip(IdxBytes({1}, {7}));
+  WriteFile(Path("wrapped.gz"), gz);
+  ASSERT_EQ(::truncate(Path("wrapped.gz").c_str(),
+                       (int64_t{1} << 32) + static_cast<int64_t>(gz.size())),
+            0);
+  EXPECT_THAT(ErrorOf(Path("wrapped.gz"), 1), HasSubstr("stray bytes"));
+}
+
+TEST_F(IdxFileTest, AFolderOrAFifoIsNotARegularFile) {
+  ASSERT_EQ(::mkdir(Path("folder.gz").c_str(), 0755), 0);
+  EXPECT_THAT(ErrorOf(Path("folder.gz"), 1),
+              HasSubstr("not a regular file (it is a folder)"));
+  ASSERT_EQ(::mkfifo(Path("fifo.gz").c_str(), 0644), 0);
+  EXPECT_THAT(ErrorOf(Path("fifo.gz"), 1), HasSubstr("not a regular file"));
+}
+
+TEST_F(IdxFileTest, ALongTailIsCountedOnlyUpToALimit) {
+  std::vector<uint8_t> body(3 << 20, 0);
+  WriteFile(Path("bomb.gz"),
+            Gzip(IdxBytes({1}, body)));  // Promises 1 byte, holds 3 MiB.
+  EXPECT_THAT(ErrorOf(Path("bomb.gz"), 1),
+              HasSubstr("more than 1048576 bytes after the data"));
 }
 
 TEST_F(IdxFileTest, WrongMagicNumber) {
