@@ -1,6 +1,7 @@
 #include "trainers/common/run_settings.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -35,9 +36,14 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
+// The shortest text that reads back as exactly `v` ("0.9", not
+// "0.90000000000000002").
 std::string Number(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
   return buf;
 }
 

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Checkpoints end to end, on the installed Fashion-MNIST:
+#  1. lenet_scratch: 2 epochs, then --resume to 4, ends with the parameters
+#     and metrics of 4 epochs in one go, bit for bit;
+#  2. resnet_dp (batch norm statistics in the checkpoint): the same;
+#  3. SIGTERM mid-epoch: exit 143, a checkpoint, and the resumed run ends
+#     bit for bit where the uninterrupted one does;
+#  4. a checkpoint from 2 devices resumes on 1 and on 4: the next step
+#     equals the uninterrupted run's within 1e-6 (only the split changed);
+#  5. a corrupt checkpoint, another model's, and other data are refused
+#     with a message saying what differs.
+# Args: the lenet_scratch and resnet_dp binaries.
+set -euo pipefail
+
+lenet="$1"
+resnet="$2"
+out="${TEST_TMPDIR:-/tmp}"
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+# The metrics without the timings, which differ between runs.
+numbers() {
+  sed -E 's/"seconds":[^,]*,"images_per_sec":[^,]*,"comm_fraction":[^}]*//' "$1"
+}
+
+# close_params <a> <b> <tolerance>: LeNet's parameters, tensor by tensor,
+# within max|a - b| <= tolerance * max|a| (the float32 rounding of a sum
+# split another way is relative to the tensor's scale, not to each value).
+close_params() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import array, sys
+a, b = array.array("f"), array.array("f")
+a.frombytes(open(sys.argv[1], "rb").read())
+b.frombytes(open(sys.argv[2], "rb").read())
+sizes = {"W1": 180, "b1": 20, "W2": 25000, "b2": 50, "W3": 102400, "b3": 128,
+         "W4": 1280, "b4": 10}
+if len(a) != len(b) or len(a) != sum(sizes.values()):
+    sys.exit(f"sizes differ: {len(a)} and {len(b)} values")
+at, worst = 0, 0.0
+for name, n in sizes.items():
+    x, y = a[at:at + n], b[at:at + n]
+    scale = max(abs(v) for v in x)
+    diff = max(abs(p - q) for p, q in zip(x, y))
+    worst = max(worst, diff / scale)
+    print(f"  {name}: max |difference| / max |value| = {diff / scale:.3g}")
+    at += n
+sys.exit(0 if worst <= float(sys.argv[3]) else 1)
+PY
+}
+
+# 1 and 2: 2 + 2 epochs equal 4.
+check_two_plus_two() {
+  local name="$1" bin="$2"
+  shift 2
+  local dir="$out/$name"
+  mkdir -p "$dir"
+  "$bin" "$@" --epochs=4 --params_out="$dir/straight.bin" \
+    --metrics_out="$dir/straight.jsonl" >/dev/null 2>&1 ||
+    fail "$name: the straight run failed"
+  "$bin" "$@" --epochs=2 --checkpoint_dir="$dir/ckpt" >/dev/null 2>&1 ||
+    fail "$name: the first half failed"
+  [[ -s "$dir/ckpt/$name.ckpt" ]] || fail "$name: no checkpoint written"
+  "$bin" "$@" --epochs=4 --checkpoint_dir="$dir/ckpt" --resume \
+    --params_out="$dir/resumed.bin" --metrics_out="$dir/resumed.jsonl" \
+    >"$dir/resumed.txt" 2>&1 || fail "$name: the resumed run failed"
+  cmp "$dir/straight.bin" "$dir/resumed.bin" ||
+    fail "$name: 2 + 2 epochs differ from 4 epochs"
+  diff <(numbers "$dir/straight.jsonl") <(numbers "$dir/resumed.jsonl") ||
+    fail "$name: the metrics of 2 + 2 epochs differ from 4 epochs"
+  grep -q '^epoch 3/4:' "$dir/resumed.txt" || fail "$name: no epoch 3 line"
+  grep -q '^epoch 1/4:' "$dir/resumed.txt" &&
+    fail "$name: the resumed run trained epoch 1 again"
+  echo "PASS: $name 2 + 2 epochs = 4 epochs, bit for bit"
+}
+
+check_two_plus_two lenet_scratch "$lenet" --devices=cpu:2 --limit=2000 \
+  --test_limit=200 --lr=0.9 --seed=3
+check_two_plus_two resnet_dp "$resnet" --devices=cpu:2 --limit=96 \
+  --test_limit=32 --batch_size=32 --lr=0.05 --seed=3
+
+# 3. SIGTERM in the middle of epoch 2.
+dir="$out/signal"
+mkdir -p "$dir"
+flags=(--devices=cpu:2 --limit=20000 --test_limit=200 --batch_size=64
+  --epochs=3 --seed=4)
+"$lenet" "${flags[@]}" --params_out="$dir/straight.bin" >/dev/null 2>&1
+"$lenet" "${flags[@]}" --checkpoint_dir="$dir/ckpt" >"$dir/run.txt" \
+  2>"$dir/run.err" &
+pid=$!
+for _ in $(seq 600); do
+  grep -q '^epoch 2/3 \[#' "$dir/run.err" && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+((status == 143)) || fail "SIGTERM: exit $status, expected 143; $(cat "$dir/run.err")"
+grep -q 'stopped by SIGTERM after epoch 2, step [0-9]*; checkpoint written to .*; continue with the same flags and --resume' \
+  "$dir/run.err" || fail "SIGTERM: no message: $(tail -n 2 "$dir/run.err")"
+"$lenet" "${flags[@]}" --checkpoint_dir="$dir/ckpt" --resume \
+  --params_out="$dir/resumed.bin" >/dev/null 2>&1 ||
+  fail "SIGTERM: the resumed run failed"
+cmp "$dir/straight.bin" "$dir/resumed.bin" ||
+  fail "SIGTERM: the resumed run differs from the uninterrupted one"
+echo "PASS: $(tail -n 1 "$dir/run.err")"
+
+# 4. Another device count: one step per epoch (--limit = --batch_size), so
+# epoch 2 is the next step after the checkpoint.
+dir="$out/devices"
+mkdir -p "$dir"
+flags=(--limit=256 --batch_size=256 --test_limit=100 --lr=0.9 --seed=5)
+"$lenet" --devices=cpu:2 "${flags[@]}" --epochs=2 \
+  --params_out="$dir/straight.bin" >/dev/null 2>&1
+"$lenet" --devices=cpu:2 "${flags[@]}" --epochs=1 \
+  --checkpoint_dir="$dir/ckpt" >/dev/null 2>&1
+for devices in 1 4; do
+  cp -r "$dir/ckpt" "$dir/ckpt$devices"
+  "$lenet" --devices=cpu:$devices "${flags[@]}" --epochs=2 \
+    --checkpoint_dir="$dir/ckpt$devices" --resume \
+    --params_out="$dir/on$devices.bin" >/dev/null 2>&1 ||
+    fail "resuming on $devices devices failed"
+  close_params "$dir/straight.bin" "$dir/on$devices.bin" 1e-6 ||
+    fail "resumed on $devices devices: the step differs by more than 1e-6"
+done
+echo "PASS: a checkpoint of 2 devices resumes on 1 and 4"
+
+# 5. What must be refused.
+expect_refusal() {
+  local want="$1"
+  shift
+  local err
+  err="$(timeout 60 "$@" 2>&1 >/dev/null)" && fail "accepted: $*"
+  [[ "$err" == *"$want"* ]] || fail "message lacks '$want': $err"
+}
+ckpt="$out/lenet_scratch/ckpt"
+lenet_flags=(--devices=cpu:2 --test_limit=200 --seed=3 --epochs=6)
+expect_refusal "was written with training data 2000 images" \
+  "$lenet" "${lenet_flags[@]}" --lr=0.9 --limit=1000 \
+  --checkpoint_dir="$ckpt" --resume
+expect_refusal "was written with --lr 0.9, this run has 0.5" \
+  "$lenet" "${lenet_flags[@]}" --lr=0.5 --limit=2000 \
+  --checkpoint_dir="$ckpt" --resume
+mkdir -p "$out/foreign"
+cp "$ckpt/lenet_scratch.ckpt" "$out/foreign/resnet_dp.ckpt"
+expect_refusal "was written with program lenet_scratch, this run has resnet_dp" \
+  "$resnet" --devices=cpu:1 --limit=64 --checkpoint_dir="$out/foreign" --resume
+python3 - "$ckpt/lenet_scratch.ckpt" <<'PY'
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+data[len(data) // 2] ^= 0x01
+open(path, "wb").write(data)
+PY
+expect_refusal "lenet_scratch.ckpt is corrupt (its checksum does not match" \
+  "$lenet" "${lenet_flags[@]}" --lr=0.9 --limit=2000 \
+  --checkpoint_dir="$ckpt" --resume
+echo "PASS"
