@@ -96,6 +96,33 @@ cat "$out/error.txt"
 grep -q 'lenet_scratch: error on process 1 of 2 (host .*): .*nowhere' \
   "$out/error.txt" || fail "the error does not name process 1"
 
+# 4b. Processes launched with different settings: every disagreement is
+# named with both values at once (a different --lr once finished with a
+# wrong model, a different --epochs once hung until the 60 s timeout, a
+# different --backend once ended in "internal error").
+expect_disagreement() {
+  local want="$1"
+  shift
+  local status=0 start=$SECONDS
+  timeout 120 "${mpi[@]}" -np 1 "$lenet" --devices=cpu:1 "${common[@]}" : \
+    -np 1 "$lenet" --devices=cpu:1 "${common[@]}" "$@" \
+    >"$out/disagree.txt" 2>&1 || status=$?
+  ((status != 0 && status != 124)) ||
+    fail "$*: expected a non-zero exit before the time limit, got $status"
+  grep -q "error on process [01] of 2 (host .*): processes disagree on $want" \
+    "$out/disagree.txt" || fail "$*: no message naming $want: $(cat "$out/disagree.txt")"
+  ((SECONDS - start < 30)) || fail "$*: took $((SECONDS - start)) s"
+  grep -q '^epoch 1/1:' "$out/disagree.txt" && fail "$*: trained anyway"
+  echo "disagreement named: $(grep -m1 -o 'processes disagree on [^;]*' "$out/disagree.txt")"
+}
+expect_disagreement "--lr: 0.9 on process 0, 5 on process 1" --lr=5
+expect_disagreement "--seed: 7 on process 0, 8 on process 1" --seed=8
+expect_disagreement "--epochs: 1 on process 0, 2 on process 1" --epochs=2
+expect_disagreement "--backend: ring on process 0, naive on process 1" \
+  --backend=naive
+expect_disagreement "training data: 3000 images, fingerprint [0-9a-f]* on process 0, 2999 images" \
+  --limit=2999
+
 # 5. Process 1 killed after the first epoch.
 "${mpi[@]}" -np 2 "$lenet" --devices=cpu:1 --epochs=1000 --limit=2048 \
   --test_limit=100 >"$out/killed.txt" 2>&1 &

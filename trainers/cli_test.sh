@@ -87,6 +87,9 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--metrics_out: cannot write /nonexistent/m.jsonl" \
     --metrics_out=/nonexistent/m.jsonl --limit=8 --test_limit=8 --epochs=1 \
     --batch_size=8
+  # The last of a repeated flag wins (it once said "At Most 1 required").
+  expect_error "$bin" "--devices=gpu is not understood" --devices=cpu:1 \
+    --devices=gpu
   help="$("$bin" --help)" || fail "$bin --help: non-zero exit"
   [[ "$help" == *"--devices"* && "$help" == *"--plot_out"* ]] ||
     fail "$bin --help lacks the flags"

@@ -240,5 +240,17 @@ TEST(MpiWorldTest, SumOverProcessesAddsEveryProcess) {
   EXPECT_EQ(values[1], p * (p - 1) / 2.0);
 }
 
+// Strings of different lengths (one empty) reach every process in order.
+TEST(MpiWorldTest, GatherFromProcessesGivesEveryProcessEveryString) {
+  auto world = MpiWorld::Join(1);
+  const int me = world->process();
+  const std::vector<std::string> all = world->GatherFromProcesses(
+      me == 1 ? std::string() : std::string(me + 3, 'a' + me));
+  ASSERT_EQ(static_cast<int>(all.size()), world->processes());
+  for (int p = 0; p < world->processes(); ++p) {
+    EXPECT_EQ(all[p], p == 1 ? std::string() : std::string(p + 3, 'a' + p));
+  }
+}
+
 }  // namespace
 }  // namespace ringlet::collectives::mpi

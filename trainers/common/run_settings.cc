@@ -97,13 +97,13 @@ void CheckProcessesAgree(collectives::ProcessGroup* processes,
     const nlohmann::json other = nlohmann::json::parse(all[p]);
     for (size_t i = 0; i < first.size() || i < other.size(); ++i) {
       if (i >= first.size() || i >= other.size()) {
-        throw std::runtime_error(
+        throw ProcessesDisagree(
             "processes 0 and " + std::to_string(p) +
             " run different programs; launch the same program everywhere");
       }
       if (first[i] == other[i]) continue;
       const std::string name = first[i][0].get<std::string>();
-      throw std::runtime_error(
+      throw ProcessesDisagree(
           "processes disagree on " + name + ": " +
           first[i][1].get<std::string>() + " on process 0, " +
           other[i][1].get<std::string>() + " on process " + std::to_string(p) +

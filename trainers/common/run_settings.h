@@ -7,6 +7,7 @@
 #ifndef RINGLET_TRAINERS_COMMON_RUN_SETTINGS_H_
 #define RINGLET_TRAINERS_COMMON_RUN_SETTINGS_H_
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@
 #include "data/fashion_mnist.h"
 
 namespace ringlet::trainers {
+
+// Raised by CheckProcessesAgree on every process of the job at once, so
+// each can end on its own (no process is left waiting for it).
+class ProcessesDisagree : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct Setting {
   std::string name;   // "--lr", "training data", ...
@@ -43,7 +51,7 @@ RunSettings CommonSettings(const std::string& program, const std::string& model,
                            const std::string& backend,
                            int64_t replica_check_every);
 
-// Throws std::runtime_error unless every process of `processes` holds the
+// Throws ProcessesDisagree unless every process of `processes` holds the
 // same settings: the message names the first setting that differs and both
 // values ("processes disagree on --lr: 0.2 on process 0, 5 on process 1;
 // launch every process with the same flags"). Every process raises it at

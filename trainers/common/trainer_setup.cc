@@ -69,6 +69,14 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
+// One line to stderr in one write, so the lines of processes sharing a
+// terminal under mpirun do not interleave.
+void PrintLine(const std::string& text) {
+  const std::string line = text + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
 // Set by the first SIGINT or SIGTERM; the loop stops after its step.
 volatile std::sig_atomic_t stop_signal = 0;
 
@@ -82,6 +90,10 @@ void RecordStop(int signal) {
 
 void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
   f->epochs = default_epochs;
+  // A flag given twice takes its last value (as gflags and argparse do),
+  // so a script can append an override; CLI11 would refuse it with "At
+  // Most 1 required but received 2".
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--devices", f->devices,
                  "auto (every GPU, else one CPU device), cpu:K (K CPU "
                  "devices), or cuda:I,J,...")
@@ -291,12 +303,17 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
     return body();
   } catch (const TrainingInterrupted& e) {
     std::cout.flush();
-    std::cerr << app.get_name() << ": " << e.what() << "\n";
+    PrintLine(app.get_name() + ": " + e.what());
     EndJob(128 + e.signal());
+  } catch (const ProcessesDisagree& e) {
+    // Every process found the same difference at the same point: each
+    // says so and ends on its own, no abort needed.
+    std::cout.flush();
+    PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + e.what());
+    std::exit(1);
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << app.get_name() << ": error" << JobErrorContext() << ": "
-              << e.what() << "\n";
+    PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + e.what());
     // Under mpirun the other processes are ended too, not left waiting.
     EndJob(1);
   }
