@@ -90,10 +90,12 @@ flags=(--devices=cpu:2 --limit=20000 --test_limit=200 --batch_size=64
 "$lenet" "${flags[@]}" --checkpoint_dir="$dir/ckpt" >"$dir/run.txt" \
   2>"$dir/run.err" &
 pid=$!
-for _ in $(seq 600); do
+# Up to 5 minutes: other large tests may share the cores.
+for _ in $(seq 3000); do
   grep -q '^epoch 2/3 \[#' "$dir/run.err" && break
   sleep 0.1
 done
+grep -q '^epoch 2/3 \[#' "$dir/run.err" || fail "SIGTERM: epoch 2 never started"
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?

@@ -111,7 +111,7 @@ expect_disagreement() {
     fail "$*: expected a non-zero exit before the time limit, got $status"
   grep -q "error on process [01] of 2 (host .*): processes disagree on $want" \
     "$out/disagree.txt" || fail "$*: no message naming $want: $(cat "$out/disagree.txt")"
-  ((SECONDS - start < 30)) || fail "$*: took $((SECONDS - start)) s"
+  ((SECONDS - start < 90)) || fail "$*: took $((SECONDS - start)) s"
   grep -q '^epoch 1/1:' "$out/disagree.txt" && fail "$*: trained anyway"
   echo "disagreement named: $(grep -m1 -o 'processes disagree on [^;]*' "$out/disagree.txt")"
 }
@@ -127,7 +127,8 @@ expect_disagreement "training data: 3000 images, fingerprint [0-9a-f]* on proces
 "${mpi[@]}" -np 2 "$lenet" --devices=cpu:1 --epochs=1000 --limit=2048 \
   --test_limit=100 >"$out/killed.txt" 2>&1 &
 job=$!
-for _ in $(seq 600); do
+# Up to 5 minutes: other large tests may share the cores.
+for _ in $(seq 3000); do
   grep -q '^epoch 1/1000:' "$out/killed.txt" && break
   sleep 0.1
 done
