@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "nlohmann/json.hpp"
+#include "trainers/common/checksum.h"
 #include "trainers/common/output_files.h"
 
 namespace ringlet::trainers {
@@ -12,22 +13,6 @@ namespace {
 
 constexpr char kMagic[] = "ringlet checkpoint 1\n";
 constexpr size_t kMagicBytes = sizeof(kMagic) - 1;
-
-uint64_t Checksum(const std::string& bytes, size_t count) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  size_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, bytes.data() + i, 8);
-    h = (h ^ word) * 0x100000001b3ull;
-  }
-  for (; i < count; ++i) {
-    h = (h ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ull;
-  }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  return h ^ (h >> 33);
-}
 
 void AppendU64(std::string* out, uint64_t v) {
   char buf[8];
@@ -84,7 +69,7 @@ std::string EncodeCheckpoint(const Checkpoint& c) {
     out.append(reinterpret_cast<const char*>(t.values.data()),
                t.values.size() * sizeof(float));
   }
-  AppendU64(&out, Checksum(out, out.size()));
+  AppendU64(&out, Checksum64(out.data(), out.size()));
   return out;
 }
 
@@ -100,7 +85,7 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
   }
   if (bytes.size() < kMagicBytes + 16) throw corrupt("too short");
   const size_t body = bytes.size() - 8;
-  if (ReadU64(bytes, body) != Checksum(bytes, body)) {
+  if (ReadU64(bytes, body) != Checksum64(bytes.data(), body)) {
     throw corrupt("its checksum does not match its contents");
   }
   const uint64_t header_bytes = ReadU64(bytes, kMagicBytes);

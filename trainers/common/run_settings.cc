@@ -7,34 +7,10 @@
 #include <stdexcept>
 
 #include "nlohmann/json.hpp"
+#include "trainers/common/checksum.h"
 
 namespace ringlet::trainers {
 namespace {
-
-// FNV-1a over 64-bit words (the tail bytes zero-padded), then a final mix.
-uint64_t Checksum64(const void* data, size_t bytes, uint64_t h) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, p + i, 8);
-    h = (h ^ word) * 0x100000001b3ull;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p + i, bytes - i);
-  h = (h ^ tail ^ bytes) * 0x100000001b3ull;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
-std::string Hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // The shortest text that reads back as exactly `v` ("0.9", not
 // "0.90000000000000002").
@@ -50,10 +26,10 @@ std::string Number(double v) {
 }  // namespace
 
 std::string DataFingerprint(const data::Split& split) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = Checksum64(split.pixels.data(), split.pixels.size(), h);
+  uint64_t h = Checksum64(split.pixels.data(), split.pixels.size());
   h = Checksum64(split.labels.data(), split.labels.size() * sizeof(int32_t), h);
-  return std::to_string(split.size()) + " images, fingerprint " + Hex(h);
+  return std::to_string(split.size()) + " images, fingerprint " +
+         HexChecksum(h);
 }
 
 std::string BuildFingerprint() {
@@ -61,7 +37,7 @@ std::string BuildFingerprint() {
   if (!exe) return "unknown";
   std::string bytes((std::istreambuf_iterator<char>(exe)),
                     std::istreambuf_iterator<char>());
-  return Hex(Checksum64(bytes.data(), bytes.size(), 0xcbf29ce484222325ull));
+  return HexChecksum(Checksum64(bytes.data(), bytes.size()));
 }
 
 RunSettings CommonSettings(const std::string& program, const std::string& model,

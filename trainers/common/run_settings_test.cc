@@ -1,0 +1,92 @@
+#include "trainers/common/run_settings.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace ringlet::trainers {
+namespace {
+
+data::Split MakeSplit(int n) {
+  data::Split split;
+  split.pixels.assign(n * data::kImagePixels, 7);
+  split.labels.assign(n, 3);
+  return split;
+}
+
+TEST(DataFingerprintTest, ChangesWithAnyPixelOrLabel) {
+  const data::Split a = MakeSplit(5);
+  data::Split b = a;
+  EXPECT_EQ(DataFingerprint(a), DataFingerprint(b));
+  EXPECT_EQ(DataFingerprint(a).rfind("5 images, fingerprint ", 0), 0u);
+  b.pixels[4 * data::kImagePixels + 100] = 8;
+  EXPECT_NE(DataFingerprint(a), DataFingerprint(b));
+  b = a;
+  b.labels[0] = 4;
+  EXPECT_NE(DataFingerprint(a), DataFingerprint(b));
+}
+
+// A job of processes whose settings are given: GatherFromProcesses hands
+// out the others' JSON as CheckProcessesAgree encoded this process's own.
+class FakeProcesses : public collectives::ProcessGroup {
+ public:
+  explicit FakeProcesses(std::vector<RunSettings> others)
+      : others_(std::move(others)) {}
+  int process() const override { return 0; }
+  int processes() const override { return 1 + others_.size(); }
+  int first_rank() const override { return 0; }
+  int local_ranks() const override { return 1; }
+  int size() const override { return processes(); }
+  std::vector<std::unique_ptr<collectives::Communicator>> CreateGroup(
+      const std::string&, const collectives::CommOptions&) override {
+    return {};
+  }
+  void SumOverProcesses(double*, size_t) override {}
+  std::vector<std::string> GatherFromProcesses(
+      const std::string& mine) override {
+    std::vector<std::string> all = {mine};
+    for (const RunSettings& settings : others_) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const Setting& s : settings) j.push_back({s.name, s.value});
+      all.push_back(j.dump());
+    }
+    return all;
+  }
+
+ private:
+  std::vector<RunSettings> others_;
+};
+
+std::string Disagreement(const RunSettings& mine,
+                         const std::vector<RunSettings>& others) {
+  FakeProcesses processes(others);
+  try {
+    CheckProcessesAgree(&processes, mine);
+  } catch (const ProcessesDisagree& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CheckProcessesAgreeTest, NamesTheFirstSettingThatDiffersWithBothValues) {
+  const RunSettings mine = {
+      {"program", "lenet_scratch"}, {"--lr", "0.2"}, {"--seed", "0"}};
+  EXPECT_EQ(Disagreement(mine, {mine, mine}), "");
+  RunSettings other = mine;
+  other[1].value = "5";
+  other[2].value = "1";
+  EXPECT_EQ(
+      Disagreement(mine, {mine, other})
+          .rfind("processes disagree on --lr: 0.2 on process 0, 5 on process 2",
+                 0),
+      0u);
+  EXPECT_NE(Disagreement(mine, {{{"program", "resnet_dp"}}})
+                .find("processes disagree on program"),
+            std::string::npos);
+  EXPECT_NO_THROW(CheckProcessesAgree(nullptr, mine));  // One process.
+}
+
+}  // namespace
+}  // namespace ringlet::trainers
