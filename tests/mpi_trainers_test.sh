@@ -19,6 +19,12 @@ out="${TEST_TMPDIR:-/tmp}"
 export HOME="$out" # OpenMPI wants a home folder; Bazel's sandbox has none.
 unset XML_OUTPUT_FILE TEST_PREMATURE_EXIT_FILE
 
+# Under --config=asan, OpenMPI's own allocations (in plugins it unloads at
+# MPI_Finalize, so LeakSanitizer sees "<unknown module>" frames no
+# suppression can name) fail every process: no leak check in the processes
+# mpirun starts. ASan's other checks stay on; leaks in ringlet's code are
+# caught by the tests that run without mpirun.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fail() {
   echo "FAIL: $*"
   exit 1

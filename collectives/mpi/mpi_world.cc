@@ -180,14 +180,3 @@ void MpiWorld::AbortJob(int exit_code) {
 }
 
 }  // namespace ringlet::collectives::mpi
-
-// Under --config=asan, OpenMPI's own allocations (in plugins it unloads at
-// MPI_Finalize, so LeakSanitizer sees them as leaks from "<unknown
-// module>", which no suppression can name) fail every process mpirun
-// starts. Leak checking is turned off in those processes only; ASan's
-// other checks stay on, and leaks in ringlet's code are still caught by
-// every test that runs without mpirun.
-extern "C" __attribute__((visibility("default"), used)) const char*
-__asan_default_options() {
-  return ringlet::collectives::mpi::LaunchedByMpirun() ? "detect_leaks=0" : "";
-}
