@@ -18,6 +18,19 @@ nn::Tensor ShardImages(const nn::ReplicaInput& shard) {
   return x;
 }
 
+// "the gradient of W3 became nan": the first parameter whose part of the
+// flat gradient `grads` is not finite.
+std::string NonFiniteGradient(const float* grads,
+                              const std::vector<nn::Tensor*>& params) {
+  const std::vector<std::string> names = nn::LeNetParams::Names();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string bad = nn::FirstNonFinite(grads, params[i]->numel());
+    if (!bad.empty()) return "the gradient of " + names[i] + " became " + bad;
+    grads += params[i]->numel();
+  }
+  return "";
+}
+
 }  // namespace
 
 LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
@@ -80,21 +93,15 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
             .count();
     // The summed gradients are the same on every device, so all skip a
     // non-finite step alike and keep the last finite values.
-    const float* grad = r.grads.data();
-    const std::vector<std::string> names = nn::LeNetParams::Names();
-    for (size_t i = 0; i < params.size(); ++i) {
-      const std::string bad = nn::FirstNonFinite(grad, params[i]->numel());
-      if (!bad.empty()) {
-        if (r.stats.divergence.empty()) {
-          r.stats.divergence = "the gradient of " + names[i] + " became " + bad;
-        }
-        return;
+    if (!nn::FirstNonFinite(r.grads.data(), n).empty()) {
+      if (r.stats.divergence.empty()) {
+        r.stats.divergence = NonFiniteGradient(r.grads.data(), params);
       }
-      grad += params[i]->numel();
+      return;
     }
     // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
     const float step = lr_ / static_cast<float>(total);
-    grad = r.grads.data();
+    const float* grad = r.grads.data();
     for (nn::Tensor* p : params) {
       float* v = p->data();
       for (int64_t i = 0; i < p->numel(); ++i) v[i] -= step * grad[i];

@@ -55,6 +55,8 @@ struct DataParallel::Replica {
   std::unique_ptr<Sequential> model;
   std::unique_ptr<Sgd> optimizer;
   std::unique_ptr<BucketReducer> reducer;
+  std::vector<Parameter*> params;    // The model's, in its order.
+  std::vector<const Tensor*> grads;  // Their gradients, for the checks.
   std::vector<Tensor*> buffers;
   std::vector<float> buffer_flat;
   double bn_comm_seconds = 0;  // Synchronised batch norm, this step.
@@ -94,7 +96,9 @@ DataParallel::DataParallel(const ModelFactory& make_model,
     values.insert(values.end(), r->buffers.begin(), r->buffers.end());
     std::vector<float> flat;
     BroadcastFromFirst(group_.comm(d, kGradGroup), values, &flat);
-    r->optimizer = std::make_unique<Sgd>(r->model->Parameters(), options_.sgd);
+    r->params = r->model->Parameters();
+    for (const Parameter* p : r->params) r->grads.push_back(&p->grad);
+    r->optimizer = std::make_unique<Sgd>(r->params, options_.sgd);
     if (options_.sync_bn) {
       Communicator* comm = &group_.comm(d, kBatchNormGroup);
       Replica* raw = r.get();
@@ -170,15 +174,12 @@ TrainStepStats DataParallel::TrainStep(
     r.stats.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
     // The summed gradients are the same on every device of the job, so
     // every device skips the step alike, keeping the last finite values.
-    const std::vector<Parameter*> params = r.model->Parameters();
-    std::vector<const Tensor*> grads;
-    for (const Parameter* p : params) grads.push_back(&p->grad);
-    const int bad = FirstNonFiniteTensor(grads);
+    const int bad = FirstNonFiniteTensor(r.grads);
     if (bad >= 0) {
       if (r.stats.divergence.empty()) {
         r.stats.divergence =
-            "the gradient of " + params[bad]->name + " became " +
-            FirstNonFinite(grads[bad]->data(), grads[bad]->numel());
+            "the gradient of " + r.params[bad]->name + " became " +
+            FirstNonFinite(r.grads[bad]->data(), r.grads[bad]->numel());
       }
       return;
     }
@@ -229,8 +230,7 @@ int64_t DataParallel::CountCorrect(
 NamedTensors DataParallel::State(int device) {
   Replica& r = *replicas_.at(device);
   NamedTensors state;
-  const std::vector<Parameter*> params = r.model->Parameters();
-  for (Parameter* p : params) {
+  for (Parameter* p : r.params) {
     state.names.push_back(p->name);
     state.tensors.push_back(&p->value);
   }
@@ -240,7 +240,7 @@ NamedTensors DataParallel::State(int device) {
   }
   std::vector<Tensor>& velocity = r.optimizer->velocity();
   for (size_t i = 0; i < velocity.size(); ++i) {
-    state.names.push_back(params[i]->name + ".momentum");
+    state.names.push_back(r.params[i]->name + ".momentum");
     state.tensors.push_back(&velocity[i]);
   }
   return state;
