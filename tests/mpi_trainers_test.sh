@@ -138,7 +138,8 @@ for _ in $(seq 3000); do
   grep -q '^epoch 1/1000:' "$out/killed.txt" && break
   sleep 0.1
 done
-grep -q '^epoch 1/1000:' "$out/killed.txt" || fail "the job never finished an epoch"
+grep -q '^epoch 1/1000:' "$out/killed.txt" ||
+  fail "the job never finished an epoch: $(tail -n 20 "$out/killed.txt")"
 victim=""
 for pid in $(pgrep -P "$job"); do
   if tr '\0' '\n' <"/proc/$pid/environ" | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
