@@ -1,6 +1,9 @@
 """Compiler options shared by every ringlet target: strict on our code."""
 
 RINGLET_COPTS = [
+    # Carried by the targets, so a workspace that depends on one builds it
+    # without our .bazelrc (Bazel 4's toolchain passes -std=c++0x).
+    "-std=c++17",
     "-Wall",
     "-Wextra",
     "-Werror",

@@ -8,14 +8,49 @@ that the calling workspace already defined is left alone.
 
 load("//third_party/cuda:cuda_configure.bzl", "cuda_configure")
 load("//third_party/mpi:mpi_configure.bzl", "mpi_configure")
+load("//third_party/shims:local_shim.bzl", "local_shim")
 
 def _maybe(rule, name, **kwargs):
     if not native.existing_rule(name):
         rule(name = name, **kwargs)
 
 def ringlet_dependencies():
-    """Declares @eigen, @googletest, @benchmark, @cli11, @nlohmann_json, @zlib, @local_mpi
-    and @local_cuda from the system's packages."""
+    """Declares what ringlet's targets need, all of it local.
+
+    Bazel 4's offline shims (@rules_cc, @rules_java, @platforms,
+    @remote_coverage_tools) and the system libraries (@eigen, @googletest,
+    @benchmark, @cli11, @nlohmann_json, @zlib, @local_mpi, @local_cuda).
+    """
+
+    # Bazel 4 names these four and would download them; a workspace that
+    # declared its own before calling us keeps them.
+    # @rules_cc: our shim, forwarding cc_* to the native rules.
+    _maybe(
+        local_shim,
+        name = "rules_cc",
+        workspace_file = str(Label("//third_party/rules_cc:WORKSPACE")),
+    )
+
+    # @rules_java: Debian's bazel-rules-java.
+    _maybe(
+        native.local_repository,
+        name = "rules_java",
+        path = "/usr/share/bazel/rules/java",
+    )
+
+    # @platforms: Debian's bazel-platforms.
+    _maybe(
+        native.local_repository,
+        name = "platforms",
+        path = "/usr/share/bazel/tools/platforms",
+    )
+
+    # @remote_coverage_tools: a stub; `bazel coverage` needs a download.
+    _maybe(
+        local_shim,
+        name = "remote_coverage_tools",
+        workspace_file = str(Label("//third_party/remote_coverage_tools:WORKSPACE")),
+    )
 
     # Eigen 3 headers (libeigen3-dev): the CPU kernels of nn/.
     _maybe(
