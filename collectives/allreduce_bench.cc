@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/conventions.h"
 #include "collectives/bench_flags.h"
 #include "collectives/collectives.h"
 #include "collectives/mpi/mpi_world.h"
@@ -148,7 +149,9 @@ int Main(int argc, char** argv) {
   Flags flags;
   CLI::App app{
       "Allreduce time and bandwidth per message size, one thread per rank, "
-      "in the manner of nccl-tests."};
+      "in the manner of nccl-tests.",
+      "allreduce_bench"};
+  ringlet::cli::UseConventions(app);
   app.add_option("--backend", flags.backend,
                  "ring, naive, nccl (one GPU per rank) or, under mpirun, mpi")
       ->check(CLI::IsMember({"ring", "naive", "nccl", "mpi"}));
@@ -169,7 +172,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"float32", "float64", "int32"}));
   app.add_flag("--in_place", flags.in_place, "send and receive in one buffer");
   app.add_flag("--json", flags.json, "one JSON object per row");
-  CLI11_PARSE(app, argc, argv);
+  RINGLET_PARSE_FLAGS(app, argc, argv);
 
   const DataType type = ParseDataType(flags.dtype);
   const ReduceOp op = ParseReduceOp(flags.op);

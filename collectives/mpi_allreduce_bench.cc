@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cli/conventions.h"
 #include "collectives/bench_flags.h"
 
 namespace ringlet::collectives {
@@ -29,7 +30,9 @@ int Main(int argc, char** argv) {
   double factor = 2;
   int iters = 20, warmup = 5;
   bool json = false;
-  CLI::App app{"MPI_Allreduce time and bandwidth per size (float32 sum)."};
+  CLI::App app{"MPI_Allreduce time and bandwidth per size (float32 sum).",
+               "mpi_allreduce_bench"};
+  ringlet::cli::UseConventions(app);
   app.add_option("--min_bytes", min_bytes, "smallest size (K, M, G)");
   app.add_option("--max_bytes", max_bytes, "largest size (K, M, G)");
   app.add_option("--factor", factor, "size multiplier between rows")
@@ -39,10 +42,18 @@ int Main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed calls per row")
       ->check(CLI::Range(0, 1000000));
   app.add_flag("--json", json, "one JSON object per row");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = rank == 0 ? app.exit(e) : 0;
+  // Only process 0 prints; every process exits with the same code.
+  int code = -1;
+  if (rank == 0) {
+    code = ringlet::cli::ParseFlags(app, argc, argv);
+  } else {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      code = e.get_exit_code() == 0 ? 0 : ringlet::cli::kUsageError;
+    }
+  }
+  if (code >= 0) {
     MPI_Finalize();
     return code;
   }

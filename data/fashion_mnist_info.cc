@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/conventions.h"
 #include "data/data_error.h"
 #include "data/fashion_mnist.h"
 #include "nn/cuda/device_probe.h"
@@ -79,7 +80,9 @@ void PrintGpus() {
 int main(int argc, char** argv) {
   CLI::App app{
       "Shows the Fashion-MNIST data ringlet will train on (folder, counts, "
-      "class histogram, a few images) and the GPUs it can use."};
+      "class histogram, a few images) and the GPUs it can use.",
+      "fashion_mnist_info"};
+  ringlet::cli::UseConventions(app);
   std::string data_dir;
   int samples = 6;
   app.add_option("--data_dir", data_dir,
@@ -87,7 +90,7 @@ int main(int argc, char** argv) {
                  "else /usr/share/datasets/fashion-mnist)");
   app.add_option("--samples", samples, "training images to draw")
       ->check(CLI::Range(0, 12));
-  CLI11_PARSE(app, argc, argv);
+  RINGLET_PARSE_FLAGS(app, argc, argv);
 
   const std::string dir = ringlet::data::ResolveFashionMnistDir(data_dir);
   FashionMnist data;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/conventions.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
@@ -37,7 +38,9 @@ int Main(int argc, char** argv) {
   std::string model = "lenet";
   int batch_size = 256, threads = 1, steps = 20, warmup = 2;
   bool json = false;
-  CLI::App app{"Training throughput of the d2l models on one CPU device."};
+  CLI::App app{"Training throughput of the d2l models on one CPU device.",
+               "train_bench"};
+  ringlet::cli::UseConventions(app);
   app.add_option("--model", model, "lenet or resnet18")
       ->check(CLI::IsMember({"lenet", "resnet18"}));
   app.add_option("--batch_size", batch_size, "images per step")
@@ -49,7 +52,7 @@ int Main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed steps first")
       ->check(CLI::Range(0, 100000));
   app.add_flag("--json", json, "one JSON object instead of a line");
-  CLI11_PARSE(app, argc, argv);
+  RINGLET_PARSE_FLAGS(app, argc, argv);
   SetOpThreads(threads);
 
   // Random images and labels: throughput does not depend on the values.

@@ -16,6 +16,7 @@ expect_error() {
   local err rc
   err="$(timeout 60 "$bin" "$@" 2>&1 >/dev/null)"
   rc=$?
+  last_rc=$rc
   local name
   name="$(basename "$bin") $*"
   [[ $rc -ne 0 ]] || fail "$name: exit code 0"
@@ -25,23 +26,30 @@ expect_error() {
     fail "$name: message is not one line: $err"
 }
 
+# expect_usage_error: as expect_error, and the exit code is 2 (a usage
+# error, the shell convention; CLI11's own codes were 105 to 115).
+expect_usage_error() {
+  expect_error "$@"
+  [[ $last_rc -eq 2 ]] || fail "$(basename "$1") ${*:3}: exit code $last_rc, not 2"
+}
+
 tmp="${TEST_TMPDIR:-/tmp}"
 quick=(--limit=64 --test_limit=16 --batch_size=32 --devices=cpu:1)
 
 for bin in "$1" "$2"; do
-  expect_error "$bin" "--bogus" --bogus
-  expect_error "$bin" "--batch_size: must be a whole number above 0, got '0'" \
+  expect_usage_error "$bin" "--bogus" --bogus
+  expect_usage_error "$bin" "--batch_size: must be a whole number above 0, got '0'" \
     --batch_size=0
-  expect_error "$bin" "--lr: must be a finite number above 0, got '-1'" --lr=-1
+  expect_usage_error "$bin" "--lr: must be a finite number above 0, got '-1'" --lr=-1
   # --lr=inf was accepted and trained on NaN.
-  expect_error "$bin" "--lr: must be a finite number above 0, got 'inf'" \
+  expect_usage_error "$bin" "--lr: must be a finite number above 0, got 'inf'" \
     --lr=inf
-  expect_error "$bin" "--epochs: must be a whole number above 0, got 'x'" \
+  expect_usage_error "$bin" "--epochs: must be a whole number above 0, got 'x'" \
     --epochs=x
   # Once "At Most 1 required but received 2".
-  expect_error "$bin" "--epochs: must be a whole number above 0, got '1.5'" \
+  expect_usage_error "$bin" "--epochs: must be a whole number above 0, got '1.5'" \
     --epochs=1.5
-  expect_error "$bin" "--epochs: must be at most 2147483647" \
+  expect_usage_error "$bin" "--epochs: must be at most 2147483647" \
     --epochs=99999999999
   # Once "cpu needs a count of at least 1", and an out-of-memory kill.
   expect_error "$bin" "CPU devices are given as a count, not a list" \
@@ -79,6 +87,7 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "cuda:0 does not exist; this machine has 0 usable GPUs; use --devices=cpu" \
     --devices=cuda:0
   expect_error "$bin" "--devices=gpu is not understood" --devices=gpu
+  [[ $last_rc -eq 1 ]] || fail "$bin --devices=gpu: exit code $last_rc, not 1"
   expect_error "$bin" "unknown backend 'carrier'" --backend=carrier
   # "needs GPUs" with CUDA, "is not in this build" without (cpu_only).
   expect_error "$bin" "the nccl backend" --backend=nccl
@@ -93,6 +102,7 @@ for bin in "$1" "$2"; do
   help="$("$bin" --help)" || fail "$bin --help: non-zero exit"
   [[ "$help" == *"--devices"* && "$help" == *"--plot_out"* ]] ||
     fail "$bin --help lacks the flags"
+  [[ "$help" == *"--epochs"*"=10"* ]] || fail "$bin --help shows no defaults"
 done
 
 if [[ $failures -gt 0 ]]; then

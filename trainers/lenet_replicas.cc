@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "nn/ops/loss.h"
+#include "nn/optim/grad_clip.h"
 #include "nn/parallel/replica_checks.h"
 
 namespace ringlet::trainers {
@@ -36,11 +37,25 @@ std::string NonFiniteGradient(const float* grads,
 LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
                              const std::vector<nn::Device>& devices,
                              const nn::ReplicaGroupOptions& group_options,
-                             float lr)
-    : group_(devices, group_options), lr_(lr), replicas_(devices.size()) {
-  if (!(lr > 0)) throw std::invalid_argument("lenet: lr must be positive");
+                             const LeNetUpdate& update)
+    : group_(devices, group_options),
+      update_(update),
+      replicas_(devices.size()) {
+  const nn::SgdOptions& sgd = update.sgd;
+  if (!(sgd.lr > 0)) throw std::invalid_argument("lenet: lr must be positive");
+  if (!(sgd.momentum >= 0 && sgd.momentum < 1) ||
+      !(sgd.weight_decay >= 0 && sgd.weight_decay < 1)) {
+    throw std::invalid_argument(
+        "lenet: momentum and weight decay must be in [0, 1)");
+  }
+  if (!(update.clip_grad_norm >= 0)) {
+    throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
+  }
   // get_params: each device's copy is made on its own thread.
-  group_.Run([&](int d) { replicas_[d].params = params.Clone(); });
+  group_.Run([&](int d) {
+    replicas_[d].params = params.Clone();
+    if (sgd.momentum > 0) replicas_[d].velocity = nn::LeNetParams::Zeros();
+  });
 }
 
 nn::TrainStepStats LeNetReplicas::TrainStep(
@@ -99,13 +114,38 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
       }
       return;
     }
-    // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
-    const float step = lr_ / static_cast<float>(total);
-    const float* grad = r.grads.data();
-    for (nn::Tensor* p : params) {
-      float* v = p->data();
-      for (int64_t i = 0; i < p->numel(); ++i) v[i] -= step * grad[i];
-      grad += p->numel();
+    // The batch mean's norm is the summed gradient's over the batch size.
+    const double clip =
+        update_.clip_grad_norm > 0
+            ? nn::ClipCoefficient(nn::GlobalNorm(r.grads.data(), n) / total,
+                                  update_.clip_grad_norm)
+            : 1.0;
+    const nn::SgdOptions& sgd = update_.sgd;
+    if (sgd.momentum == 0 && sgd.weight_decay == 0) {
+      // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
+      const float step =
+          static_cast<float>(clip * sgd.lr / static_cast<float>(total));
+      const float* grad = r.grads.data();
+      for (nn::Tensor* p : params) {
+        float* v = p->data();
+        for (int64_t i = 0; i < p->numel(); ++i) v[i] -= step * grad[i];
+        grad += p->numel();
+      }
+      return;
+    }
+    // torch's SGD on the batch-mean gradient.
+    const float scale = static_cast<float>(clip / static_cast<double>(total));
+    for (float& g : r.grads) g *= scale;
+    const std::vector<nn::Tensor*> velocity =
+        sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>();
+    size_t at = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      nn::Tensor grad = nn::Tensor::Uninitialized(params[i]->shape());
+      std::memcpy(grad.data(), r.grads.data() + at,
+                  grad.numel() * sizeof(float));
+      at += grad.numel();
+      nn::SgdUpdate(*params[i], grad, velocity.empty() ? nullptr : velocity[i],
+                    sgd);
     }
   });
   nn::TrainStepStats out;
@@ -120,26 +160,30 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
 }
 
 nn::NamedTensors LeNetReplicas::StateOf(int device) {
+  const Replica& r = replicas_.at(device);
   nn::NamedTensors state;
   state.names = nn::LeNetParams::Names();
-  for (const nn::Tensor* t : std::as_const(replicas_.at(device).params).All()) {
-    state.tensors.push_back(t);
+  for (const nn::Tensor* t : r.params.All()) state.tensors.push_back(t);
+  if (update_.sgd.momentum > 0) {
+    for (const std::string& name : nn::LeNetParams::Names()) {
+      state.names.push_back(name + ".momentum");
+    }
+    for (const nn::Tensor* t : r.velocity.All()) state.tensors.push_back(t);
   }
   return state;
 }
 
 void LeNetReplicas::LoadState(const std::vector<const float*>& values) {
   group_.Run([&](int d) {
-    const std::vector<nn::Tensor*> params = replicas_[d].params.All();
-    if (values.size() != params.size()) {
+    const nn::NamedTensors state = StateOf(d);
+    if (values.size() != state.tensors.size()) {
       throw std::invalid_argument("lenet: " + std::to_string(values.size()) +
                                   " state tensors given for " +
-                                  std::to_string(params.size()) +
-                                  " parameters");
+                                  std::to_string(state.tensors.size()));
     }
-    for (size_t i = 0; i < params.size(); ++i) {
-      std::memcpy(params[i]->data(), values[i],
-                  params[i]->numel() * sizeof(float));
+    for (size_t i = 0; i < values.size(); ++i) {
+      nn::Tensor* t = const_cast<nn::Tensor*>(state.tensors[i]);
+      std::memcpy(t->data(), values[i], t->numel() * sizeof(float));
     }
   });
 }

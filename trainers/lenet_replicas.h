@@ -3,7 +3,8 @@
 // split across the devices (split_batch), forward and backward on every
 // device at once, the gradients summed across devices with a collectives
 // backend (allreduce), and the same SGD step on every device with the full
-// batch size (sgd(params, lr, batch_size)).
+// batch size (sgd(params, lr, batch_size)). Beyond the chapter, optional
+// momentum, weight decay and gradient clipping (off by default).
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
 
@@ -11,19 +12,34 @@
 #include <vector>
 
 #include "nn/models/lenet.h"
+#include "nn/optim/sgd.h"
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
 #include "trainers/common/training_loop.h"
 
 namespace ringlet::trainers {
 
+// How the summed gradients update the parameters.
+struct LeNetUpdate {
+  nn::SgdOptions sgd;         // lr, momentum, weight decay (torch's SGD).
+  double clip_grad_norm = 0;  // Above 0: the batch-mean gradient's limit.
+};
+
+// The chapter's update: plain SGD at `lr`.
+inline LeNetUpdate PlainSgd(float lr) {
+  LeNetUpdate update;
+  update.sgd.lr = lr;
+  return update;
+}
+
 class LeNetReplicas : public ParallelTrainer {
  public:
   // Copies `params` to every device of `group_options` (see ReplicaGroup
-  // for the errors).
+  // for the errors). Throws std::invalid_argument for a bad `update`.
   LeNetReplicas(const nn::LeNetParams& params,
                 const std::vector<nn::Device>& devices,
-                const nn::ReplicaGroupOptions& group_options, float lr);
+                const nn::ReplicaGroupOptions& group_options,
+                const LeNetUpdate& update);
 
   int num_devices() const override { return group_.ranks(); }
   // Loss is the sum over the batch (the chapter's reduction='none' then
@@ -31,8 +47,11 @@ class LeNetReplicas : public ParallelTrainer {
   nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) override;
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override;
-  // The parameters (no other state: plain SGD), device 0's.
+  // The parameters and, with momentum, the velocities; device 0's.
   nn::NamedTensors State() override { return StateOf(0); }
+  void SetLearningRate(double lr) override {
+    update_.sgd.lr = static_cast<float>(lr);
+  }
   void LoadState(const std::vector<const float*>& values) override;
   std::string CompareReplicas() override;
 
@@ -46,12 +65,13 @@ class LeNetReplicas : public ParallelTrainer {
 
   struct Replica {
     nn::LeNetParams params;
+    nn::LeNetParams velocity;  // With momentum only.
     std::vector<float> grads;  // All gradients, flat, for one allreduce.
     nn::TrainStepStats stats;
   };
 
   nn::ReplicaGroup group_;
-  float lr_;
+  LeNetUpdate update_;
   std::vector<Replica> replicas_;
 };
 

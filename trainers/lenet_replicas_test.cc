@@ -8,6 +8,8 @@
 #include "collectives/collectives.h"
 #include "gtest/gtest.h"
 #include "nn/ops/loss.h"
+#include "nn/optim/grad_clip.h"
+#include "nn/optim/sgd.h"
 
 namespace ringlet::trainers {
 namespace {
@@ -112,7 +114,7 @@ TEST(LeNetReplicasTest, KDevicesTakeTheOneDeviceSteps) {
     for (int k = 1; k <= 4; ++k) {
       nn::ReplicaGroupOptions options;
       options.backend = backend;
-      LeNetReplicas replicas(init, Cpus(k), options, lr);
+      LeNetReplicas replicas(init, Cpus(k), options, PlainSgd(lr));
       for (const Batch& b : batches) {
         const nn::TrainStepStats stats = replicas.TrainStep(Shards(b, k));
         EXPECT_EQ(stats.samples, b.size());
@@ -127,11 +129,75 @@ TEST(LeNetReplicasTest, KDevicesTakeTheOneDeviceSteps) {
   }
 }
 
+// Momentum, weight decay and clipping: k devices still take one device's
+// steps, and the steps are torch's SGD on the batch-mean gradient.
+TEST(LeNetReplicasTest, MomentumDecayAndClippingMatchTheReference) {
+  LeNetUpdate update = PlainSgd(0.1f);
+  update.sgd.momentum = 0.9f;
+  update.sgd.weight_decay = 0.01f;
+  update.clip_grad_norm = 0.5;
+  const std::vector<Batch> batches = {RandomBatch(64, 1), RandomBatch(61, 2),
+                                      RandomBatch(32, 3)};
+  const nn::LeNetParams init =
+      nn::LeNetParams::Init(7, nn::InitScheme::kKaimingNormal);
+  // The reference: the batch-mean gradient, clipped, through nn::SgdUpdate.
+  nn::LeNetParams reference = init.Clone();
+  nn::LeNetParams velocity = nn::LeNetParams::Zeros();
+  int clipped = 0;
+  for (const Batch& b : batches) {
+    nn::Tensor x = nn::Tensor::Uninitialized({b.size(), 1, 28, 28});
+    std::memcpy(x.data(), b.images.data(), b.images.size() * sizeof(float));
+    nn::LeNetActivations acts;
+    const nn::LossResult loss =
+        nn::SoftmaxCrossEntropy(nn::LeNetForward(reference, x, &acts),
+                                b.labels.data(), nn::Reduction::kMean);
+    nn::LeNetParams grads = nn::LeNetBackward(reference, acts, loss.dlogits);
+    std::vector<nn::Tensor*> g = grads.All();
+    clipped += nn::ClipGradNorm(g, update.clip_grad_norm) > 0.5;
+    const std::vector<nn::Tensor*> p = reference.All(), v = velocity.All();
+    for (size_t t = 0; t < p.size(); ++t) {
+      nn::SgdUpdate(*p[t], *g[t], v[t], update.sgd);
+    }
+  }
+  EXPECT_GT(clipped, 0) << "the test should exercise clipping";
+  for (int k : {1, 3}) {
+    LeNetReplicas replicas(init, Cpus(k), nn::ReplicaGroupOptions(), update);
+    for (const Batch& b : batches) replicas.TrainStep(Shards(b, k));
+    const std::string what = "momentum on " + std::to_string(k);
+    ExpectNear(replicas.params(0), reference, 2e-6, what);
+    for (int d = 1; d < k; ++d) {
+      ExpectIdentical(replicas.params(d), replicas.params(0), what);
+    }
+    // The state holds the velocities, for checkpoints.
+    EXPECT_EQ(replicas.State().names.size(), 2 * init.All().size());
+    EXPECT_EQ(replicas.State().names.back(), "b4.momentum");
+  }
+}
+
+TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {
+  const Batch batch = RandomBatch(16, 5);
+  const nn::LeNetParams init = nn::LeNetParams::Init(2);
+  LeNetReplicas a(init, Cpus(1), nn::ReplicaGroupOptions(), PlainSgd(0.1f));
+  LeNetReplicas b(init, Cpus(1), nn::ReplicaGroupOptions(), PlainSgd(0.4f));
+  a.SetLearningRate(0.4);
+  a.TrainStep(Shards(batch, 1));
+  b.TrainStep(Shards(batch, 1));
+  ExpectIdentical(a.params(0), b.params(0), "lr set to 0.4");
+}
+
+TEST(LeNetReplicasTest, RefusesABadUpdate) {
+  LeNetUpdate update = PlainSgd(0.1f);
+  update.sgd.momentum = 1.5f;
+  EXPECT_THROW(LeNetReplicas(nn::LeNetParams::Init(1), Cpus(1),
+                             nn::ReplicaGroupOptions(), update),
+               std::invalid_argument);
+}
+
 TEST(LeNetReplicasTest, ReplicasStayBitwiseIdenticalAndRunsRepeat) {
   const nn::LeNetParams init = nn::LeNetParams::Init(3);
   nn::ReplicaGroupOptions options;
-  LeNetReplicas a(init, Cpus(3), options, 0.2f),
-      b(init, Cpus(3), options, 0.2f);
+  LeNetReplicas a(init, Cpus(3), options, PlainSgd(0.2f)),
+      b(init, Cpus(3), options, PlainSgd(0.2f));
   for (int step = 0; step < 40; ++step) {
     const Batch batch = RandomBatch(1 + step % 9, 100 + step);
     a.TrainStep(Shards(batch, 3));
@@ -152,8 +218,8 @@ TEST(LeNetReplicasTest, EvaluationCountsEveryShard) {
       nn::LeNetParams::Init(5, nn::InitScheme::kKaimingNormal);
   const Batch b = RandomBatch(11, 9);
   nn::ReplicaGroupOptions options;
-  LeNetReplicas one(init, Cpus(1), options, 0.1f);
-  LeNetReplicas three(init, Cpus(3), options, 0.1f);
+  LeNetReplicas one(init, Cpus(1), options, PlainSgd(0.1f));
+  LeNetReplicas three(init, Cpus(3), options, PlainSgd(0.1f));
   const int64_t correct = one.CountCorrect(Shards(b, 1));
   EXPECT_EQ(three.CountCorrect(Shards(b, 3)), correct);
 }
@@ -161,7 +227,8 @@ TEST(LeNetReplicasTest, EvaluationCountsEveryShard) {
 TEST(LeNetReplicasTest, BadLabelFailsEveryDeviceWithTheCause) {
   nn::ReplicaGroupOptions options;
   options.comm.timeout = std::chrono::milliseconds(20000);
-  LeNetReplicas replicas(nn::LeNetParams::Init(1), Cpus(2), options, 0.1f);
+  LeNetReplicas replicas(nn::LeNetParams::Init(1), Cpus(2), options,
+                         PlainSgd(0.1f));
   Batch b = RandomBatch(8, 4);
   b.labels[7] = -1;
   const auto start = std::chrono::steady_clock::now();

@@ -33,6 +33,9 @@ class DataParallelTrainer : public ParallelTrainer {
     dp_.LoadState(values);
   }
   std::string CompareReplicas() override { return dp_.CompareReplicas(); }
+  void SetLearningRate(double lr) override {
+    dp_.set_lr(static_cast<float>(lr));
+  }
 
  private:
   nn::DataParallel& dp_;

@@ -7,6 +7,7 @@
 
 #include "collectives/collectives.h"
 #include "nn/ops/loss.h"
+#include "nn/optim/grad_clip.h"
 #include "nn/parallel/replica_checks.h"
 
 namespace ringlet::nn {
@@ -182,6 +183,11 @@ TrainStepStats DataParallel::TrainStep(
             FirstNonFinite(r.grads[bad]->data(), r.grads[bad]->numel());
       }
       return;
+    }
+    if (options_.clip_grad_norm > 0) {
+      std::vector<Tensor*> grads;
+      for (Parameter* p : r.params) grads.push_back(&p->grad);
+      ClipGradNorm(grads, options_.clip_grad_norm);
     }
     r.optimizer->Step();
     if (!options_.sync_bn && !r.buffers.empty()) {

@@ -35,6 +35,10 @@ namespace ringlet::nn {
 struct DataParallelOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
   SgdOptions sgd;
+  // Above 0: the summed gradients are clipped to this global L2 norm before
+  // the SGD step (torch.nn.utils.clip_grad_norm_); every replica holds the
+  // same gradients, so every replica clips alike.
+  double clip_grad_norm = 0;
   bool sync_bn = false;
   int threads_per_device = 1;
   int64_t bucket_bytes = 4 << 20;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/conventions.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
@@ -111,23 +112,19 @@ int Main(int argc, char** argv) {
   int64_t lenet_batch = 256, resnet_batch = 64;
   CLI::App app{
       "Cost of the trainers' safety checks beside a training step on CPU "
-      "devices: replica comparison, gradient finiteness test, checkpoint."};
-  app.add_option("--devices", devices, "CPU devices")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+      "devices: replica comparison, gradient finiteness test, checkpoint.",
+      "checks_bench"};
+  ringlet::cli::UseConventions(app);
+  app.add_option("--devices", devices, "CPU devices")->check(CLI::Range(1, 64));
   app.add_option("--threads_per_device", threads, "threads per device")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+      ->check(CLI::Range(1, 64));
   app.add_option("--lenet_batch", lenet_batch, "LeNet's batch")
-      ->check(CLI::Range(1, 65536))
-      ->capture_default_str();
+      ->check(CLI::Range(1, 65536));
   app.add_option("--resnet_batch", resnet_batch, "ResNet-18's batch")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
+      ->check(CLI::Range(1, 4096));
   app.add_option("--resnet_steps", resnet_steps, "timed ResNet-18 steps")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+      ->check(CLI::Range(1, 1000));
+  RINGLET_PARSE_FLAGS(app, argc, argv);
 
   std::vector<nn::Device> list;
   for (int d = 0; d < devices; ++d) list.push_back(nn::Device::Cpu(d));
@@ -137,7 +134,7 @@ int Main(int argc, char** argv) {
   {
     nn::ReplicaGroupOptions group;
     group.threads_per_device = threads;
-    LeNetReplicas lenet(nn::LeNetParams::Init(0), list, group, 0.1f);
+    LeNetReplicas lenet(nn::LeNetParams::Init(0), list, group, PlainSgd(0.1f));
     const auto shards = RandomShards(devices, lenet_batch, &images, &labels);
     rows.push_back(Measure(
         "lenet", lenet_batch, [&] { lenet.TrainStep(shards); },

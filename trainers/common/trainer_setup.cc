@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cli/conventions.h"
 #include "data/fashion_mnist.h"
 #include "nn/cuda/device_probe.h"
 #include "trainers/common/checkpoint.h"
@@ -90,10 +91,7 @@ void RecordStop(int signal) {
 
 void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
   f->epochs = default_epochs;
-  // A flag given twice takes its last value (as gflags and argparse do),
-  // so a script can append an override; CLI11 would refuse it with "At
-  // Most 1 required but received 2".
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cli::UseConventions(app);
   app.add_option("--devices", f->devices,
                  "auto (every GPU, else one CPU device), cpu:K (K CPU "
                  "devices), or cuda:I,J,...")
@@ -290,15 +288,8 @@ std::string SetupLine(const std::string& program, const std::string& where,
 
 int RunTrainerMain(CLI::App& app, int argc, char** argv,
                    const std::function<int()>& body) {
-  // One line: what was wrong and where to look.
-  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    return a->get_name() + ": " + e.what() + " (see --help)\n";
-  });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  const int parsed = cli::ParseFlags(app, argc, argv);
+  if (parsed >= 0) return parsed;
   try {
     return body();
   } catch (const TrainingInterrupted& e) {

@@ -45,6 +45,9 @@ class ParallelTrainer {
   // "" when every replica of the job holds the same state, else what
   // differs. Collective over the job.
   virtual std::string CompareReplicas() = 0;
+  // The SGD learning rate of the next steps (the loop's schedule sets it
+  // before every step).
+  virtual void SetLearningRate(double lr) = 0;
 };
 
 // Training stopped because a loss or gradient became inf or NaN.

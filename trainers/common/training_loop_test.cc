@@ -79,8 +79,10 @@ class FakeTrainer : public ParallelTrainer {
     ++comparisons;
     return comparisons == differ_at_comparison ? "rank 1 differs in w" : "";
   }
+  void SetLearningRate(double lr) override { lrs.push_back(lr); }
   float weight() const { return weight_.data()[0]; }
 
+  std::vector<double> lrs;  // Every SetLearningRate, in order.
   double loss_per_image = 2.0;
   int steps = 0;
   double pixel_sum = 0;

@@ -1,0 +1,34 @@
+// The command-line conventions of every ringlet binary, over CLI11:
+//  - --help shows each option's default;
+//  - a flag given twice takes its last value (as gflags and argparse do),
+//    so a script can append an override;
+//  - a usage error is one line, "<program>: <what> (see --help)", and exit
+//    code 2 (the shell convention; CLI11's own codes are 105 to 115).
+#ifndef RINGLET_CLI_CONVENTIONS_H_
+#define RINGLET_CLI_CONVENTIONS_H_
+
+#include "CLI/CLI.hpp"
+
+namespace ringlet::cli {
+
+// The exit code of a usage error.
+inline constexpr int kUsageError = 2;
+
+// Applies the conventions to `app`: call before adding options.
+void UseConventions(CLI::App& app);
+
+// Parses argv into `app`. Returns -1 when the program should go on, else
+// the code to exit with: 0 after --help, kUsageError after a bad flag
+// (its message printed on stderr).
+int ParseFlags(CLI::App& app, int argc, char** argv);
+
+}  // namespace ringlet::cli
+
+// In main(): parse, or return the exit code.
+#define RINGLET_PARSE_FLAGS(app, argc, argv)                              \
+  do {                                                                    \
+    const int ringlet_exit = ::ringlet::cli::ParseFlags(app, argc, argv); \
+    if (ringlet_exit >= 0) return ringlet_exit;                           \
+  } while (0)
+
+#endif  // RINGLET_CLI_CONVENTIONS_H_
