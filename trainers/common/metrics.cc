@@ -25,6 +25,7 @@ std::string ToJsonLine(const EpochMetrics& m) {
       {"train_acc", m.train_acc},
       {"test_acc", m.test_acc},
       {"seconds", m.seconds},
+      {"eval_seconds", m.eval_seconds},
       {"images_per_sec", m.images_per_sec},
       {"comm_fraction", m.comm_fraction},
   };
@@ -40,6 +41,7 @@ EpochMetrics FromJsonLine(const std::string& line) {
     m.train_acc = j.at("train_acc").get<double>();
     m.test_acc = j.at("test_acc").get<double>();
     m.seconds = j.at("seconds").get<double>();
+    m.eval_seconds = j.value("eval_seconds", 0.0);
     m.images_per_sec = j.at("images_per_sec").get<double>();
     m.comm_fraction = j.at("comm_fraction").get<double>();
     return m;
@@ -48,10 +50,27 @@ EpochMetrics FromJsonLine(const std::string& line) {
   }
 }
 
+std::string ToCsv(const std::vector<EpochMetrics>& epochs) {
+  std::string out =
+      "epoch,loss,train_acc,test_acc,seconds,eval_seconds,images_per_sec,"
+      "comm_fraction\n";
+  char row[256];
+  for (const EpochMetrics& m : epochs) {
+    std::snprintf(row, sizeof(row),
+                  "%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", m.epoch,
+                  m.loss, m.train_acc, m.test_acc, m.seconds, m.eval_seconds,
+                  m.images_per_sec, m.comm_fraction);
+    out += row;
+  }
+  return out;
+}
+
 MetricsFile::MetricsFile(const std::string& path,
-                         const std::vector<EpochMetrics>& earlier)
+                         const std::vector<EpochMetrics>& earlier,
+                         const std::string& run_line)
     : path_(path) {
   CheckOutputFiles({{"--metrics_out", path}});
+  if (!run_line.empty()) lines_ = run_line + "\n";
   for (const EpochMetrics& m : earlier) lines_ += ToJsonLine(m) + "\n";
 }
 

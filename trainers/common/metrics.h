@@ -14,6 +14,7 @@ struct EpochMetrics {
   double train_acc = 0;       // Training predictions during the epoch.
   double test_acc = 0;        // After the epoch, in evaluation mode.
   double seconds = 0;         // Training time (evaluation not included).
+  double eval_seconds = 0;    // Evaluation on the test set after it.
   double images_per_sec = 0;  // Training images / seconds.
   double comm_fraction = 0;   // Share of `seconds` in collective calls.
 };
@@ -24,19 +25,26 @@ std::string EpochLine(const EpochMetrics& m, int epochs);
 
 // {"epoch":3,"loss":0.512,...}: the keys of EpochMetrics.
 std::string ToJsonLine(const EpochMetrics& m);
-// Parses a line of ToJsonLine; throws std::invalid_argument.
+// Parses a line of ToJsonLine (eval_seconds may be missing: files of
+// earlier versions); throws std::invalid_argument.
 EpochMetrics FromJsonLine(const std::string& line);
 
-// The JSON lines of a run, one per epoch. The whole file is rewritten
-// atomically after each epoch (output_files.h), so a run cut short keeps
-// what it did and two runs naming the same file never tear a line.
+// --csv_out: a header row and one row per epoch, the JSON line's keys.
+std::string ToCsv(const std::vector<EpochMetrics>& epochs);
+
+// The JSON lines of a run: an optional first line describing the run
+// ({"run": {...}}: settings, devices, build, start time), then one per
+// epoch. The whole file is rewritten atomically after each epoch
+// (output_files.h), so a run cut short keeps what it did and two runs
+// naming the same file never tear a line.
 class MetricsFile {
  public:
-  // Starts with the lines of `earlier` epochs (a resumed run); nothing is
-  // written before the first Append. Throws std::runtime_error naming
-  // `path` when it cannot be written.
+  // Starts with `run_line` (if not empty) and the lines of `earlier` epochs
+  // (a resumed run); nothing is written before the first Append. Throws
+  // std::runtime_error naming `path` when it cannot be written.
   explicit MetricsFile(const std::string& path,
-                       const std::vector<EpochMetrics>& earlier = {});
+                       const std::vector<EpochMetrics>& earlier = {},
+                       const std::string& run_line = "");
   void Append(const EpochMetrics& m);
 
  private:

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace ringlet::trainers {
 namespace {
@@ -49,13 +50,11 @@ std::string FormatDuration(double seconds) {
   return buf;
 }
 
-EpochProgress::EpochProgress(std::ostream& out, bool terminal, int epoch,
-                             int epochs, int64_t total_images,
-                             std::function<double()> now)
+ProgressBar::ProgressBar(std::ostream& out, bool terminal, std::string label,
+                         int64_t total_images, std::function<double()> now)
     : out_(out),
       terminal_(terminal),
-      epoch_(epoch),
-      epochs_(epochs),
+      label_(std::move(label)),
       total_(total_images),
       now_(now ? std::move(now) : SteadySeconds) {
   start_ = now_();
@@ -67,29 +66,37 @@ EpochProgress::EpochProgress(std::ostream& out, bool terminal, int epoch,
   }
 }
 
-std::string EpochProgress::Line(int64_t images, double elapsed) const {
+std::string ProgressBar::Line(int64_t images, double elapsed,
+                              double loss) const {
   const double fraction =
       total_ > 0 ? std::min(1.0, static_cast<double>(images) / total_) : 1.0;
   const int filled = static_cast<int>(fraction * kBarWidth);
-  std::string line = "epoch " + std::to_string(epoch_) + "/" +
-                     std::to_string(epochs_) + " [" + std::string(filled, '#') +
+  std::string line = label_ + " [" + std::string(filled, '#') +
                      std::string(kBarWidth - filled, '.') + "] " +
                      WithCommas(images) + "/" + WithCommas(total_);
   if (images > 0 && elapsed > 0) {
     const double rate = images / elapsed;
-    line += " " + WithCommas(static_cast<int64_t>(rate)) + " img/s ETA " +
-            FormatDuration((total_ - images) / rate);
+    const double left = (total_ - images) / rate;
+    line += " " + WithCommas(static_cast<int64_t>(rate)) + " img/s";
+    if (std::isfinite(loss)) {
+      char text[32];
+      std::snprintf(text, sizeof(text), " loss %.3f", loss);
+      line += text;
+    }
+    line += " ETA " + FormatDuration(left);
+    const double after = seconds_after_ ? seconds_after_(rate) : 0;
+    if (after > 0) line += " (run " + FormatDuration(left + after) + ")";
   }
   return line;
 }
 
-void EpochProgress::Update(int64_t images) {
+void ProgressBar::Update(int64_t images, double loss) {
   const double t = now_();
   if (terminal_) {
     if (images > 0 && images < total_ && t - last_print_ < kTerminalRedraw) {
       return;
     }
-    const std::string line = Line(images, t - start_);
+    const std::string line = Line(images, t - start_, loss);
     out_ << '\r' << line;
     if (line.size() < drawn_width_) {
       out_ << std::string(drawn_width_ - line.size(), ' ');
@@ -99,13 +106,13 @@ void EpochProgress::Update(int64_t images) {
   } else {
     const bool tenth = (images - last_printed_images_) * 10 >= total_;
     if (images == 0 || (!tenth && t - last_print_ < kLogInterval)) return;
-    out_ << Line(images, t - start_) << '\n' << std::flush;
+    out_ << Line(images, t - start_, loss) << '\n' << std::flush;
     last_printed_images_ = images;
   }
   last_print_ = t;
 }
 
-void EpochProgress::Finish() {
+void ProgressBar::Finish() {
   if (terminal_ && drawn_width_ > 0) {
     out_ << '\r' << std::string(drawn_width_, ' ') << '\r' << std::flush;
     drawn_width_ = 0;

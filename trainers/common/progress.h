@@ -1,14 +1,16 @@
-// Progress within an epoch, for people: on a terminal a bar redrawn in place
-// with images per second and the time left; in a log (not a terminal) a
-// plain line at the start and then every tenth of the epoch or every 30
-// seconds.
+// Progress of an epoch's training or evaluation, for people: on a terminal a
+// bar redrawn in place with images per second, the running loss, the time
+// left of this pass and of the whole run; in a log (not a terminal) a plain
+// line at the start and then every tenth of the pass or every 30 seconds.
 #ifndef RINGLET_TRAINERS_COMMON_PROGRESS_H_
 #define RINGLET_TRAINERS_COMMON_PROGRESS_H_
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 namespace ringlet::trainers {
 
@@ -18,25 +20,36 @@ bool IsTerminal(int fd);
 // "1:05" or "1:02:03".
 std::string FormatDuration(double seconds);
 
-class EpochProgress {
+class ProgressBar {
  public:
-  // `now` returns seconds on a steady clock (tests pass a fake one).
-  EpochProgress(std::ostream& out, bool terminal, int epoch, int epochs,
-                int64_t total_images, std::function<double()> now = nullptr);
+  // `label` leads each line ("epoch 2/10", "eval 2/10"); `now` returns
+  // seconds on a steady clock (tests pass a fake one).
+  ProgressBar(std::ostream& out, bool terminal, std::string label,
+              int64_t total_images, std::function<double()> now = nullptr);
 
-  // `images` of the epoch are done.
-  void Update(int64_t images);
+  // The run's work after this pass, in seconds, estimated from this pass's
+  // rate in images per second, so the line can show when the whole run
+  // ends (not shown while it returns 0 or less).
+  void set_seconds_after(std::function<double(double rate)> estimate) {
+    seconds_after_ = std::move(estimate);
+  }
+
+  // `images` of the pass are done; `loss` is the running mean loss (NaN:
+  // none, as in evaluation).
+  void Update(int64_t images, double loss = NAN);
   // Clears the bar (a terminal) so the epoch line takes its place.
   void Finish();
 
-  // "epoch 2/10 [#########.........] 12,800/60,000 2,650 img/s ETA 0:17"
-  std::string Line(int64_t images, double elapsed) const;
+  // "epoch 2/10 [#########.........] 12,800/60,000 2,650 img/s loss 0.512
+  //  ETA 0:17 (run 3:05)"
+  std::string Line(int64_t images, double elapsed, double loss = NAN) const;
 
  private:
   std::ostream& out_;
   const bool terminal_;
-  const int epoch_, epochs_;
+  const std::string label_;
   const int64_t total_;
+  std::function<double(double)> seconds_after_;
   std::function<double()> now_;
   double start_ = 0;
   double last_print_ = -1e9;

@@ -16,8 +16,8 @@ namespace {
 TEST(ProgressTest, LogModePrintsATenthAtATimeWithRateAndEta) {
   std::ostringstream out;
   double now = 100;
-  EpochProgress bar(out, /*terminal=*/false, 2, 10, 1000,
-                    [&now] { return now; });
+  ProgressBar bar(out, /*terminal=*/false, "epoch 2/10", 1000,
+                  [&now] { return now; });
   EXPECT_EQ(out.str(), "epoch 2/10 [....................] 0/1,000\n");
   out.str("");
   now = 101;
@@ -35,7 +35,7 @@ TEST(ProgressTest, LogModePrintsATenthAtATimeWithRateAndEta) {
 TEST(ProgressTest, LogModePrintsEveryThirtySecondsWhenSlow) {
   std::ostringstream out;
   double now = 0;
-  EpochProgress bar(out, false, 1, 1, 100000, [&now] { return now; });
+  ProgressBar bar(out, false, "epoch 1/1", 100000, [&now] { return now; });
   bar.Update(10);
   now = 31;
   bar.Update(20);
@@ -48,7 +48,8 @@ TEST(ProgressTest, LogModePrintsEveryThirtySecondsWhenSlow) {
 TEST(ProgressTest, TerminalModeRedrawsInPlaceAndClears) {
   std::ostringstream out;
   double now = 0;
-  EpochProgress bar(out, /*terminal=*/true, 1, 3, 7200, [&now] { return now; });
+  ProgressBar bar(out, /*terminal=*/true, "epoch 1/3", 7200,
+                  [&now] { return now; });
   now = 3600;
   bar.Update(3600);
   bar.Finish();
@@ -62,6 +63,32 @@ TEST(ProgressTest, TerminalModeRedrawsInPlaceAndClears) {
   EXPECT_EQ(s.back(), '\r');  // Cleared for the epoch line.
 }
 
+TEST(ProgressTest, ShowsTheRunningLossAndTheRunsEta) {
+  std::ostringstream out;
+  double now = 0;
+  ProgressBar bar(out, /*terminal=*/false, "epoch 1/3", 1000,
+                  [&now] { return now; });
+  bar.set_seconds_after([](double rate) { return rate * 2; });  // 100 s.
+  now = 10;
+  bar.Update(500, 0.51234);
+  EXPECT_NE(out.str().find("epoch 1/3 [##########..........] 500/1,000 50 "
+                           "img/s loss 0.512 ETA 0:10 (run 1:50)\n"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(ProgressTest, EvaluationHasItsOwnLabelAndNoLoss) {
+  std::ostringstream out;
+  double now = 0;
+  ProgressBar bar(out, /*terminal=*/false, "eval 1/3", 200,
+                  [&now] { return now; });
+  now = 2;
+  bar.Update(100);
+  EXPECT_EQ(out.str(),
+            "eval 1/3 [....................] 0/200\n"
+            "eval 1/3 [##########..........] 100/200 50 img/s ETA 0:02\n");
+}
+
 TEST(ProgressTest, FormatsDurations) {
   EXPECT_EQ(FormatDuration(0), "0:00");
   EXPECT_EQ(FormatDuration(65.4), "1:05");
@@ -69,21 +96,55 @@ TEST(ProgressTest, FormatsDurations) {
 }
 
 TEST(MetricsTest, JsonLineRoundTripsWithTheIssuesKeys) {
-  EpochMetrics m{3, 0.5, 0.81, 0.79, 12.5, 4800, 0.04};
+  EpochMetrics m{3, 0.5, 0.81, 0.79, 12.5, 1.5, 4800, 0.04};
   const std::string line = ToJsonLine(m);
   for (const char* key :
        {"\"epoch\":3", "\"loss\":", "\"train_acc\":", "\"test_acc\":",
-        "\"seconds\":", "\"images_per_sec\":", "\"comm_fraction\":"}) {
+        "\"seconds\":", "\"eval_seconds\":1.5",
+        "\"images_per_sec\":", "\"comm_fraction\":"}) {
     EXPECT_NE(line.find(key), std::string::npos) << key << " in " << line;
   }
   const EpochMetrics back = FromJsonLine(line);
   EXPECT_EQ(back.epoch, 3);
   EXPECT_DOUBLE_EQ(back.test_acc, 0.79);
   EXPECT_DOUBLE_EQ(back.comm_fraction, 0.04);
+  EXPECT_DOUBLE_EQ(back.eval_seconds, 1.5);
   EXPECT_THROW(FromJsonLine("{\"epoch\":1}"), std::invalid_argument);
+  // Lines of earlier versions have no eval_seconds.
+  EXPECT_EQ(FromJsonLine("{\"epoch\":1,\"loss\":1,\"train_acc\":0,"
+                         "\"test_acc\":0,\"seconds\":1,\"images_per_sec\":1,"
+                         "\"comm_fraction\":0}")
+                .eval_seconds,
+            0);
   EXPECT_EQ(EpochLine(m, 10),
             "epoch 3/10: loss 0.500, train acc 0.810, test acc 0.790, 12.5 s, "
             "4800 img/s, comm 4.0%");
+}
+
+TEST(MetricsTest, CsvHasAHeaderAndARowPerEpoch) {
+  const std::string csv = ToCsv({{1, 0.5, 0.8, 0.75, 10, 2, 6000, 0.1},
+                                 {2, 0.25, 0.9, 0.85, 11, 2, 5500, 0.1}});
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "epoch,loss,train_acc,test_acc,seconds,eval_seconds,"
+            "images_per_sec,comm_fraction");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  EXPECT_NE(csv.find("\n2,0.25,0.90000000000000002,0.84999999999999998,11,2,"
+                     "5500,0.10000000000000001\n"),
+            std::string::npos)
+      << csv;
+}
+
+TEST(MetricsTest, TheRunLineComesFirst) {
+  const std::string path =
+      std::string(std::getenv("TEST_TMPDIR")) + "/run.jsonl";
+  MetricsFile file(path, {}, "{\"run\":{\"--lr\":\"0.1\"}}");
+  file.Append({1, 0.5, 0.8, 0.75, 10, 2, 6000, 0.1});
+  std::ifstream in(path);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_EQ(first, "{\"run\":{\"--lr\":\"0.1\"}}");
+  EXPECT_EQ(FromJsonLine(second).epoch, 1);
 }
 
 TEST(MetricsTest, UnwritableFileIsAClearError) {

@@ -1,5 +1,6 @@
 #include "trainers/common/training_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 
 #include "data/batch_loader.h"
 #include "data/batch_split.h"
+#include "trainers/common/output_files.h"
 #include "trainers/common/progress.h"
 #include "trainers/common/svg_plot.h"
 
@@ -69,7 +71,7 @@ void Resume(ParallelTrainer& trainer, const LoopOptions& options) {
 }  // namespace
 
 double EvaluateAccuracy(ParallelTrainer& trainer, const data::Split& split,
-                        int64_t batch_size) {
+                        int64_t batch_size, ProgressBar* progress) {
   data::LoaderOptions options;
   options.batch_size = batch_size;
   options.shuffle = false;
@@ -80,7 +82,9 @@ double EvaluateAccuracy(ParallelTrainer& trainer, const data::Split& split,
   while (loader.Next(&batch)) {
     correct += trainer.CountCorrect(Scatter(batch, trainer.num_devices()));
     seen += batch.size;
+    if (progress != nullptr) progress->Update(seen);
   }
+  if (progress != nullptr) progress->Finish();
   return seen > 0 ? static_cast<double>(correct) / seen : 0.0;
 }
 
@@ -96,12 +100,26 @@ std::vector<EpochMetrics> TrainEpochs(
   }
   std::unique_ptr<MetricsFile> metrics_file;
   if (!options.metrics_out.empty()) {
-    metrics_file = std::make_unique<MetricsFile>(options.metrics_out, history);
+    metrics_file = std::make_unique<MetricsFile>(options.metrics_out, history,
+                                                 options.run_line);
   }
   data::LoaderOptions loader_options;
   loader_options.batch_size = options.batch_size;
   loader_options.seed = options.seed;
   data::BatchLoader loader(train, loader_options);
+  LrSchedule schedule = options.schedule;
+  schedule.epochs = options.epochs;
+  schedule.steps_per_epoch = std::max<int64_t>(1, loader.batches_per_epoch());
+  schedule.Check();
+
+  // For the run's ETA: the last epoch's training and evaluation seconds
+  // (before the first evaluation, a guess: forward only, a third of a
+  // training step's time per image).
+  double last_train_seconds = 0, last_eval_seconds = 0;
+  auto eval_estimate = [&](double train_rate) {
+    return last_eval_seconds > 0 ? last_eval_seconds
+                                 : test.size() / (3 * train_rate);
+  };
 
   auto write_checkpoint = [&](const RunPosition& at) {
     if (options.checkpoint_path.empty()) return;
@@ -115,12 +133,21 @@ std::vector<EpochMetrics> TrainEpochs(
     // A resumed epoch starts where the checkpoint left it, sums included.
     RunPosition at = epoch == position.epoch ? position : RunPosition();
     at.epoch = epoch;
-    EpochProgress bar(progress, options.terminal, epoch, options.epochs,
-                      train.size());
+    const std::string of =
+        std::to_string(epoch) + "/" + std::to_string(options.epochs);
+    const int later_epochs = options.epochs - epoch;
+    ProgressBar bar(progress, options.terminal, "epoch " + of, train.size());
+    bar.set_seconds_after([&, later_epochs](double rate) {
+      const double train_each =
+          last_train_seconds > 0 ? last_train_seconds : train.size() / rate;
+      return later_epochs * train_each +
+             (later_epochs + 1) * eval_estimate(rate);
+    });
     loader.StartEpoch(epoch - 1, at.steps);
     while (true) {
       // Only the step is timed (as d2l's timer does), not the wait for data.
       if (!loader.Next(&batch)) break;
+      trainer.SetLearningRate(schedule.At(epoch, at.steps));
       const Clock::time_point start = Clock::now();
       const nn::TrainStepStats step =
           trainer.TrainStep(Scatter(batch, trainer.num_devices()));
@@ -143,7 +170,7 @@ std::vector<EpochMetrics> TrainEpochs(
       at.correct += step.correct;
       at.images += step.samples;
       at.comm_seconds += step.comm_seconds;
-      bar.Update(at.images);
+      bar.Update(at.images, at.loss_sum / at.images);
       if (options.replica_check_every > 0 &&
           steps_this_run % options.replica_check_every == 0) {
         const std::string differs = trainer.CompareReplicas();
@@ -173,13 +200,32 @@ std::vector<EpochMetrics> TrainEpochs(
     m.loss = at.images > 0 ? at.loss_sum / at.images : 0;
     m.train_acc =
         at.images > 0 ? static_cast<double>(at.correct) / at.images : 0;
-    m.test_acc = EvaluateAccuracy(trainer, test, options.batch_size);
+    const Clock::time_point eval_start = Clock::now();
+    {
+      ProgressBar eval_bar(progress, options.terminal, "eval " + of,
+                           test.size());
+      const double train_seconds = at.seconds;
+      const int64_t test_images = test.size();
+      eval_bar.set_seconds_after(
+          [later_epochs, train_seconds, test_images](double rate) {
+            return later_epochs * (train_seconds + test_images / rate);
+          });
+      m.test_acc =
+          EvaluateAccuracy(trainer, test, options.batch_size, &eval_bar);
+    }
+    m.eval_seconds =
+        std::chrono::duration<double>(Clock::now() - eval_start).count();
+    last_eval_seconds = m.eval_seconds;
+    last_train_seconds = at.seconds;
     m.seconds = at.seconds;
     m.images_per_sec = at.seconds > 0 ? at.images / at.seconds : 0;
     m.comm_fraction = at.seconds > 0 ? at.comm_seconds / at.seconds : 0;
     history.push_back(m);
     out << EpochLine(m, options.epochs) << std::endl;
     if (metrics_file) metrics_file->Append(m);
+    if (!options.csv_out.empty()) {
+      WriteFileAtomically(options.csv_out, ToCsv(history), "--csv_out");
+    }
     if (!options.plot_out.empty()) {
       WriteTrainingPlot(options.plot_out, options.plot_title, history);
     }

@@ -20,6 +20,7 @@
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
 #include "trainers/common/checkpoint.h"
+#include "trainers/common/lr_schedule.h"
 #include "trainers/common/metrics.h"
 #include "trainers/common/run_settings.h"
 
@@ -78,8 +79,13 @@ struct LoopOptions {
   int epochs = 10;
   int64_t batch_size = 256;
   uint64_t seed = 0;
+  // The learning rate of every step (schedule.epochs and steps_per_epoch
+  // are filled in by the loop).
+  LrSchedule schedule;
   bool terminal = false;    // Progress as a bar (true) or as log lines.
   std::string metrics_out;  // JSON lines, when not empty.
+  std::string run_line;     // The metrics file's first line ({"run": ...}).
+  std::string csv_out;      // CSV, when not empty; rewritten every epoch.
   std::string plot_out;     // SVG, when not empty; rewritten every epoch.
   std::string plot_title;
 
@@ -110,9 +116,10 @@ std::vector<EpochMetrics> TrainEpochs(
     const LoopOptions& options, std::ostream& out, std::ostream& progress);
 
 // Accuracy on `split`, in batches of `batch_size` split across the devices
-// (d2l's evaluate_accuracy_gpus).
+// (d2l's evaluate_accuracy_gpus); `progress`, when given, is updated.
+class ProgressBar;
 double EvaluateAccuracy(ParallelTrainer& trainer, const data::Split& split,
-                        int64_t batch_size);
+                        int64_t batch_size, ProgressBar* progress = nullptr);
 
 // d2l's closing line: "test acc: 0.91, 13.4 sec/epoch on [cpu:0, cpu:1]".
 std::string ClosingLine(const std::vector<EpochMetrics>& epochs,

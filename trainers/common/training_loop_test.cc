@@ -163,6 +163,38 @@ TEST(TrainingLoopTest, VisitsEveryImageSplitAcrossDevicesAndReports) {
   EXPECT_NE(svg.str().find("<polyline"), std::string::npos);
 }
 
+TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {
+  const data::Split train = MakeSplit(100), test = MakeSplit(30);
+  FakeTrainer trainer(2);
+  LoopOptions options;
+  options.epochs = 2;
+  options.batch_size = 16;  // 7 steps an epoch.
+  options.schedule.kind = "step";
+  options.schedule.base_lr = 0.5;
+  options.schedule.warmup_epochs = 0.5;  // 3.5 -> 4 warmup steps.
+  options.csv_out = ::testing::TempDir() + "/metrics.csv";
+  options.metrics_out = ::testing::TempDir() + "/run.jsonl";
+  options.run_line = "{\"run\":{\"program\":\"fake\"}}";
+  std::ostringstream out, progress;
+  const std::vector<EpochMetrics> epochs =
+      TrainEpochs(trainer, train, test, options, out, progress);
+  ASSERT_EQ(trainer.lrs.size(), 14u);
+  EXPECT_DOUBLE_EQ(trainer.lrs[0], 0.5 / 4);
+  EXPECT_DOUBLE_EQ(trainer.lrs[3], 0.5);
+  EXPECT_DOUBLE_EQ(trainer.lrs[6], 0.5);
+  EXPECT_DOUBLE_EQ(trainer.lrs[7], 0.05);  // Epoch 2 of 2: past half.
+  // Evaluation is timed and shown.
+  EXPECT_GT(epochs[0].eval_seconds, 0);
+  EXPECT_NE(progress.str().find("eval 1/2 ["), std::string::npos);
+  EXPECT_NE(progress.str().find(" loss "), std::string::npos);
+  EXPECT_EQ(CountLines(options.csv_out), 3);
+  std::ifstream jsonl(options.metrics_out);
+  std::string first;
+  std::getline(jsonl, first);
+  EXPECT_EQ(first, options.run_line);
+  EXPECT_EQ(CountLines(options.metrics_out), 3);
+}
+
 // --lr=1e10 once trained on NaN to the end and exited 0.
 TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
   const data::Split train = MakeSplit(100), test = MakeSplit(30);
