@@ -99,6 +99,29 @@ for bin in "$1" "$2"; do
   # The last of a repeated flag wins (it once said "At Most 1 required").
   expect_error "$bin" "--devices=gpu is not understood" --devices=cpu:1 \
     --devices=gpu
+  expect_error "$bin" "--eval_only needs --params_in" --eval_only
+  expect_error "$bin" "--resume and --params_in both set the parameters" \
+    --resume --checkpoint_dir="$tmp/ckpt" --params_in="$tmp/p.params"
+  expect_usage_error "$bin" "--momentum: must be a number at least 0 and below 1, got '1'" \
+    --momentum=1
+  expect_usage_error "$bin" "--lr_schedule" --lr_schedule=linear
+  expect_usage_error "$bin" "--clip_grad_norm: must be a number 0 or more" \
+    --clip_grad_norm=-1
+  expect_error "$bin" "--warmup_epochs must be 0 or more and less than --epochs" \
+    --warmup_epochs=3 --epochs=2 "${quick[@]}"
+  expect_error "$bin" "--params_in: cannot read $tmp/none.params" \
+    --params_in="$tmp/none.params" "${quick[@]}"
+  # --params_out then --eval_only: the same test accuracy as the run's end.
+  rm -f "$tmp/p.params"
+  trained="$("$bin" --epochs=1 --momentum=0.9 --lr_schedule=cosine \
+    --warmup_epochs=0.5 --clip_grad_norm=1 --params_out="$tmp/p.params" \
+    "${quick[@]}" 2>/dev/null | grep '^epoch 1/1')" ||
+    fail "$bin: the training run with knobs failed"
+  evaluated="$("$bin" --eval_only --params_in="$tmp/p.params" \
+    "${quick[@]}" 2>/dev/null)" || fail "$bin --eval_only failed"
+  want="$(sed -E 's/.*test acc ([0-9.]+),.*/\1/' <<<"$trained")"
+  [[ "$evaluated" == "test acc: $want on 16 images in "* ]] ||
+    fail "$bin --eval_only: '$evaluated', the run ended at test acc $want"
   help="$("$bin" --help)" || fail "$bin --help: non-zero exit"
   [[ "$help" == *"--devices"* && "$help" == *"--plot_out"* ]] ||
     fail "$bin --help lacks the flags"

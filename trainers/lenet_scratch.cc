@@ -16,6 +16,7 @@ namespace ringlet::trainers {
 namespace {
 
 constexpr char kProgram[] = "lenet_scratch";
+constexpr char kModel[] = "lenet";
 
 int Main(int argc, char** argv) {
   CLI::App app(
@@ -25,7 +26,7 @@ int Main(int argc, char** argv) {
       "--backend. Defaults: batch 256, lr 0.2, 10 epochs.",
       kProgram);
   TrainerFlags flags;
-  AddTrainerFlags(app, &flags, /*default_epochs=*/10);
+  AddTrainerFlags(app, &flags, /*default_epochs=*/10, "256", "0.2");
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices, std::cerr);
@@ -36,30 +37,37 @@ int Main(int argc, char** argv) {
     const double lr = flags.lr > 0 ? flags.lr : 0.2;
     const data::FashionMnist data = LoadTrainerData(flags);
     RunSettings settings =
-        CommonSettings(kProgram, "lenet", data, flags.epochs, batch_size, lr,
+        CommonSettings(kProgram, kModel, data, flags.epochs, batch_size, lr,
                        flags.seed, flags.backend, flags.replica_check_every);
+    AddTrainingSettings(flags, &settings);
     CheckProcessesAgree(job.processes.get(), settings);
     nn::ReplicaGroupOptions group;
     group.backend = flags.backend;
     group.threads_per_device =
         ThreadsPerDevice(flags.threads_per_device, devices.size());
     group.processes = job.processes;
+    LeNetUpdate update = PlainSgd(static_cast<float>(lr));
+    update.sgd.momentum = static_cast<float>(flags.momentum);
+    update.sgd.weight_decay = static_cast<float>(flags.weight_decay);
+    update.clip_grad_norm = flags.clip_grad_norm;
     LeNetReplicas replicas(nn::LeNetParams::Init(flags.seed), devices, group,
-                           static_cast<float>(lr));
+                           update);
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
+    const LoopOptions loop = TrainerLoopOptions(flags, kProgram, job, where,
+                                                batch_size, lr, settings);
+    if (LoadParamsAndMaybeEvaluate(flags, replicas, kModel, data.test,
+                                   batch_size, where, loop.terminal, out,
+                                   job.LeaderOnly(std::cerr))) {
+      return 0;
+    }
     out << SetupLine(kProgram, where, job.ranks, flags.backend, batch_size, lr,
                      group.threads_per_device, data, flags.epochs)
         << std::endl;
-    const LoopOptions loop =
-        TrainerLoopOptions(flags, kProgram, job, where, batch_size, settings);
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         replicas, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));
     out << ClosingLine(epochs, where) << std::endl;
-    if (job.leader() && !flags.params_out.empty()) {
-      const nn::LeNetParams& params = replicas.params(0);
-      WriteParameters(flags.params_out, params.All());
-    }
+    if (job.leader()) WriteTrainedParameters(flags, kModel, replicas.State());
     return 0;
   });
 }

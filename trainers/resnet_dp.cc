@@ -42,6 +42,7 @@ class DataParallelTrainer : public ParallelTrainer {
 };
 
 constexpr char kProgram[] = "resnet_dp";
+constexpr char kModel[] = "resnet18";
 
 int Main(int argc, char** argv) {
   CLI::App app(
@@ -52,7 +53,8 @@ int Main(int argc, char** argv) {
       "10 epochs.",
       kProgram);
   TrainerFlags flags;
-  AddTrainerFlags(app, &flags, /*default_epochs=*/10);
+  AddTrainerFlags(app, &flags, /*default_epochs=*/10, "256 per device",
+                  "0.1 per device");
   bool sync_bn = false;
   app.add_flag("--sync_bn", sync_bn,
                "batch norm with the whole batch's statistics, summed across "
@@ -69,8 +71,9 @@ int Main(int argc, char** argv) {
     const double lr = flags.lr > 0 ? flags.lr : 0.1 * n;
     const data::FashionMnist data = LoadTrainerData(flags);
     RunSettings settings =
-        CommonSettings(kProgram, "resnet18", data, flags.epochs, batch_size, lr,
+        CommonSettings(kProgram, kModel, data, flags.epochs, batch_size, lr,
                        flags.seed, flags.backend, flags.replica_check_every);
+    AddTrainingSettings(flags, &settings);
     // Per-device or whole-batch statistics: different trajectories.
     settings.push_back({"--sync_bn", sync_bn ? "true" : "false", true});
     CheckProcessesAgree(job.processes.get(), settings);
@@ -78,6 +81,9 @@ int Main(int argc, char** argv) {
     nn::DataParallelOptions options;
     options.backend = flags.backend;
     options.sgd.lr = static_cast<float>(lr);
+    options.sgd.momentum = static_cast<float>(flags.momentum);
+    options.sgd.weight_decay = static_cast<float>(flags.weight_decay);
+    options.clip_grad_norm = flags.clip_grad_norm;
     options.sync_bn = sync_bn;
     options.threads_per_device =
         ThreadsPerDevice(flags.threads_per_device, devices.size());
@@ -92,22 +98,21 @@ int Main(int argc, char** argv) {
         devices, options);
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
+    DataParallelTrainer trainer(dp);
+    const LoopOptions loop = TrainerLoopOptions(flags, kProgram, job, where,
+                                                batch_size, lr, settings);
+    if (LoadParamsAndMaybeEvaluate(flags, trainer, kModel, data.test,
+                                   batch_size, where, loop.terminal, out,
+                                   job.LeaderOnly(std::cerr))) {
+      return 0;
+    }
     out << SetupLine(kProgram, where, n, flags.backend, batch_size, lr,
                      options.threads_per_device, data, flags.epochs)
         << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
-    DataParallelTrainer trainer(dp);
-    const LoopOptions loop =
-        TrainerLoopOptions(flags, kProgram, job, where, batch_size, settings);
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         trainer, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));
     out << ClosingLine(epochs, where) << std::endl;
-    if (job.leader() && !flags.params_out.empty()) {
-      std::vector<const nn::Tensor*> values;
-      for (nn::Parameter* p : dp.replica(0).Parameters()) {
-        values.push_back(&p->value);
-      }
-      WriteParameters(flags.params_out, values);
-    }
+    if (job.leader()) WriteTrainedParameters(flags, kModel, trainer.State());
     return 0;
   });
 }

@@ -1,7 +1,8 @@
 // The learning rate over a run: an optional linear warmup, then constant,
 // step (x0.1 from the epoch that starts half way, x0.01 from the one
-// that starts three quarters on: the classic ResNet schedule) or cosine (to 0 at the end of the last epoch),
-// decided per step so a resumed run gets the same rate at the same step.
+// that starts three quarters on: the classic ResNet schedule) or cosine (to 0
+// at the end of the last epoch), decided per step so a resumed run gets the
+// same rate at the same step.
 #ifndef RINGLET_TRAINERS_COMMON_LR_SCHEDULE_H_
 #define RINGLET_TRAINERS_COMMON_LR_SCHEDULE_H_
 

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <iostream>
 #include <limits>
@@ -17,10 +19,12 @@
 
 #include "cli/conventions.h"
 #include "data/fashion_mnist.h"
+#include "nlohmann/json.hpp"
 #include "nn/cuda/device_probe.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
 #include "trainers/common/output_files.h"
+#include "trainers/common/parameter_file.h"
 #include "trainers/common/progress.h"
 
 namespace ringlet::trainers {
@@ -87,9 +91,34 @@ void RecordStop(int signal) {
   std::signal(signal, SIG_DFL);
 }
 
+// A number in [min, max) (max: none when infinite), as one short line.
+CLI::Validator RealIn(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        try {
+          size_t used = 0;
+          const double v = std::stod(text, &used);
+          if (used == text.size() && v >= min && v < max) return "";
+        } catch (const std::exception&) {
+        }
+        char range[64];
+        if (std::isinf(max)) {
+          std::snprintf(range, sizeof(range), "%g or more", min);
+        } else {
+          std::snprintf(range, sizeof(range), "at least %g and below %g", min,
+                        max);
+        }
+        return "must be a number " + std::string(range) + ", got '" + text +
+               "'";
+      },
+      "NUMBER");
+}
+
 }  // namespace
 
-void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
+void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
+                     const std::string& batch_default,
+                     const std::string& lr_default) {
   f->epochs = default_epochs;
   cli::UseConventions(app);
   app.add_option("--devices", f->devices,
@@ -104,10 +133,32 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
       ->check(WholeNumber(1, kMaxInt))
       ->capture_default_str();
   app.add_option("--batch_size", f->batch_size,
-                 "images per step over all devices (default: see above)")
-      ->check(WholeNumber(1, kMaxInt64));
-  app.add_option("--lr", f->lr, "SGD learning rate (default: see above)")
-      ->check(kPositive);
+                 "images per step over all devices")
+      ->check(WholeNumber(1, kMaxInt64))
+      ->default_str(batch_default);
+  app.add_option("--lr", f->lr, "SGD learning rate")
+      ->check(kPositive)
+      ->default_str(lr_default);
+  app.add_option("--momentum", f->momentum,
+                 "SGD momentum, as torch.optim.SGD (0: the chapter's plain "
+                 "SGD)")
+      ->check(RealIn(0, 1));
+  app.add_option("--weight_decay", f->weight_decay,
+                 "L2 penalty added to each gradient, as torch.optim.SGD")
+      ->check(RealIn(0, 1));
+  app.add_option("--lr_schedule", f->lr_schedule,
+                 "constant; step (x0.1 from half way, x0.01 from three "
+                 "quarters); or cosine (to 0 at the end)")
+      ->check(CLI::IsMember({"constant", "step", "cosine"}));
+  app.add_option("--warmup_epochs", f->warmup_epochs,
+                 "raise the rate linearly from lr/steps to lr over this many "
+                 "epochs first (the linear-scaling rule's warmup for large "
+                 "batches)")
+      ->check(RealIn(0, std::numeric_limits<double>::infinity()));
+  app.add_option("--clip_grad_norm", f->clip_grad_norm,
+                 "clip the batch's mean gradient to this global L2 norm "
+                 "(0: no clipping)")
+      ->check(RealIn(0, std::numeric_limits<double>::infinity()));
   app.add_option("--seed", f->seed,
                  "initial weights and the order of the batches")
       ->capture_default_str();
@@ -127,10 +178,17 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs) {
                  "write one JSON line per epoch to this file");
   app.add_option("--plot_out", f->plot_out,
                  "draw loss and accuracies per epoch into this SVG file");
+  app.add_option("--csv_out", f->csv_out,
+                 "write one CSV row per epoch to this file");
   app.add_option("--params_out", f->params_out,
-                 "write the trained parameters to this file: float32, "
-                 "little-endian, one tensor after another in the model's "
-                 "order");
+                 "write the trained parameters and batch-norm statistics to "
+                 "this file (names, shapes, float32 values, checksum; "
+                 "--params_in reads it)");
+  app.add_option("--params_in", f->params_in,
+                 "start from the parameters in this file (--params_out's, or "
+                 "a checkpoint)");
+  app.add_flag("--eval_only", f->eval_only,
+               "evaluate --params_in on the test set and exit, no training");
   app.add_option("--checkpoint_dir", f->checkpoint_dir,
                  "write a checkpoint (parameters, batch-norm statistics, "
                  "optimizer state, position, metrics) to DIR/<program>.ckpt "
@@ -158,6 +216,14 @@ std::string CheckpointPath(const TrainerFlags& flags,
 
 void CheckTrainerOutputs(const TrainerFlags& flags,
                          const std::string& program) {
+  if (flags.eval_only && flags.params_in.empty()) {
+    throw std::runtime_error(
+        "--eval_only needs --params_in: the parameters to evaluate");
+  }
+  if (flags.resume && !flags.params_in.empty()) {
+    throw std::runtime_error(
+        "--resume and --params_in both set the parameters; give one");
+  }
   if (flags.resume && flags.checkpoint_dir.empty()) {
     throw std::runtime_error(
         "--resume needs --checkpoint_dir: the folder holding the checkpoint");
@@ -171,6 +237,7 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
     }
   }
   CheckOutputFiles({{"--metrics_out", ResolveUserPath(flags.metrics_out)},
+                    {"--csv_out", ResolveUserPath(flags.csv_out)},
                     {"--plot_out", ResolveUserPath(flags.plot_out)},
                     {"--params_out", ResolveUserPath(flags.params_out)},
                     {"--checkpoint_dir", CheckpointPath(flags, program)}});
@@ -179,9 +246,12 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
 LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
                                const std::string& program,
                                const TrainerJob& job, const std::string& where,
-                               int64_t batch_size,
+                               int64_t batch_size, double lr,
                                const RunSettings& settings) {
   LoopOptions loop;
+  loop.schedule.kind = flags.lr_schedule;
+  loop.schedule.base_lr = lr;
+  loop.schedule.warmup_epochs = flags.warmup_epochs;
   loop.epochs = flags.epochs;
   loop.batch_size = batch_size;
   loop.seed = flags.seed;
@@ -194,6 +264,8 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   loop.checkpoint_every = flags.checkpoint_every;
   if (job.leader()) {
     loop.metrics_out = ResolveUserPath(flags.metrics_out);
+    loop.run_line = RunLine(where, settings);
+    loop.csv_out = ResolveUserPath(flags.csv_out);
     loop.plot_out = ResolveUserPath(flags.plot_out);
     loop.checkpoint_path = CheckpointPath(flags, program);
   }
@@ -212,14 +284,63 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   return loop;
 }
 
-void WriteParameters(const std::string& path,
-                     const std::vector<const nn::Tensor*>& tensors) {
-  std::string bytes;
-  for (const nn::Tensor* t : tensors) {
-    bytes.append(reinterpret_cast<const char*>(t->data()),
-                 t->numel() * sizeof(float));
+void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,
+                            const nn::NamedTensors& state) {
+  if (flags.params_out.empty()) return;
+  WriteParameterFile(ResolveUserPath(flags.params_out), model, state);
+}
+
+void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
+  // The shortest text that reads back as the same double ("0.9").
+  auto number = [](double v) {
+    char text[32];
+    for (int digits = 6; digits <= 17; ++digits) {
+      std::snprintf(text, sizeof(text), "%.*g", digits, v);
+      if (std::strtod(text, nullptr) == v) break;
+    }
+    return std::string(text);
+  };
+  settings->push_back({"--momentum", number(flags.momentum), true});
+  settings->push_back({"--weight_decay", number(flags.weight_decay), true});
+  settings->push_back({"--lr_schedule", flags.lr_schedule, true});
+  settings->push_back({"--warmup_epochs", number(flags.warmup_epochs), true});
+  settings->push_back({"--clip_grad_norm", number(flags.clip_grad_norm), true});
+  settings->push_back({"--params_in", flags.params_in, false});
+}
+
+std::string RunLine(const std::string& where, const RunSettings& settings) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char started[32];
+  std::strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  nlohmann::ordered_json run = {{"started", started}, {"devices", where}};
+  for (const Setting& s : settings) run[s.name] = s.value;
+  return nlohmann::ordered_json({{"run", run}}).dump();
+}
+
+bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
+                                ParallelTrainer& trainer,
+                                const std::string& model,
+                                const data::Split& test, int64_t batch_size,
+                                const std::string& where, bool terminal,
+                                std::ostream& out, std::ostream& progress) {
+  if (!flags.params_in.empty()) {
+    LoadParameterFile(trainer, ResolveUserPath(flags.params_in), model);
   }
-  WriteFileAtomically(ResolveUserPath(path), bytes, "--params_out");
+  if (!flags.eval_only) return false;
+  const auto start = std::chrono::steady_clock::now();
+  ProgressBar bar(progress, terminal, "eval", test.size());
+  const double accuracy = EvaluateAccuracy(trainer, test, batch_size, &bar);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "test acc: %.3f on %lld images in %.1f s on ", accuracy,
+                static_cast<long long>(test.size()), seconds);
+  out << line << where << std::endl;
+  return true;
 }
 
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,

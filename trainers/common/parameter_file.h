@@ -1,0 +1,35 @@
+// --params_out and --params_in: a trained model's state in a file that
+// describes itself. The container is the checkpoint's (checkpoint.h: a JSON
+// header with each tensor's name and shape, float32 values, a checksum),
+// holding the model's parameters and batch-norm statistics without optimizer
+// state or position, and recording the model's name. --params_in reads such
+// a file or a whole checkpoint.
+#ifndef RINGLET_TRAINERS_COMMON_PARAMETER_FILE_H_
+#define RINGLET_TRAINERS_COMMON_PARAMETER_FILE_H_
+
+#include <string>
+
+#include "nn/parallel/replica_checks.h"
+#include "trainers/common/checkpoint.h"
+#include "trainers/common/training_loop.h"
+
+namespace ringlet::trainers {
+
+// True for a state tensor that belongs to the optimizer ("W1.momentum").
+bool IsOptimizerState(const std::string& name);
+
+// Writes `state`'s model tensors (IsOptimizerState ones left out) with the
+// model's name, atomically. Throws std::runtime_error naming --params_out.
+void WriteParameterFile(const std::string& path, const std::string& model,
+                        const nn::NamedTensors& state);
+
+// Sets every model tensor of `trainer`'s state (every local replica) from
+// the file at `path`, matched by name and checked by shape; optimizer state
+// keeps its values. Throws CheckpointError naming the file and what does not
+// fit (another model, a missing tensor, another shape).
+void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
+                       const std::string& model);
+
+}  // namespace ringlet::trainers
+
+#endif  // RINGLET_TRAINERS_COMMON_PARAMETER_FILE_H_

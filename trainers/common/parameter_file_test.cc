@@ -1,0 +1,96 @@
+#include "trainers/common/parameter_file.h"
+
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ringlet::trainers {
+namespace {
+
+// A trainer whose state is two model tensors and one momentum buffer.
+class StateOnlyTrainer : public ParallelTrainer {
+ public:
+  StateOnlyTrainer() : w_({2, 3}), b_({3}), v_({3}) {
+    for (int i = 0; i < 6; ++i) w_.data()[i] = i + 1;
+    for (int i = 0; i < 3; ++i) b_.data()[i] = -i;
+    for (int i = 0; i < 3; ++i) v_.data()[i] = 0.5f;
+  }
+  int num_devices() const override { return 1; }
+  nn::TrainStepStats TrainStep(const std::vector<nn::ReplicaInput>&) override {
+    return {};
+  }
+  int64_t CountCorrect(const std::vector<nn::ReplicaInput>&) override {
+    return 0;
+  }
+  nn::NamedTensors State() override {
+    return {{"w", "b", "b.momentum"}, {&w_, &b_, &v_}};
+  }
+  void LoadState(const std::vector<const float*>& values) override {
+    for (int i = 0; i < 6; ++i) w_.data()[i] = values[0][i];
+    for (int i = 0; i < 3; ++i) b_.data()[i] = values[1][i];
+    for (int i = 0; i < 3; ++i) v_.data()[i] = values[2][i];
+  }
+  std::string CompareReplicas() override { return ""; }
+  void SetLearningRate(double) override {}
+
+  nn::Tensor w_, b_, v_;
+};
+
+std::string Temp(const std::string& name) {
+  return ::testing::TempDir() + "/" + name;
+}
+
+TEST(ParameterFile, RoundTripsTheModelAndKeepsOptimizerState) {
+  StateOnlyTrainer saved;
+  WriteParameterFile(Temp("p.params"), "toy", saved.State());
+  const Checkpoint file = ReadCheckpoint(Temp("p.params"));
+  ASSERT_EQ(file.tensors.size(), 2u);  // No momentum.
+  EXPECT_EQ(file.tensors[0].name, "w");
+  EXPECT_EQ(file.tensors[0].shape, (std::vector<int64_t>{2, 3}));
+
+  StateOnlyTrainer loaded;
+  for (int i = 0; i < 6; ++i) loaded.w_.data()[i] = 0;
+  for (int i = 0; i < 3; ++i) loaded.v_.data()[i] = 7;
+  LoadParameterFile(loaded, Temp("p.params"), "toy");
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(loaded.w_.data()[i], i + 1);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(loaded.b_.data()[i], -i);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(loaded.v_.data()[i], 7);
+}
+
+void ExpectLoadError(const std::string& path, const std::string& model,
+                     const std::string& want) {
+  StateOnlyTrainer t;
+  try {
+    LoadParameterFile(t, path, model);
+    FAIL() << "expected " << want;
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
+TEST(ParameterFile, RefusesWhatDoesNotFit) {
+  StateOnlyTrainer t;
+  WriteParameterFile(Temp("toy.params"), "toy", t.State());
+  ExpectLoadError(Temp("toy.params"), "lenet", "holds a toy");
+  ExpectLoadError(Temp("missing.params"), "toy", "cannot read");
+
+  nn::Tensor other({3, 2});
+  WriteParameterFile(Temp("shape.params"), "toy",
+                     {{"w", "b"}, {&other, &t.b_}});
+  ExpectLoadError(Temp("shape.params"), "toy", "w has shape [3, 2]");
+  WriteParameterFile(Temp("short.params"), "toy", {{"w"}, {&t.w_}});
+  ExpectLoadError(Temp("short.params"), "toy", "has no tensor b");
+
+  std::ofstream(Temp("raw.params")) << "not a parameter file";
+  ExpectLoadError(Temp("raw.params"), "toy", "is not a ringlet checkpoint");
+}
+
+TEST(ParameterFile, TellsOptimizerStateApart) {
+  EXPECT_TRUE(IsOptimizerState("conv.weight.momentum"));
+  EXPECT_FALSE(IsOptimizerState("momentum"));
+  EXPECT_FALSE(IsOptimizerState("bn.running_mean"));
+}
+
+}  // namespace
+}  // namespace ringlet::trainers
