@@ -7,13 +7,15 @@
 //
 // Each rank is a thread; under mpirun each process holds --ranks of them
 // and the job's ranks form one group (ring and naive: MPI between
-// processes; mpi: MPI_Iallreduce, one rank per process). Per row: one checked
-// call (#wrong counts elements that differ from the exact result, on all
-// ranks), warm-up calls, then timed calls between two barriers; time is the
-// slowest rank's average. algbw = bytes / time; busbw = algbw x 2(n-1)/n,
-// comparable with NCCL's. bytes_sent_per_rank is the most any rank sent per
-// call, as counted by the transport: 2(n-1)/n x bytes for the ring, (n-1) x
-// bytes at the naive root.
+// processes; mpi: MPI_Iallreduce, one rank per process). A row per size, as
+// nccl-tests' all_reduce_perf prints it: out-of-place, then in-place. Each
+// is one checked call (#wrong counts elements that differ from the exact
+// result, on all ranks), warm-up calls, then timed calls between two
+// barriers; time is the slowest rank's average. algbw = bytes / time;
+// busbw = algbw x 2(n-1)/n, comparable with NCCL's. sent/rank is the most
+// any rank sent per out-of-place call, as counted by the transport:
+// 2(n-1)/n x bytes for the ring, (n-1) x bytes at the naive root. The
+// footer gives the average bus bandwidth over every row and placement.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -29,6 +31,7 @@
 #include "collectives/collectives.h"
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/rank_buffer.h"
+#include "nlohmann/json.hpp"
 
 namespace ringlet::collectives {
 namespace {
@@ -43,7 +46,6 @@ struct Flags {
   int warmup = 5;
   std::string op = "sum";
   std::string dtype = "float32";
-  bool in_place = false;
   bool json = false;
 };
 
@@ -87,19 +89,19 @@ struct RowResult {
   double wrong = 0;
 };
 
-void RunRank(Communicator& comm, const Flags& flags,
-             const std::vector<uint64_t>& sizes, DataType type, ReduceOp op,
-             const std::function<void(uint64_t, const RowResult&)>& report) {
+// Rank 0 reports each size's out-of-place and in-place results.
+using Report = std::function<void(uint64_t bytes, const RowResult& out_of_place,
+                                  const RowResult& in_place)>;
+
+// One placement of one size: check, warm up, time. Collective.
+RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
+                  bool in_place, DataType type, ReduceOp op,
+                  std::vector<unsigned char>& host, RankBuffer& send,
+                  RankBuffer& recv) {
   const int r = comm.rank();
-  const size_t esize = SizeOf(type);
-  // Host copies to fill and check; the buffers the backend works on may be
-  // GPU memory (nccl).
-  std::vector<unsigned char> host(sizes.back());
-  const bool on_device = RankBuffer::OnDevice(flags.backend);
-  RankBuffer send(on_device, r, sizes.back()), recv(on_device, r, sizes.back());
-  for (uint64_t bytes : sizes) {
-    const size_t count = bytes / esize;
-    void* out = flags.in_place ? send.data() : recv.data();
+  {
+    const size_t count = bytes / SizeOf(type);
+    void* out = in_place ? send.data() : recv.data();
     auto fill = [&] {
       if (type == DataType::kFloat32) Fill<float>(host, count, r);
       if (type == DataType::kFloat64) Fill<double>(host, count, r);
@@ -108,7 +110,7 @@ void RunRank(Communicator& comm, const Flags& flags,
     };
     fill();
     comm.AllReduce(send.data(), out, count, type, op);
-    (flags.in_place ? send : recv).Download(host.data(), bytes);
+    (in_place ? send : recv).Download(host.data(), bytes);
     RowResult mine;
     if (type == DataType::kFloat32) {
       mine.wrong = CountWrong<float>(host, count, comm.size(), op);
@@ -117,7 +119,7 @@ void RunRank(Communicator& comm, const Flags& flags,
     } else {
       mine.wrong = CountWrong<int32_t>(host, count, comm.size(), op);
     }
-    if (flags.in_place) fill();  // In place, later calls must not overflow.
+    if (in_place) fill();  // In place, later calls must not overflow.
 
     for (int i = 0; i < flags.warmup; ++i) {
       comm.AllReduce(send.data(), out, count, type, op);
@@ -139,9 +141,25 @@ void RunRank(Communicator& comm, const Flags& flags,
     comm.AllReduce(worst, worst, 2, DataType::kFloat64, ReduceOp::kMax);
     comm.AllReduce(&mine.wrong, &mine.wrong, 1, DataType::kFloat64,
                    ReduceOp::kSum);
-    if (r == 0) {
-      report(bytes, RowResult{worst[0], worst[1], mine.wrong});
-    }
+    return RowResult{worst[0], worst[1], mine.wrong};
+  }
+}
+
+void RunRank(Communicator& comm, const Flags& flags,
+             const std::vector<uint64_t>& sizes, DataType type, ReduceOp op,
+             const Report& report) {
+  const int r = comm.rank();
+  // Host copies to fill and check; the buffers the backend works on may be
+  // GPU memory (nccl).
+  std::vector<unsigned char> host(sizes.back());
+  const bool on_device = RankBuffer::OnDevice(flags.backend);
+  RankBuffer send(on_device, r, sizes.back()), recv(on_device, r, sizes.back());
+  for (uint64_t bytes : sizes) {
+    const RowResult out_of_place =
+        Measure(comm, flags, bytes, false, type, op, host, send, recv);
+    const RowResult in_place =
+        Measure(comm, flags, bytes, true, type, op, host, send, recv);
+    if (r == 0) report(bytes, out_of_place, in_place);
   }
 }
 
@@ -170,7 +188,6 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"sum", "avg", "max", "min"}));
   app.add_option("--dtype", flags.dtype, "float32, float64 or int32")
       ->check(CLI::IsMember({"float32", "float64", "int32"}));
-  app.add_flag("--in_place", flags.in_place, "send and receive in one buffer");
   app.add_flag("--json", flags.json, "one JSON object per row");
   RINGLET_PARSE_FLAGS(app, argc, argv);
 
@@ -213,33 +230,64 @@ int Main(int argc, char** argv) {
   if (world && world->processes() > 1) {
     layout += " in " + std::to_string(world->processes()) + " processes";
   }
-  if (!flags.json && group[0]->rank() == 0) {
-    std::printf("# allreduce  backend %s  ranks %s  op %s  dtype %s  %s\n",
-                flags.backend.c_str(), layout.c_str(), flags.op.c_str(),
-                flags.dtype.c_str(),
-                flags.in_place ? "in place" : "out of place");
-    std::printf("# %12s %12s %10s %9s %9s %7s %14s\n", "size(B)", "count",
-                "time(us)", "algbw", "busbw", "#wrong", "sent/rank(B)");
+  const bool leader = group[0]->rank() == 0;
+  if (!flags.json && leader) {
+    std::printf("# allreduce  backend %s  ranks %s\n", flags.backend.c_str(),
+                layout.c_str());
+    std::printf("# %10s %12s %8s %6s %5s   %35s   %35s %14s\n", "", "", "", "",
+                "", "out-of-place", "in-place", "");
+    std::printf(
+        "# %10s %12s %8s %6s %5s   %9s %8s %8s %7s   %9s %8s %8s "
+        "%7s %14s\n",
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+        "#wrong", "time", "algbw", "busbw", "#wrong", "sent/rank");
+    std::printf(
+        "# %10s %12s %8s %6s %5s   %9s %8s %8s %7s   %9s %8s %8s "
+        "%7s %14s\n",
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+        "(GB/s)", "(GB/s)", "", "(B)");
   }
-  const auto report = [&](uint64_t bytes, const RowResult& row) {
-    const double seconds = row.seconds_per_call;
-    const auto sent = static_cast<unsigned long long>(row.bytes_sent_per_call);
-    const auto wrong = static_cast<size_t>(row.wrong);
-    const double algbw = bytes / seconds / 1e9;
+  double busbw_sum = 0;
+  int busbw_rows = 0;
+  size_t wrong_total = 0;
+  const auto report = [&](uint64_t bytes, const RowResult& oop,
+                          const RowResult& ip) {
     const size_t count = bytes / SizeOf(type);
+    const auto sent = static_cast<unsigned long long>(oop.bytes_sent_per_call);
+    const double oop_algbw = bytes / oop.seconds_per_call / 1e9;
+    const double ip_algbw = bytes / ip.seconds_per_call / 1e9;
+    busbw_sum += (oop_algbw + ip_algbw) * bus;
+    busbw_rows += 2;
+    wrong_total += static_cast<size_t>(oop.wrong + ip.wrong);
     if (flags.json) {
-      std::printf(
-          "{\"backend\": \"%s\", \"ranks\": %d, \"op\": \"%s\", \"dtype\": "
-          "\"%s\", \"bytes\": %llu, \"count\": %zu, \"time_us\": %.3f, "
-          "\"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"wrong\": %zu, "
-          "\"bytes_sent_per_rank\": %llu}\n",
-          flags.backend.c_str(), total_ranks, flags.op.c_str(),
-          flags.dtype.c_str(), static_cast<unsigned long long>(bytes), count,
-          seconds * 1e6, algbw, algbw * bus, wrong, sent);
+      for (const bool in_place : {false, true}) {
+        const RowResult& row = in_place ? ip : oop;
+        const double algbw = in_place ? ip_algbw : oop_algbw;
+        const nlohmann::ordered_json j = {
+            {"backend", flags.backend},
+            {"ranks", total_ranks},
+            {"op", flags.op},
+            {"dtype", flags.dtype},
+            {"in_place", in_place},
+            {"bytes", bytes},
+            {"count", count},
+            {"time_us", row.seconds_per_call * 1e6},
+            {"algbw_gbps", algbw},
+            {"busbw_gbps", algbw * bus},
+            {"wrong", static_cast<uint64_t>(row.wrong)},
+            {"bytes_sent_per_rank",
+             static_cast<uint64_t>(row.bytes_sent_per_call)}};
+        std::printf("%s\n", j.dump().c_str());
+      }
     } else {
-      std::printf("  %12llu %12zu %10.2f %9.3f %9.3f %7zu %14llu\n",
-                  static_cast<unsigned long long>(bytes), count, seconds * 1e6,
-                  algbw, algbw * bus, wrong, sent);
+      std::printf(
+          "  %10llu %12zu %8s %6s %5s   %9.2f %8.3f %8.3f %7zu   %9.2f "
+          "%8.3f %8.3f %7zu %14llu\n",
+          static_cast<unsigned long long>(bytes), count, Name(type),
+          flags.op.c_str(), "-", oop.seconds_per_call * 1e6, oop_algbw,
+          oop_algbw * bus, static_cast<size_t>(oop.wrong),
+          ip.seconds_per_call * 1e6, ip_algbw, ip_algbw * bus,
+          static_cast<size_t>(ip.wrong), sent);
     }
     std::fflush(stdout);
   };
@@ -262,7 +310,13 @@ int Main(int argc, char** argv) {
       return 1;
     }
   }
-  return 0;
+  if (!flags.json && leader) {
+    std::printf("# Out of bounds values : %zu %s\n", wrong_total,
+                wrong_total == 0 ? "OK" : "WRONG");
+    std::printf("# Avg bus bandwidth    : %.3f GB/s\n",
+                busbw_rows > 0 ? busbw_sum / busbw_rows : 0.0);
+  }
+  return wrong_total == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -17,11 +17,11 @@ for backend in ring naive; do
       rows=$((rows + 1))
       for key in bytes count time_us algbw_gbps busbw_gbps wrong \
         bytes_sent_per_rank; do
-        grep -q "\"$key\": " <<<"$row" || fail "no key $key in: $row"
+        grep -q "\"$key\":" <<<"$row" || fail "no key $key in: $row"
       done
-      bytes="$(sed -E 's/.*"bytes": ([0-9]+).*/\1/' <<<"$row")"
-      sent="$(sed -E 's/.*"bytes_sent_per_rank": ([0-9]+).*/\1/' <<<"$row")"
-      grep -q '"wrong": 0,' <<<"$row" || fail "wrong results: $row"
+      bytes="$(sed -E 's/.*"bytes":([0-9]+).*/\1/' <<<"$row")"
+      sent="$(sed -E 's/.*"bytes_sent_per_rank":([0-9]+).*/\1/' <<<"$row")"
+      grep -q '"wrong":0,' <<<"$row" || fail "wrong results: $row"
       if [[ $backend == ring ]]; then
         want=$((2 * (ranks - 1) * bytes / ranks))
       else
@@ -30,11 +30,24 @@ for backend in ring naive; do
       [[ "$sent" == "$want" ]] ||
         fail "$backend $ranks ranks, $bytes bytes: sent $sent, want $want"
     done <<<"$out"
-    [[ $rows == 3 ]] || fail "$backend $ranks ranks: $rows rows, want 3"
+    # Out of place and in place for each of 3 sizes.
+    [[ $rows == 6 ]] || fail "$backend $ranks ranks: $rows rows, want 6"
+    [[ "$(grep -c '"in_place":true' <<<"$out")" == 3 ]] ||
+      fail "$backend $ranks ranks: not 3 in-place rows"
   done
 done
 
-"$bench" --backend=carrier-pigeon >/dev/null 2>&1 && fail "bad backend accepted"
+# The table as nccl-tests prints it: both placements, units, the footer.
+table="$("$bench" --ranks=2 --min_bytes=1K --max_bytes=4K --iters=2)" ||
+  fail "the table run failed"
+for want in "out-of-place" "in-place" "redop" "(GB/s)" "(elements)" \
+  "# Out of bounds values : 0 OK" "# Avg bus bandwidth    : "; do
+  [[ "$table" == *"$want"* ]] || fail "table lacks '$want': $table"
+done
+[[ "$(grep -c ' float32    sum ' <<<"$table")" == 3 ]] ||
+  fail "table rows lack type and redop: $table"
+"$bench" --backend=carrier-pigeon >/dev/null 2>&1
+[[ $? == 2 ]] || fail "bad backend: exit code not 2"
 "$bench" --max_bytes=12X >/dev/null 2>&1 && fail "bad size accepted"
 # Once a wrap to 0, and a raw std::bad_alloc.
 err="$("$bench" --max_bytes=17179869184G 2>&1 >/dev/null)" &&
@@ -43,7 +56,7 @@ err="$("$bench" --max_bytes=17179869184G 2>&1 >/dev/null)" &&
 err="$("$bench" --min_bytes=64G --max_bytes=64G 2>&1 >/dev/null)" &&
   fail "64G accepted"
 [[ "$err" == *"needs 256.0 GiB for 2 ranks"* ]] || fail "message: $err"
-"$bench" --help | grep -q -- "--backend" || fail "--help lacks --backend"
+"$bench" --help | grep -q -- "--backend TEXT:{.*}=ring" || fail "--help lacks --backend's default"
 
 echo "$failures failure(s)"
 exit $((failures > 0))

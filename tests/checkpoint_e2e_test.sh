@@ -21,9 +21,11 @@ fail() {
   exit 1
 }
 
-# The metrics without the timings, which differ between runs.
+# The epochs' metrics without the timings, which differ between runs (and
+# without the run line, which holds the start time).
 numbers() {
-  sed -E 's/"seconds":[^,]*,"images_per_sec":[^,]*,"comm_fraction":[^}]*//' "$1"
+  grep '^{"epoch"' "$1" |
+    sed -E 's/"seconds":[^,]*,"eval_seconds":[^,]*,"images_per_sec":[^,]*,"comm_fraction":[^}]*//'
 }
 
 # close_params <a> <b> <tolerance>: LeNet's parameters, tensor by tensor,
@@ -32,9 +34,19 @@ numbers() {
 close_params() {
   python3 - "$1" "$2" "$3" <<'PY'
 import array, sys
+def tensor_bytes(path):
+    # The float32 values of a --params_out file (magic line, u64 header
+    # length, JSON header, values, u64 checksum), one tensor after another.
+    import struct
+    data = open(path, "rb").read()
+    magic = b"ringlet checkpoint 1\n"
+    if not data.startswith(magic):
+        sys.exit(f"{path} is not a ringlet parameter file")
+    (n,) = struct.unpack_from("<Q", data, len(magic))
+    return data[len(magic) + 8 + n:len(data) - 8]
 a, b = array.array("f"), array.array("f")
-a.frombytes(open(sys.argv[1], "rb").read())
-b.frombytes(open(sys.argv[2], "rb").read())
+a.frombytes(tensor_bytes(sys.argv[1]))
+b.frombytes(tensor_bytes(sys.argv[2]))
 sizes = {"W1": 180, "b1": 20, "W2": 25000, "b2": 50, "W3": 102400, "b3": 128,
          "W4": 1280, "b4": 10}
 if len(a) != len(b) or len(a) != sum(sizes.values()):

@@ -160,7 +160,7 @@ TEST(MetricsTest, UnwritableFileIsAClearError) {
 TEST(SvgPlotTest, DrawsEverySeriesWithItsPointsAndLegend) {
   Series a{"train loss", "#111111", {1, 2, 3}, {2.0, 1.0, 0.5}};
   Series b{"test acc", "#222222", {1, 2, 3}, {0.5, 0.7, 0.8}};
-  const std::string svg = LinePlotSvg("run <1>", "epoch", {a, b});
+  const std::string svg = LinePlotSvg("run <1>", "epoch", "value", {a, b});
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   EXPECT_NE(svg.find("run &lt;1&gt;"), std::string::npos);
@@ -182,6 +182,44 @@ TEST(SvgPlotTest, DrawsEverySeriesWithItsPointsAndLegend) {
   EXPECT_NE(svg.find("<circle cx=\"60\" cy=\"40\""), std::string::npos) << svg;
 }
 
+// The x tick labels, in order (they sit 18 px under the axes, at y 368).
+std::vector<std::string> XTicks(const std::string& svg) {
+  std::vector<std::string> out;
+  const std::string key = "\" y=\"368\" text-anchor=\"middle\">";
+  for (size_t p = svg.find(key); p != std::string::npos;
+       p = svg.find(key, p + 1)) {
+    const size_t from = p + key.size();
+    out.push_back(svg.substr(from, svg.find('<', from) - from));
+  }
+  return out;
+}
+
+Series Epochs(int n) {
+  Series s{"loss", "#111111", {}, {}};
+  for (int e = 1; e <= n; ++e) s.x.push_back(e), s.y.push_back(1.0 / e);
+  return s;
+}
+
+TEST(SvgPlotTest, LabelsEveryEpochAndTheLastAndTheYAxis) {
+  const std::string ten = LinePlotSvg("t", "epoch", "loss", {Epochs(10)});
+  EXPECT_EQ(XTicks(ten), (std::vector<std::string>{"1", "2", "3", "4", "5", "6",
+                                                   "7", "8", "9", "10"}));
+  EXPECT_NE(ten.find("rotate(-90"), std::string::npos);
+  EXPECT_NE(ten.find(">loss</text>"), std::string::npos);
+  const std::vector<std::string> many =
+      XTicks(LinePlotSvg("t", "epoch", "loss", {Epochs(57)}));
+  EXPECT_LE(many.size(), 13u);
+  EXPECT_EQ(many.front(), "1");
+  EXPECT_EQ(many.back(), "57");
+}
+
+TEST(SvgPlotTest, OneEpochSitsInTheMiddle) {
+  const std::string svg = LinePlotSvg("t", "epoch", "loss", {Epochs(1)});
+  EXPECT_EQ(XTicks(svg), (std::vector<std::string>{"1"}));
+  // Axes from x 60, 430 wide: the middle is 275.
+  EXPECT_NE(svg.find("<circle cx=\"275\""), std::string::npos) << svg;
+}
+
 // A diverged run's loss is inf or NaN; the plot leaves those points out and
 // stays bounded (the tick loop once never ended on an infinite axis).
 TEST(SvgPlotTest, InfiniteAndNanValuesAreLeftOutAndTicksStayFew) {
@@ -189,7 +227,8 @@ TEST(SvgPlotTest, InfiniteAndNanValuesAreLeftOutAndTicksStayFew) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Series loss{"train loss", "#111111", {1, 2, 3}, {2.0, inf, nan}};
   Series acc{"test acc", "#222222", {1, 2, 3}, {0.1, 0.1, 0.1}};
-  const std::string svg = LinePlotSvg("diverged", "epoch", {loss, acc});
+  const std::string svg =
+      LinePlotSvg("diverged", "epoch", "value", {loss, acc});
   size_t circles = 0, texts = 0;
   for (size_t p = svg.find("<circle"); p != std::string::npos;
        p = svg.find("<circle", p + 1)) {
@@ -209,7 +248,7 @@ TEST(SvgPlotTest, InfiniteAndNanValuesAreLeftOutAndTicksStayFew) {
 
 TEST(SvgPlotTest, HugeFiniteValuesKeepABoundedAxis) {
   Series loss{"train loss", "#111111", {1, 2}, {3e38, 1.7e308}};
-  const std::string svg = LinePlotSvg("huge", "epoch", {loss});
+  const std::string svg = LinePlotSvg("huge", "epoch", "value", {loss});
   EXPECT_EQ(svg.find("inf"), std::string::npos);
   size_t texts = 0;
   for (size_t p = svg.find("<text"); p != std::string::npos;

@@ -52,6 +52,7 @@ bool Plottable(const Series& s, size_t i) {
 }  // namespace
 
 std::string LinePlotSvg(const std::string& title, const std::string& x_label,
+                        const std::string& y_label,
                         const std::vector<Series>& series) {
   // Points with an infinite or NaN coordinate (a diverged loss) are left
   // out: they have no place on an axis, and would make its ticks endless.
@@ -65,7 +66,10 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
     }
   }
   if (x_min > x_max) x_min = 0, x_max = 1;
-  if (x_max == x_min) x_max = x_min + 1;
+  // One epoch: its point in the middle, not at the left edge of 1..2.
+  const bool single = x_max == x_min;
+  const double first_tick = std::ceil(x_min), last_tick = std::floor(x_max);
+  if (single) x_min -= 0.5, x_max += 0.5;
   const double y_step = TickStep(y_max > 0 ? y_max : 1);
   const double rounded_up = std::ceil(y_max / y_step) * y_step;
   // Near the largest double, rounding up would overflow.
@@ -97,12 +101,23 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
     svg += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(py(y) + 4) +
            "\" text-anchor=\"end\">" + Num(y) + "</text>\n";
   }
-  // x ticks at whole steps.
-  const double x_step = std::max(1.0, std::round(TickStep(x_max - x_min)));
-  const int x_ticks = static_cast<int>(
-      std::min(12.0, std::floor((x_max - std::ceil(x_min)) / x_step + 1e-9)));
-  for (int tick = 0; tick <= x_ticks; ++tick) {
-    const double x = std::ceil(x_min) + tick * x_step;
+  // x ticks at whole numbers: each one while they fit, else nice steps
+  // and the last value, so the last epoch is always labelled.
+  std::vector<double> x_ticks;
+  const double span = last_tick - first_tick;
+  const double x_step =
+      span <= 20 ? 1.0 : std::max(1.0, std::round(TickStep(span)));
+  for (int tick = 0; tick <= 21; ++tick) {
+    const double x = first_tick + tick * x_step;
+    if (!(x <= last_tick)) break;
+    x_ticks.push_back(x);
+  }
+  if (!x_ticks.empty() && x_ticks.back() < last_tick) {
+    // Too close to the previous label: the last one replaces it.
+    if (last_tick - x_ticks.back() < x_step / 2) x_ticks.pop_back();
+    x_ticks.push_back(last_tick);
+  }
+  for (double x : x_ticks) {
     svg += "<text x=\"" + Num(px(x)) + "\" y=\"" + Num(kTop + plot_h + 18) +
            "\" text-anchor=\"middle\">" + Num(x) + "</text>\n";
   }
@@ -112,6 +127,10 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
   svg += "<text x=\"" + Num(kLeft + plot_w / 2) + "\" y=\"" +
          Num(kHeight - 12) + "\" text-anchor=\"middle\">" + Escape(x_label) +
          "</text>\n";
+  const double label_y = kTop + plot_h / 2;
+  svg += "<text x=\"16\" y=\"" + Num(label_y) +
+         "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " + Num(label_y) +
+         ")\">" + Escape(y_label) + "</text>\n";
   // Curves with a marker per point, and the legend.
   double legend_y = kTop + 10;
   for (const Series& s : series) {
@@ -147,8 +166,11 @@ void WriteTrainingPlot(const std::string& path, const std::string& title,
     train.y.push_back(m.train_acc);
     test.y.push_back(m.test_acc);
   }
-  WriteFileAtomically(path, LinePlotSvg(title, "epoch", {loss, train, test}),
-                      "--plot_out");
+  WriteFileAtomically(
+      path,
+      LinePlotSvg(title, "epoch", "loss (per image) and accuracy",
+                  {loss, train, test}),
+      "--plot_out");
 }
 
 }  // namespace ringlet::trainers

@@ -17,8 +17,11 @@ struct Series {
   std::vector<double> x, y;
 };
 
-// A line plot with axes, ticks, a legend and a title, in SVG.
+// A line plot with axes, labels, ticks, a legend and a title, in SVG. x
+// ticks are whole numbers (epochs): every one while 20 or fewer fit, else
+// about 5 plus the last; a single x value sits in the middle of its axis.
 std::string LinePlotSvg(const std::string& title, const std::string& x_label,
+                        const std::string& y_label,
                         const std::vector<Series>& series);
 
 // The three curves of a run; writes `path`, throwing std::runtime_error
