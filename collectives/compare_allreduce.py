@@ -38,12 +38,19 @@ def sizes(lo, hi, factor):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, default=2)
-    parser.add_argument("--min_bytes", default="4")
-    parser.add_argument("--max_bytes", default="256M")
-    parser.add_argument("--factor", default="4")
-    parser.add_argument("--iters", default="20")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--ranks", type=int, default=2,
+                        help="ranks (threads, or processes for MPI)")
+    parser.add_argument("--min_bytes", default="4",
+                        help="smallest size (K, M, G)")
+    parser.add_argument("--max_bytes", default="256M",
+                        help="largest size (K, M, G)")
+    parser.add_argument("--factor", default="4",
+                        help="size multiplier between rows")
+    parser.add_argument("--iters", default="20",
+                        help="timed calls per row (at least)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per backend and size; the best counts")
     parser.add_argument("--bench", required=True, help=argparse.SUPPRESS)

@@ -16,6 +16,7 @@
 
 #include "cli/conventions.h"
 #include "collectives/bench_flags.h"
+#include "nlohmann/json.hpp"
 
 namespace ringlet::collectives {
 namespace {
@@ -113,13 +114,20 @@ int Main(int argc, char** argv) {
     const double algbw = bytes / slowest / 1e9;
     const double busbw = algbw * AllReduceBusFactor(size);
     if (json) {
-      std::printf(
-          "{\"backend\": \"mpi\", \"ranks\": %d, \"op\": \"sum\", \"dtype\": "
-          "\"float32\", \"bytes\": %llu, \"count\": %d, \"time_us\": %.3f, "
-          "\"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"wrong\": %ld, "
-          "\"bytes_sent_per_rank\": 0}\n",
-          size, static_cast<unsigned long long>(bytes), count, slowest * 1e6,
-          algbw, busbw, all_wrong);
+      // The keys of allreduce_bench's out-of-place rows.
+      const nlohmann::ordered_json row = {{"backend", "MPI_Allreduce"},
+                                          {"ranks", size},
+                                          {"op", "sum"},
+                                          {"dtype", "float32"},
+                                          {"in_place", false},
+                                          {"bytes", bytes},
+                                          {"count", count},
+                                          {"time_us", slowest * 1e6},
+                                          {"algbw_gbps", algbw},
+                                          {"busbw_gbps", busbw},
+                                          {"wrong", all_wrong},
+                                          {"bytes_sent_per_rank", 0}};
+      std::printf("%s\n", row.dump().c_str());
     } else {
       std::printf("  %12llu %12d %10.2f %9.3f %9.3f %7ld %14d\n",
                   static_cast<unsigned long long>(bytes), count, slowest * 1e6,

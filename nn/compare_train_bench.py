@@ -21,11 +21,17 @@ def run(command):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="lenet,resnet18")
-    parser.add_argument("--batch_sizes", default="256,64")
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--models", default="lenet,resnet18",
+                        help="comma-separated: lenet, resnet18")
+    parser.add_argument("--batch_sizes", default="256,64",
+                        help="comma-separated batch sizes")
+    parser.add_argument("--threads", default="1,2",
+                        help="comma-separated thread counts")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="interleaved rounds; the best is kept")
     parser.add_argument("--bench", default=os.path.join(ROOT, "bazel-bin", "nn", "train_bench"),
                         help="the train_bench binary (another build's copy)")
     args = parser.parse_args()

@@ -60,7 +60,9 @@ def lenet():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--model", choices=["lenet", "resnet18"], default="lenet")
     parser.add_argument("--batch_size", type=int, default=256)
     parser.add_argument("--threads", type=int, default=1)

@@ -47,11 +47,17 @@ def pytorch(model, procs, batch, steps):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="lenet,resnet18")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--lenet_steps", type=int, default=60)
-    parser.add_argument("--resnet_steps", type=int, default=3)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--models", default="lenet,resnet18",
+                        help="comma-separated: lenet, resnet18")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="interleaved rounds; the best is kept")
+    parser.add_argument("--lenet_steps", type=int, default=60,
+                        help="timed LeNet steps per run")
+    parser.add_argument("--resnet_steps", type=int, default=3,
+                        help="timed ResNet-18 steps per run")
     parser.add_argument("--bin_dir", default=os.path.join(ROOT, "bazel-bin", "trainers"),
                         help="where the trainer binaries are (another build's copy)")
     args = parser.parse_args()

@@ -62,7 +62,9 @@ def worker(rank, args, queue):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--model", choices=["lenet", "resnet18"], default="lenet")
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
