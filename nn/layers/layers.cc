@@ -157,7 +157,7 @@ Tensor BatchNorm2d::Forward(const Tensor& x) {
 }
 
 Tensor BatchNorm2d::Backward(const Tensor& dy) {
-  RequireForwardCache(cache_.x_hat.defined());
+  RequireForwardCache(cache_.filled());
   BatchNormGrads g =
       BatchNorm2dBackward(dy, gamma_.value, cache_, replica_sum_);
   AddInPlace(gamma_.grad, g.dgamma);

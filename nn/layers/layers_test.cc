@@ -7,6 +7,7 @@
 
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
+#include "nn/ops/batch_norm.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {
@@ -142,6 +143,18 @@ TEST(Layers, WrongModeAndOrderAreClearErrors) {
   EXPECT_THROW(Conv2d(1, 1, 3, 0), ShapeError);
   EXPECT_THROW(Residual(2, 4, false, 1), ShapeError);
   EXPECT_THROW(Linear(3, 0), ShapeError);
+}
+
+// The cache counts as filled by either device's forward: the CUDA forward
+// keeps the input and mean for cuDNN, not x_hat.
+TEST(Layers, BatchNormCacheIsFilledByEitherDevicesForward) {
+  BatchNormCache cache;
+  EXPECT_FALSE(cache.filled());
+  cache.input = Tensor({2, 1, 2, 2});  // What the CUDA forward keeps.
+  EXPECT_TRUE(cache.filled());
+  BatchNormCache cpu;
+  cpu.x_hat = Tensor({2, 1, 2, 2});
+  EXPECT_TRUE(cpu.filled());
 }
 
 TEST(Layers, InitIsSeededAndFollowsTheScheme) {

@@ -29,6 +29,11 @@ struct BatchNormCache {
   Tensor input;   // [N, C, H, W] (CUDA)
   Tensor mean;    // [C] (CUDA)
   float eps = 0;  // (CUDA)
+
+  // True once a training-mode forward filled it, on either device (the
+  // first GPU run found BatchNorm2d asking for x_hat, which only the CPU
+  // forward keeps, so no model with batch norm could train on a GPU).
+  bool filled() const { return x_hat.defined() || input.defined(); }
 };
 
 // Synchronised batch norm: sums `count` per-channel values in place across
