@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# gpu_bundle.sh: builds ringlet's GPU tests, benchmarks and trainers here and
+# writes a folder that runs on another machine (one with a GPU) without
+# Bazel:
+#
+#   tools/gpu_bundle.sh --out=/tmp/bundle [--with_data]
+#   scp -r /tmp/bundle gpu-host: && ssh gpu-host bundle/run_all.sh
+#
+# The folder mirrors bazel-bin (each binary at its package path, the shared
+# libraries in _solib_k8, as their run paths expect), plus run_all.sh, the
+# PyTorch peer script and, with --with_data, the Fashion-MNIST files.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="" with_data=0
+for arg in "$@"; do
+  case "$arg" in
+    --out=*) out="${arg#--out=}" ;;
+    --with_data) with_data=1 ;;
+    -h | --help)
+      sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "gpu_bundle: unknown argument '$arg' (see --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+[[ -n "$out" ]] || { echo "gpu_bundle: --out=DIR is required (see --help)" >&2; exit 2; }
+if [[ -e "$out" && -n "$(ls -A "$out" 2>/dev/null)" ]]; then
+  echo "gpu_bundle: $out exists and is not empty; give a new folder" >&2
+  exit 2
+fi
+
+cd "$root"
+# Every gpu-tagged test, the tests with GPU cases among others (tensors,
+# device probe, allocator), and the programs the GPU issues measure.
+mapfile -t tests < <(./bazelw query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev/null)
+((${#tests[@]} > 0)) || { echo "gpu_bundle: no gpu-tagged test found" >&2; exit 1; }
+tests+=(//nn:tensor_test //nn/cuda:device_probe_test
+  //nn/cuda:caching_allocator_test)
+programs=(//nn:train_bench //collectives:allreduce_bench
+  //trainers:lenet_scratch //trainers:resnet_dp)
+./bazelw build -c opt "${tests[@]}" "${programs[@]}"
+
+bin="$(./bazelw info -c opt bazel-bin 2>/dev/null)"
+mkdir -p "$out"
+copy_target() {  # //pkg:name -> $out/pkg/name
+  local label="$1" pkg name
+  pkg="${label#//}"
+  name="${pkg#*:}"
+  pkg="${pkg%%:*}"
+  mkdir -p "$out/$pkg"
+  cp "$bin/$pkg/$name" "$out/$pkg/$name"
+  echo "$pkg/$name"
+}
+: >"$out/tests.txt"
+for t in "${tests[@]}"; do copy_target "$t" >>"$out/tests.txt"; done
+for p in "${programs[@]}"; do copy_target "$p" >/dev/null; done
+cp -r "$bin/_solib_k8" "$out/_solib_k8"
+cp tools/run_all.sh "$out/run_all.sh"
+cp nn/train_bench_torch.py "$out/train_bench_torch.py"
+if ((with_data)); then
+  mkdir -p "$out/fashion-mnist"
+  cp /usr/share/datasets/fashion-mnist/*.gz "$out/fashion-mnist/"
+fi
+chmod -R u+w "$out"
+echo "gpu_bundle: $(du -sh "$out" | cut -f1) in $out: ${#tests[@]} tests," \
+  "${#programs[@]} programs; run $out/run_all.sh on the GPU machine"

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# run_all.sh: runs every GPU test of this bundle (tools/gpu_bundle.sh) and
+# the quick benchmarks, without Bazel. Finds CUDA, cuDNN, NCCL and cuBLAS in
+# $LD_LIBRARY_PATH, a CUDA toolkit's lib64 ($CUDA_PATH, /usr/local/cuda) and
+# the nvidia-* Python packages. Ends with one line:
+#   gpu: N passed, N failed, N skipped
+# (skipped: every case of the test skipped, e.g. no GPU). Logs in ./logs.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+
+libs=()
+cuda="${CUDA_PATH:-/usr/local/cuda}"
+[[ -d "$cuda/lib64" ]] && libs+=("$cuda/lib64")
+if nvidia_dir="$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])' 2>/dev/null)"; then
+  for d in "$nvidia_dir"/*/lib; do [[ -d "$d" ]] && libs+=("$d"); done
+fi
+export LD_LIBRARY_PATH="$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "library path: ${LD_LIBRARY_PATH:-(none)}"
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
+    sed 's/^/GPU: /' || echo "GPU: nvidia-smi failed"
+else
+  echo "GPU: none found (no nvidia-smi); every GPU case should skip"
+fi
+[[ -d fashion-mnist ]] && export FASHION_MNIST_DIR="$here/fashion-mnist"
+
+mkdir -p logs
+passed=0 failed=0 skipped=0
+while read -r test; do
+  [[ -n "$test" ]] || continue
+  log="logs/$(echo "$test" | tr / _).log"
+  timeout 900 "./$test" >"$log" 2>&1
+  rc=$?
+  if ((rc != 0)); then
+    result="FAILED (exit $rc)"
+    failed=$((failed + 1))
+  elif grep -q '^\[  PASSED  \] 0 tests' "$log" && grep -q '^\[  SKIPPED \]' "$log"; then
+    # gtest prints the reason on the line after "file:line: Skipped".
+    result="SKIPPED: $(grep -m1 -A1 ': Skipped$' "$log" | tail -n 1 | head -c 160)"
+    skipped=$((skipped + 1))
+  else
+    result="PASSED ($(grep -c '^\[       OK \]' "$log") cases, $(grep -c '^\[  SKIPPED \]' "$log") skipped)"
+    passed=$((passed + 1))
+  fi
+  echo "$test: $result"
+done <tests.txt
+
+# Quick benchmarks: one JSON object each, or the reason they did not run.
+bench() {
+  local name="$1"
+  shift
+  local output
+  if output="$(timeout 600 "$@" 2>&1)"; then
+    echo "$output" | grep '^{' | sed "s/^/bench $name: /"
+  else
+    echo "bench $name: did not run: $(echo "$output" | tail -n 1)"
+  fi
+}
+bench train_bench_lenet nn/train_bench --model=lenet --steps=20 --json
+bench allreduce_nccl collectives/allreduce_bench --backend=nccl --ranks=1 \
+  --min_bytes=1M --max_bytes=64M --factor=8 --json
+
+echo "gpu: $passed passed, $failed failed, $skipped skipped"
+((failed == 0))
