@@ -3,6 +3,7 @@
 //
 //   ./bazelw run //nn:train_bench -- --model=resnet18 --batch_size=256
 //       --threads=1 --steps=3
+//   ./bazelw run //nn:train_bench -- --device=cuda:0 --model=resnet18
 //
 // Compare with nn/train_bench_torch.py, which runs the same models in
 // PyTorch with the same batch and threads.
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "nn/cuda/device_probe.h"
+#include "nn/device.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
@@ -34,17 +37,25 @@ long PeakRssBytes() {
   return usage.ru_maxrss * 1024L;  // Linux reports KiB.
 }
 
+// Waits for the device's queued work: a copy to the host is ordered after
+// it (a no-op wait on the CPU).
+void WaitFor(const Tensor& t) {
+  if (t.device().is_cuda()) t.To(Device::Cpu());
+}
+
 int Main(int argc, char** argv) {
-  std::string model = "lenet";
+  std::string model = "lenet", device_text = "cpu";
   int batch_size = 256, threads = 1, steps = 20, warmup = 2;
   bool json = false;
-  CLI::App app{"Training throughput of the d2l models on one CPU device.",
+  CLI::App app{"Training throughput of the d2l models on one device.",
                "train_bench"};
   ringlet::cli::UseConventions(app);
   app.add_option("--model", model, "lenet or resnet18")
       ->check(CLI::IsMember({"lenet", "resnet18"}));
   app.add_option("--batch_size", batch_size, "images per step")
       ->check(CLI::Range(1, 65536));
+  app.add_option("--device", device_text,
+                 "cpu or cuda:N (data and model on that device)");
   app.add_option("--threads", threads,
                  "threads the device's convolutions may use")
       ->check(CLI::Range(1, 256));
@@ -54,6 +65,22 @@ int Main(int argc, char** argv) {
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
   SetOpThreads(threads);
+  Device device;
+  try {
+    device = ParseDevice(device_text);
+    const int gpus = static_cast<int>(cuda::ProbeCudaDevices().usable.size());
+    if (device.is_cpu() && device.index != 0) {
+      throw DeviceError("the benchmark runs on one CPU device: --device=cpu");
+    }
+    if (device.is_cuda() && device.index >= gpus) {
+      throw DeviceError(
+          ToString(device) + " does not exist; this machine has " +
+          std::to_string(gpus) + " usable GPUs; use --device=cpu");
+    }
+  } catch (const DeviceError& e) {
+    std::fprintf(stderr, "train_bench: %s\n", e.what());
+    return 1;
+  }
 
   // Random images and labels: throughput does not depend on the values.
   Tensor images({batch_size, 1, 28, 28});
@@ -62,13 +89,14 @@ int Main(int argc, char** argv) {
   for (int64_t i = 0; i < images.numel(); ++i) images.data()[i] = pixel(rng);
   std::vector<int32_t> labels(batch_size);
   for (int32_t& l : labels) l = static_cast<int32_t>(rng() % 10);
+  if (device.is_cuda()) images = images.To(device);
 
   std::function<void()> step;
   LeNetParams lenet;
   std::unique_ptr<Sequential> resnet;
   std::unique_ptr<Sgd> sgd;
   if (model == "lenet") {
-    lenet = LeNetParams::Init(0, InitScheme::kKaimingNormal);
+    lenet = LeNetParams::Init(0, InitScheme::kKaimingNormal).To(device);
     step = [&] {
       LeNetActivations acts;
       const LossResult r = SoftmaxCrossEntropy(
@@ -83,6 +111,7 @@ int Main(int argc, char** argv) {
   } else {
     resnet = MakeResNet18();
     InitParameters(*resnet, InitScheme::kNormal001, 0);
+    if (device.is_cuda()) resnet->To(device);
     sgd = std::make_unique<Sgd>(resnet->Parameters(),
                                 SgdOptions{0.1f, 0.0f, 0.0f});
     step = [&] {
@@ -93,9 +122,12 @@ int Main(int argc, char** argv) {
       sgd->Step();
     };
   }
+  const Tensor& probe = model == "lenet" ? lenet.b4 : images;
   for (int i = 0; i < warmup; ++i) step();
+  WaitFor(probe);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) step();
+  WaitFor(model == "lenet" ? lenet.b4 : resnet->Parameters().back()->value);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -103,14 +135,17 @@ int Main(int argc, char** argv) {
       static_cast<double>(batch_size) * steps / seconds;
   if (json) {
     std::printf(
-        "{\"model\": \"%s\", \"batch_size\": %d, \"threads\": %d, "
-        "\"images_per_sec\": %.2f, \"peak_rss_bytes\": %ld}\n",
-        model.c_str(), batch_size, threads, images_per_sec, PeakRssBytes());
+        "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %d, "
+        "\"threads\": %d, \"images_per_sec\": %.2f, \"peak_rss_bytes\": "
+        "%ld}\n",
+        model.c_str(), ToString(device).c_str(), batch_size, threads,
+        images_per_sec, PeakRssBytes());
   } else {
     std::printf(
-        "%-9s batch %4d  threads %d  %9.1f images/s  peak RSS %6.0f MiB\n",
-        model.c_str(), batch_size, threads, images_per_sec,
-        PeakRssBytes() / 1048576.0);
+        "%-9s %-6s batch %4d  threads %d  %9.1f images/s  peak RSS %6.0f "
+        "MiB\n",
+        model.c_str(), ToString(device).c_str(), batch_size, threads,
+        images_per_sec, PeakRssBytes() / 1048576.0);
   }
   return 0;
 }

@@ -2,8 +2,13 @@
 """The same training step as //nn:train_bench, in PyTorch, for comparison.
 
   /usr/bin/python3 nn/train_bench_torch.py --model=resnet18 --batch_size=256 --threads=1
+  python3 nn/train_bench_torch.py --device=cuda --model=resnet18 --precision=fp32
 
-Needs Debian's python3-torch (PyTorch 1.13, CPU); ringlet itself does not.
+Needs PyTorch (Debian's python3-torch 1.13 for the CPU; on a GPU machine
+any CUDA build); ringlet itself does not. On a GPU: fp32 with TF32 off by
+default (--precision=tf32 allows it for convolutions and matrix products),
+cudnn.benchmark on unless --no_cudnn_benchmark, time between two
+torch.cuda.synchronize() calls.
 The models are d2l's, built as the chapters build them: the from-scratch
 LeNet (conv 20@3x3, avg-pool, conv 50@5x5, avg-pool, 800-128-10, ReLU) and
 ResNet-18 for 1x28x28 input; SGD, lr 0.1, mean cross-entropy, random data.
@@ -68,14 +73,29 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    parser.add_argument("--precision", choices=["fp32", "tf32"], default="fp32",
+                        help="on a GPU: tf32 lets convolutions and matrix "
+                        "products use TF32")
+    parser.add_argument("--no_cudnn_benchmark", action="store_true",
+                        help="on a GPU: cuDNN's heuristics instead of timing "
+                        "the algorithms once per shape")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    net = lenet() if args.model == "lenet" else resnet18()
+    device = torch.device(args.device)
+    cuda = device.type == "cuda"
+    if cuda:
+        tf32 = args.precision == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.backends.cudnn.benchmark = not args.no_cudnn_benchmark
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    net = (lenet() if args.model == "lenet" else resnet18()).to(device)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     loss_fn = nn.CrossEntropyLoss()
-    x = torch.rand(args.batch_size, 1, 28, 28)
-    y = torch.randint(0, 10, (args.batch_size,))
+    x = torch.rand(args.batch_size, 1, 28, 28).to(device)
+    y = torch.randint(0, 10, (args.batch_size,)).to(device)
 
     def step():
         opt.zero_grad()
@@ -84,12 +104,16 @@ def main():
 
     for _ in range(args.warmup):
         step()
+    sync()
     start = time.perf_counter()
     for _ in range(args.steps):
         step()
+    sync()
     seconds = time.perf_counter() - start
     print(json.dumps({
-        "model": args.model, "batch_size": args.batch_size,
+        "model": args.model, "device": str(device),
+        "precision": args.precision if cuda else "fp32",
+        "batch_size": args.batch_size,
         "threads": args.threads, "framework": "pytorch " + torch.__version__,
         "images_per_sec": round(args.batch_size * args.steps / seconds, 2),
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,

@@ -57,7 +57,18 @@ bench() {
     echo "bench $name: did not run: $(echo "$output" | tail -n 1)"
   fi
 }
-bench train_bench_lenet nn/train_bench --model=lenet --steps=20 --json
+# On the GPU when there is one, else on the CPU; the PyTorch peer beside it
+# where PyTorch sees a GPU.
+device=cpu batch=32 steps=2  # Without a GPU: only that it runs.
+if nvidia-smi -L >/dev/null 2>&1; then device=cuda:0 batch=256 steps=20; fi
+for model in lenet resnet18; do
+  bench "train_bench_$model" nn/train_bench --device=$device --model=$model \
+    --batch_size=$batch --steps=$steps --json
+  if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+    bench "pytorch_$model" python3 train_bench_torch.py --device=cuda \
+      --model=$model --batch_size=$batch --steps=$steps
+  fi
+done
 bench allreduce_nccl collectives/allreduce_bench --backend=nccl --ranks=1 \
   --min_bytes=1M --max_bytes=64M --factor=8 --json
 
