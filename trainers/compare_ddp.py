@@ -34,7 +34,10 @@ def ringlet(bin_dir, binary, devices, batch, lr, steps):
              f"--limit={batch * steps}", "--test_limit=64",
              f"--metrics_out={metrics.name}"],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return json.loads(open(metrics.name).readline())["images_per_sec"]
+        # The first line describes the run ({"run": ...}); then the epochs.
+        epochs = [json.loads(line) for line in open(metrics.name)
+                  if line.startswith('{"epoch"')]
+        return epochs[0]["images_per_sec"]
 
 
 def pytorch(model, procs, batch, steps):
