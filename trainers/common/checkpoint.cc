@@ -171,8 +171,10 @@ void CheckResumable(const Checkpoint& c, const std::string& path,
     bool found = false;
     for (const Setting& saved : c.settings) found |= saved.name == now.name;
     if (!found) {
-      throw CheckpointError("checkpoint " + path + " does not record " +
-                            now.name + "; it was written by another program");
+      throw CheckpointError(
+          "checkpoint " + path + " does not record " + now.name +
+          "; it was written by another program or by an "
+          "older ringlet; leave out --resume to start afresh");
     }
   }
   if (c.tensors.size() != names.size()) {
