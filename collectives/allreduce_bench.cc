@@ -99,50 +99,48 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
                   std::vector<unsigned char>& host, RankBuffer& send,
                   RankBuffer& recv) {
   const int r = comm.rank();
-  {
-    const size_t count = bytes / SizeOf(type);
-    void* out = in_place ? send.data() : recv.data();
-    auto fill = [&] {
-      if (type == DataType::kFloat32) Fill<float>(host, count, r);
-      if (type == DataType::kFloat64) Fill<double>(host, count, r);
-      if (type == DataType::kInt32) Fill<int32_t>(host, count, r);
-      send.Upload(host.data(), bytes);
-    };
-    fill();
-    comm.AllReduce(send.data(), out, count, type, op);
-    (in_place ? send : recv).Download(host.data(), bytes);
-    RowResult mine;
-    if (type == DataType::kFloat32) {
-      mine.wrong = CountWrong<float>(host, count, comm.size(), op);
-    } else if (type == DataType::kFloat64) {
-      mine.wrong = CountWrong<double>(host, count, comm.size(), op);
-    } else {
-      mine.wrong = CountWrong<int32_t>(host, count, comm.size(), op);
-    }
-    if (in_place) fill();  // In place, later calls must not overflow.
-
-    for (int i = 0; i < flags.warmup; ++i) {
-      comm.AllReduce(send.data(), out, count, type, op);
-    }
-    const int calls = CallsPerRow(bytes, flags.iters);
-    const uint64_t sent_before = comm.stats().bytes_sent;
-    comm.Barrier();
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) {
-      comm.AllReduce(send.data(), out, count, type, op);
-    }
-    const auto stop = std::chrono::steady_clock::now();
-    mine.seconds_per_call =
-        std::chrono::duration<double>(stop - start).count() / calls;
-    mine.bytes_sent_per_call =
-        static_cast<double>(comm.stats().bytes_sent - sent_before) / calls;
-    // The row over all ranks, wherever they are (threads or processes).
-    double worst[2] = {mine.seconds_per_call, mine.bytes_sent_per_call};
-    comm.AllReduce(worst, worst, 2, DataType::kFloat64, ReduceOp::kMax);
-    comm.AllReduce(&mine.wrong, &mine.wrong, 1, DataType::kFloat64,
-                   ReduceOp::kSum);
-    return RowResult{worst[0], worst[1], mine.wrong};
+  const size_t count = bytes / SizeOf(type);
+  void* out = in_place ? send.data() : recv.data();
+  auto fill = [&] {
+    if (type == DataType::kFloat32) Fill<float>(host, count, r);
+    if (type == DataType::kFloat64) Fill<double>(host, count, r);
+    if (type == DataType::kInt32) Fill<int32_t>(host, count, r);
+    send.Upload(host.data(), bytes);
+  };
+  fill();
+  comm.AllReduce(send.data(), out, count, type, op);
+  (in_place ? send : recv).Download(host.data(), bytes);
+  RowResult mine;
+  if (type == DataType::kFloat32) {
+    mine.wrong = CountWrong<float>(host, count, comm.size(), op);
+  } else if (type == DataType::kFloat64) {
+    mine.wrong = CountWrong<double>(host, count, comm.size(), op);
+  } else {
+    mine.wrong = CountWrong<int32_t>(host, count, comm.size(), op);
   }
+  if (in_place) fill();  // In place, later calls must not overflow.
+
+  for (int i = 0; i < flags.warmup; ++i) {
+    comm.AllReduce(send.data(), out, count, type, op);
+  }
+  const int calls = CallsPerRow(bytes, flags.iters);
+  const uint64_t sent_before = comm.stats().bytes_sent;
+  comm.Barrier();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) {
+    comm.AllReduce(send.data(), out, count, type, op);
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  mine.seconds_per_call =
+      std::chrono::duration<double>(stop - start).count() / calls;
+  mine.bytes_sent_per_call =
+      static_cast<double>(comm.stats().bytes_sent - sent_before) / calls;
+  // The row over all ranks, wherever they are (threads or processes).
+  double worst[2] = {mine.seconds_per_call, mine.bytes_sent_per_call};
+  comm.AllReduce(worst, worst, 2, DataType::kFloat64, ReduceOp::kMax);
+  comm.AllReduce(&mine.wrong, &mine.wrong, 1, DataType::kFloat64,
+                 ReduceOp::kSum);
+  return RowResult{worst[0], worst[1], mine.wrong};
 }
 
 void RunRank(Communicator& comm, const Flags& flags,

@@ -71,7 +71,7 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--plot_out and --metrics_out name the same file" \
     --metrics_out="$tmp/run.out" --plot_out="$tmp/./run.out" --epochs=100000
   expect_error "$bin" "--resume needs --checkpoint_dir" --resume
-  expect_error "$bin" "--resume: no checkpoint at $tmp/empty/" \
+  expect_error "$bin" "--resume: no file at $tmp/empty/" \
     --resume --checkpoint_dir="$tmp/empty" "${quick[@]}"
   # A diverging run once hung drawing an infinite axis (--plot_out) and
   # otherwise trained on NaN to the end, exit 0.
@@ -109,7 +109,7 @@ for bin in "$1" "$2"; do
     --clip_grad_norm=-1
   expect_error "$bin" "--warmup_epochs must be 0 or more and less than --epochs" \
     --warmup_epochs=3 --epochs=2 "${quick[@]}"
-  expect_error "$bin" "--params_in: cannot read $tmp/none.params" \
+  expect_error "$bin" "--params_in: no file at $tmp/none.params" \
     --params_in="$tmp/none.params" "${quick[@]}"
   # --params_out then --eval_only: the same test accuracy as the run's end.
   rm -f "$tmp/p.params"

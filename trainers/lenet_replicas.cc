@@ -133,18 +133,17 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
       }
       return;
     }
-    // torch's SGD on the batch-mean gradient.
+    // torch's SGD on the batch-mean gradient, unpacked into this device's
+    // own gradient tensors (g, packed above).
     const float scale = static_cast<float>(clip / static_cast<double>(total));
-    for (float& g : r.grads) g *= scale;
     const std::vector<nn::Tensor*> velocity =
         sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>();
-    size_t at = 0;
+    const float* summed = r.grads.data();
     for (size_t i = 0; i < params.size(); ++i) {
-      nn::Tensor grad = nn::Tensor::Uninitialized(params[i]->shape());
-      std::memcpy(grad.data(), r.grads.data() + at,
-                  grad.numel() * sizeof(float));
-      at += grad.numel();
-      nn::SgdUpdate(*params[i], grad, velocity.empty() ? nullptr : velocity[i],
+      float* mean = g[i]->data();
+      for (int64_t j = 0; j < g[i]->numel(); ++j) mean[j] = scale * summed[j];
+      summed += g[i]->numel();
+      nn::SgdUpdate(*params[i], *g[i], velocity.empty() ? nullptr : velocity[i],
                     sgd);
     }
   });

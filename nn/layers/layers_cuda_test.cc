@@ -174,6 +174,15 @@ TEST_F(LayersOnCudaTest, ResNet18UnitByUnit) {
     x_gpu = gc[i]->Forward(x_gpu);
     forward[i] = RelativeDifference(x_gpu, x_cpu);
   }
+  // The walk is the model: a third copy's whole Forward gives the same
+  // output as the units one by one.
+  auto whole = MakeResNet18();
+  InitParameters(*whole, InitScheme::kNormal001, 3);
+  EXPECT_EQ(
+      RelativeDifference(
+          whole->Forward(RandomTensor({8, 1, 28, 28}, 4, 0.0f, 1.0f)), x_cpu),
+      0.0)
+      << "walking the units differs from the model's Forward";
   Tensor dy_cpu = RandomTensor(x_cpu.shape(), 9, -1.0f, 1.0f);
   Tensor dy_gpu = dy_cpu.To(gpu_);
   bool all_close = true;

@@ -11,12 +11,20 @@ double ClipCoefficient(double norm, double max_norm) {
   return coefficient < 1.0 ? coefficient : 1.0;
 }
 
-double GlobalNorm(const float* values, int64_t count) {
+namespace {
+
+double SumOfSquares(const float* values, int64_t count) {
   double sum = 0;
   for (int64_t i = 0; i < count; ++i) {
     sum += static_cast<double>(values[i]) * values[i];
   }
-  return std::sqrt(sum);
+  return sum;
+}
+
+}  // namespace
+
+double GlobalNorm(const float* values, int64_t count) {
+  return std::sqrt(SumOfSquares(values, count));
 }
 
 double GlobalNorm(const std::vector<const Tensor*>& grads) {
@@ -27,8 +35,7 @@ double GlobalNorm(const std::vector<const Tensor*>& grads) {
           "clip_grad_norm: gradients on " + ToString(g->device()) +
           " are not supported yet; clip on CPU devices");
     }
-    const double norm = GlobalNorm(g->data(), g->numel());
-    sum += norm * norm;
+    sum += SumOfSquares(g->data(), g->numel());
   }
   return std::sqrt(sum);
 }

@@ -137,17 +137,16 @@ void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint) {
   WriteFileAtomically(path, EncodeCheckpoint(checkpoint), "--checkpoint_dir");
 }
 
-Checkpoint ReadCheckpoint(const std::string& path) {
+Checkpoint ReadCheckpoint(const std::string& path, const std::string& flag,
+                          const std::string& if_missing) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw CheckpointError("--resume: no checkpoint at " + path +
-                          "; run once with --checkpoint_dir to write one, or "
-                          "leave out --resume to start afresh");
+    throw CheckpointError(flag + ": no file at " + path + "; " + if_missing);
   }
   std::ostringstream bytes;
   bytes << in.rdbuf();
   if (!in && !in.eof()) {
-    throw CheckpointError("--resume: cannot read " + path);
+    throw CheckpointError(flag + ": cannot read " + path);
   }
   return DecodeCheckpoint(bytes.str(), path);
 }

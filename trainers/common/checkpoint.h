@@ -61,8 +61,15 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path);
 
 // Atomic write; throws std::runtime_error naming --checkpoint_dir.
 void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint);
-// Throws CheckpointError when the file is missing, unreadable or corrupt.
-Checkpoint ReadCheckpoint(const std::string& path);
+// Throws CheckpointError when the file is missing, unreadable or corrupt;
+// the message starts with `flag` and, for a missing file, ends with
+// `if_missing` (what to do).
+Checkpoint ReadCheckpoint(const std::string& path,
+                          const std::string& flag = "--resume",
+                          const std::string& if_missing =
+                              "run once with --checkpoint_dir to write "
+                              "one, or leave out --resume to start "
+                              "afresh");
 
 // Throws CheckpointError unless `checkpoint` can be resumed by a run with
 // `settings` whose state has these names and element counts: the message

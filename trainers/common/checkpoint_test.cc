@@ -95,7 +95,7 @@ TEST(CheckpointTest, WrittenAndReadBackThroughAFile) {
     ReadCheckpoint(TempPath("missing.ckpt"));
     FAIL() << "expected an error";
   } catch (const CheckpointError& e) {
-    EXPECT_NE(std::string(e.what()).find("no checkpoint at"),
+    EXPECT_NE(std::string(e.what()).find("--resume: no file at"),
               std::string::npos);
   }
 }

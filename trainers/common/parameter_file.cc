@@ -1,9 +1,5 @@
 #include "trainers/common/parameter_file.h"
 
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "trainers/common/output_files.h"
 
 namespace ringlet::trainers {
@@ -41,15 +37,9 @@ void WriteParameterFile(const std::string& path, const std::string& model,
 
 void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
                        const std::string& model) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw CheckpointError("--params_in: cannot read " + path +
-                          "; give a file written by --params_out or a "
-                          "checkpoint");
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  const Checkpoint file = DecodeCheckpoint(bytes.str(), path);
+  const Checkpoint file =
+      ReadCheckpoint(path, "--params_in",
+                     "give a file written by --params_out, or a checkpoint");
   for (const Setting& s : file.settings) {
     if (s.name == "model" && s.value != model) {
       throw CheckpointError("--params_in: " + path + " holds a " + s.value +

@@ -73,7 +73,7 @@ TEST(ParameterFile, RefusesWhatDoesNotFit) {
   StateOnlyTrainer t;
   WriteParameterFile(Temp("toy.params"), "toy", t.State());
   ExpectLoadError(Temp("toy.params"), "lenet", "holds a toy");
-  ExpectLoadError(Temp("missing.params"), "toy", "cannot read");
+  ExpectLoadError(Temp("missing.params"), "toy", "--params_in: no file at");
 
   nn::Tensor other({3, 2});
   WriteParameterFile(Temp("shape.params"), "toy",
