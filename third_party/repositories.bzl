@@ -19,7 +19,7 @@ def ringlet_dependencies():
 
     Bazel 4's offline shims (@rules_cc, @rules_java, @platforms,
     @remote_coverage_tools) and the system libraries (@eigen, @googletest,
-    @benchmark, @cli11, @nlohmann_json, @zlib, @local_mpi, @local_cuda).
+    @benchmark, @cli11, @nlohmann_json, @onednn, @zlib, @local_mpi, @local_cuda).
     """
 
     # Bazel 4 names these four and would download them; a workspace that
@@ -58,6 +58,15 @@ def ringlet_dependencies():
         name = "eigen",
         build_file = str(Label("//third_party:eigen.BUILD")),
         path = "/usr/include/eigen3",
+    )
+
+    # oneDNN (libdnnl-dev): the CPU convolutions, kernels chosen for the
+    # running CPU (AVX2, AVX-512, AMX) at run time.
+    _maybe(
+        native.new_local_repository,
+        name = "onednn",
+        build_file = str(Label("//third_party:onednn.BUILD")),
+        path = "/usr/include",
     )
 
     # GoogleTest and GoogleMock (libgtest-dev, libgmock-dev): unit tests.

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <Eigen/Dense>
 #include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
 TEST(SystemLibraries, EigenMultipliesMatrices) {
@@ -37,4 +38,11 @@ TEST(SystemLibraries, NlohmannJsonRoundTrips) {
   const nlohmann::json back = nlohmann::json::parse(j.dump());
   EXPECT_EQ(back.at("epoch").get<int>(), 3);
   EXPECT_DOUBLE_EQ(back.at("loss").get<double>(), 0.5);
+}
+
+TEST(SystemLibraries, OneDnnCreatesACpuEngineAndReportsItsVersion) {
+  const dnnl_version_t* version = dnnl_version();
+  EXPECT_GE(version->major, 2);
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  EXPECT_EQ(engine.get_kind(), dnnl::engine::kind::cpu);
 }

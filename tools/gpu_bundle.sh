@@ -9,6 +9,9 @@
 # The folder mirrors bazel-bin (each binary at its package path, the shared
 # libraries in _solib_k8, as their run paths expect), plus run_all.sh, the
 # PyTorch peer script and, with --with_data, the Fashion-MNIST files.
+# System libraries the binaries link that a bare machine may lack (oneDNN,
+# OpenMPI, ...) go to syslib/, the large ones xz-compressed; run_all.sh
+# unpacks them and uses them only for libraries the machine does not have.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="" with_data=0
@@ -54,10 +57,27 @@ copy_target() {  # //pkg:name -> $out/pkg/name
   cp "$bin/$pkg/$name" "$out/$pkg/$name"
   echo "$pkg/$name"
 }
+# Libraries under /usr/lib that a binary links, apart from the C and C++
+# runtimes every Linux has. Over 4 MiB (libdnnl is 40): xz-compressed.
+copy_system_libraries() {
+  mkdir -p "$out/syslib"
+  local lib
+  while read -r lib; do
+    if (($(stat -L -c %s "$lib") > 4 * 1024 * 1024)); then
+      xz -T0 -6 -c "$lib" >"$out/syslib/$(basename "$lib").xz"
+    else
+      cp -L "$lib" "$out/syslib/"
+    fi
+  done < <(find "$out" -type f -perm -u+x ! -name '*.sh' ! -path '*/syslib/*' \
+    -exec ldd {} + 2>/dev/null | awk '$2 == "=>" && $3 ~ "^/usr/lib|^/lib" {print $3}' |
+    grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+    sort -u)
+}
 : >"$out/tests.txt"
 for t in "${tests[@]}"; do copy_target "$t" >>"$out/tests.txt"; done
 for p in "${programs[@]}"; do copy_target "$p" >/dev/null; done
 cp -r "$bin/_solib_k8" "$out/_solib_k8"
+copy_system_libraries
 cp tools/run_all.sh "$out/run_all.sh"
 cp nn/train_bench_torch.py "$out/train_bench_torch.py"
 if ((with_data)); then

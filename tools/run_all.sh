@@ -16,6 +16,20 @@ if nvidia_dir="$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])'
   for d in "$nvidia_dir"/*/lib; do [[ -d "$d" ]] && libs+=("$d"); done
 fi
 export LD_LIBRARY_PATH="$(IFS=:; echo "${libs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The build machine's system libraries (syslib/), only when this machine
+# lacks one of them: its own copies win otherwise.
+# (grep -c, not -q: under pipefail an early exit of grep fails the pipe.)
+missing="$(find . -type f -perm -u+x ! -name '*.sh' ! -path './syslib/*' \
+  -exec ldd {} + 2>/dev/null | grep -c 'not found')"
+if [[ -d syslib ]] && ((missing > 0)); then
+  for packed in syslib/*.xz; do
+    [[ -e "$packed" && ! -e "${packed%.xz}" ]] || continue
+    xz -dc "$packed" >"${packed%.xz}" 2>/dev/null ||
+      python3 -c 'import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' \
+        "$packed" >"${packed%.xz}"
+  done
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$here/syslib"
+fi
 echo "library path: ${LD_LIBRARY_PATH:-(none)}"
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |

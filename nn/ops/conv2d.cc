@@ -4,9 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
+#include "nn/ops/onednn/conv2d_onednn.h"
 #include "nn/ops/parallel.h"
 
 namespace ringlet::nn {
@@ -145,6 +147,9 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   if (OpDevice("conv2d", {&x, &w, &b}).is_cuda()) {
     return cuda_ops::Conv2dForward(x, w, b, params);
   }
+  if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
+    return onednn::Conv2dForward(x, w, b, params);
+  }
   Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
   const int64_t group = ImagesPerGroup(g);
@@ -181,6 +186,9 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
   if (OpDevice("conv2d backward", {&x, &w, &dy}).is_cuda()) {
     return cuda_ops::Conv2dBackward(x, w, has_bias, dy, params, need_dx);
+  }
+  if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
+    return onednn::Conv2dBackward(x, w, has_bias, dy, params, need_dx);
   }
   Conv2dGrads grads;
   if (need_dx) grads.dx = Tensor(x.shape());

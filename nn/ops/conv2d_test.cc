@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/parallel.h"
 #include "nn/testing/gradient_check.h"
 
@@ -57,7 +58,21 @@ const Case kCases[] = {
     {{2, 2, 7, 6}, {3, 2, 3, 2}, 3, 2, true},   // odd sizes, big padding
 };
 
-TEST(Conv2d, ForwardMatchesTheDefinition) {
+// Every test runs on both CPU convolutions: oneDNN (the default) and Eigen.
+class Conv2d : public ::testing::TestWithParam<CpuConvBackend> {
+ protected:
+  void SetUp() override { SetCpuConvBackend(GetParam()); }
+  void TearDown() override { SetCpuConvBackend(CpuConvBackend::kOneDnn); }
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Backends, Conv2d,
+    ::testing::Values(CpuConvBackend::kOneDnn, CpuConvBackend::kEigen),
+    [](const ::testing::TestParamInfo<CpuConvBackend>& info) {
+      return std::string(CpuConvBackendName(info.param));
+    });
+
+TEST_P(Conv2d, ForwardMatchesTheDefinition) {
   uint64_t seed = 1;
   for (const Case& c : kCases) {
     const Tensor x = RandomTensor(c.x, seed++), w = RandomTensor(c.w, seed++);
@@ -69,7 +84,7 @@ TEST(Conv2d, ForwardMatchesTheDefinition) {
   }
 }
 
-TEST(Conv2d, GradientsMatchFiniteDifferences) {
+TEST_P(Conv2d, GradientsMatchFiniteDifferences) {
   uint64_t seed = 100;
   for (const Case& c : kCases) {
     Tensor x = RandomTensor(c.x, seed++), w = RandomTensor(c.w, seed++);
@@ -98,7 +113,7 @@ Tensor Slice(const Tensor& t, int64_t i) {
 
 // 9 images of 16x16 outputs go through the matrix products in groups (of 4,
 // 4 and 1 here); each image's results must be what it gets alone.
-TEST(Conv2d, GroupedImagesMatchImagesOneAtATime) {
+TEST_P(Conv2d, GroupedImagesMatchImagesOneAtATime) {
   const Tensor x = RandomTensor({9, 2, 16, 16}, 11),
                w = RandomTensor({3, 2, 3, 3}, 12);
   const Tensor b = RandomTensor({3}, 13), dy = RandomTensor({9, 3, 16, 16}, 14);
@@ -124,7 +139,7 @@ TEST(Conv2d, GroupedImagesMatchImagesOneAtATime) {
   SetOpThreads(1);
 }
 
-TEST(Conv2d, ThreadsGiveTheSameResults) {
+TEST_P(Conv2d, ThreadsGiveTheSameResults) {
   const Tensor x = RandomTensor({5, 3, 7, 7}, 1),
                w = RandomTensor({4, 3, 3, 3}, 2);
   const Tensor b = RandomTensor({4}, 3), dy = RandomTensor({5, 4, 4, 4}, 4);
@@ -144,7 +159,7 @@ TEST(Conv2d, ThreadsGiveTheSameResults) {
   EXPECT_THROW(SetOpThreads(0), std::invalid_argument);
 }
 
-TEST(Conv2d, WithoutDxTheOtherGradientsAreUnchanged) {
+TEST_P(Conv2d, WithoutDxTheOtherGradientsAreUnchanged) {
   const Tensor x = RandomTensor({2, 2, 5, 5}, 1),
                w = RandomTensor({3, 2, 3, 3}, 2);
   const Tensor dy = RandomTensor({2, 3, 3, 3}, 3);
@@ -155,7 +170,7 @@ TEST(Conv2d, WithoutDxTheOtherGradientsAreUnchanged) {
   ExpectTensorNear("db", some.db, all.db, 0);
 }
 
-TEST(Conv2d, BadShapesAreNamed) {
+TEST_P(Conv2d, BadShapesAreNamed) {
   const Tensor x({1, 3, 4, 4});
   const auto error = [&](const Tensor& w, Conv2dParams prm) -> std::string {
     try {

@@ -1,0 +1,113 @@
+// oneDNN's CPU convolutions against Eigen's, the portable reference, on the
+// shapes of the d2l models at batch sizes that leave a partial chunk of
+// images (nn/ops/onednn/conv2d_onednn.cc cuts batches into chunks).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "nn/ops/conv2d.h"
+#include "nn/ops/cpu_conv_backend.h"
+#include "nn/ops/parallel.h"
+#include "nn/testing/gradient_check.h"
+
+namespace ringlet::nn {
+namespace {
+
+using testing::ExpectTensorNear;
+using testing::RandomTensor;
+
+struct ModelShape {
+  const char* name;
+  Shape x, w;
+  int stride, padding;
+  bool bias, need_dx;
+};
+
+const ModelShape kShapes[] = {
+    {"lenet conv1", {33, 1, 28, 28}, {6, 1, 5, 5}, 1, 2, true, false},
+    {"lenet conv2", {33, 6, 14, 14}, {16, 6, 5, 5}, 1, 0, true, true},
+    {"resnet stem", {17, 1, 28, 28}, {64, 1, 3, 3}, 1, 1, true, true},
+    {"resnet block1", {17, 64, 28, 28}, {64, 64, 3, 3}, 1, 1, true, true},
+    {"resnet block2 down", {17, 64, 28, 28}, {128, 64, 3, 3}, 2, 1, true, true},
+    {"resnet block2 1x1", {17, 64, 28, 28}, {128, 64, 1, 1}, 2, 0, true, true},
+    {"resnet block4 down", {17, 256, 7, 7}, {512, 256, 3, 3}, 2, 1, true, true},
+    {"resnet block4", {17, 512, 4, 4}, {512, 512, 3, 3}, 1, 1, false, true},
+};
+
+Conv2dGrads Backward(CpuConvBackend backend, const ModelShape& m,
+                     const Tensor& x, const Tensor& w, const Tensor& dy) {
+  SetCpuConvBackend(backend);
+  return Conv2dBackward(x, w, m.bias, dy, {m.stride, m.padding}, m.need_dx);
+}
+
+TEST(Conv2dBackends, OneDnnMatchesEigenOnTheModelsShapes) {
+  SetOpThreads(2);
+  uint64_t seed = 7;
+  for (const ModelShape& m : kShapes) {
+    const Tensor x = RandomTensor(m.x, seed++), w = RandomTensor(m.w, seed++);
+    const Tensor b = m.bias ? RandomTensor({m.w[0]}, seed++) : Tensor();
+    const Conv2dParams prm{m.stride, m.padding};
+    SetCpuConvBackend(CpuConvBackend::kEigen);
+    const Tensor y_eigen = Conv2dForward(x, w, b, prm);
+    SetCpuConvBackend(CpuConvBackend::kOneDnn);
+    const Tensor y_onednn = Conv2dForward(x, w, b, prm);
+    // Float32 sums of up to C R S = 4608 products, in other orders.
+    ExpectTensorNear(std::string(m.name) + " y", y_onednn, y_eigen, 1e-4);
+    const Tensor dy = RandomTensor(y_eigen.shape(), seed++);
+    const Conv2dGrads eigen = Backward(CpuConvBackend::kEigen, m, x, w, dy);
+    const Conv2dGrads onednn = Backward(CpuConvBackend::kOneDnn, m, x, w, dy);
+    EXPECT_EQ(onednn.dx.defined(), m.need_dx) << m.name;
+    if (m.need_dx) {
+      ExpectTensorNear(std::string(m.name) + " dx", onednn.dx, eigen.dx, 1e-4);
+    }
+    // Weight gradients sum N P Q products (up to 13,328 here).
+    ExpectTensorNear(std::string(m.name) + " dw", onednn.dw, eigen.dw, 2e-4);
+    if (m.bias) {
+      ExpectTensorNear(std::string(m.name) + " db", onednn.db, eigen.db, 2e-4);
+    }
+  }
+  SetCpuConvBackend(CpuConvBackend::kOneDnn);
+  SetOpThreads(1);
+}
+
+// Chunks of images are fixed by the shapes, so oneDNN's output and input
+// gradient are the same bits at every thread count.
+TEST(Conv2dBackends, OneDnnOutputAndInputGradientIgnoreTheThreadCount) {
+  SetCpuConvBackend(CpuConvBackend::kOneDnn);
+  const Tensor x = RandomTensor({37, 16, 14, 14}, 1),
+               w = RandomTensor({32, 16, 3, 3}, 2), b = RandomTensor({32}, 3);
+  const Tensor dy = RandomTensor({37, 32, 7, 7}, 4);
+  const Conv2dParams prm{2, 1};
+  SetOpThreads(1);
+  const Tensor y1 = Conv2dForward(x, w, b, prm);
+  const Conv2dGrads g1 = Conv2dBackward(x, w, true, dy, prm);
+  for (int threads : {2, 3, 5, 16}) {
+    SetOpThreads(threads);
+    const std::string t = " with " + std::to_string(threads) + " threads";
+    ExpectTensorNear("y" + t, Conv2dForward(x, w, b, prm), y1, 0);
+    const Conv2dGrads g = Conv2dBackward(x, w, true, dy, prm);
+    ExpectTensorNear("dx" + t, g.dx, g1.dx, 0);
+    // Summed per thread, then in thread order: 1,813 products per weight
+    // here, added in another grouping, so only rounding may differ.
+    ExpectTensorNear("dw" + t, g.dw, g1.dw, 1e-5);
+    ExpectTensorNear("db" + t, g.db, g1.db, 1e-5);
+  }
+  SetOpThreads(1);
+}
+
+TEST(Conv2dBackends, NamesParseAndBadNamesSayWhatIsAccepted) {
+  EXPECT_EQ(ParseCpuConvBackend("onednn"), CpuConvBackend::kOneDnn);
+  EXPECT_EQ(ParseCpuConvBackend("eigen"), CpuConvBackend::kEigen);
+  EXPECT_STREQ(CpuConvBackendName(CpuConvBackend::kEigen), "eigen");
+  try {
+    ParseCpuConvBackend("mkl");
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("'mkl'; use onednn or eigen"));
+  }
+}
+
+}  // namespace
+}  // namespace ringlet::nn

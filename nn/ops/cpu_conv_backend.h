@@ -1,0 +1,25 @@
+// Which implementation CPU convolutions run: oneDNN (the default; kernels
+// chosen for the running CPU) or Eigen (im2col and a matrix product, the
+// portable reference that tests compare oneDNN against).
+#ifndef RINGLET_NN_OPS_CPU_CONV_BACKEND_H_
+#define RINGLET_NN_OPS_CPU_CONV_BACKEND_H_
+
+#include <string>
+
+namespace ringlet::nn {
+
+enum class CpuConvBackend { kOneDnn, kEigen };
+
+// "onednn" or "eigen"; throws std::invalid_argument for anything else,
+// naming the accepted values.
+CpuConvBackend ParseCpuConvBackend(const std::string& name);
+const char* CpuConvBackendName(CpuConvBackend backend);
+
+// Process-wide. Starts as $RINGLET_CPU_CONV when set (a bad value throws on
+// first use), else oneDNN.
+CpuConvBackend GetCpuConvBackend();
+void SetCpuConvBackend(CpuConvBackend backend);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_OPS_CPU_CONV_BACKEND_H_

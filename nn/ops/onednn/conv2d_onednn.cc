@@ -1,0 +1,262 @@
+#include "nn/ops/onednn/conv2d_onednn.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "nn/ops/onednn/aligned_buffer.h"
+#include "nn/ops/onednn/conv_plans.h"
+#include "nn/ops/parallel.h"
+
+namespace ringlet::nn::onednn {
+namespace {
+
+// Images per chunk: enough output positions for the kernels to run at
+// speed (ResNet's last stage has 4x4), yet at least kMinChunks chunks so
+// the op threads have work to share. Depends on the shapes only.
+constexpr int64_t kTargetPositions = 4096;
+constexpr int64_t kMaxImages = 64;
+constexpr int64_t kMinChunks = 16;
+int64_t ImagesPerChunk(int64_t n, int64_t positions) {
+  const int64_t by_size = std::clamp<int64_t>(
+      kTargetPositions / std::max<int64_t>(1, positions), 1, kMaxImages);
+  return std::max<int64_t>(
+      1, std::min(by_size, (n + kMinChunks - 1) / kMinChunks));
+}
+
+// One op thread's scratch memory, kept by the device thread that calls the
+// op, so steps after the first allocate nothing.
+struct WorkerBuffers {
+  AlignedBuffer scratchpad, src, dst, diff_dst_data, diff_dst_weights, diff_src,
+      diff_weights, diff_weights_sum;
+  std::vector<float> diff_bias_chunk, diff_bias_sum;
+};
+struct CallerBuffers {
+  std::vector<WorkerBuffers> workers;
+  AlignedBuffer weights, tail_weights;
+};
+CallerBuffers& Buffers(int workers) {
+  thread_local CallerBuffers buffers;
+  if (static_cast<int>(buffers.workers.size()) < workers) {
+    buffers.workers.resize(workers);
+  }
+  return buffers;
+}
+
+// oneDNN runs on OpenMP; our op threads are the parallelism, so each call
+// stays on the thread that makes it.
+void OneOpenMpThread() {
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+}
+
+dnnl::memory Memory(const dnnl::memory::desc& desc, const void* data) {
+  return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
+}
+
+void Reorder(const dnnl::reorder& reorder, dnnl::stream& stream,
+             const dnnl::memory::desc& from_desc, const void* from,
+             const dnnl::memory::desc& to_desc, void* to) {
+  dnnl::memory source = Memory(from_desc, from), target = Memory(to_desc, to);
+  reorder.execute(stream, source, target);
+}
+
+// The values at `plain` in the layout the primitive reads: `plain` itself
+// when the layouts agree, else a reorder into `buffer`.
+void* AsInternal(const LayoutPair& pair, const float* plain,
+                 AlignedBuffer& buffer, dnnl::stream& stream) {
+  if (!pair.to_internal) return const_cast<float*>(plain);
+  void* internal = buffer.Get(pair.internal.get_size());
+  Reorder(*pair.to_internal, stream, pair.plain, plain, pair.internal,
+          internal);
+  return internal;
+}
+
+// Where the primitive writes a result destined for `plain`, and the copy
+// back once it has.
+void* OutputBuffer(const LayoutPair& pair, float* plain,
+                   AlignedBuffer& buffer) {
+  return pair.to_plain ? buffer.Get(pair.internal.get_size()) : plain;
+}
+void ToPlain(const LayoutPair& pair, void* internal, float* plain,
+             dnnl::stream& stream) {
+  if (pair.to_plain) {
+    Reorder(*pair.to_plain, stream, pair.internal, internal, pair.plain, plain);
+  }
+}
+
+dnnl::memory Scratchpad(const dnnl::memory::desc& desc, WorkerBuffers& mine) {
+  return Memory(desc, mine.scratchpad.Get(desc.get_size()));
+}
+
+struct Chunking {
+  ConvShape full, tail;  // tail.n == 0 when chunks divide the batch
+  int64_t chunks, images;
+  int64_t ImagesIn(int64_t chunk, int64_t n) const {
+    return std::min(images, n - chunk * images);
+  }
+};
+
+Chunking ChunksOf(const Tensor& x, const Tensor& w, bool bias,
+                  const Conv2dParams& params) {
+  ConvShape shape{x.dim(0), x.dim(1), x.dim(2),      x.dim(3),       w.dim(0),
+                  w.dim(2), w.dim(3), params.stride, params.padding, bias};
+  const int64_t n = shape.n;
+  const int64_t images = ImagesPerChunk(n, shape.p() * shape.q());
+  Chunking chunking{shape, shape, (n + images - 1) / images, images};
+  chunking.full.n = std::min(images, n);
+  chunking.tail.n = n % images;
+  return chunking;
+}
+
+}  // namespace
+
+Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                     const Conv2dParams& params) {
+  const Chunking ch = ChunksOf(x, w, b.defined(), params);
+  const ConvShape& s = ch.full;
+  Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()});
+  if (x.dim(0) == 0) return y;
+  OneOpenMpThread();
+  const ForwardPlan& full = GetForwardPlan(ch.full);
+  const ForwardPlan* tail = ch.tail.n ? &GetForwardPlan(ch.tail) : nullptr;
+  const int workers =
+      static_cast<int>(std::min<int64_t>(OpThreads(), ch.chunks));
+  CallerBuffers& buffers = Buffers(workers);
+  // The weights, reordered once for every chunk.
+  dnnl::stream stream(CpuEngine());
+  const void* weights =
+      AsInternal(full.weights, w.data(), buffers.weights, stream);
+  const void* tail_weights =
+      tail ? AsInternal(tail->weights, w.data(), buffers.tail_weights, stream)
+           : nullptr;
+  const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
+  ParallelFor(ch.chunks, [&](int64_t begin, int64_t end, int worker) {
+    OneOpenMpThread();
+    dnnl::stream stream(CpuEngine());
+    WorkerBuffers& mine = buffers.workers[worker];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t n0 = chunk * ch.images;
+      const bool is_tail = ch.ImagesIn(chunk, x.dim(0)) < ch.images;
+      const ForwardPlan& plan = is_tail ? *tail : full;
+      void* src =
+          AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
+      float* out = y.data() + n0 * out_image;
+      void* dst = OutputBuffer(plan.dst, out, mine.dst);
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, Memory(plan.src.internal, src)},
+          {DNNL_ARG_WEIGHTS,
+           Memory(plan.weights.internal, is_tail ? tail_weights : weights)},
+          {DNNL_ARG_DST, Memory(plan.dst.internal, dst)},
+          {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}};
+      if (b.defined()) args[DNNL_ARG_BIAS] = Memory(plan.bias, b.data());
+      plan.primitive.execute(stream, args);
+      ToPlain(plan.dst, dst, out, stream);
+    }
+  });
+  return y;
+}
+
+Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy, const Conv2dParams& params,
+                           bool need_dx) {
+  const Chunking ch = ChunksOf(x, w, has_bias, params);
+  const ConvShape& s = ch.full;
+  Conv2dGrads grads;
+  if (need_dx) grads.dx = Tensor::Uninitialized(x.shape());
+  grads.dw = Tensor(w.shape());
+  if (has_bias) grads.db = Tensor({s.k});
+  if (x.dim(0) == 0) return grads;
+  OneOpenMpThread();
+  const BackwardPlan& full = GetBackwardPlan(ch.full, need_dx);
+  const BackwardPlan* tail =
+      ch.tail.n ? &GetBackwardPlan(ch.tail, need_dx) : nullptr;
+  const int workers =
+      static_cast<int>(std::min<int64_t>(OpThreads(), ch.chunks));
+  CallerBuffers& buffers = Buffers(workers);
+  dnnl::stream stream(CpuEngine());
+  const void* weights =
+      need_dx ? AsInternal(full.data_weights, w.data(), buffers.weights, stream)
+              : nullptr;
+  const void* tail_weights = need_dx && tail
+                                 ? AsInternal(tail->data_weights, w.data(),
+                                              buffers.tail_weights, stream)
+                                 : nullptr;
+  const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
+  const size_t dw_bytes = grads.dw.numel() * sizeof(float);
+  ParallelFor(ch.chunks, [&](int64_t begin, int64_t end, int worker) {
+    OneOpenMpThread();
+    dnnl::stream stream(CpuEngine());
+    WorkerBuffers& mine = buffers.workers[worker];
+    // This thread's sums; thread 0 adds straight into the result.
+    float* dw_sum =
+        worker == 0 ? grads.dw.data()
+                    : static_cast<float*>(mine.diff_weights_sum.Get(dw_bytes));
+    if (worker != 0) std::memset(dw_sum, 0, dw_bytes);
+    mine.diff_bias_sum.assign(has_bias ? s.k : 0, 0.0f);
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t n0 = chunk * ch.images;
+      const bool is_tail = ch.ImagesIn(chunk, x.dim(0)) < ch.images;
+      const BackwardPlan& plan = is_tail ? *tail : full;
+      const float* dy_chunk = dy.data() + n0 * out_image;
+      // Weight (and bias) gradient of the chunk, added to this thread's sum.
+      void* src = AsInternal(plan.weights_src, x.data() + n0 * in_image,
+                             mine.src, stream);
+      void* diff_dst = AsInternal(plan.weights_diff_dst, dy_chunk,
+                                  mine.diff_dst_weights, stream);
+      void* diff_weights = mine.diff_weights.Get(plan.diff_weights.get_size());
+      std::vector<float>& bias_chunk = mine.diff_bias_chunk;
+      bias_chunk.resize(has_bias ? s.k : 0);
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, Memory(plan.weights_src.internal, src)},
+          {DNNL_ARG_DIFF_DST, Memory(plan.weights_diff_dst.internal, diff_dst)},
+          {DNNL_ARG_DIFF_WEIGHTS, Memory(plan.diff_weights, diff_weights)},
+          {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.weights_scratchpad, mine)}};
+      if (has_bias) {
+        args[DNNL_ARG_DIFF_BIAS] = Memory(plan.diff_bias, bias_chunk.data());
+      }
+      plan.weights.execute(stream, args);
+      Reorder(plan.accumulate_diff_weights, stream, plan.diff_weights,
+              diff_weights, plan.plain_weights, dw_sum);
+      for (int64_t k = 0; k < static_cast<int64_t>(bias_chunk.size()); ++k) {
+        mine.diff_bias_sum[k] += bias_chunk[k];
+      }
+      if (!need_dx) continue;
+      // Input gradient of the chunk.
+      void* data_diff_dst =
+          plan.data_diff_dst.internal == plan.weights_diff_dst.internal
+              ? diff_dst
+              : AsInternal(plan.data_diff_dst, dy_chunk, mine.diff_dst_data,
+                           stream);
+      float* dx = grads.dx.data() + n0 * in_image;
+      void* diff_src = OutputBuffer(plan.data_diff_src, dx, mine.diff_src);
+      plan.data->execute(
+          stream,
+          {{DNNL_ARG_DIFF_DST,
+            Memory(plan.data_diff_dst.internal, data_diff_dst)},
+           {DNNL_ARG_WEIGHTS, Memory(plan.data_weights.internal,
+                                     is_tail ? tail_weights : weights)},
+           {DNNL_ARG_DIFF_SRC, Memory(plan.data_diff_src.internal, diff_src)},
+           {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.data_scratchpad, mine)}});
+      ToPlain(plan.data_diff_src, diff_src, dx, stream);
+    }
+  });
+  // The threads' sums, in thread order.
+  float* dw = grads.dw.data();
+  for (int worker = 1; worker < workers; ++worker) {
+    const float* part = static_cast<const float*>(
+        buffers.workers[worker].diff_weights_sum.Get(dw_bytes));
+    for (int64_t i = 0; i < grads.dw.numel(); ++i) dw[i] += part[i];
+  }
+  if (has_bias) {
+    for (int worker = 0; worker < workers; ++worker) {
+      const std::vector<float>& part = buffers.workers[worker].diff_bias_sum;
+      for (int64_t k = 0; k < s.k; ++k) grads.db.data()[k] += part[k];
+    }
+  }
+  return grads;
+}
+
+}  // namespace ringlet::nn::onednn

@@ -1,0 +1,184 @@
+#include "nn/ops/onednn/conv_plans.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace ringlet::nn::onednn {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+
+memory::desc Any(const memory::dims& dims) {
+  return memory::desc(dims, kF32, Tag::any);
+}
+
+struct Descs {
+  memory::dims src, weights, dst, bias, strides, padding;
+};
+
+Descs DescsOf(const ConvShape& s) {
+  // oneDNN pads on both sides; with floor division in P and Q a right pad
+  // equal to the left one gives the same output size as ours.
+  return {{s.n, s.c, s.h, s.w},     {s.k, s.c, s.r, s.s},
+          {s.n, s.k, s.p(), s.q()}, {s.k},
+          {s.stride, s.stride},     {s.pad, s.pad}};
+}
+
+std::string Describe(const ConvShape& s) {
+  return "input [" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
+         std::to_string(s.h) + ", " + std::to_string(s.w) + "], weight [" +
+         std::to_string(s.k) + ", " + std::to_string(s.c) + ", " +
+         std::to_string(s.r) + ", " + std::to_string(s.s) + "], stride " +
+         std::to_string(s.stride) + ", padding " + std::to_string(s.pad);
+}
+
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvShape& s) {
+  const Descs d = DescsOf(s);
+  const auto desc =
+      s.bias ? dnnl::convolution_forward::desc(
+                   dnnl::prop_kind::forward_training,
+                   dnnl::algorithm::convolution_direct, Any(d.src),
+                   Any(d.weights), memory::desc(d.bias, kF32, Tag::x),
+                   Any(d.dst), d.strides, d.padding, d.padding)
+             : dnnl::convolution_forward::desc(
+                   dnnl::prop_kind::forward_training,
+                   dnnl::algorithm::convolution_direct, Any(d.src),
+                   Any(d.weights), Any(d.dst), d.strides, d.padding, d.padding);
+  return {desc, UserScratchpad(), CpuEngine()};
+}
+
+std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
+  const Descs d = DescsOf(s);
+  const auto pd = ForwardDesc(s);
+  return std::make_unique<ForwardPlan>(ForwardPlan{
+      dnnl::convolution_forward(pd),
+      LayoutPair::For(memory::desc(d.src, kF32, Tag::nchw), pd.src_desc(),
+                      true),
+      LayoutPair::For(memory::desc(d.weights, kF32, Tag::oihw),
+                      pd.weights_desc(), true),
+      LayoutPair::For(memory::desc(d.dst, kF32, Tag::nchw), pd.dst_desc(),
+                      false),
+      s.bias ? pd.bias_desc() : memory::desc(), pd.scratchpad_desc()});
+}
+
+std::unique_ptr<BackwardPlan> MakeBackwardPlan(const ConvShape& s,
+                                               bool need_dx) {
+  const Descs d = DescsOf(s);
+  const auto hint = ForwardDesc(s);
+  const memory::desc plain_src(d.src, kF32, Tag::nchw);
+  const memory::desc plain_weights(d.weights, kF32, Tag::oihw);
+  const memory::desc plain_dst(d.dst, kF32, Tag::nchw);
+  auto plan = std::make_unique<BackwardPlan>();
+  if (need_dx) {
+    const dnnl::convolution_backward_data::desc desc(
+        dnnl::algorithm::convolution_direct, Any(d.src), Any(d.weights),
+        Any(d.dst), d.strides, d.padding, d.padding);
+    const dnnl::convolution_backward_data::primitive_desc pd(
+        desc, UserScratchpad(), CpuEngine(), hint);
+    plan->data.emplace(pd);
+    plan->data_diff_dst = LayoutPair::For(plain_dst, pd.diff_dst_desc(), true);
+    plan->data_weights =
+        LayoutPair::For(plain_weights, pd.weights_desc(), true);
+    plan->data_diff_src = LayoutPair::For(plain_src, pd.diff_src_desc(), false);
+    plan->data_scratchpad = pd.scratchpad_desc();
+  }
+  const auto desc =
+      s.bias ? dnnl::convolution_backward_weights::desc(
+                   dnnl::algorithm::convolution_direct, Any(d.src),
+                   Any(d.weights), memory::desc(d.bias, kF32, Tag::x),
+                   Any(d.dst), d.strides, d.padding, d.padding)
+             : dnnl::convolution_backward_weights::desc(
+                   dnnl::algorithm::convolution_direct, Any(d.src),
+                   Any(d.weights), Any(d.dst), d.strides, d.padding, d.padding);
+  const dnnl::convolution_backward_weights::primitive_desc pd(
+      desc, UserScratchpad(), CpuEngine(), hint);
+  plan->weights = dnnl::convolution_backward_weights(pd);
+  plan->weights_src = LayoutPair::For(plain_src, pd.src_desc(), true);
+  plan->weights_diff_dst = LayoutPair::For(plain_dst, pd.diff_dst_desc(), true);
+  dnnl::post_ops sum;
+  sum.append_sum(1.0f);
+  dnnl::primitive_attr accumulate;
+  accumulate.set_post_ops(sum);
+  plan->accumulate_diff_weights = dnnl::reorder(
+      dnnl::reorder::primitive_desc(CpuEngine(), pd.diff_weights_desc(),
+                                    CpuEngine(), plain_weights, accumulate));
+  plan->diff_weights = pd.diff_weights_desc();
+  plan->plain_weights = plain_weights;
+  plan->diff_bias = s.bias ? pd.diff_bias_desc() : memory::desc();
+  plan->weights_scratchpad = pd.scratchpad_desc();
+  return plan;
+}
+
+// Plans are never evicted: a model has a few dozen shapes.
+template <typename Key, typename Plan, typename Make>
+const Plan& Cached(std::map<Key, std::unique_ptr<Plan>>& cache, const Key& key,
+                   const ConvShape& shape, Make make) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    try {
+      it = cache.emplace(key, make()).first;
+    } catch (const dnnl::error& e) {
+      throw std::runtime_error("conv2d (oneDNN): no implementation for " +
+                               Describe(shape) + ": " + e.what() +
+                               "; RINGLET_CPU_CONV=eigen selects the Eigen "
+                               "convolution");
+    }
+  }
+  return *it->second;
+}
+
+}  // namespace
+
+bool ConvShape::operator<(const ConvShape& o) const {
+  return std::tie(n, c, h, w, k, r, s, stride, pad, bias) <
+         std::tie(o.n, o.c, o.h, o.w, o.k, o.r, o.s, o.stride, o.pad, o.bias);
+}
+
+LayoutPair LayoutPair::For(const memory::desc& plain,
+                           const memory::desc& internal, bool input) {
+  LayoutPair pair{plain, internal, std::nullopt, std::nullopt};
+  if (plain != internal) {
+    if (input) {
+      pair.to_internal.emplace(dnnl::reorder::primitive_desc(
+          CpuEngine(), plain, CpuEngine(), internal));
+    } else {
+      pair.to_plain.emplace(dnnl::reorder::primitive_desc(CpuEngine(), internal,
+                                                          CpuEngine(), plain));
+    }
+  }
+  return pair;
+}
+
+const dnnl::engine& CpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+const ForwardPlan& GetForwardPlan(const ConvShape& shape) {
+  static std::map<ConvShape, std::unique_ptr<ForwardPlan>> cache;
+  return Cached(cache, shape, shape, [&] { return MakeForwardPlan(shape); });
+}
+
+const BackwardPlan& GetBackwardPlan(const ConvShape& shape, bool need_dx) {
+  static std::map<std::pair<ConvShape, bool>, std::unique_ptr<BackwardPlan>>
+      cache;
+  return Cached(cache, std::make_pair(shape, need_dx), shape,
+                [&] { return MakeBackwardPlan(shape, need_dx); });
+}
+
+}  // namespace ringlet::nn::onednn

@@ -1,0 +1,70 @@
+// oneDNN convolution primitives for one shape, created once and reused:
+// creating a primitive descriptor chooses an implementation for the running
+// CPU (tens of microseconds); executing one is what a step should cost.
+//
+// Shape letters as in nn/ops/conv2d.h: a chunk of N images of C x H x W,
+// K output channels, R x S kernel, P x Q output. Our tensors are plain
+// (NCHW activations, KCRS weights); the primitives choose their own layouts
+// (`any`, blocked by 8 or 16 channels on x86), and each plan carries the
+// reorders between the two, absent where the layouts agree.
+#ifndef RINGLET_NN_OPS_ONEDNN_CONV_PLANS_H_
+#define RINGLET_NN_OPS_ONEDNN_CONV_PLANS_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace ringlet::nn::onednn {
+
+struct ConvShape {
+  int64_t n, c, h, w, k, r, s, stride, pad;
+  bool bias;
+  int64_t p() const { return (h + 2 * pad - r) / stride + 1; }
+  int64_t q() const { return (w + 2 * pad - s) / stride + 1; }
+  bool operator<(const ConvShape& o) const;
+};
+
+// A user's plain buffer and the primitive's layout of the same values.
+struct LayoutPair {
+  dnnl::memory::desc plain, internal;
+  std::optional<dnnl::reorder> to_internal, to_plain;  // absent when equal
+  // Builds the reorders needed: to_internal for inputs, to_plain for outputs.
+  static LayoutPair For(const dnnl::memory::desc& plain,
+                        const dnnl::memory::desc& internal, bool input);
+};
+
+struct ForwardPlan {
+  dnnl::convolution_forward primitive;
+  LayoutPair src, weights, dst;
+  dnnl::memory::desc bias;  // zero desc without bias
+  dnnl::memory::desc scratchpad;
+};
+
+struct BackwardPlan {
+  // Backward data; absent when the caller needs no input gradient.
+  std::optional<dnnl::convolution_backward_data> data;
+  LayoutPair data_diff_dst, data_weights, data_diff_src;
+  // Backward weights (and bias).
+  dnnl::convolution_backward_weights weights;
+  LayoutPair weights_src, weights_diff_dst;
+  // Adds a chunk's weight gradient (the primitive's layout) into a plain
+  // KCRS sum: a reorder with a sum post-op.
+  dnnl::reorder accumulate_diff_weights;
+  dnnl::memory::desc diff_weights, plain_weights;
+  dnnl::memory::desc diff_bias;  // zero desc without bias
+  dnnl::memory::desc data_scratchpad, weights_scratchpad;
+};
+
+// The CPU engine every plan runs on.
+const dnnl::engine& CpuEngine();
+
+// Plans for a shape from a process-wide cache (thread-safe; the returned
+// plan lives until the process ends). Throws std::runtime_error naming the
+// shape when oneDNN has no implementation for it.
+const ForwardPlan& GetForwardPlan(const ConvShape& shape);
+const BackwardPlan& GetBackwardPlan(const ConvShape& shape, bool need_dx);
+
+}  // namespace ringlet::nn::onednn
+
+#endif  // RINGLET_NN_OPS_ONEDNN_CONV_PLANS_H_
