@@ -1,6 +1,7 @@
 #include "nn/layers/layers.h"
 
 #include <string>
+#include <utility>
 
 #include "nn/ops/activation.h"
 #include "nn/ops/elementwise.h"
@@ -51,6 +52,7 @@ Tensor Conv2d::Forward(const Tensor& x) {
 Tensor Conv2d::Backward(const Tensor& dy) {
   RequireForwardCache(input_.defined());
   Conv2dGrads g = Conv2dBackward(input_, weight_.value, has_bias_, dy, params_);
+  input_ = Tensor();
   AddInPlace(weight_.grad, g.dw);
   if (has_bias_) AddInPlace(bias_.grad, g.db);
   return g.dx;
@@ -78,6 +80,7 @@ Tensor Linear::Forward(const Tensor& x) {
 Tensor Linear::Backward(const Tensor& dy) {
   RequireForwardCache(input_.defined());
   LinearGrads g = LinearBackward(input_, weight_.value, has_bias_, dy);
+  input_ = Tensor();
   AddInPlace(weight_.grad, g.dw);
   if (has_bias_) AddInPlace(bias_.grad, g.db);
   return g.dx;
@@ -97,7 +100,9 @@ Tensor ReLU::Forward(const Tensor& x) {
 
 Tensor ReLU::Backward(const Tensor& dy) {
   RequireForwardCache(output_.defined());
-  return ReluBackward(output_, dy);
+  Tensor dx = ReluBackward(output_, dy);
+  output_ = Tensor();
+  return dx;
 }
 
 AvgPool2d::AvgPool2d(int kernel, int stride)
@@ -113,7 +118,8 @@ Tensor AvgPool2d::Forward(const Tensor& x) {
 
 Tensor AvgPool2d::Backward(const Tensor& dy) {
   RequireForwardCache(!input_shape_.empty());
-  return AvgPool2dBackward(input_shape_, dy, kernel_, stride_);
+  return AvgPool2dBackward(std::exchange(input_shape_, Shape()), dy, kernel_,
+                           stride_);
 }
 
 Tensor GlobalAvgPool::Forward(const Tensor& x) {
@@ -123,7 +129,7 @@ Tensor GlobalAvgPool::Forward(const Tensor& x) {
 
 Tensor GlobalAvgPool::Backward(const Tensor& dy) {
   RequireForwardCache(!input_shape_.empty());
-  return GlobalAvgPoolBackward(input_shape_, dy);
+  return GlobalAvgPoolBackward(std::exchange(input_shape_, Shape()), dy);
 }
 
 Tensor Flatten::Forward(const Tensor& x) {
@@ -133,7 +139,7 @@ Tensor Flatten::Forward(const Tensor& x) {
 
 Tensor Flatten::Backward(const Tensor& dy) {
   RequireForwardCache(!input_shape_.empty());
-  return dy.View(input_shape_);
+  return dy.View(std::exchange(input_shape_, Shape()));
 }
 
 BatchNorm2d::BatchNorm2d(int64_t channels) {
@@ -160,6 +166,7 @@ Tensor BatchNorm2d::Backward(const Tensor& dy) {
   RequireForwardCache(cache_.filled());
   BatchNormGrads g =
       BatchNorm2dBackward(dy, gamma_.value, cache_, replica_sum_);
+  cache_ = BatchNormCache();
   AddInPlace(gamma_.grad, g.dgamma);
   AddInPlace(beta_.grad, g.dbeta);
   return g.dx;

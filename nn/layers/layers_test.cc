@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
@@ -143,6 +144,33 @@ TEST(Layers, WrongModeAndOrderAreClearErrors) {
   EXPECT_THROW(Conv2d(1, 1, 3, 0), ShapeError);
   EXPECT_THROW(Residual(2, 4, false, 1), ShapeError);
   EXPECT_THROW(Linear(3, 0), ShapeError);
+}
+
+// Backward lets go of what Forward kept (activations are freed during the
+// backward pass, as autograd frees its graph): a second Backward needs a
+// new Forward.
+TEST(Layers, BackwardReleasesWhatForwardKept) {
+  std::vector<std::unique_ptr<Module>> modules;
+  modules.push_back(std::make_unique<Conv2d>(2, 3, 3, 1, 1));
+  modules.push_back(std::make_unique<BatchNorm2d>(2));
+  modules.push_back(std::make_unique<ReLU>());
+  modules.push_back(std::make_unique<AvgPool2d>(2, 2));
+  modules.push_back(std::make_unique<GlobalAvgPool>());
+  modules.push_back(std::make_unique<Flatten>());
+  for (auto& module : modules) {
+    const Tensor x = RandomTensor({2, 2, 4, 4}, 21);
+    const Tensor y = module->Forward(x);
+    const Tensor dy = RandomTensor(y.shape(), 22);
+    EXPECT_NO_THROW(module->Backward(dy)) << module->kind();
+    EXPECT_THROW(module->Backward(dy), ModeError) << module->kind();
+    module->Forward(x);
+    EXPECT_NO_THROW(module->Backward(dy)) << module->kind();
+  }
+  Linear linear(4, 2);
+  const Tensor x = RandomTensor({3, 4}, 23);
+  linear.Forward(x);
+  linear.Backward(RandomTensor({3, 2}, 24));
+  EXPECT_THROW(linear.Backward(RandomTensor({3, 2}, 24)), ModeError);
 }
 
 // The cache counts as filled by either device's forward: the CUDA forward

@@ -2,9 +2,11 @@
 // general autograd, each module caches what its backward needs.
 //
 // Forward(x) in training mode keeps what Backward needs; Backward(dy)
-// accumulates gradients into the parameters' `grad` tensors and returns
-// dx. Parameters are named by their path ("resnet_block2.0.conv1.weight")
-// and shared by handle, so an optimizer or an allreduce can reach them.
+// accumulates gradients into the parameters' `grad` tensors, returns dx and
+// lets go of what Forward kept (as autograd frees a graph), so activations
+// are freed during the backward pass and one Forward serves one Backward.
+// Parameters are named by their path ("resnet_block2.0.conv1.weight") and
+// shared by handle, so an optimizer or an allreduce can reach them.
 #ifndef RINGLET_NN_LAYERS_MODULE_H_
 #define RINGLET_NN_LAYERS_MODULE_H_
 

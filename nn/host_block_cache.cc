@@ -1,0 +1,95 @@
+#include "nn/host_block_cache.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+
+namespace ringlet::nn {
+namespace {
+
+constexpr size_t kAlignment = 64;
+constexpr size_t kPage = 4096;
+// Free blocks beyond this are given back: a bound for programs whose sizes
+// keep changing (training repeats its sizes and stays far below).
+constexpr int64_t kMaxCachedBytes = int64_t{4} << 30;
+
+size_t Rounded(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
+struct Cache {
+  std::mutex mutex;
+  std::multimap<size_t, void*> free_blocks;  // rounded size -> block
+  HostBlockCacheStats stats;
+};
+
+Cache& TheCache() {
+  // Never destroyed: tensors in static storage may be freed after it.
+  static Cache* cache = new Cache();
+  return *cache;
+}
+
+void* SystemAllocate(size_t rounded) {
+  void* block = std::aligned_alloc(kAlignment, rounded);
+  if (block == nullptr) throw std::bad_alloc();
+  return block;
+}
+
+}  // namespace
+
+HostBlock AllocateHostBlock(size_t bytes) {
+  if (bytes < kHostBlockCacheMinBytes) {
+    return {::operator new(bytes, std::align_val_t(kAlignment)), bytes};
+  }
+  const size_t rounded = Rounded(bytes);
+  Cache& cache = TheCache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    // The smallest free block that fits, if it wastes less than half.
+    auto it = cache.free_blocks.lower_bound(rounded);
+    if (it != cache.free_blocks.end() && it->first <= 2 * rounded) {
+      const HostBlock block{it->second, it->first};
+      cache.stats.cached_bytes -= it->first;
+      cache.free_blocks.erase(it);
+      ++cache.stats.hits;
+      return block;
+    }
+    ++cache.stats.misses;
+  }
+  return {SystemAllocate(rounded), rounded};
+}
+
+void FreeHostBlock(const HostBlock& block) {
+  if (block.data == nullptr) return;
+  if (block.capacity < kHostBlockCacheMinBytes) {
+    ::operator delete(block.data, std::align_val_t(kAlignment));
+    return;
+  }
+  const size_t rounded = block.capacity;
+  Cache& cache = TheCache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (cache.stats.cached_bytes + static_cast<int64_t>(rounded) <=
+        kMaxCachedBytes) {
+      cache.free_blocks.emplace(rounded, block.data);
+      cache.stats.cached_bytes += rounded;
+      return;
+    }
+  }
+  std::free(block.data);
+}
+
+HostBlockCacheStats GetHostBlockCacheStats() {
+  Cache& cache = TheCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return cache.stats;
+}
+
+void ReleaseHostBlockCache() {
+  Cache& cache = TheCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  for (auto& [size, block] : cache.free_blocks) std::free(block);
+  cache.free_blocks.clear();
+  cache.stats.cached_bytes = 0;
+}
+
+}  // namespace ringlet::nn
