@@ -62,10 +62,12 @@ TEST(Conv2dBackends, OneDnnMatchesEigenOnTheModelsShapes) {
     if (m.need_dx) {
       ExpectTensorNear(std::string(m.name) + " dx", onednn.dx, eigen.dx, 1e-4);
     }
-    // Weight gradients sum N P Q products (up to 13,328 here).
-    ExpectTensorNear(std::string(m.name) + " dw", onednn.dw, eigen.dw, 2e-4);
+    // Weight gradients sum N P Q products of values in [-1, 1] (13,328 for
+    // block1): partial sums reach ~100, so float32 rounding in another order
+    // (oneDNN runs a thread's images in one call) differs by up to ~1e-3.
+    ExpectTensorNear(std::string(m.name) + " dw", onednn.dw, eigen.dw, 1e-3);
     if (m.bias) {
-      ExpectTensorNear(std::string(m.name) + " db", onednn.db, eigen.db, 2e-4);
+      ExpectTensorNear(std::string(m.name) + " db", onednn.db, eigen.db, 1e-3);
     }
   }
   SetCpuConvBackend(CpuConvBackend::kOneDnn);
@@ -89,10 +91,11 @@ TEST(Conv2dBackends, OneDnnOutputAndInputGradientIgnoreTheThreadCount) {
     ExpectTensorNear("y" + t, Conv2dForward(x, w, b, prm), y1, 0);
     const Conv2dGrads g = Conv2dBackward(x, w, true, dy, prm);
     ExpectTensorNear("dx" + t, g.dx, g1.dx, 0);
-    // Summed per thread, then in thread order: 1,813 products per weight
-    // here, added in another grouping, so only rounding may differ.
-    ExpectTensorNear("dw" + t, g.dw, g1.dw, 1e-5);
-    ExpectTensorNear("db" + t, g.db, g1.db, 1e-5);
+    // Each thread sums its run of images, then the runs are added in
+    // thread order: 1,813 products per weight here, grouped otherwise, so
+    // float32 rounding differs (partial sums reach ~40).
+    ExpectTensorNear("dw" + t, g.dw, g1.dw, 1e-4);
+    ExpectTensorNear("db" + t, g.db, g1.db, 1e-4);
   }
   SetOpThreads(1);
 }

@@ -16,7 +16,8 @@ namespace {
 
 // Images per chunk: enough output positions for the kernels to run at
 // speed (ResNet's last stage has 4x4), yet at least kMinChunks chunks so
-// the op threads have work to share. Depends on the shapes only.
+// the op threads have work to share. Depends on the shapes only: the
+// forward pass and the input gradient use these chunks.
 constexpr int64_t kTargetPositions = 4096;
 constexpr int64_t kMaxImages = 64;
 constexpr int64_t kMinChunks = 16;
@@ -30,8 +31,8 @@ int64_t ImagesPerChunk(int64_t n, int64_t positions) {
 // One op thread's scratch memory, kept by the device thread that calls the
 // op, so steps after the first allocate nothing.
 struct WorkerBuffers {
-  AlignedBuffer scratchpad, src, dst, diff_dst_data, diff_dst_weights, diff_src,
-      diff_weights, diff_weights_sum;
+  AlignedBuffer scratchpad, src, dst, diff_dst, diff_src, diff_weights,
+      diff_weights_sum;
   std::vector<float> diff_bias_chunk, diff_bias_sum;
 };
 struct CallerBuffers {
@@ -111,6 +112,118 @@ Chunking ChunksOf(const Tensor& x, const Tensor& w, bool bias,
   return chunking;
 }
 
+// The input gradient, chunk by chunk as the forward pass.
+void BackwardData(const Tensor& x, const Tensor& w, const Tensor& dy,
+                  const Chunking& ch, Tensor& dx) {
+  const ConvShape& s = ch.full;
+  const BackwardDataPlan& full = GetBackwardDataPlan(ch.full);
+  const BackwardDataPlan* tail =
+      ch.tail.n ? &GetBackwardDataPlan(ch.tail) : nullptr;
+  const int workers =
+      static_cast<int>(std::min<int64_t>(OpThreads(), ch.chunks));
+  CallerBuffers& buffers = Buffers(workers);
+  dnnl::stream stream(CpuEngine());
+  const void* weights =
+      AsInternal(full.weights, w.data(), buffers.weights, stream);
+  const void* tail_weights =
+      tail ? AsInternal(tail->weights, w.data(), buffers.tail_weights, stream)
+           : nullptr;
+  const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
+  ParallelFor(ch.chunks, [&](int64_t begin, int64_t end, int worker) {
+    OneOpenMpThread();
+    dnnl::stream stream(CpuEngine());
+    WorkerBuffers& mine = buffers.workers[worker];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t n0 = chunk * ch.images;
+      const bool is_tail = ch.ImagesIn(chunk, x.dim(0)) < ch.images;
+      const BackwardDataPlan& plan = is_tail ? *tail : full;
+      void* diff_dst = AsInternal(plan.diff_dst, dy.data() + n0 * out_image,
+                                  mine.diff_dst, stream);
+      float* out = dx.data() + n0 * in_image;
+      void* diff_src = OutputBuffer(plan.diff_src, out, mine.diff_src);
+      plan.primitive.execute(
+          stream,
+          {{DNNL_ARG_DIFF_DST, Memory(plan.diff_dst.internal, diff_dst)},
+           {DNNL_ARG_WEIGHTS,
+            Memory(plan.weights.internal, is_tail ? tail_weights : weights)},
+           {DNNL_ARG_DIFF_SRC, Memory(plan.diff_src.internal, diff_src)},
+           {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}});
+      ToPlain(plan.diff_src, diff_src, out, stream);
+    }
+  });
+}
+
+// Weight and bias gradients. Their sums depend on the thread count anyway
+// (per thread, then in thread order), so here each thread takes one run of
+// images, cut only where the chunk buffers would grow past
+// kWeightChunkPositions output positions: few, large oneDNN calls, which
+// its weight-gradient kernels need to run at speed (ResNet's 4x4 stage ran
+// at 35 GFLOP/s in chunks of 16 images).
+constexpr int64_t kWeightChunkPositions = 16384;
+
+void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
+                     Conv2dGrads& grads) {
+  const int64_t n = x.dim(0);
+  const bool has_bias = s.bias;
+  const int workers = static_cast<int>(std::min<int64_t>(OpThreads(), n));
+  CallerBuffers& buffers = Buffers(workers);
+  const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
+  const size_t dw_bytes = grads.dw.numel() * sizeof(float);
+  const int64_t most_images = std::max<int64_t>(
+      1, kWeightChunkPositions / std::max<int64_t>(1, s.p() * s.q()));
+  ParallelFor(workers, [&](int64_t begin, int64_t end, int worker) {
+    OneOpenMpThread();
+    dnnl::stream stream(CpuEngine());
+    WorkerBuffers& mine = buffers.workers[worker];
+    // This thread's sums; thread 0 adds straight into the result.
+    float* dw_sum =
+        worker == 0 ? grads.dw.data()
+                    : static_cast<float*>(mine.diff_weights_sum.Get(dw_bytes));
+    if (worker != 0) std::memset(dw_sum, 0, dw_bytes);
+    mine.diff_bias_sum.assign(has_bias ? s.k : 0, 0.0f);
+    const int64_t first = n * begin / workers, last = n * end / workers;
+    for (int64_t n0 = first; n0 < last; n0 += most_images) {
+      ConvShape chunk_shape = s;
+      chunk_shape.n = std::min(most_images, last - n0);
+      const BackwardWeightsPlan& plan = GetBackwardWeightsPlan(chunk_shape);
+      void* src =
+          AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
+      void* diff_dst = AsInternal(plan.diff_dst, dy.data() + n0 * out_image,
+                                  mine.diff_dst, stream);
+      void* diff_weights = mine.diff_weights.Get(plan.diff_weights.get_size());
+      std::vector<float>& bias_chunk = mine.diff_bias_chunk;
+      bias_chunk.resize(has_bias ? s.k : 0);
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, Memory(plan.src.internal, src)},
+          {DNNL_ARG_DIFF_DST, Memory(plan.diff_dst.internal, diff_dst)},
+          {DNNL_ARG_DIFF_WEIGHTS, Memory(plan.diff_weights, diff_weights)},
+          {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}};
+      if (has_bias) {
+        args[DNNL_ARG_DIFF_BIAS] = Memory(plan.diff_bias, bias_chunk.data());
+      }
+      plan.primitive.execute(stream, args);
+      Reorder(plan.accumulate_diff_weights, stream, plan.diff_weights,
+              diff_weights, plan.plain_weights, dw_sum);
+      for (int64_t k = 0; k < static_cast<int64_t>(bias_chunk.size()); ++k) {
+        mine.diff_bias_sum[k] += bias_chunk[k];
+      }
+    }
+  });
+  // The threads' sums, in thread order.
+  float* dw = grads.dw.data();
+  for (int worker = 1; worker < workers; ++worker) {
+    const float* part = static_cast<const float*>(
+        buffers.workers[worker].diff_weights_sum.Get(dw_bytes));
+    for (int64_t i = 0; i < grads.dw.numel(); ++i) dw[i] += part[i];
+  }
+  if (has_bias) {
+    for (int worker = 0; worker < workers; ++worker) {
+      const std::vector<float>& part = buffers.workers[worker].diff_bias_sum;
+      for (int64_t k = 0; k < s.k; ++k) grads.db.data()[k] += part[k];
+    }
+  }
+}
+
 }  // namespace
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
@@ -163,99 +276,14 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy, const Conv2dParams& params,
                            bool need_dx) {
   const Chunking ch = ChunksOf(x, w, has_bias, params);
-  const ConvShape& s = ch.full;
   Conv2dGrads grads;
   if (need_dx) grads.dx = Tensor::Uninitialized(x.shape());
   grads.dw = Tensor(w.shape());
-  if (has_bias) grads.db = Tensor({s.k});
+  if (has_bias) grads.db = Tensor({ch.full.k});
   if (x.dim(0) == 0) return grads;
   OneOpenMpThread();
-  const BackwardPlan& full = GetBackwardPlan(ch.full, need_dx);
-  const BackwardPlan* tail =
-      ch.tail.n ? &GetBackwardPlan(ch.tail, need_dx) : nullptr;
-  const int workers =
-      static_cast<int>(std::min<int64_t>(OpThreads(), ch.chunks));
-  CallerBuffers& buffers = Buffers(workers);
-  dnnl::stream stream(CpuEngine());
-  const void* weights =
-      need_dx ? AsInternal(full.data_weights, w.data(), buffers.weights, stream)
-              : nullptr;
-  const void* tail_weights = need_dx && tail
-                                 ? AsInternal(tail->data_weights, w.data(),
-                                              buffers.tail_weights, stream)
-                                 : nullptr;
-  const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
-  const size_t dw_bytes = grads.dw.numel() * sizeof(float);
-  ParallelFor(ch.chunks, [&](int64_t begin, int64_t end, int worker) {
-    OneOpenMpThread();
-    dnnl::stream stream(CpuEngine());
-    WorkerBuffers& mine = buffers.workers[worker];
-    // This thread's sums; thread 0 adds straight into the result.
-    float* dw_sum =
-        worker == 0 ? grads.dw.data()
-                    : static_cast<float*>(mine.diff_weights_sum.Get(dw_bytes));
-    if (worker != 0) std::memset(dw_sum, 0, dw_bytes);
-    mine.diff_bias_sum.assign(has_bias ? s.k : 0, 0.0f);
-    for (int64_t chunk = begin; chunk < end; ++chunk) {
-      const int64_t n0 = chunk * ch.images;
-      const bool is_tail = ch.ImagesIn(chunk, x.dim(0)) < ch.images;
-      const BackwardPlan& plan = is_tail ? *tail : full;
-      const float* dy_chunk = dy.data() + n0 * out_image;
-      // Weight (and bias) gradient of the chunk, added to this thread's sum.
-      void* src = AsInternal(plan.weights_src, x.data() + n0 * in_image,
-                             mine.src, stream);
-      void* diff_dst = AsInternal(plan.weights_diff_dst, dy_chunk,
-                                  mine.diff_dst_weights, stream);
-      void* diff_weights = mine.diff_weights.Get(plan.diff_weights.get_size());
-      std::vector<float>& bias_chunk = mine.diff_bias_chunk;
-      bias_chunk.resize(has_bias ? s.k : 0);
-      std::unordered_map<int, dnnl::memory> args = {
-          {DNNL_ARG_SRC, Memory(plan.weights_src.internal, src)},
-          {DNNL_ARG_DIFF_DST, Memory(plan.weights_diff_dst.internal, diff_dst)},
-          {DNNL_ARG_DIFF_WEIGHTS, Memory(plan.diff_weights, diff_weights)},
-          {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.weights_scratchpad, mine)}};
-      if (has_bias) {
-        args[DNNL_ARG_DIFF_BIAS] = Memory(plan.diff_bias, bias_chunk.data());
-      }
-      plan.weights.execute(stream, args);
-      Reorder(plan.accumulate_diff_weights, stream, plan.diff_weights,
-              diff_weights, plan.plain_weights, dw_sum);
-      for (int64_t k = 0; k < static_cast<int64_t>(bias_chunk.size()); ++k) {
-        mine.diff_bias_sum[k] += bias_chunk[k];
-      }
-      if (!need_dx) continue;
-      // Input gradient of the chunk.
-      void* data_diff_dst =
-          plan.data_diff_dst.internal == plan.weights_diff_dst.internal
-              ? diff_dst
-              : AsInternal(plan.data_diff_dst, dy_chunk, mine.diff_dst_data,
-                           stream);
-      float* dx = grads.dx.data() + n0 * in_image;
-      void* diff_src = OutputBuffer(plan.data_diff_src, dx, mine.diff_src);
-      plan.data->execute(
-          stream,
-          {{DNNL_ARG_DIFF_DST,
-            Memory(plan.data_diff_dst.internal, data_diff_dst)},
-           {DNNL_ARG_WEIGHTS, Memory(plan.data_weights.internal,
-                                     is_tail ? tail_weights : weights)},
-           {DNNL_ARG_DIFF_SRC, Memory(plan.data_diff_src.internal, diff_src)},
-           {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.data_scratchpad, mine)}});
-      ToPlain(plan.data_diff_src, diff_src, dx, stream);
-    }
-  });
-  // The threads' sums, in thread order.
-  float* dw = grads.dw.data();
-  for (int worker = 1; worker < workers; ++worker) {
-    const float* part = static_cast<const float*>(
-        buffers.workers[worker].diff_weights_sum.Get(dw_bytes));
-    for (int64_t i = 0; i < grads.dw.numel(); ++i) dw[i] += part[i];
-  }
-  if (has_bias) {
-    for (int worker = 0; worker < workers; ++worker) {
-      const std::vector<float>& part = buffers.workers[worker].diff_bias_sum;
-      for (int64_t k = 0; k < s.k; ++k) grads.db.data()[k] += part[k];
-    }
-  }
+  if (need_dx) BackwardData(x, w, dy, ch, grads.dx);
+  BackwardWeights(x, dy, ch.full, grads);
   return grads;
 }
 

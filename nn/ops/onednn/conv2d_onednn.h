@@ -2,12 +2,14 @@
 // (AVX2, AVX-512, AMX) at run time. Same contract as nn/ops/conv2d.h, whose
 // dispatch calls these with shapes it has already checked.
 //
-// Threads and determinism: a batch is cut into chunks of images whose size
-// depends on the shapes only; each op thread (nn/ops/parallel.h) runs whole
-// chunks, every oneDNN call on one OpenMP thread. So the output and the
-// input gradient do not depend on the thread count, bit for bit; weight and
-// bias gradients are summed per thread, then in thread order, so they
-// differ across thread counts only by float rounding (as the Eigen path).
+// Threads and determinism: for the output and the input gradient a batch
+// is cut into chunks of images whose size depends on the shapes only; each
+// op thread (nn/ops/parallel.h) runs whole chunks, every oneDNN call on one
+// OpenMP thread. So those do not depend on the thread count, bit for bit.
+// Weight and bias gradients are summed per thread (each thread's run of
+// images in as few oneDNN calls as its buffers allow), then in thread
+// order, so they differ across thread counts by float32 rounding only, as
+// the Eigen path's do.
 #ifndef RINGLET_NN_OPS_ONEDNN_CONV2D_ONEDNN_H_
 #define RINGLET_NN_OPS_ONEDNN_CONV2D_ONEDNN_H_
 

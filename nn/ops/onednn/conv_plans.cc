@@ -74,27 +74,27 @@ std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
       s.bias ? pd.bias_desc() : memory::desc(), pd.scratchpad_desc()});
 }
 
-std::unique_ptr<BackwardPlan> MakeBackwardPlan(const ConvShape& s,
-                                               bool need_dx) {
+std::unique_ptr<BackwardDataPlan> MakeBackwardDataPlan(const ConvShape& s) {
   const Descs d = DescsOf(s);
-  const auto hint = ForwardDesc(s);
-  const memory::desc plain_src(d.src, kF32, Tag::nchw);
-  const memory::desc plain_weights(d.weights, kF32, Tag::oihw);
-  const memory::desc plain_dst(d.dst, kF32, Tag::nchw);
-  auto plan = std::make_unique<BackwardPlan>();
-  if (need_dx) {
-    const dnnl::convolution_backward_data::desc desc(
-        dnnl::algorithm::convolution_direct, Any(d.src), Any(d.weights),
-        Any(d.dst), d.strides, d.padding, d.padding);
-    const dnnl::convolution_backward_data::primitive_desc pd(
-        desc, UserScratchpad(), CpuEngine(), hint);
-    plan->data.emplace(pd);
-    plan->data_diff_dst = LayoutPair::For(plain_dst, pd.diff_dst_desc(), true);
-    plan->data_weights =
-        LayoutPair::For(plain_weights, pd.weights_desc(), true);
-    plan->data_diff_src = LayoutPair::For(plain_src, pd.diff_src_desc(), false);
-    plan->data_scratchpad = pd.scratchpad_desc();
-  }
+  const dnnl::convolution_backward_data::desc desc(
+      dnnl::algorithm::convolution_direct, Any(d.src), Any(d.weights),
+      Any(d.dst), d.strides, d.padding, d.padding);
+  const dnnl::convolution_backward_data::primitive_desc pd(
+      desc, UserScratchpad(), CpuEngine(), ForwardDesc(s));
+  return std::make_unique<BackwardDataPlan>(
+      BackwardDataPlan{dnnl::convolution_backward_data(pd),
+                       LayoutPair::For(memory::desc(d.dst, kF32, Tag::nchw),
+                                       pd.diff_dst_desc(), true),
+                       LayoutPair::For(memory::desc(d.weights, kF32, Tag::oihw),
+                                       pd.weights_desc(), true),
+                       LayoutPair::For(memory::desc(d.src, kF32, Tag::nchw),
+                                       pd.diff_src_desc(), false),
+                       pd.scratchpad_desc()});
+}
+
+std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
+    const ConvShape& s) {
+  const Descs d = DescsOf(s);
   const auto desc =
       s.bias ? dnnl::convolution_backward_weights::desc(
                    dnnl::algorithm::convolution_direct, Any(d.src),
@@ -104,22 +104,23 @@ std::unique_ptr<BackwardPlan> MakeBackwardPlan(const ConvShape& s,
                    dnnl::algorithm::convolution_direct, Any(d.src),
                    Any(d.weights), Any(d.dst), d.strides, d.padding, d.padding);
   const dnnl::convolution_backward_weights::primitive_desc pd(
-      desc, UserScratchpad(), CpuEngine(), hint);
-  plan->weights = dnnl::convolution_backward_weights(pd);
-  plan->weights_src = LayoutPair::For(plain_src, pd.src_desc(), true);
-  plan->weights_diff_dst = LayoutPair::For(plain_dst, pd.diff_dst_desc(), true);
+      desc, UserScratchpad(), CpuEngine(), ForwardDesc(s));
+  const memory::desc plain_weights(d.weights, kF32, Tag::oihw);
   dnnl::post_ops sum;
   sum.append_sum(1.0f);
   dnnl::primitive_attr accumulate;
   accumulate.set_post_ops(sum);
-  plan->accumulate_diff_weights = dnnl::reorder(
-      dnnl::reorder::primitive_desc(CpuEngine(), pd.diff_weights_desc(),
-                                    CpuEngine(), plain_weights, accumulate));
-  plan->diff_weights = pd.diff_weights_desc();
-  plan->plain_weights = plain_weights;
-  plan->diff_bias = s.bias ? pd.diff_bias_desc() : memory::desc();
-  plan->weights_scratchpad = pd.scratchpad_desc();
-  return plan;
+  return std::make_unique<BackwardWeightsPlan>(BackwardWeightsPlan{
+      dnnl::convolution_backward_weights(pd),
+      LayoutPair::For(memory::desc(d.src, kF32, Tag::nchw), pd.src_desc(),
+                      true),
+      LayoutPair::For(memory::desc(d.dst, kF32, Tag::nchw), pd.diff_dst_desc(),
+                      true),
+      dnnl::reorder(dnnl::reorder::primitive_desc(
+          CpuEngine(), pd.diff_weights_desc(), CpuEngine(), plain_weights,
+          accumulate)),
+      pd.diff_weights_desc(), plain_weights,
+      s.bias ? pd.diff_bias_desc() : memory::desc(), pd.scratchpad_desc()});
 }
 
 // Plans are never evicted: a model has a few dozen shapes.
@@ -174,11 +175,16 @@ const ForwardPlan& GetForwardPlan(const ConvShape& shape) {
   return Cached(cache, shape, shape, [&] { return MakeForwardPlan(shape); });
 }
 
-const BackwardPlan& GetBackwardPlan(const ConvShape& shape, bool need_dx) {
-  static std::map<std::pair<ConvShape, bool>, std::unique_ptr<BackwardPlan>>
-      cache;
-  return Cached(cache, std::make_pair(shape, need_dx), shape,
-                [&] { return MakeBackwardPlan(shape, need_dx); });
+const BackwardDataPlan& GetBackwardDataPlan(const ConvShape& shape) {
+  static std::map<ConvShape, std::unique_ptr<BackwardDataPlan>> cache;
+  return Cached(cache, shape, shape,
+                [&] { return MakeBackwardDataPlan(shape); });
+}
+
+const BackwardWeightsPlan& GetBackwardWeightsPlan(const ConvShape& shape) {
+  static std::map<ConvShape, std::unique_ptr<BackwardWeightsPlan>> cache;
+  return Cached(cache, shape, shape,
+                [&] { return MakeBackwardWeightsPlan(shape); });
 }
 
 }  // namespace ringlet::nn::onednn

@@ -41,19 +41,21 @@ struct ForwardPlan {
   dnnl::memory::desc scratchpad;
 };
 
-struct BackwardPlan {
-  // Backward data; absent when the caller needs no input gradient.
-  std::optional<dnnl::convolution_backward_data> data;
-  LayoutPair data_diff_dst, data_weights, data_diff_src;
-  // Backward weights (and bias).
-  dnnl::convolution_backward_weights weights;
-  LayoutPair weights_src, weights_diff_dst;
+struct BackwardDataPlan {
+  dnnl::convolution_backward_data primitive;
+  LayoutPair diff_dst, weights, diff_src;
+  dnnl::memory::desc scratchpad;
+};
+
+struct BackwardWeightsPlan {
+  dnnl::convolution_backward_weights primitive;
+  LayoutPair src, diff_dst;
   // Adds a chunk's weight gradient (the primitive's layout) into a plain
   // KCRS sum: a reorder with a sum post-op.
   dnnl::reorder accumulate_diff_weights;
   dnnl::memory::desc diff_weights, plain_weights;
   dnnl::memory::desc diff_bias;  // zero desc without bias
-  dnnl::memory::desc data_scratchpad, weights_scratchpad;
+  dnnl::memory::desc scratchpad;
 };
 
 // The CPU engine every plan runs on.
@@ -63,7 +65,8 @@ const dnnl::engine& CpuEngine();
 // plan lives until the process ends). Throws std::runtime_error naming the
 // shape when oneDNN has no implementation for it.
 const ForwardPlan& GetForwardPlan(const ConvShape& shape);
-const BackwardPlan& GetBackwardPlan(const ConvShape& shape, bool need_dx);
+const BackwardDataPlan& GetBackwardDataPlan(const ConvShape& shape);
+const BackwardWeightsPlan& GetBackwardWeightsPlan(const ConvShape& shape);
 
 }  // namespace ringlet::nn::onednn
 
