@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
+#include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/loss.h"
 #include "nn/ops/parallel.h"
 #include "nn/optim/sgd.h"
@@ -45,6 +47,13 @@ void WaitFor(const Tensor& t) {
 
 int Main(int argc, char** argv) {
   std::string model = "lenet", device_text = "cpu";
+  std::string cpu_conv;
+  try {
+    cpu_conv = CpuConvBackendName(GetCpuConvBackend());
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "train_bench: %s\n", e.what());
+    return 2;
+  }
   int batch_size = 256, threads = 1, steps = 20, warmup = 2;
   bool json = false;
   CLI::App app{"Training throughput of the d2l models on one device.",
@@ -59,12 +68,17 @@ int Main(int argc, char** argv) {
   app.add_option("--threads", threads,
                  "threads the device's convolutions may use")
       ->check(CLI::Range(1, 256));
+  app.add_option("--cpu_conv", cpu_conv,
+                 "CPU convolutions: onednn, or eigen (the portable "
+                 "reference); default from $RINGLET_CPU_CONV, else onednn")
+      ->check(CLI::IsMember({"onednn", "eigen"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup, "untimed steps first")
       ->check(CLI::Range(0, 100000));
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
   SetOpThreads(threads);
+  SetCpuConvBackend(ParseCpuConvBackend(cpu_conv));
   Device device;
   try {
     device = ParseDevice(device_text);
@@ -136,16 +150,16 @@ int Main(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %d, "
-        "\"threads\": %d, \"images_per_sec\": %.2f, \"peak_rss_bytes\": "
-        "%ld}\n",
+        "\"threads\": %d, \"cpu_conv\": \"%s\", \"images_per_sec\": %.2f, "
+        "\"peak_rss_bytes\": %ld}\n",
         model.c_str(), ToString(device).c_str(), batch_size, threads,
-        images_per_sec, PeakRssBytes());
+        cpu_conv.c_str(), images_per_sec, PeakRssBytes());
   } else {
     std::printf(
-        "%-9s %-6s batch %4d  threads %d  %9.1f images/s  peak RSS %6.0f "
-        "MiB\n",
+        "%-9s %-6s batch %4d  threads %d  conv %-6s  %9.1f images/s  peak "
+        "RSS %6.0f MiB\n",
         model.c_str(), ToString(device).c_str(), batch_size, threads,
-        images_per_sec, PeakRssBytes() / 1048576.0);
+        cpu_conv.c_str(), images_per_sec, PeakRssBytes() / 1048576.0);
   }
   return 0;
 }

@@ -95,14 +95,10 @@ std::unique_ptr<BackwardDataPlan> MakeBackwardDataPlan(const ConvShape& s) {
 std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
     const ConvShape& s) {
   const Descs d = DescsOf(s);
-  const auto desc =
-      s.bias ? dnnl::convolution_backward_weights::desc(
-                   dnnl::algorithm::convolution_direct, Any(d.src),
-                   Any(d.weights), memory::desc(d.bias, kF32, Tag::x),
-                   Any(d.dst), d.strides, d.padding, d.padding)
-             : dnnl::convolution_backward_weights::desc(
-                   dnnl::algorithm::convolution_direct, Any(d.src),
-                   Any(d.weights), Any(d.dst), d.strides, d.padding, d.padding);
+  // No bias: nn sums the bias gradient itself, in double.
+  const dnnl::convolution_backward_weights::desc desc(
+      dnnl::algorithm::convolution_direct, Any(d.src), Any(d.weights),
+      Any(d.dst), d.strides, d.padding, d.padding);
   const dnnl::convolution_backward_weights::primitive_desc pd(
       desc, UserScratchpad(), CpuEngine(), ForwardDesc(s));
   const memory::desc plain_weights(d.weights, kF32, Tag::oihw);
@@ -119,8 +115,7 @@ std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
       dnnl::reorder(dnnl::reorder::primitive_desc(
           CpuEngine(), pd.diff_weights_desc(), CpuEngine(), plain_weights,
           accumulate)),
-      pd.diff_weights_desc(), plain_weights,
-      s.bias ? pd.diff_bias_desc() : memory::desc(), pd.scratchpad_desc()});
+      pd.diff_weights_desc(), plain_weights, pd.scratchpad_desc()});
 }
 
 // Plans are never evicted: a model has a few dozen shapes.

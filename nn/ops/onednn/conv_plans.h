@@ -47,6 +47,7 @@ struct BackwardDataPlan {
   dnnl::memory::desc scratchpad;
 };
 
+// Weights only: the bias gradient is a sum nn does itself (in double).
 struct BackwardWeightsPlan {
   dnnl::convolution_backward_weights primitive;
   LayoutPair src, diff_dst;
@@ -54,7 +55,6 @@ struct BackwardWeightsPlan {
   // KCRS sum: a reorder with a sum post-op.
   dnnl::reorder accumulate_diff_weights;
   dnnl::memory::desc diff_weights, plain_weights;
-  dnnl::memory::desc diff_bias;  // zero desc without bias
   dnnl::memory::desc scratchpad;
 };
 
