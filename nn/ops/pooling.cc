@@ -4,6 +4,7 @@
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/parallel.h"
 
 namespace ringlet::nn {
 namespace {
@@ -26,6 +27,9 @@ Shape PooledShape(const char* op, const Shape& x, int kernel, int stride) {
           (x[3] - kernel) / stride + 1};
 }
 
+// Planes per thread below which a thread costs more than it saves.
+constexpr int64_t kPlaneGrain = 64;
+
 }  // namespace
 
 Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
@@ -36,20 +40,39 @@ Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
   Tensor y = Tensor::Uninitialized(ys);
   const int64_t h = x.dim(2), w = x.dim(3), p = ys[2], q = ys[3];
   const float scale = 1.0f / (kernel * kernel);
-  for (int64_t plane = 0; plane < ys[0] * ys[1]; ++plane) {
-    const float* in = x.data() + plane * h * w;
-    float* out = y.data() + plane * p * q;
-    for (int64_t i = 0; i < p; ++i) {
-      for (int64_t j = 0; j < q; ++j) {
-        float sum = 0.0f;
-        for (int r = 0; r < kernel; ++r) {
-          const float* row = in + (i * stride + r) * w + j * stride;
-          for (int s = 0; s < kernel; ++s) sum += row[s];
+  const float* x_data = x.data();
+  float* y_data = y.data();
+  // Planes are independent, so threads do not change results.
+  ParallelForElements(
+      ys[0] * ys[1], kPlaneGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+          const float* in = x_data + plane * h * w;
+          float* __restrict out = y_data + plane * p * q;
+          if (kernel == 2 && stride == 2) {  // LeNet's: the same sums, unrolled
+            for (int64_t i = 0; i < p; ++i) {
+              const float* __restrict top = in + 2 * i * w;
+              const float* __restrict bottom = top + w;
+              for (int64_t j = 0; j < q; ++j) {
+                out[i * q + j] =
+                    (((top[2 * j] + top[2 * j + 1]) + bottom[2 * j]) +
+                     bottom[2 * j + 1]) *
+                    scale;
+              }
+            }
+            continue;
+          }
+          for (int64_t i = 0; i < p; ++i) {
+            for (int64_t j = 0; j < q; ++j) {
+              float sum = 0.0f;
+              for (int r = 0; r < kernel; ++r) {
+                const float* row = in + (i * stride + r) * w + j * stride;
+                for (int s = 0; s < kernel; ++s) sum += row[s];
+              }
+              out[i * q + j] = sum * scale;
+            }
+          }
         }
-        out[i * q + j] = sum * scale;
-      }
-    }
-  }
+      });
   return y;
 }
 
@@ -63,19 +86,24 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
   Tensor dx(x_shape);
   const int64_t h = x_shape[2], w = x_shape[3], p = ys[2], q = ys[3];
   const float scale = 1.0f / (kernel * kernel);
-  for (int64_t plane = 0; plane < ys[0] * ys[1]; ++plane) {
-    float* out = dx.data() + plane * h * w;
-    const float* g = dy.data() + plane * p * q;
-    for (int64_t i = 0; i < p; ++i) {
-      for (int64_t j = 0; j < q; ++j) {
-        const float v = g[i * q + j] * scale;
-        for (int r = 0; r < kernel; ++r) {
-          float* row = out + (i * stride + r) * w + j * stride;
-          for (int s = 0; s < kernel; ++s) row[s] += v;
+  float* dx_data = dx.data();
+  const float* dy_data = dy.data();
+  ParallelForElements(
+      ys[0] * ys[1], kPlaneGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+          float* __restrict out = dx_data + plane * h * w;
+          const float* __restrict g = dy_data + plane * p * q;
+          for (int64_t i = 0; i < p; ++i) {
+            for (int64_t j = 0; j < q; ++j) {
+              const float v = g[i * q + j] * scale;
+              for (int r = 0; r < kernel; ++r) {
+                float* row = out + (i * stride + r) * w + j * stride;
+                for (int s = 0; s < kernel; ++s) row[s] += v;
+              }
+            }
+          }
         }
-      }
-    }
-  }
+      });
   return dx;
 }
 
