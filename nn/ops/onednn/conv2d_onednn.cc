@@ -95,8 +95,8 @@ dnnl::memory Scratchpad(const dnnl::memory::desc& desc, WorkerBuffers& mine) {
 struct Chunking {
   ConvShape full, tail;  // tail.n == 0 when chunks divide the batch
   int64_t chunks, images;
-  int64_t ImagesIn(int64_t chunk, int64_t n) const {
-    return std::min(images, n - chunk * images);
+  bool IsTail(int64_t chunk) const {
+    return tail.n != 0 && chunk == chunks - 1;
   }
 };
 
@@ -112,44 +112,73 @@ Chunking ChunksOf(const Tensor& x, const Tensor& w, bool bias,
   return chunking;
 }
 
-// The input gradient, chunk by chunk as the forward pass.
-void BackwardData(const Tensor& x, const Tensor& w, const Tensor& dy,
-                  const Chunking& ch, Tensor& dx) {
-  const ConvShape& s = ch.full;
-  const BackwardDataPlan& full = GetBackwardDataPlan(ch.full);
-  const BackwardDataPlan* tail =
-      ch.tail.n ? &GetBackwardDataPlan(ch.tail) : nullptr;
+// A plan for whole chunks and one for the last, shorter chunk (if any),
+// with the weights reordered once for each.
+template <typename Plan>
+struct ChunkPlans {
+  const Plan* full;
+  const Plan* tail;
+  const void* full_weights;
+  const void* tail_weights;
+  const Plan& For(bool is_tail) const { return is_tail ? *tail : *full; }
+  const void* WeightsFor(bool is_tail) const {
+    return is_tail ? tail_weights : full_weights;
+  }
+};
+
+template <typename Plan, typename GetPlan>
+ChunkPlans<Plan> PlansFor(const Chunking& ch, GetPlan get_plan,
+                          const Tensor& w) {
+  ChunkPlans<Plan> plans{&get_plan(ch.full), nullptr, nullptr, nullptr};
+  if (ch.tail.n) plans.tail = &get_plan(ch.tail);
+  CallerBuffers& buffers = Buffers(1);
+  dnnl::stream stream(CpuEngine());
+  plans.full_weights =
+      AsInternal(plans.full->weights, w.data(), buffers.weights, stream);
+  if (plans.tail) {
+    plans.tail_weights =
+        AsInternal(plans.tail->weights, w.data(), buffers.tail_weights, stream);
+  }
+  return plans;
+}
+
+// Calls fn(n0, is_tail, buffers, stream) for every chunk, whole
+// chunks shared among the op threads, each call on one OpenMP thread.
+template <typename Fn>
+void ForEachChunk(const Chunking& ch, Fn fn) {
   const int workers =
       static_cast<int>(std::min<int64_t>(OpThreads(), ch.chunks));
   CallerBuffers& buffers = Buffers(workers);
-  dnnl::stream stream(CpuEngine());
-  const void* weights =
-      AsInternal(full.weights, w.data(), buffers.weights, stream);
-  const void* tail_weights =
-      tail ? AsInternal(tail->weights, w.data(), buffers.tail_weights, stream)
-           : nullptr;
-  const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
   ParallelFor(ch.chunks, [&](int64_t begin, int64_t end, int worker) {
     OneOpenMpThread();
     dnnl::stream stream(CpuEngine());
     WorkerBuffers& mine = buffers.workers[worker];
     for (int64_t chunk = begin; chunk < end; ++chunk) {
-      const int64_t n0 = chunk * ch.images;
-      const bool is_tail = ch.ImagesIn(chunk, x.dim(0)) < ch.images;
-      const BackwardDataPlan& plan = is_tail ? *tail : full;
-      void* diff_dst = AsInternal(plan.diff_dst, dy.data() + n0 * out_image,
-                                  mine.diff_dst, stream);
-      float* out = dx.data() + n0 * in_image;
-      void* diff_src = OutputBuffer(plan.diff_src, out, mine.diff_src);
-      plan.primitive.execute(
-          stream,
-          {{DNNL_ARG_DIFF_DST, Memory(plan.diff_dst.internal, diff_dst)},
-           {DNNL_ARG_WEIGHTS,
-            Memory(plan.weights.internal, is_tail ? tail_weights : weights)},
-           {DNNL_ARG_DIFF_SRC, Memory(plan.diff_src.internal, diff_src)},
-           {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}});
-      ToPlain(plan.diff_src, diff_src, out, stream);
+      fn(chunk * ch.images, ch.IsTail(chunk), mine, stream);
     }
+  });
+}
+
+// The input gradient, chunk by chunk as the forward pass.
+void BackwardData(const Tensor& w, const Tensor& dy, const Chunking& ch,
+                  Tensor& dx) {
+  const ConvShape& s = ch.full;
+  const auto plans = PlansFor<BackwardDataPlan>(ch, GetBackwardDataPlan, w);
+  const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
+  ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
+                       dnnl::stream& stream) {
+    const BackwardDataPlan& plan = plans.For(is_tail);
+    void* diff_dst = AsInternal(plan.diff_dst, dy.data() + n0 * out_image,
+                                mine.diff_dst, stream);
+    float* out = dx.data() + n0 * in_image;
+    void* diff_src = OutputBuffer(plan.diff_src, out, mine.diff_src);
+    plan.primitive.execute(
+        stream, {{DNNL_ARG_DIFF_DST, Memory(plan.diff_dst.internal, diff_dst)},
+                 {DNNL_ARG_WEIGHTS,
+                  Memory(plan.weights.internal, plans.WeightsFor(is_tail))},
+                 {DNNL_ARG_DIFF_SRC, Memory(plan.diff_src.internal, diff_src)},
+                 {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}});
+    ToPlain(plan.diff_src, diff_src, out, stream);
   });
 }
 
@@ -205,7 +234,6 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
     for (int64_t n0 = first; n0 < last; n0 += most_images) {
       ConvShape chunk_shape = s;
       chunk_shape.n = std::min(most_images, last - n0);
-      chunk_shape.bias = false;  // one plan with or without bias
       const BackwardWeightsPlan& plan = GetBackwardWeightsPlan(chunk_shape);
       void* src =
           AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
@@ -254,41 +282,24 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()});
   if (x.dim(0) == 0) return y;
   OneOpenMpThread();
-  const ForwardPlan& full = GetForwardPlan(ch.full);
-  const ForwardPlan* tail = ch.tail.n ? &GetForwardPlan(ch.tail) : nullptr;
-  const int workers =
-      static_cast<int>(std::min<int64_t>(OpThreads(), ch.chunks));
-  CallerBuffers& buffers = Buffers(workers);
-  // The weights, reordered once for every chunk.
-  dnnl::stream stream(CpuEngine());
-  const void* weights =
-      AsInternal(full.weights, w.data(), buffers.weights, stream);
-  const void* tail_weights =
-      tail ? AsInternal(tail->weights, w.data(), buffers.tail_weights, stream)
-           : nullptr;
+  const auto plans = PlansFor<ForwardPlan>(ch, GetForwardPlan, w);
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
-  ParallelFor(ch.chunks, [&](int64_t begin, int64_t end, int worker) {
-    OneOpenMpThread();
-    dnnl::stream stream(CpuEngine());
-    WorkerBuffers& mine = buffers.workers[worker];
-    for (int64_t chunk = begin; chunk < end; ++chunk) {
-      const int64_t n0 = chunk * ch.images;
-      const bool is_tail = ch.ImagesIn(chunk, x.dim(0)) < ch.images;
-      const ForwardPlan& plan = is_tail ? *tail : full;
-      void* src =
-          AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
-      float* out = y.data() + n0 * out_image;
-      void* dst = OutputBuffer(plan.dst, out, mine.dst);
-      std::unordered_map<int, dnnl::memory> args = {
-          {DNNL_ARG_SRC, Memory(plan.src.internal, src)},
-          {DNNL_ARG_WEIGHTS,
-           Memory(plan.weights.internal, is_tail ? tail_weights : weights)},
-          {DNNL_ARG_DST, Memory(plan.dst.internal, dst)},
-          {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}};
-      if (b.defined()) args[DNNL_ARG_BIAS] = Memory(plan.bias, b.data());
-      plan.primitive.execute(stream, args);
-      ToPlain(plan.dst, dst, out, stream);
-    }
+  ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
+                       dnnl::stream& stream) {
+    const ForwardPlan& plan = plans.For(is_tail);
+    void* src =
+        AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
+    float* out = y.data() + n0 * out_image;
+    void* dst = OutputBuffer(plan.dst, out, mine.dst);
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, Memory(plan.src.internal, src)},
+        {DNNL_ARG_WEIGHTS,
+         Memory(plan.weights.internal, plans.WeightsFor(is_tail))},
+        {DNNL_ARG_DST, Memory(plan.dst.internal, dst)},
+        {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}};
+    if (b.defined()) args[DNNL_ARG_BIAS] = Memory(plan.bias, b.data());
+    plan.primitive.execute(stream, args);
+    ToPlain(plan.dst, dst, out, stream);
   });
   return y;
 }
@@ -303,7 +314,7 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   if (has_bias) grads.db = Tensor({ch.full.k});
   if (x.dim(0) == 0) return grads;
   OneOpenMpThread();
-  if (need_dx) BackwardData(x, w, dy, ch, grads.dx);
+  if (need_dx) BackwardData(w, dy, ch, grads.dx);
   BackwardWeights(x, dy, ch.full, grads);
   return grads;
 }

@@ -18,6 +18,13 @@ constexpr memory::data_type kF32 = memory::data_type::f32;
 memory::desc Any(const memory::dims& dims) {
   return memory::desc(dims, kF32, Tag::any);
 }
+// Our tensors' layouts: NCHW activations, KCRS weights.
+memory::desc Plain(const memory::dims& dims) {
+  return memory::desc(dims, kF32, Tag::nchw);
+}
+memory::desc PlainWeights(const memory::dims& dims) {
+  return memory::desc(dims, kF32, Tag::oihw);
+}
 
 struct Descs {
   memory::dims src, weights, dst, bias, strides, padding;
@@ -65,12 +72,9 @@ std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
   const auto pd = ForwardDesc(s);
   return std::make_unique<ForwardPlan>(ForwardPlan{
       dnnl::convolution_forward(pd),
-      LayoutPair::For(memory::desc(d.src, kF32, Tag::nchw), pd.src_desc(),
-                      true),
-      LayoutPair::For(memory::desc(d.weights, kF32, Tag::oihw),
-                      pd.weights_desc(), true),
-      LayoutPair::For(memory::desc(d.dst, kF32, Tag::nchw), pd.dst_desc(),
-                      false),
+      LayoutPair::For(Plain(d.src), pd.src_desc(), true),
+      LayoutPair::For(PlainWeights(d.weights), pd.weights_desc(), true),
+      LayoutPair::For(Plain(d.dst), pd.dst_desc(), false),
       s.bias ? pd.bias_desc() : memory::desc(), pd.scratchpad_desc()});
 }
 
@@ -81,15 +85,12 @@ std::unique_ptr<BackwardDataPlan> MakeBackwardDataPlan(const ConvShape& s) {
       Any(d.dst), d.strides, d.padding, d.padding);
   const dnnl::convolution_backward_data::primitive_desc pd(
       desc, UserScratchpad(), CpuEngine(), ForwardDesc(s));
-  return std::make_unique<BackwardDataPlan>(
-      BackwardDataPlan{dnnl::convolution_backward_data(pd),
-                       LayoutPair::For(memory::desc(d.dst, kF32, Tag::nchw),
-                                       pd.diff_dst_desc(), true),
-                       LayoutPair::For(memory::desc(d.weights, kF32, Tag::oihw),
-                                       pd.weights_desc(), true),
-                       LayoutPair::For(memory::desc(d.src, kF32, Tag::nchw),
-                                       pd.diff_src_desc(), false),
-                       pd.scratchpad_desc()});
+  return std::make_unique<BackwardDataPlan>(BackwardDataPlan{
+      dnnl::convolution_backward_data(pd),
+      LayoutPair::For(Plain(d.dst), pd.diff_dst_desc(), true),
+      LayoutPair::For(PlainWeights(d.weights), pd.weights_desc(), true),
+      LayoutPair::For(Plain(d.src), pd.diff_src_desc(), false),
+      pd.scratchpad_desc()});
 }
 
 std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
@@ -101,17 +102,15 @@ std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
       Any(d.dst), d.strides, d.padding, d.padding);
   const dnnl::convolution_backward_weights::primitive_desc pd(
       desc, UserScratchpad(), CpuEngine(), ForwardDesc(s));
-  const memory::desc plain_weights(d.weights, kF32, Tag::oihw);
+  const memory::desc plain_weights = PlainWeights(d.weights);
   dnnl::post_ops sum;
   sum.append_sum(1.0f);
   dnnl::primitive_attr accumulate;
   accumulate.set_post_ops(sum);
   return std::make_unique<BackwardWeightsPlan>(BackwardWeightsPlan{
       dnnl::convolution_backward_weights(pd),
-      LayoutPair::For(memory::desc(d.src, kF32, Tag::nchw), pd.src_desc(),
-                      true),
-      LayoutPair::For(memory::desc(d.dst, kF32, Tag::nchw), pd.diff_dst_desc(),
-                      true),
+      LayoutPair::For(Plain(d.src), pd.src_desc(), true),
+      LayoutPair::For(Plain(d.dst), pd.diff_dst_desc(), true),
       dnnl::reorder(dnnl::reorder::primitive_desc(
           CpuEngine(), pd.diff_weights_desc(), CpuEngine(), plain_weights,
           accumulate)),
@@ -119,15 +118,15 @@ std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
 }
 
 // Plans are never evicted: a model has a few dozen shapes.
-template <typename Key, typename Plan, typename Make>
-const Plan& Cached(std::map<Key, std::unique_ptr<Plan>>& cache, const Key& key,
+template <typename Plan, typename Make>
+const Plan& Cached(std::map<ConvShape, std::unique_ptr<Plan>>& cache,
                    const ConvShape& shape, Make make) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
+  auto it = cache.find(shape);
   if (it == cache.end()) {
     try {
-      it = cache.emplace(key, make()).first;
+      it = cache.emplace(shape, make(shape)).first;
     } catch (const dnnl::error& e) {
       throw std::runtime_error("conv2d (oneDNN): no implementation for " +
                                Describe(shape) + ": " + e.what() +
@@ -167,19 +166,23 @@ const dnnl::engine& CpuEngine() {
 
 const ForwardPlan& GetForwardPlan(const ConvShape& shape) {
   static std::map<ConvShape, std::unique_ptr<ForwardPlan>> cache;
-  return Cached(cache, shape, shape, [&] { return MakeForwardPlan(shape); });
+  return Cached(cache, shape, MakeForwardPlan);
 }
 
 const BackwardDataPlan& GetBackwardDataPlan(const ConvShape& shape) {
   static std::map<ConvShape, std::unique_ptr<BackwardDataPlan>> cache;
-  return Cached(cache, shape, shape,
-                [&] { return MakeBackwardDataPlan(shape); });
+  // The bias plays no part in the input gradient: one plan for both.
+  ConvShape key = shape;
+  key.bias = false;
+  return Cached(cache, key, MakeBackwardDataPlan);
 }
 
 const BackwardWeightsPlan& GetBackwardWeightsPlan(const ConvShape& shape) {
   static std::map<ConvShape, std::unique_ptr<BackwardWeightsPlan>> cache;
-  return Cached(cache, shape, shape,
-                [&] { return MakeBackwardWeightsPlan(shape); });
+  // No bias either: nn sums the bias gradient itself.
+  ConvShape key = shape;
+  key.bias = false;
+  return Cached(cache, key, MakeBackwardWeightsPlan);
 }
 
 }  // namespace ringlet::nn::onednn
