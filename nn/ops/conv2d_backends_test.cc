@@ -28,10 +28,22 @@ struct ModelShape {
 const ModelShape kShapes[] = {
     {"lenet conv1", {33, 1, 28, 28}, {6, 1, 5, 5}, 1, 2, true, false},
     {"lenet conv2", {33, 6, 14, 14}, {16, 6, 5, 5}, 1, 0, true, true},
+    // The scratch chapter's LeNet (train_bench, lenet_scratch).
+    {"lenet scratch conv1", {33, 1, 28, 28}, {20, 1, 3, 3}, 1, 0, true, false},
+    {"lenet scratch conv2", {33, 20, 13, 13}, {50, 20, 5, 5}, 1, 0, true, true},
     {"resnet stem", {17, 1, 28, 28}, {64, 1, 3, 3}, 1, 1, true, true},
     {"resnet block1", {17, 64, 28, 28}, {64, 64, 3, 3}, 1, 1, true, true},
     {"resnet block2 down", {17, 64, 28, 28}, {128, 64, 3, 3}, 2, 1, true, true},
     {"resnet block2 1x1", {17, 64, 28, 28}, {128, 64, 1, 1}, 2, 0, true, true},
+    {"resnet block2", {17, 128, 14, 14}, {128, 128, 3, 3}, 1, 1, true, true},
+    {"resnet block3 1x1",
+     {17, 128, 14, 14},
+     {256, 128, 1, 1},
+     2,
+     0,
+     true,
+     true},
+    {"resnet block4 1x1", {17, 256, 7, 7}, {512, 256, 1, 1}, 2, 0, true, true},
     {"resnet block4 down", {17, 256, 7, 7}, {512, 256, 3, 3}, 2, 1, true, true},
     {"resnet block4", {17, 512, 4, 4}, {512, 512, 3, 3}, 1, 1, false, true},
 };

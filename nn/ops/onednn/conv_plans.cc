@@ -26,6 +26,32 @@ memory::desc PlainWeights(const memory::dims& dims) {
   return memory::desc(dims, kF32, Tag::oihw);
 }
 
+// The activation layout a pass asks oneDNN for. `any` gets its blocked
+// layout (channels in groups of 8 or 16) and its direct kernels, which are
+// fastest for most of our shapes; plain NCHW gets its GEMM-based kernels
+// (im2col, then a matrix product over images and positions), faster where
+// the direct kernels have little work per output row. Measured on an AVX2
+// machine (docs/details.md: 2-5x for the cases below); a rule on shapes,
+// not a timing, so the same shape always runs the same kernels.
+enum class Pass { kForward, kBackwardData, kBackwardWeights };
+Tag ActivationLayout(const ConvShape& s, Pass pass) {
+  const int64_t plane = s.p() * s.q();
+  // Strided 1x1 convolutions on small planes (ResNet's last shortcut):
+  // oneDNN's 1x1 kernels do not take them, its general direct kernel runs
+  // them at a third of GEMM's speed.
+  if (s.r == 1 && s.s == 1 && s.stride > 1 && plane <= 49) return Tag::nchw;
+  if (pass == Pass::kBackwardWeights) {
+    // Blocked layouts pad channels to a block: one input channel (a first
+    // layer) becomes 8.
+    if (s.c < 8) return Tag::nchw;
+    // Weight gradients reduce over positions; direct kernels split that
+    // reduction by output rows, which small planes make short.
+    if (plane <= 49) return Tag::nchw;
+    if (plane <= 196 && s.c * s.r * s.s >= 512) return Tag::nchw;
+  }
+  return Tag::any;
+}
+
 struct Descs {
   memory::dims src, weights, dst, bias, strides, padding;
 };
@@ -52,24 +78,33 @@ dnnl::primitive_attr UserScratchpad() {
   return attr;
 }
 
-dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvShape& s) {
+memory::desc Activations(const memory::dims& dims, Tag layout) {
+  return memory::desc(dims, kF32, layout);
+}
+
+// The forward pass's descriptor; the backward passes give theirs (as the
+// hint oneDNN asks for) with their own activation layout.
+dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvShape& s,
+                                                      Tag layout) {
   const Descs d = DescsOf(s);
   const auto desc =
-      s.bias ? dnnl::convolution_forward::desc(
-                   dnnl::prop_kind::forward_training,
-                   dnnl::algorithm::convolution_direct, Any(d.src),
-                   Any(d.weights), memory::desc(d.bias, kF32, Tag::x),
-                   Any(d.dst), d.strides, d.padding, d.padding)
-             : dnnl::convolution_forward::desc(
-                   dnnl::prop_kind::forward_training,
-                   dnnl::algorithm::convolution_direct, Any(d.src),
-                   Any(d.weights), Any(d.dst), d.strides, d.padding, d.padding);
+      s.bias
+          ? dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_training,
+                dnnl::algorithm::convolution_direct, Activations(d.src, layout),
+                Any(d.weights), memory::desc(d.bias, kF32, Tag::x),
+                Activations(d.dst, layout), d.strides, d.padding, d.padding)
+          : dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_training,
+                dnnl::algorithm::convolution_direct, Activations(d.src, layout),
+                Any(d.weights), Activations(d.dst, layout), d.strides,
+                d.padding, d.padding);
   return {desc, UserScratchpad(), CpuEngine()};
 }
 
 std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
   const Descs d = DescsOf(s);
-  const auto pd = ForwardDesc(s);
+  const auto pd = ForwardDesc(s, ActivationLayout(s, Pass::kForward));
   return std::make_unique<ForwardPlan>(ForwardPlan{
       dnnl::convolution_forward(pd),
       LayoutPair::For(Plain(d.src), pd.src_desc(), true),
@@ -80,11 +115,13 @@ std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
 
 std::unique_ptr<BackwardDataPlan> MakeBackwardDataPlan(const ConvShape& s) {
   const Descs d = DescsOf(s);
+  const Tag layout = ActivationLayout(s, Pass::kBackwardData);
   const dnnl::convolution_backward_data::desc desc(
-      dnnl::algorithm::convolution_direct, Any(d.src), Any(d.weights),
-      Any(d.dst), d.strides, d.padding, d.padding);
+      dnnl::algorithm::convolution_direct, Activations(d.src, layout),
+      Any(d.weights), Activations(d.dst, layout), d.strides, d.padding,
+      d.padding);
   const dnnl::convolution_backward_data::primitive_desc pd(
-      desc, UserScratchpad(), CpuEngine(), ForwardDesc(s));
+      desc, UserScratchpad(), CpuEngine(), ForwardDesc(s, layout));
   return std::make_unique<BackwardDataPlan>(BackwardDataPlan{
       dnnl::convolution_backward_data(pd),
       LayoutPair::For(Plain(d.dst), pd.diff_dst_desc(), true),
@@ -97,11 +134,13 @@ std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
     const ConvShape& s) {
   const Descs d = DescsOf(s);
   // No bias: nn sums the bias gradient itself, in double.
+  const Tag layout = ActivationLayout(s, Pass::kBackwardWeights);
   const dnnl::convolution_backward_weights::desc desc(
-      dnnl::algorithm::convolution_direct, Any(d.src), Any(d.weights),
-      Any(d.dst), d.strides, d.padding, d.padding);
+      dnnl::algorithm::convolution_direct, Activations(d.src, layout),
+      Any(d.weights), Activations(d.dst, layout), d.strides, d.padding,
+      d.padding);
   const dnnl::convolution_backward_weights::primitive_desc pd(
-      desc, UserScratchpad(), CpuEngine(), ForwardDesc(s));
+      desc, UserScratchpad(), CpuEngine(), ForwardDesc(s, layout));
   const memory::desc plain_weights = PlainWeights(d.weights);
   dnnl::post_ops sum;
   sum.append_sum(1.0f);
