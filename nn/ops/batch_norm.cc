@@ -12,36 +12,70 @@
 namespace ringlet::nn {
 namespace {
 
-// Row sums in double with four running sums, so the adds do not wait on one
-// another (one chain of dependent double adds was most of batch norm's time).
+// Row sums in double with kLanes running sums, so the adds do not wait on
+// one another (one chain of dependent double adds was most of batch norm's
+// time) and fill two AVX registers of four doubles.
+constexpr int kLanes = 8;
+double Total(const double (&s)[kLanes]) {
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
 double SumRow(const float* in, int64_t n) {
-  double s[4] = {0, 0, 0, 0};
+  double s[kLanes] = {};
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    for (int l = 0; l < 4; ++l) s[l] += in[j + l];
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) s[l] += in[j + l];
   }
   for (; j < n; ++j) s[0] += in[j];
-  return (s[0] + s[1]) + (s[2] + s[3]);
+  return Total(s);
 }
 
 double SumSquaredDeviations(const float* in, int64_t n, double mean) {
-  double s[4] = {0, 0, 0, 0};
+  double s[kLanes] = {};
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    for (int l = 0; l < 4; ++l) s[l] += (in[j + l] - mean) * (in[j + l] - mean);
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l)
+      s[l] += (in[j + l] - mean) * (in[j + l] - mean);
   }
   for (; j < n; ++j) s[0] += (in[j] - mean) * (in[j] - mean);
-  return (s[0] + s[1]) + (s[2] + s[3]);
+  return Total(s);
 }
 
 double SumProducts(const float* a, const float* b, int64_t n) {
-  double s[4] = {0, 0, 0, 0};
+  double s[kLanes] = {};
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    for (int l = 0; l < 4; ++l) s[l] += a[j + l] * b[j + l];
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) s[l] += a[j + l] * b[j + l];
   }
   for (; j < n; ++j) s[0] += a[j] * b[j];
-  return (s[0] + s[1]) + (s[2] + s[3]);
+  return Total(s);
+}
+
+// The element-wise rows take their pointers as locals, restrict-qualified:
+// read through a lambda's captures they were reloaded every element and the
+// loops did not vectorise (batch norm was 6% of a ResNet-18 step).
+void NormalizeRow(const float* __restrict x, int64_t n, float mu, float inv_std,
+                  float gamma, float beta, float* __restrict x_hat,
+                  float* __restrict y) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float xh = (x[j] - mu) * inv_std;
+    x_hat[j] = xh;
+    y[j] = gamma * xh + beta;
+  }
+}
+
+void ScaleShiftRow(const float* __restrict x, int64_t n, float scale,
+                   float shift, float* __restrict y) {
+  for (int64_t j = 0; j < n; ++j) y[j] = x[j] * scale + shift;
+}
+
+// dx = gamma inv_std (dy - mean(dy) - x_hat mean(dy x_hat)), k = gamma
+// inv_std.
+void InputGradientRow(const float* __restrict dy, const float* __restrict x_hat,
+                      int64_t n, float k, float mean_dy, float mean_dy_xh,
+                      float* __restrict dx) {
+  for (int64_t j = 0; j < n; ++j) {
+    dx[j] = k * (dy[j] - mean_dy - x_hat[j] * mean_dy_xh);
+  }
 }
 
 // Runs fn(ch) for every channel, channels split over the op's threads when
@@ -121,11 +155,8 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
     const float mu = static_cast<float>(mean[ch]);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t base = (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        const float xh = (x.data()[base + j] - mu) * inv_std;
-        cache->x_hat.data()[base + j] = xh;
-        y.data()[base + j] = g * xh + b;
-      }
+      NormalizeRow(x.data() + base, hw, mu, inv_std, g, b,
+                   cache->x_hat.data() + base, y.data() + base);
     }
     const float mo = stats->momentum;
     float& rm = stats->running_mean.data()[ch];
@@ -152,9 +183,7 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
     const float shift = beta.data()[ch] - stats.running_mean.data()[ch] * scale;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t base = (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        y.data()[base + j] = x.data()[base + j] * scale + shift;
-      }
+      ScaleShiftRow(x.data() + base, hw, scale, shift, y.data() + base);
     }
   }
   return y;
@@ -191,16 +220,13 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   if (replica_sum) replica_sum(sums.data(), 2 * c);
   const double m = static_cast<double>(cache.count);
   ForEachChannel(c, dy.numel(), [&](int64_t ch) {
-    // dx = gamma inv_std (dy - mean(dy) - x_hat mean(dy x_hat))
     const float k = gamma.data()[ch] * cache.inv_std.data()[ch];
     const float mean_dy = static_cast<float>(sums[ch] / m);
     const float mean_dy_xh = static_cast<float>(sums[c + ch] / m);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t base = (i * c + ch) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        g.dx.data()[base + j] = k * (dy.data()[base + j] - mean_dy -
-                                     cache.x_hat.data()[base + j] * mean_dy_xh);
-      }
+      InputGradientRow(dy.data() + base, cache.x_hat.data() + base, hw, k,
+                       mean_dy, mean_dy_xh, g.dx.data() + base);
     }
   });
   return g;
