@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "nn/ops/activation.h"
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
@@ -111,6 +113,39 @@ TEST(AvgPool2d, ForwardAndGradient) {
     EXPECT_THAT(e.what(), HasSubstr("avgpool2d: a 4x4 window does not fit"));
   }
   EXPECT_THROW(AvgPool2dForward(Tensor({1, 1, 3, 3}), 2, 0), ShapeError);
+}
+
+// Disjoint windows write dx without a zeroed tensor; what they miss must
+// still be zero, whatever the memory held before.
+TEST(AvgPool2d, GradientIsZeroWhereNoWindowReaches) {
+  for (int kernel : {2, 1}) {  // the unrolled 2x2 and the general loop
+    const int stride = 2;
+    const Shape xs{2, 3, 7, 7};  // 2x2 misses the last row and column
+    const int64_t p = (7 - kernel) / stride + 1;
+    const Tensor dy = RandomTensor({2, 3, p, p}, 41, 1.0f, 2.0f);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      {
+        Tensor garbage = Tensor::Uninitialized(xs);
+        garbage.Fill(std::nanf(""));
+      }  // freed: the next tensor of this size may get its memory
+      const Tensor dx = AvgPool2dBackward(xs, dy, kernel, stride);
+      for (int64_t plane = 0; plane < 6; ++plane) {
+        for (int64_t i = 0; i < 7; ++i) {
+          for (int64_t j = 0; j < 7; ++j) {
+            const bool reached = i / stride < p && j / stride < p &&
+                                 i % stride < kernel && j % stride < kernel;
+            const float expected =
+                reached ? dy.data()[(plane * p + i / stride) * p + j / stride] *
+                              (1.0f / (kernel * kernel))
+                        : 0.0f;
+            ASSERT_EQ(dx.data()[(plane * 7 + i) * 7 + j], expected)
+                << "kernel " << kernel << " plane " << plane << " at " << i
+                << "," << j;
+          }
+        }
+      }
+    }
+  }
 }
 
 // Planes are split over threads; results must not change.
