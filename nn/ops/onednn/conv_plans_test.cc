@@ -10,6 +10,7 @@ constexpr ConvShape kBlock1{5, 64, 28, 28, 64, 3, 3, 1, 1, true};
 constexpr ConvShape kBlock4{16, 512, 4, 4, 512, 3, 3, 1, 1, false};
 constexpr ConvShape kBlock4Shortcut{16, 256, 7, 7, 512, 1, 1, 2, 0, true};
 constexpr ConvShape kStem{5, 1, 28, 28, 64, 3, 3, 1, 1, true};
+constexpr ConvShape kLeNetConv2{16, 20, 13, 13, 50, 5, 5, 1, 0, true};
 
 bool ReadsOurLayout(const LayoutPair& pair) {
   return !pair.to_internal && pair.plain == pair.internal;
@@ -41,6 +42,16 @@ TEST(ConvPlans, StridedOneByOneOnSmallPlanesTakesOurLayoutInEveryPass) {
   EXPECT_FALSE(GetForwardPlan(kBlock4Shortcut).dst.to_plain.has_value());
   EXPECT_TRUE(ReadsOurLayout(GetBackwardDataPlan(kBlock4Shortcut).diff_dst));
   EXPECT_TRUE(ReadsOurLayout(GetBackwardWeightsPlan(kBlock4Shortcut).src));
+}
+
+TEST(ConvPlans, ChannelsOffTheBlockSizeRunInNhwc) {
+  const dnnl::memory::desc nhwc({16, 20, 13, 13}, dnnl::memory::data_type::f32,
+                                dnnl::memory::format_tag::nhwc);
+  EXPECT_TRUE(GetForwardPlan(kLeNetConv2).src.internal == nhwc);
+  EXPECT_TRUE(GetBackwardDataPlan(kLeNetConv2).diff_src.internal == nhwc);
+  // Weight gradients stay blocked.
+  EXPECT_FALSE(GetBackwardWeightsPlan(kLeNetConv2).src.internal == nhwc);
+  EXPECT_TRUE(GetBackwardWeightsPlan(kLeNetConv2).src.to_internal.has_value());
 }
 
 TEST(ConvPlans, SameShapeSamePlan) {
