@@ -212,6 +212,21 @@ void AddBiasGradient(const float* dy, const ConvShape& s, double* db) {
   }
 }
 
+// Images per weight-gradient call: up to kWeightChunkPositions, fewer where
+// the kernel's scratchpad would pass kWeightScratchpadBytes. oneDNN's
+// GEMM-based kernels (small planes, conv_plans.cc) unfold a call's images
+// into it: 38 MB for 128 images of ResNet-18's 4x4 stage, per thread, for
+// no speed (their GFLOP/s were the same at 32 images).
+constexpr size_t kWeightScratchpadBytes = size_t{8} << 20;
+int64_t WeightChunkImages(ConvShape s) {
+  s.n = std::clamp<int64_t>(
+      kWeightChunkPositions / std::max<int64_t>(1, s.p() * s.q()), 1, s.n);
+  const size_t scratchpad = GetBackwardWeightsPlan(s).scratchpad.get_size();
+  if (scratchpad <= kWeightScratchpadBytes) return s.n;
+  return std::max<int64_t>(
+      1, static_cast<int64_t>(s.n * kWeightScratchpadBytes / scratchpad));
+}
+
 void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
                      Conv2dGrads& grads) {
   const int64_t n = x.dim(0);
@@ -220,8 +235,7 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
   CallerBuffers& buffers = Buffers(workers);
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
   const size_t dw_bytes = grads.dw.numel() * sizeof(float);
-  const int64_t most_images = std::max<int64_t>(
-      1, kWeightChunkPositions / std::max<int64_t>(1, s.p() * s.q()));
+  const int64_t most_images = WeightChunkImages(s);
   ParallelFor(workers, [&](int64_t begin, int64_t end, int worker) {
     OneOpenMpThread();
     dnnl::stream stream(CpuEngine());
