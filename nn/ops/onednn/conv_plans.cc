@@ -26,16 +26,17 @@ memory::desc PlainWeights(const memory::dims& dims) {
   return memory::desc(dims, kF32, Tag::oihw);
 }
 
-// The activation layout a pass asks oneDNN for. `any` gets its blocked
-// layout (channels in groups of 8 or 16) and its direct kernels, which are
-// fastest for most of our shapes; plain NCHW gets its GEMM-based kernels
-// (im2col, then a matrix product over images and positions), faster where
-// the direct kernels have little work per output row; NHWC gets direct
-// kernels without channel blocks. Measured on an AVX2
-// machine (docs/details.md: 2-5x for the cases below); a rule on shapes,
-// not a timing, so the same shape always runs the same kernels.
-enum class Pass { kForward, kBackwardData, kBackwardWeights };
-Tag ActivationLayout(const ConvShape& s, Pass pass) {
+}  // namespace
+
+// `any` gets oneDNN's blocked layout (channels in groups of 8 or 16) and
+// its direct kernels, fastest for most of our shapes; plain NCHW gets its
+// GEMM-based kernels (im2col, then a matrix product over images and
+// positions), faster where the direct kernels have little work per output
+// row; NHWC gets direct kernels without channel blocks. Measured on an
+// AVX2 machine by conv_layout_bench (docs/details.md: 1.2-4x for the cases
+// below); a rule on shapes, not a timing, so a shape always runs the same
+// kernels.
+Tag ActivationLayout(const ConvShape& s, ConvPass pass) {
   const int64_t plane = s.p() * s.q();
   // Strided 1x1 convolutions on small planes (ResNet's last shortcut):
   // oneDNN's 1x1 kernels do not take them, its general direct kernel runs
@@ -45,11 +46,11 @@ Tag ActivationLayout(const ConvShape& s, Pass pass) {
   // 50): blocked layouts pad them to whole blocks (20 -> 24, 50 -> 56: a
   // third more work); NHWC kernels do not pad, 10-20% faster for forward
   // and input gradient. Weight gradients stay blocked (faster still).
-  if (pass != Pass::kBackwardWeights && s.c >= 8 &&
+  if (pass != ConvPass::kBackwardWeights && s.c >= 8 &&
       (s.c % 8 != 0 || s.k % 8 != 0)) {
     return Tag::nhwc;
   }
-  if (pass == Pass::kBackwardWeights) {
+  if (pass == ConvPass::kBackwardWeights) {
     // Blocked layouts pad channels to a block: one input channel (a first
     // layer) becomes 8.
     if (s.c < 8) return Tag::nchw;
@@ -60,6 +61,8 @@ Tag ActivationLayout(const ConvShape& s, Pass pass) {
   }
   return Tag::any;
 }
+
+namespace {
 
 struct Descs {
   memory::dims src, weights, dst, bias, strides, padding;
@@ -113,7 +116,7 @@ dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvShape& s,
 
 std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
   const Descs d = DescsOf(s);
-  const auto pd = ForwardDesc(s, ActivationLayout(s, Pass::kForward));
+  const auto pd = ForwardDesc(s, ActivationLayout(s, ConvPass::kForward));
   return std::make_unique<ForwardPlan>(ForwardPlan{
       dnnl::convolution_forward(pd),
       LayoutPair::For(Plain(d.src), pd.src_desc(), true),
@@ -124,7 +127,7 @@ std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
 
 std::unique_ptr<BackwardDataPlan> MakeBackwardDataPlan(const ConvShape& s) {
   const Descs d = DescsOf(s);
-  const Tag layout = ActivationLayout(s, Pass::kBackwardData);
+  const Tag layout = ActivationLayout(s, ConvPass::kBackwardData);
   const dnnl::convolution_backward_data::desc desc(
       dnnl::algorithm::convolution_direct, Activations(d.src, layout),
       Any(d.weights), Activations(d.dst, layout), d.strides, d.padding,
@@ -143,7 +146,7 @@ std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
     const ConvShape& s) {
   const Descs d = DescsOf(s);
   // No bias: nn sums the bias gradient itself, in double.
-  const Tag layout = ActivationLayout(s, Pass::kBackwardWeights);
+  const Tag layout = ActivationLayout(s, ConvPass::kBackwardWeights);
   const dnnl::convolution_backward_weights::desc desc(
       dnnl::algorithm::convolution_direct, Activations(d.src, layout),
       Any(d.weights), Activations(d.dst, layout), d.strides, d.padding,

@@ -58,6 +58,13 @@ struct BackwardWeightsPlan {
   dnnl::memory::desc scratchpad;
 };
 
+enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
+// The activation layout a pass of `shape` asks oneDNN for: `any` (its
+// blocked layout and direct kernels), `nchw` (ours as it is: its GEMM
+// kernels) or `nhwc`; rules on shapes, measured by conv_layout_bench.
+dnnl::memory::format_tag ActivationLayout(const ConvShape& shape,
+                                          ConvPass pass);
+
 // The CPU engine every plan runs on.
 const dnnl::engine& CpuEngine();
 
