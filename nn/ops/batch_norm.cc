@@ -8,47 +8,13 @@
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/parallel.h"
+#include "nn/ops/row_sums.h"
 
 namespace ringlet::nn {
 namespace {
 
-// Row sums in double with kLanes running sums, so the adds do not wait on
-// one another (one chain of dependent double adds was most of batch norm's
-// time) and fill two AVX registers of four doubles.
-constexpr int kLanes = 8;
-double Total(const double (&s)[kLanes]) {
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-double SumRow(const float* in, int64_t n) {
-  double s[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) s[l] += in[j + l];
-  }
-  for (; j < n; ++j) s[0] += in[j];
-  return Total(s);
-}
-
-double SumSquaredDeviations(const float* in, int64_t n, double mean) {
-  double s[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l)
-      s[l] += (in[j + l] - mean) * (in[j + l] - mean);
-  }
-  for (; j < n; ++j) s[0] += (in[j] - mean) * (in[j] - mean);
-  return Total(s);
-}
-
-double SumProducts(const float* a, const float* b, int64_t n) {
-  double s[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) s[l] += a[j + l] * b[j + l];
-  }
-  for (; j < n; ++j) s[0] += a[j] * b[j];
-  return Total(s);
-}
+using row_sums::SumProducts;
+using row_sums::SumSquaredDeviations;
 
 // The element-wise rows take their pointers as locals, restrict-qualified:
 // read through a lambda's captures they were reloaded every element and the
@@ -119,7 +85,7 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   std::vector<double> sums(c + 1, 0.0);
   ForEachChannel(c, x.numel(), [&](int64_t ch) {
     for (int64_t i = 0; i < n; ++i) {
-      sums[ch] += SumRow(x.data() + (i * c + ch) * hw, hw);
+      sums[ch] += row_sums::Sum(x.data() + (i * c + ch) * hw, hw);
     }
   });
   sums[c] = static_cast<double>(n * hw);
@@ -204,7 +170,7 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   ForEachChannel(c, dy.numel(), [&](int64_t ch) {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t base = (i * c + ch) * hw;
-      sums[ch] += SumRow(dy.data() + base, hw);
+      sums[ch] += row_sums::Sum(dy.data() + base, hw);
       sums[c + ch] +=
           SumProducts(dy.data() + base, cache.x_hat.data() + base, hw);
     }

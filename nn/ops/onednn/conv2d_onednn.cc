@@ -10,6 +10,7 @@
 #include "nn/ops/onednn/aligned_buffer.h"
 #include "nn/ops/onednn/conv_plans.h"
 #include "nn/ops/parallel.h"
+#include "nn/ops/row_sums.h"
 
 namespace ringlet::nn::onednn {
 namespace {
@@ -200,14 +201,7 @@ void AddBiasGradient(const float* dy, const ConvShape& s, double* db) {
   const int64_t positions = s.p() * s.q();
   for (int64_t i = 0; i < s.n; ++i) {
     for (int64_t k = 0; k < s.k; ++k) {
-      const float* row = dy + (i * s.k + k) * positions;
-      double lanes[4] = {0, 0, 0, 0};  // independent chains, vectorisable
-      int64_t j = 0;
-      for (; j + 4 <= positions; j += 4) {
-        for (int l = 0; l < 4; ++l) lanes[l] += row[j + l];
-      }
-      for (; j < positions; ++j) lanes[0] += row[j];
-      db[k] += (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+      db[k] += row_sums::Sum(dy + (i * s.k + k) * positions, positions);
     }
   }
 }
