@@ -54,9 +54,7 @@ void ForEachChannel(int64_t channels, int64_t values,
     for (int64_t ch = 0; ch < channels; ++ch) fn(ch);
     return;
   }
-  ParallelFor(channels, [&](int64_t begin, int64_t end, int) {
-    for (int64_t ch = begin; ch < end; ++ch) fn(ch);
-  });
+  ParallelForEachItem(channels, [&](int64_t ch, int) { fn(ch); });
 }
 
 void CheckParams(const char* op, const Tensor& x, const Tensor& gamma,

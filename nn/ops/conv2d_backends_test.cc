@@ -9,6 +9,7 @@
 
 #include "nn/ops/conv2d.h"
 #include "nn/ops/cpu_conv_backend.h"
+#include "nn/ops/onednn/conv_plans.h"
 #include "nn/ops/parallel.h"
 #include "nn/testing/gradient_check.h"
 
@@ -108,6 +109,25 @@ TEST(Conv2dBackends, OneDnnOutputAndInputGradientIgnoreTheThreadCount) {
     // float32 rounding differs (partial sums reach ~40).
     ExpectTensorNear("dw" + t, g.dw, g1.dw, 1e-4);
     ExpectTensorNear("db" + t, g.db, g1.db, 1e-4);
+  }
+  SetOpThreads(1);
+}
+
+// ResNet-18's 4x4 stage takes its weight gradient as group products
+// (nn/ops/onednn/conv_gemm.h); the same with oneDNN's primitives alone.
+TEST(Conv2dBackends, GroupGemmWeightGradientMatchesThePrimitives) {
+  SetCpuConvBackend(CpuConvBackend::kOneDnn);
+  const Tensor x = RandomTensor({19, 512, 4, 4}, 1),
+               w = RandomTensor({512, 512, 3, 3}, 2);
+  const Tensor dy = RandomTensor({19, 512, 4, 4}, 3);
+  for (int threads : {1, 2}) {
+    SetOpThreads(threads);
+    const Conv2dGrads group = Conv2dBackward(x, w, false, dy, {1, 1});
+    onednn::AllowGroupGemm(false);
+    const Conv2dGrads primitives = Conv2dBackward(x, w, false, dy, {1, 1});
+    onednn::AllowGroupGemm(true);
+    ExpectTensorNear("dw", group.dw, primitives.dw, 1e-3);
+    ExpectTensorNear("dx", group.dx, primitives.dx, 0);
   }
   SetOpThreads(1);
 }

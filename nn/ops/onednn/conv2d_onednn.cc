@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nn/ops/onednn/aligned_buffer.h"
+#include "nn/ops/onednn/conv_gemm.h"
 #include "nn/ops/onednn/conv_plans.h"
 #include "nn/ops/parallel.h"
 #include "nn/ops/row_sums.h"
@@ -34,6 +35,7 @@ int64_t ImagesPerChunk(int64_t n, int64_t positions) {
 struct WorkerBuffers {
   AlignedBuffer scratchpad, src, dst, diff_dst, diff_src, diff_weights,
       diff_weights_sum;
+  GroupGemmBuffers gemm;
   std::vector<double> diff_bias_sum;
 };
 struct CallerBuffers {
@@ -101,16 +103,30 @@ struct Chunking {
   }
 };
 
-Chunking ChunksOf(const Tensor& x, const Tensor& w, bool bias,
+ConvShape ShapeOf(const Tensor& x, const Tensor& w, bool bias,
                   const Conv2dParams& params) {
-  ConvShape shape{x.dim(0), x.dim(1), x.dim(2),      x.dim(3),       w.dim(0),
-                  w.dim(2), w.dim(3), params.stride, params.padding, bias};
+  return {x.dim(0), x.dim(1), x.dim(2),      x.dim(3),       w.dim(0),
+          w.dim(2), w.dim(3), params.stride, params.padding, bias};
+}
+
+// The batch cut into chunks of `images` (the last one shorter).
+Chunking ChunksOf(const ConvShape& shape, int64_t images) {
   const int64_t n = shape.n;
-  const int64_t images = ImagesPerChunk(n, shape.p() * shape.q());
   Chunking chunking{shape, shape, (n + images - 1) / images, images};
   chunking.full.n = std::min(images, n);
   chunking.tail.n = n % images;
   return chunking;
+}
+
+// The chunks of a oneDNN primitive's pass, or a group-GEMM pass's groups.
+Chunking ChunksFor(const ConvShape& shape, ConvPass pass) {
+  return ChunksOf(shape, RunsAsGroupGemm(shape, pass)
+                             ? GroupGemmImages(shape)
+                             : ImagesPerChunk(shape.n, shape.p() * shape.q()));
+}
+
+ConvGeometry GeometryOf(const ConvShape& s) {
+  return {s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.p(), s.q(), s.stride, s.pad};
 }
 
 // A plan for whole chunks and one for the last, shorter chunk (if any),
@@ -143,20 +159,17 @@ ChunkPlans<Plan> PlansFor(const Chunking& ch, GetPlan get_plan,
   return plans;
 }
 
-// Calls fn(n0, is_tail, buffers, stream) for every chunk, whole
-// chunks shared among the op threads, each call on one OpenMP thread.
+// Calls fn(n0, is_tail, buffers, stream) for every chunk, each chunk
+// taken by the next free op thread, each call on one OpenMP thread.
 template <typename Fn>
 void ForEachChunk(const Chunking& ch, Fn fn) {
   const int workers =
       static_cast<int>(std::min<int64_t>(OpThreads(), ch.chunks));
   CallerBuffers& buffers = Buffers(workers);
-  ParallelFor(ch.chunks, [&](int64_t begin, int64_t end, int worker) {
+  ParallelForEachItem(ch.chunks, [&](int64_t chunk, int worker) {
     OneOpenMpThread();
     dnnl::stream stream(CpuEngine());
-    WorkerBuffers& mine = buffers.workers[worker];
-    for (int64_t chunk = begin; chunk < end; ++chunk) {
-      fn(chunk * ch.images, ch.IsTail(chunk), mine, stream);
-    }
+    fn(chunk * ch.images, ch.IsTail(chunk), buffers.workers[worker], stream);
   });
 }
 
@@ -164,8 +177,17 @@ void ForEachChunk(const Chunking& ch, Fn fn) {
 void BackwardData(const Tensor& w, const Tensor& dy, const Chunking& ch,
                   Tensor& dx) {
   const ConvShape& s = ch.full;
-  const auto plans = PlansFor<BackwardDataPlan>(ch, GetBackwardDataPlan, w);
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
+  if (RunsAsGroupGemm(s, ConvPass::kBackwardData)) {
+    ForEachChunk(
+        ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine, dnnl::stream&) {
+          GroupGemmBackwardData(GeometryOf(is_tail ? ch.tail : ch.full),
+                                w.data(), dy.data() + n0 * out_image,
+                                dx.data() + n0 * in_image, mine.gemm);
+        });
+    return;
+  }
+  const auto plans = PlansFor<BackwardDataPlan>(ch, GetBackwardDataPlan, w);
   ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
                        dnnl::stream& stream) {
     const BackwardDataPlan& plan = plans.For(is_tail);
@@ -229,7 +251,8 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
   CallerBuffers& buffers = Buffers(workers);
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
   const size_t dw_bytes = grads.dw.numel() * sizeof(float);
-  const int64_t most_images = WeightChunkImages(s);
+  const bool gemm = RunsAsGroupGemm(s, ConvPass::kBackwardWeights);
+  const int64_t most_images = gemm ? GroupGemmImages(s) : WeightChunkImages(s);
   ParallelFor(workers, [&](int64_t begin, int64_t end, int worker) {
     OneOpenMpThread();
     dnnl::stream stream(CpuEngine());
@@ -244,6 +267,16 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
     for (int64_t n0 = first; n0 < last; n0 += most_images) {
       ConvShape chunk_shape = s;
       chunk_shape.n = std::min(most_images, last - n0);
+      if (has_bias) {
+        AddBiasGradient(dy.data() + n0 * out_image, chunk_shape,
+                        mine.diff_bias_sum.data());
+      }
+      if (gemm) {
+        GroupGemmAddWeightGradient(
+            GeometryOf(chunk_shape), x.data() + n0 * in_image,
+            dy.data() + n0 * out_image, dw_sum, mine.gemm);
+        continue;
+      }
       const BackwardWeightsPlan& plan = GetBackwardWeightsPlan(chunk_shape);
       void* src =
           AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
@@ -258,10 +291,6 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
            {DNNL_ARG_SCRATCHPAD, Scratchpad(plan.scratchpad, mine)}});
       Reorder(plan.accumulate_diff_weights, stream, plan.diff_weights,
               diff_weights, plan.plain_weights, dw_sum);
-      if (has_bias) {
-        AddBiasGradient(dy.data() + n0 * out_image, chunk_shape,
-                        mine.diff_bias_sum.data());
-      }
     }
   });
   // The threads' sums, in thread order.
@@ -287,13 +316,24 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
-  const Chunking ch = ChunksOf(x, w, b.defined(), params);
+  const Chunking ch =
+      ChunksFor(ShapeOf(x, w, b.defined(), params), ConvPass::kForward);
   const ConvShape& s = ch.full;
   Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()});
   if (x.dim(0) == 0) return y;
   OneOpenMpThread();
-  const auto plans = PlansFor<ForwardPlan>(ch, GetForwardPlan, w);
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
+  if (RunsAsGroupGemm(s, ConvPass::kForward)) {
+    ForEachChunk(
+        ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine, dnnl::stream&) {
+          GroupGemmForward(GeometryOf(is_tail ? ch.tail : ch.full),
+                           x.data() + n0 * in_image, w.data(),
+                           b.defined() ? b.data() : nullptr,
+                           y.data() + n0 * out_image, mine.gemm);
+        });
+    return y;
+  }
+  const auto plans = PlansFor<ForwardPlan>(ch, GetForwardPlan, w);
   ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
                        dnnl::stream& stream) {
     const ForwardPlan& plan = plans.For(is_tail);
@@ -317,15 +357,17 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy, const Conv2dParams& params,
                            bool need_dx) {
-  const Chunking ch = ChunksOf(x, w, has_bias, params);
+  const ConvShape shape = ShapeOf(x, w, has_bias, params);
   Conv2dGrads grads;
   if (need_dx) grads.dx = Tensor::Uninitialized(x.shape());
   grads.dw = Tensor(w.shape());
-  if (has_bias) grads.db = Tensor({ch.full.k});
+  if (has_bias) grads.db = Tensor({shape.k});
   if (x.dim(0) == 0) return grads;
   OneOpenMpThread();
-  if (need_dx) BackwardData(w, dy, ch, grads.dx);
-  BackwardWeights(x, dy, ch.full, grads);
+  if (need_dx) {
+    BackwardData(w, dy, ChunksFor(shape, ConvPass::kBackwardData), grads.dx);
+  }
+  BackwardWeights(x, dy, shape, grads);
   return grads;
 }
 

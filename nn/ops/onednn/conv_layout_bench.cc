@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "nn/ops/onednn/conv_gemm.h"
 #include "nn/ops/onednn/conv_plans.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -140,6 +141,60 @@ Timing Measure(const Conv& v, ConvPass pass, Tag layout, int reps,
   return t;
 }
 
+std::vector<float> RandomFloats(int64_t count, std::mt19937& rng) {
+  std::vector<float> v(count);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (float& f : v) f = uniform(rng);
+  return v;
+}
+
+// Milliseconds for 64 images through the group-GEMM path (conv_gemm.h), in
+// groups as a batch of 256 would be cut.
+constexpr int kGroupGemmImages = 64;
+double GroupGemmMilliseconds(const Conv& v, ConvPass pass, int reps,
+                             std::mt19937& rng) {
+  using ringlet::nn::ConvGeometry;
+  namespace onednn = ringlet::nn::onednn;
+  const int p = (v.h + 2 * v.pad - v.r) / v.stride + 1;
+  const onednn::ConvShape batch{256, v.c, v.h,      v.h,   v.k,
+                                v.r, v.r, v.stride, v.pad, false};
+  const int64_t group = onednn::GroupGemmImages(batch);
+  const ConvGeometry g{kGroupGemmImages, v.c,  v.h, v.h, v.k, v.r, v.r, p, p,
+                       v.stride,         v.pad};
+  const std::vector<float> x = RandomFloats(g.n * g.image_size(), rng),
+                           w = RandomFloats(g.k * g.crs(), rng),
+                           dy = RandomFloats(g.n * g.k * g.pq(), rng);
+  std::vector<float> out(std::max(g.n * g.image_size(), g.n * g.k * g.pq()));
+  std::vector<float> dw(g.k * g.crs());
+  onednn::GroupGemmBuffers buffers;
+  auto run = [&] {
+    for (int64_t n0 = 0; n0 < g.n; n0 += group) {
+      ConvGeometry part = g;
+      part.n = std::min<int64_t>(group, g.n - n0);
+      if (pass == ConvPass::kForward) {
+        onednn::GroupGemmForward(part, x.data() + n0 * g.image_size(), w.data(),
+                                 nullptr, out.data() + n0 * g.k * g.pq(),
+                                 buffers);
+      } else if (pass == ConvPass::kBackwardData) {
+        onednn::GroupGemmBackwardData(
+            part, w.data(), dy.data() + n0 * g.k * g.pq(),
+            out.data() + n0 * g.image_size(), buffers);
+      } else {
+        onednn::GroupGemmAddWeightGradient(part, x.data() + n0 * g.image_size(),
+                                           dy.data() + n0 * g.k * g.pq(),
+                                           dw.data(), buffers);
+      }
+    }
+  };
+  run();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) run();
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+             .count() /
+         reps;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,39 +221,62 @@ int main(int argc, char** argv) {
   const std::vector<Case> cases = {
       {{"resnet 4x4 512->512 3x3", 32, 512, 4, 512, 3, 1, 1},
        ConvPass::kBackwardWeights},
+      {{"resnet 4x4 512->512 3x3", 16, 512, 4, 512, 3, 1, 1},
+       ConvPass::kForward},
+      {{"resnet 4x4 512->512 3x3", 16, 512, 4, 512, 3, 1, 1},
+       ConvPass::kBackwardData},
       {{"resnet 7x7 256->512 3x3 s2", 256, 256, 7, 512, 3, 2, 1},
        ConvPass::kBackwardWeights},
+      {{"resnet 7x7 256->512 3x3 s2", 16, 256, 7, 512, 3, 2, 1},
+       ConvPass::kForward},
+      {{"resnet 7x7 256->512 3x3 s2", 16, 256, 7, 512, 3, 2, 1},
+       ConvPass::kBackwardData},
       {{"resnet 7x7 256->512 1x1 s2", 256, 256, 7, 512, 1, 2, 0},
        ConvPass::kBackwardWeights},
+      {{"resnet 7x7 256->512 1x1 s2", 16, 256, 7, 512, 1, 2, 0},
+       ConvPass::kForward},
+      {{"resnet 7x7 256->512 1x1 s2", 16, 256, 7, 512, 1, 2, 0},
+       ConvPass::kBackwardData},
+      {{"resnet 7x7 256->256 3x3", 80, 256, 7, 256, 3, 1, 1},
+       ConvPass::kBackwardWeights},
+      {{"resnet 7x7 256->256 3x3", 16, 256, 7, 256, 3, 1, 1},
+       ConvPass::kForward},
+      {{"resnet 7x7 256->256 3x3", 16, 256, 7, 256, 3, 1, 1},
+       ConvPass::kBackwardData},
+      {{"resnet 14x14 128->256 3x3 s2", 256, 128, 14, 256, 3, 2, 1},
+       ConvPass::kBackwardWeights},
+      {{"resnet 14x14 128->256 3x3 s2", 16, 128, 14, 256, 3, 2, 1},
+       ConvPass::kForward},
+      {{"resnet 14x14 128->256 3x3 s2", 16, 128, 14, 256, 3, 2, 1},
+       ConvPass::kBackwardData},
       {{"resnet 14x14 128->128 3x3", 256, 128, 14, 128, 3, 1, 1},
        ConvPass::kBackwardWeights},
+      {{"resnet 14x14 128->128 3x3", 16, 128, 14, 128, 3, 1, 1},
+       ConvPass::kForward},
+      {{"resnet 14x14 128->128 3x3", 16, 128, 14, 128, 3, 1, 1},
+       ConvPass::kBackwardData},
       {{"resnet 28x28 64->128 3x3 s2", 80, 64, 28, 128, 3, 2, 1},
        ConvPass::kBackwardWeights},
       {{"resnet 28x28 64->64 3x3", 80, 64, 28, 64, 3, 1, 1},
        ConvPass::kBackwardWeights},
+      {{"resnet 28x28 64->64 3x3", 5, 64, 28, 64, 3, 1, 1}, ConvPass::kForward},
       {{"resnet stem 1->64 3x3", 80, 1, 28, 64, 3, 1, 1},
        ConvPass::kBackwardWeights},
       {{"lenet 13x13 20->50 5x5", 256, 20, 13, 50, 5, 1, 0},
        ConvPass::kBackwardWeights},
-      {{"resnet 7x7 256->512 1x1 s2", 16, 256, 7, 512, 1, 2, 0},
-       ConvPass::kForward},
-      {{"resnet 7x7 256->512 1x1 s2", 16, 256, 7, 512, 1, 2, 0},
-       ConvPass::kBackwardData},
-      {{"resnet 7x7 256->256 3x3", 16, 256, 7, 256, 3, 1, 1},
-       ConvPass::kForward},
-      {{"resnet 7x7 256->256 3x3", 16, 256, 7, 256, 3, 1, 1},
-       ConvPass::kBackwardData},
       {{"lenet 13x13 20->50 5x5", 16, 20, 13, 50, 5, 1, 0}, ConvPass::kForward},
       {{"lenet 13x13 20->50 5x5", 16, 20, 13, 50, 5, 1, 0},
        ConvPass::kBackwardData},
   };
+
   std::mt19937 rng(1);
   std::printf(
       "GFLOP/s, kernel plus reorders from and to NCHW (kernel alone in "
       "brackets); one thread\n\n");
   std::printf(
-      "| convolution | pass | images | any | nchw | nhwc | ringlet asks for |\n"
-      "|---|---|---|---|---|---|---|\n");
+      "| convolution | pass | images | any | nchw | nhwc | group gemm | "
+      "ringlet asks for |\n"
+      "|---|---|---|---|---|---|---|---|\n");
   for (const Case& c : cases) {
     const Conv& v = c.conv;
     const int p = (v.h + 2 * v.pad - v.r) / v.stride + 1;
@@ -214,10 +292,16 @@ int main(int argc, char** argv) {
                   gflop / (t.kernel_ms + t.reorder_ms) * 1e3,
                   gflop / t.kernel_ms * 1e3, t.impl.c_str());
     }
+    std::printf(" %.0f |", gflop / v.n * kGroupGemmImages /
+                               GroupGemmMilliseconds(v, c.pass, reps, rng) *
+                               1e3);
     const ringlet::nn::onednn::ConvShape shape{
         v.n, v.c, v.h, v.h, v.k, v.r, v.r, v.stride, v.pad, false};
-    std::printf(" %s |\n", LayoutName(ringlet::nn::onednn::ActivationLayout(
-                               shape, c.pass)));
+    std::printf(
+        " %s |\n",
+        ringlet::nn::onednn::RunsAsGroupGemm(shape, c.pass)
+            ? "group gemm"
+            : LayoutName(ringlet::nn::onednn::ActivationLayout(shape, c.pass)));
     std::fflush(stdout);
   }
   return 0;

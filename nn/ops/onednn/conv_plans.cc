@@ -1,5 +1,7 @@
 #include "nn/ops/onednn/conv_plans.h"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +60,42 @@ Tag ActivationLayout(const ConvShape& s, ConvPass pass) {
   // and input gradient (weight gradients stay blocked, faster still).
   if (s.c >= 8 && (s.c % 8 != 0 || s.k % 8 != 0)) return Tag::nhwc;
   return Tag::any;
+}
+
+// Weight gradients of small planes with large weights (ResNet-18's 4x4
+// stage: 512 x 4608). oneDNN's GEMM-based kernel, which the layout rule
+// picks for small planes, makes one product per image into the whole
+// weight gradient, so every 16 positions stream 9 MiB through memory: 55
+// GFLOP/s in a step, and slower still beside a second thread. One product
+// per group of images does that once per group: that stage's weight
+// gradient -26% of its time (conv_step_bench --compare_group_gemm). Other
+// shapes and passes were measured as well and stay with oneDNN's
+// primitives: the group path was as fast or slower there (unfolding and
+// folding back cost what the longer products gain; docs/details.md).
+namespace {
+std::atomic<bool> group_gemm_allowed{true};
+constexpr int64_t kGroupGemmMinWeightFloats = int64_t{2} << 20;  // 8 MiB
+}  // namespace
+
+void AllowGroupGemm(bool allowed) { group_gemm_allowed = allowed; }
+
+bool RunsAsGroupGemm(const ConvShape& s, ConvPass pass) {
+  return group_gemm_allowed && pass == ConvPass::kBackwardWeights &&
+         s.p() * s.q() <= 49 &&
+         s.k * s.c * s.r * s.s >= kGroupGemmMinWeightFloats;
+}
+
+namespace {
+constexpr int64_t kGroupGemmColumns = 1024;
+constexpr int64_t kGroupGemmMinGroups = 4;
+}  // namespace
+
+int64_t GroupGemmImages(const ConvShape& s) {
+  const int64_t by_size = std::max<int64_t>(
+      1, kGroupGemmColumns / std::max<int64_t>(1, s.p() * s.q()));
+  const int64_t by_count =
+      (s.n + kGroupGemmMinGroups - 1) / kGroupGemmMinGroups;
+  return std::max<int64_t>(1, std::min(by_size, by_count));
 }
 
 namespace {

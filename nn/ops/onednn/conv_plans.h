@@ -65,6 +65,19 @@ enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
 dnnl::memory::format_tag ActivationLayout(const ConvShape& shape,
                                           ConvPass pass);
 
+// Whether a pass of `shape` runs as one oneDNN sgemm per group of images
+// (conv_gemm.h) instead of a convolution primitive: a rule on shapes,
+// measured by conv_layout_bench.
+bool RunsAsGroupGemm(const ConvShape& shape, ConvPass pass);
+// false: every pass through oneDNN's convolution primitives (tests and
+// benchmarks compare the two paths). Process-wide; default true.
+void AllowGroupGemm(bool allowed);
+// Images per group on that path, from the shape alone (so the output and
+// the input gradient do not depend on the thread count): about
+// kGroupGemmColumns positions per product, and at least four groups a
+// batch for the op threads to share.
+int64_t GroupGemmImages(const ConvShape& shape);
+
 // The CPU engine every plan runs on.
 const dnnl::engine& CpuEngine();
 

@@ -54,6 +54,31 @@ TEST(ConvPlans, ChannelsOffTheBlockSizeRunInNhwc) {
   EXPECT_TRUE(GetBackwardWeightsPlan(kLeNetConv2).src.to_internal.has_value());
 }
 
+// conv_plans.cc: only the weight gradients of small planes with large
+// weights (the 4x4 stage) run as group products.
+TEST(ConvPlans, GroupGemmTakesTheWeightGradientOfSmallPlanesLargeWeights) {
+  EXPECT_TRUE(RunsAsGroupGemm(kBlock4, ConvPass::kBackwardWeights));
+  EXPECT_FALSE(RunsAsGroupGemm(kBlock4, ConvPass::kForward));
+  EXPECT_FALSE(RunsAsGroupGemm(kBlock4, ConvPass::kBackwardData));
+  for (const ConvShape& s : {kBlock1, kBlock4Shortcut, kStem, kLeNetConv2}) {
+    EXPECT_FALSE(RunsAsGroupGemm(s, ConvPass::kBackwardWeights)) << s.c;
+  }
+  AllowGroupGemm(false);
+  EXPECT_FALSE(RunsAsGroupGemm(kBlock4, ConvPass::kBackwardWeights));
+  AllowGroupGemm(true);
+}
+
+// About 1,024 positions per product, at least four groups a batch.
+TEST(ConvPlans, GroupGemmImagesDependOnTheShapeOnly) {
+  ConvShape batch = kBlock4;
+  batch.n = 256;
+  EXPECT_EQ(GroupGemmImages(batch), 64);
+  batch.n = 64;
+  EXPECT_EQ(GroupGemmImages(batch), 16);
+  batch.n = 1;
+  EXPECT_EQ(GroupGemmImages(batch), 1);
+}
+
 TEST(ConvPlans, SameShapeSamePlan) {
   EXPECT_EQ(&GetForwardPlan(kBlock1), &GetForwardPlan(kBlock1));
   ConvShape without_bias = kBlock1;
