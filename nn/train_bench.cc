@@ -126,6 +126,8 @@ int Main(int argc, char** argv) {
     resnet = MakeResNet18();
     InitParameters(*resnet, InitScheme::kNormal001, 0);
     if (device.is_cuda()) resnet->To(device);
+    // No gradient for the images, as in PyTorch's peer.
+    resnet->SetInputGradientNeeded(false);
     sgd = std::make_unique<Sgd>(resnet->Parameters(),
                                 SgdOptions{0.1f, 0.0f, 0.0f});
     step = [&] {

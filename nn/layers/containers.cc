@@ -26,6 +26,11 @@ Tensor Sequential::Backward(const Tensor& dy) {
   return g;
 }
 
+void Sequential::SetInputGradientNeeded(bool needed) {
+  if (!children_.empty())
+    children_.front().second->SetInputGradientNeeded(needed);
+}
+
 void Sequential::CollectParameters(const std::string& prefix,
                                    std::vector<Parameter*>* out) {
   for (auto& [name, child] : children_) {

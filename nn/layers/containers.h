@@ -27,6 +27,8 @@ class Sequential : public Module {
   void CollectBuffers(const std::string& prefix,
                       std::vector<Buffer*>* out) override;
   void SetTraining(bool training) override;
+  // Passed to the first child, whose input is this one's.
+  void SetInputGradientNeeded(bool needed) override;
   std::vector<Module*> Children() override;
   size_t size() const { return children_.size(); }
 

@@ -51,7 +51,8 @@ Tensor Conv2d::Forward(const Tensor& x) {
 
 Tensor Conv2d::Backward(const Tensor& dy) {
   RequireForwardCache(input_.defined());
-  Conv2dGrads g = Conv2dBackward(input_, weight_.value, has_bias_, dy, params_);
+  Conv2dGrads g =
+      Conv2dBackward(input_, weight_.value, has_bias_, dy, params_, need_dx_);
   input_ = Tensor();
   AddInPlace(weight_.grad, g.dw);
   if (has_bias_) AddInPlace(bias_.grad, g.db);

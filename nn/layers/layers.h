@@ -22,10 +22,12 @@ class Conv2d : public Module {
   std::string kind() const override { return "conv2d"; }
   void CollectParameters(const std::string& prefix,
                          std::vector<Parameter*>* out) override;
+  void SetInputGradientNeeded(bool needed) override { need_dx_ = needed; }
 
  private:
   Conv2dParams params_;
   bool has_bias_;
+  bool need_dx_ = true;
   Parameter weight_, bias_;
   Tensor input_;
 };

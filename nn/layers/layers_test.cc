@@ -78,6 +78,35 @@ TEST(Layers, SequentialOfEveryLayerKind) {
                        12);
 }
 
+// Without an input gradient the first convolution skips it; every
+// parameter's gradient stays the same, bit for bit.
+TEST(Layers, InputGradientNotNeededSkipsTheFirstLayersAndKeepsTheRest) {
+  auto make = [] {
+    auto net = std::make_unique<Sequential>();
+    auto stem = std::make_unique<Sequential>();
+    stem->Add(std::make_unique<Conv2d>(1, 4, 3, 1, 1));
+    stem->Add(std::make_unique<ReLU>());
+    net->Add(std::move(stem));
+    net->Add(std::make_unique<Conv2d>(4, 2, 3, 2, 1));
+    net->Add(std::make_unique<GlobalAvgPool>());
+    InitParameters(*net, InitScheme::kKaimingNormal, 13);
+    return net;
+  };
+  const Tensor x = RandomTensor({3, 1, 7, 7}, 14);
+  auto full = make(), skipping = make();
+  skipping->SetInputGradientNeeded(false);
+  const Tensor y = full->Forward(x);
+  skipping->Forward(x);
+  const Tensor dy = RandomTensor(y.shape(), 15);
+  EXPECT_TRUE(full->Backward(dy).defined());
+  EXPECT_FALSE(skipping->Backward(dy).defined());
+  const auto a = full->Parameters(), b = skipping->Parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    testing::ExpectTensorNear(a[i]->name, b[i]->grad, a[i]->grad, 0);
+  }
+}
+
 TEST(Layers, ParametersAndBuffersAreNamedByPath) {
   Sequential net;
   net.Add(std::make_unique<Conv2d>(1, 2, 3), "stem");

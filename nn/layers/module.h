@@ -64,6 +64,13 @@ class Module {
   // Throws DeviceError when the device does not exist.
   void To(Device device);
 
+  // Whether Backward must return the gradient with respect to the input
+  // (the default). An owner that discards it (DataParallel, train_bench)
+  // says false, so the first layer skips it: for a convolution, a whole
+  // input-gradient pass. Modules that compute it anyway may still return
+  // it; a Conv2d returns an undefined tensor.
+  virtual void SetInputGradientNeeded(bool needed) { (void)needed; }
+
   // Training mode (the default) caches for Backward and, for batch norm,
   // uses batch statistics; evaluation mode uses running statistics.
   virtual void SetTraining(bool training) { training_ = training; }

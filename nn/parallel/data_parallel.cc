@@ -91,6 +91,8 @@ DataParallel::DataParallel(const ModelFactory& make_model,
   group_.Run([&](int d) {
     auto r = std::make_unique<Replica>();
     r->model = make_model();
+    // TrainStep discards the input's gradient.
+    r->model->SetInputGradientNeeded(false);
     std::vector<Tensor*> values;
     for (Parameter* p : r->model->Parameters()) values.push_back(&p->value);
     for (Buffer* b : r->model->Buffers()) r->buffers.push_back(&b->value);
