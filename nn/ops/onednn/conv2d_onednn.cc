@@ -118,11 +118,9 @@ Chunking ChunksOf(const ConvShape& shape, int64_t images) {
   return chunking;
 }
 
-// The chunks of a oneDNN primitive's pass, or a group-GEMM pass's groups.
-Chunking ChunksFor(const ConvShape& shape, ConvPass pass) {
-  return ChunksOf(shape, RunsAsGroupGemm(shape, pass)
-                             ? GroupGemmImages(shape)
-                             : ImagesPerChunk(shape.n, shape.p() * shape.q()));
+// The chunks of the forward pass and the input gradient.
+Chunking ChunksFor(const ConvShape& shape) {
+  return ChunksOf(shape, ImagesPerChunk(shape.n, shape.p() * shape.q()));
 }
 
 ConvGeometry GeometryOf(const ConvShape& s) {
@@ -178,15 +176,6 @@ void BackwardData(const Tensor& w, const Tensor& dy, const Chunking& ch,
                   Tensor& dx) {
   const ConvShape& s = ch.full;
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
-  if (RunsAsGroupGemm(s, ConvPass::kBackwardData)) {
-    ForEachChunk(
-        ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine, dnnl::stream&) {
-          GroupGemmBackwardData(GeometryOf(is_tail ? ch.tail : ch.full),
-                                w.data(), dy.data() + n0 * out_image,
-                                dx.data() + n0 * in_image, mine.gemm);
-        });
-    return;
-  }
   const auto plans = PlansFor<BackwardDataPlan>(ch, GetBackwardDataPlan, w);
   ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
                        dnnl::stream& stream) {
@@ -325,23 +314,12 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
-  const Chunking ch =
-      ChunksFor(ShapeOf(x, w, b.defined(), params), ConvPass::kForward);
+  const Chunking ch = ChunksFor(ShapeOf(x, w, b.defined(), params));
   const ConvShape& s = ch.full;
   Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()});
   if (x.dim(0) == 0) return y;
   OneOpenMpThread();
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
-  if (RunsAsGroupGemm(s, ConvPass::kForward)) {
-    ForEachChunk(
-        ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine, dnnl::stream&) {
-          GroupGemmForward(GeometryOf(is_tail ? ch.tail : ch.full),
-                           x.data() + n0 * in_image, w.data(),
-                           b.defined() ? b.data() : nullptr,
-                           y.data() + n0 * out_image, mine.gemm);
-        });
-    return y;
-  }
   const auto plans = PlansFor<ForwardPlan>(ch, GetForwardPlan, w);
   ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
                        dnnl::stream& stream) {
@@ -374,7 +352,7 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   if (x.dim(0) == 0) return grads;
   OneOpenMpThread();
   if (need_dx) {
-    BackwardData(w, dy, ChunksFor(shape, ConvPass::kBackwardData), grads.dx);
+    BackwardData(w, dy, ChunksFor(shape), grads.dx);
   }
   BackwardWeights(x, dy, shape, grads);
   return grads;

@@ -67,7 +67,9 @@ dnnl::memory::format_tag ActivationLayout(const ConvShape& shape,
 
 // Whether a pass of `shape` runs as one oneDNN sgemm per group of images
 // (conv_gemm.h) instead of a convolution primitive: a rule on shapes,
-// measured by conv_layout_bench.
+// measured by conv_step_bench. Only weight gradients take it today, and
+// only they are dispatched to it (conv2d_onednn.cc); the forward and
+// input-gradient group functions stay for the benchmarks' comparison.
 bool RunsAsGroupGemm(const ConvShape& shape, ConvPass pass);
 // false: every pass through oneDNN's convolution primitives (tests and
 // benchmarks compare the two paths). Process-wide; default true.
