@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "collectives/cuda_ring.h"
 #include "collectives/host_group_factory.h"
 #include "collectives/naive_algorithm.h"
 #include "collectives/nccl.h"
@@ -32,6 +33,35 @@ std::vector<std::unique_ptr<Communicator>> CreateGroup(
   for (const std::string& name : AvailableBackends()) names += " " + name;
   throw std::invalid_argument("unknown backend '" + backend +
                               "'; this build has:" + names);
+}
+
+std::vector<std::unique_ptr<Communicator>> CreateGroup(
+    const std::string& backend, const std::vector<RankDevice>& devices,
+    const CommOptions& options) {
+  if (devices.empty()) {
+    throw std::invalid_argument("the " + backend +
+                                " backend was given no device; a group needs "
+                                "at least 1 rank");
+  }
+  std::vector<int> gpus;
+  for (const RankDevice& device : devices) {
+    if (device.is_gpu) gpus.push_back(device.gpu);
+  }
+  if (gpus.empty()) {
+    return CreateGroup(backend, static_cast<int>(devices.size()), options);
+  }
+  if (gpus.size() != devices.size()) {
+    throw std::invalid_argument(
+        "a group's ranks must all be on the host or all on GPUs; got " +
+        std::to_string(gpus.size()) + " GPU rank(s) and " +
+        std::to_string(devices.size() - gpus.size()) + " host rank(s)");
+  }
+  if (backend == "ring" || backend == "naive") {
+    return CreateCudaRingGroup(gpus, backend, options);
+  }
+  if (backend == "nccl") return CreateNcclGroup(gpus, options);
+  // Names the backends (and explains mpi) as the host variant does.
+  return CreateGroup(backend, static_cast<int>(devices.size()), options);
 }
 
 }  // namespace ringlet::collectives

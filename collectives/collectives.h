@@ -24,6 +24,31 @@ std::vector<std::string> AvailableBackends();
 std::vector<std::unique_ptr<Communicator>> CreateGroup(
     const std::string& backend, int size, const CommOptions& options = {});
 
+// Where one rank of a group runs: a thread of this process on host memory,
+// or a GPU of this process (buffers in its memory).
+struct RankDevice {
+  bool is_gpu = false;
+  int gpu = 0;  // The CUDA device index when is_gpu.
+
+  static RankDevice Host() { return {}; }
+  static RankDevice Gpu(int index) { return {true, index}; }
+};
+
+// One communicator per entry of `devices`, rank i on devices[i]:
+//   every rank on the host  as CreateGroup(backend, devices.size())
+//   every rank on a GPU     ring, naive: the hand-written algorithms over
+//                           the CUDA transport; a GPU may repeat (several
+//                           ranks on one GPU, each with its own stream).
+//                           nccl: one rank per GPU; a repeat is refused
+//                           with an error naming the ranks.
+// GPUs are named by index, so {Gpu(1), Gpu(3)} is legal. Throws
+// std::invalid_argument for an empty list, a mix of host and GPU ranks or
+// an unknown backend; CollectiveError when the backend cannot run here (a
+// GPU that does not exist, no CUDA in this build).
+std::vector<std::unique_ptr<Communicator>> CreateGroup(
+    const std::string& backend, const std::vector<RankDevice>& devices,
+    const CommOptions& options = {});
+
 }  // namespace ringlet::collectives
 
 #endif  // RINGLET_COLLECTIVES_COLLECTIVES_H_

@@ -6,53 +6,68 @@
 #include <string>
 #include <thread>
 
+#include "collectives/gpu_list.h"
 #include "collectives/naive_algorithm.h"
 #include "collectives/ring_algorithm.h"
 #include "collectives/transport/cuda/cuda_transport.h"
 #include "collectives/transport_communicator.h"
+#include "gpu/cuda_error.h"
+#include "gpu/device_guard.h"
+#include "gpu/device_probe.h"
 
 namespace ringlet::collectives {
+namespace {
 
-int CudaDeviceCount() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();  // Clear the error so later calls start clean.
-    return 0;
-  }
-  return count;
+AlgorithmList Algorithms(const std::string& first) {
+  const auto ring = std::make_shared<RingAlgorithm>();
+  const auto naive = std::make_shared<NaiveAlgorithm>();
+  if (first == "ring") return {ring, naive};
+  if (first == "naive") return {naive, ring};
+  throw std::invalid_argument(
+      "the CUDA transport runs 'ring' or 'naive', not '" + first + "'");
 }
 
-std::vector<std::unique_ptr<Communicator>> CreateCudaRingGroup(
-    int size, const CommOptions& options) {
-  if (size < 1) {
-    throw std::invalid_argument("a group needs at least 1 rank, got " +
-                                std::to_string(size));
-  }
-  const int devices = CudaDeviceCount();
-  if (devices < size) {
-    throw CollectiveError("the CUDA ring needs " + std::to_string(size) +
-                          " GPUs, this machine has " + std::to_string(devices) +
-                          "; ask for fewer ranks, or use the host ring on "
-                          "CPU devices");
-  }
-  std::vector<int> device_ids(size);
-  for (int r = 0; r < size; ++r) device_ids[r] = r;
-  // Direct peer access makes the ring's copies one hop; without it CUDA
-  // stages them through host memory, which is slower but still correct.
-  for (int r = 0; r < size && size > 1; ++r) {
-    const int next = (r + 1) % size;
+// Direct peer access makes a copy between two GPUs one hop; without it CUDA
+// stages it through host memory, slower but still correct. Ranks on the
+// same GPU need nothing.
+void EnablePeerAccess(const std::vector<int>& gpus) {
+  const size_t n = gpus.size();
+  for (size_t r = 0; r < n && n > 1; ++r) {
+    const int from = gpus[r], to = gpus[(r + 1) % n];
     int can = 0;
-    if (cudaDeviceCanAccessPeer(&can, r, next) == cudaSuccess && can) {
-      cudaSetDevice(next);
-      const cudaError_t err = cudaDeviceEnablePeerAccess(r, 0);
-      if (err == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
+    if (from == to || cudaDeviceCanAccessPeer(&can, to, from) != cudaSuccess ||
+        !can) {
+      cudaGetLastError();
+      continue;
     }
+    gpu::DeviceGuard guard(to);
+    if (cudaDeviceEnablePeerAccess(from, 0) != cudaSuccess) cudaGetLastError();
   }
-  auto ranks = std::make_shared<cuda::CudaRanks>(device_ids);
+}
+
+}  // namespace
+
+bool CudaRingCompiledIn() { return true; }
+
+std::vector<std::unique_ptr<Communicator>> CreateCudaRingGroup(
+    const std::vector<int>& gpus, const std::string& first_algorithm,
+    const CommOptions& options) {
+  const std::string backend = first_algorithm + " (CUDA)";
+  CheckGpuList(backend, gpus, /*one_rank_per_gpu=*/false);
+  const AlgorithmList algorithms = Algorithms(first_algorithm);
+  std::string reason;
+  CheckGpusExist(backend, gpus, gpu::CountCudaDevices(&reason), reason);
+  const int size = static_cast<int>(gpus.size());
+  std::shared_ptr<cuda::CudaRanks> ranks;
+  try {
+    EnablePeerAccess(gpus);
+    ranks = std::make_shared<cuda::CudaRanks>(gpus);
+  } catch (const gpu::CudaError& e) {
+    throw CollectiveError("the " + backend + " backend could not start on " +
+                          GpuListName(gpus) + ": " + e.what());
+  }
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   auto group = std::make_shared<host::HostGroup>(size, cores > 0 ? cores : 1);
-  const AlgorithmList algorithms = {std::make_shared<RingAlgorithm>(),
-                                    std::make_shared<NaiveAlgorithm>()};
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < size; ++r) {
     comms.push_back(std::make_unique<TransportCommunicator>(

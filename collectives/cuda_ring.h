@@ -1,13 +1,15 @@
 // //collectives:cuda_ring — the same ring (and naive) algorithms over GPU
-// buffers: rank i is GPU i of this process, chunks move with peer copies
-// and are combined by a kernel on the rank's stream (transport/cuda).
+// buffers: rank i runs on GPU gpus[i] of this process with its own stream;
+// chunks move with peer copies and are combined by a kernel on the rank's
+// stream (transport/cuda). Several ranks may share one GPU (each has its
+// own stream and buffers), so every multi-GPU path runs on a single GPU.
 //
-// Builds only where CUDA is found. Compiled in CI; no GPU was available to
-// run it.
+// In builds without CUDA the functions exist and throw CollectiveError.
 #ifndef RINGLET_COLLECTIVES_CUDA_RING_H_
 #define RINGLET_COLLECTIVES_CUDA_RING_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "collectives/collective_error.h"
@@ -15,15 +17,18 @@
 
 namespace ringlet::collectives {
 
-// One communicator per GPU 0..size-1; buffers are device pointers on the
-// rank's GPU. Each communicator runs "ring" by default and "naive" when a
-// call asks for it. Throws CollectiveError when there are fewer than `size`
-// usable GPUs, saying how many there are.
-std::vector<std::unique_ptr<Communicator>> CreateCudaRingGroup(
-    int size, const CommOptions& options = {});
+// False in builds without CUDA; CreateCudaRingGroup then throws.
+bool CudaRingCompiledIn();
 
-// How many GPUs the CUDA runtime reports (0 without a driver or device).
-int CudaDeviceCount();
+// One communicator per entry of `gpus` (rank i on GPU gpus[i]; an index may
+// repeat); buffers are device pointers on the rank's GPU. Each communicator
+// runs `first_algorithm` ("ring" or "naive") by default and the other when
+// a call asks for it. Throws std::invalid_argument for an empty list or an
+// unknown algorithm, and CollectiveError naming the GPU when one does not
+// exist or CUDA fails.
+std::vector<std::unique_ptr<Communicator>> CreateCudaRingGroup(
+    const std::vector<int>& gpus, const std::string& first_algorithm = "ring",
+    const CommOptions& options = {});
 
 }  // namespace ringlet::collectives
 

@@ -14,7 +14,12 @@
 #include <thread>
 
 #include "collectives/call_desc.h"
+#include "collectives/gpu_list.h"
 #include "collectives/nccl.h"
+#include "gpu/cuda_check.h"
+#include "gpu/cuda_error.h"
+#include "gpu/device_guard.h"
+#include "gpu/device_probe.h"
 
 namespace ringlet::collectives {
 namespace {
@@ -26,16 +31,6 @@ namespace {
       throw CollectiveError(std::string(__FILE__) + ":" +                \
                             std::to_string(__LINE__) + ": " #call ": " + \
                             ncclGetErrorString(rc_));                    \
-    }                                                                    \
-  } while (0)
-
-#define RINGLET_CUDA_CHECK(call)                                         \
-  do {                                                                   \
-    const cudaError_t rc_ = (call);                                      \
-    if (rc_ != cudaSuccess) {                                            \
-      throw CollectiveError(std::string(__FILE__) + ":" +                \
-                            std::to_string(__LINE__) + ": " #call ": " + \
-                            cudaGetErrorString(rc_));                    \
     }                                                                    \
   } while (0)
 
@@ -65,19 +60,6 @@ ncclRedOp_t ToNccl(ReduceOp op) {
   return ncclSum;
 }
 
-// Makes `device` current for a scope and restores the previous one.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    RINGLET_CUDA_CHECK(cudaGetDevice(&previous_));
-    RINGLET_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-
- private:
-  int previous_ = 0;
-};
-
 class NcclCommunicator : public Communicator {
  public:
   NcclCommunicator(int rank, int size, int device, ncclComm_t comm,
@@ -87,7 +69,7 @@ class NcclCommunicator : public Communicator {
         device_(device),
         comm_(comm),
         options_(options) {
-    DeviceGuard guard(device_);
+    gpu::DeviceGuard guard(device_);
     RINGLET_CUDA_CHECK(
         cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
@@ -197,10 +179,12 @@ class NcclCommunicator : public Communicator {
   // Enqueues `launch` on the stream and waits for it until the deadline.
   template <typename Launch>
   void Run(const CallDesc& call, const CallOptions& options, Launch launch) {
-    DeviceGuard guard(device_);
+    gpu::DeviceGuard guard(device_);
     try {
       launch();
     } catch (const CollectiveError& e) {
+      Fail(call, e.what());
+    } catch (const gpu::CudaError& e) {
       Fail(call, e.what());
     }
     ++stats_.messages_sent;
@@ -249,27 +233,28 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
     throw std::invalid_argument("a group needs at least 1 rank, got " +
                                 std::to_string(size));
   }
-  int devices = 0;
-  const cudaError_t err = cudaGetDeviceCount(&devices);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    throw CollectiveError(
-        std::string("the nccl backend needs GPUs; the CUDA runtime says: ") +
-        cudaGetErrorString(err) + ". Use --backend=ring on CPU devices.");
-  }
-  if (devices < size) {
-    throw CollectiveError("the nccl backend needs " + std::to_string(size) +
-                          " GPUs, this machine has " + std::to_string(devices) +
-                          "; ask for fewer ranks or use ring");
-  }
+  std::vector<int> gpus(size);
+  for (int i = 0; i < size; ++i) gpus[i] = i;
+  return CreateNcclGroup(gpus, options);
+}
+
+std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
+    const std::vector<int>& gpus, const CommOptions& options) {
+  CheckGpuList("nccl", gpus, /*one_rank_per_gpu=*/true);
+  std::string reason;
+  CheckGpusExist("nccl", gpus, gpu::CountCudaDevices(&reason), reason);
+  const int size = static_cast<int>(gpus.size());
   std::vector<ncclComm_t> comms(size);
-  std::vector<int> device_list(size);
-  for (int i = 0; i < size; ++i) device_list[i] = i;
-  RINGLET_NCCL_CHECK(ncclCommInitAll(comms.data(), size, device_list.data()));
+  RINGLET_NCCL_CHECK(ncclCommInitAll(comms.data(), size, gpus.data()));
   std::vector<std::unique_ptr<Communicator>> out;
-  for (int i = 0; i < size; ++i) {
-    out.push_back(
-        std::make_unique<NcclCommunicator>(i, size, i, comms[i], options));
+  try {
+    for (int i = 0; i < size; ++i) {
+      out.push_back(std::make_unique<NcclCommunicator>(i, size, gpus[i],
+                                                       comms[i], options));
+    }
+  } catch (const gpu::CudaError& e) {
+    throw CollectiveError("the nccl backend could not start on " +
+                          GpuListName(gpus) + ": " + e.what());
   }
   return out;
 }
@@ -277,13 +262,11 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
 std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
     const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
     const CommOptions& options) {
-  int devices = 0;
-  const cudaError_t err = cudaGetDeviceCount(&devices);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    throw CollectiveError(
-        std::string("the nccl backend needs GPUs; the CUDA runtime says: ") +
-        cudaGetErrorString(err) + ". Use --backend=ring on CPU devices.");
+  std::string reason;
+  const int devices = gpu::CountCudaDevices(&reason);
+  if (devices == 0) {
+    throw CollectiveError("the nccl backend needs GPUs; " + reason +
+                          ". Use --backend=ring on CPU devices.");
   }
   const int needed = layout.first_device + layout.local_ranks;
   if (devices < needed) {
@@ -300,7 +283,7 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
   // Several ranks of one process join inside one group call.
   RINGLET_NCCL_CHECK(ncclGroupStart());
   for (int i = 0; i < layout.local_ranks; ++i) {
-    DeviceGuard guard(layout.first_device + i);
+    gpu::DeviceGuard guard(layout.first_device + i);
     RINGLET_NCCL_CHECK(
         ncclCommInitRank(&comms[i], layout.size, id, layout.first_rank + i));
   }

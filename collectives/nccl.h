@@ -27,6 +27,12 @@ bool NcclCompiledIn();
 std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
     int size, const CommOptions& options = {});
 
+// Rank i on GPU gpus[i] (`cuda:1,3` is {1, 3}). NCCL allows one rank per
+// GPU: a GPU listed twice is a CollectiveError naming both ranks and the
+// backends that allow it (ring, naive). Throws as above otherwise.
+std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
+    const std::vector<int>& gpus, const CommOptions& options = {});
+
 // This process's part of a job over processes (ncclCommInitRank): global
 // ranks first_rank .. first_rank + local_ranks - 1 of `size`, on GPUs
 // first_device .. first_device + local_ranks - 1 of this host.

@@ -1,4 +1,5 @@
 // CreateNcclGroup for builds without CUDA or NCCL.
+#include "collectives/gpu_list.h"
 #include "collectives/nccl.h"
 
 namespace ringlet::collectives {
@@ -20,6 +21,13 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
     int size, const CommOptions& options) {
   (void)size;
   (void)options;
+  ThrowNotBuilt();
+}
+
+std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
+    const std::vector<int>& gpus, const CommOptions& options) {
+  (void)options;
+  CheckGpuList("nccl", gpus, /*one_rank_per_gpu=*/true);
   ThrowNotBuilt();
 }
 

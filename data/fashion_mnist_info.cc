@@ -8,7 +8,7 @@
 #include "cli/conventions.h"
 #include "data/data_error.h"
 #include "data/fashion_mnist.h"
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 
 namespace {
 
@@ -65,8 +65,8 @@ void PrintImages(const Split& split, int count) {
 }
 
 void PrintGpus() {
-  const ringlet::nn::cuda::CudaDeviceReport gpus =
-      ringlet::nn::cuda::ProbeCudaDevices();
+  const ringlet::gpu::CudaDeviceReport gpus =
+      ringlet::gpu::ProbeCudaDevices();
   std::printf("\nGPUs: %zu usable", gpus.usable.size());
   if (!gpus.reason.empty()) std::printf(" (%s)", gpus.reason.c_str());
   std::printf("\n");

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 #include "nn/cuda/storage.h"
 
 namespace ringlet::nn {
@@ -68,7 +68,7 @@ TEST(Tensor, AMissingGpuIsAClearError) {
   EXPECT_THROW(Tensor::FromVector({1}, {1.0f}).To(Device::Cuda(99)),
                DeviceError);
   // And cuda:0 itself on a machine without a GPU (every machine here).
-  if (cuda::ProbeCudaDevices().usable.empty()) {
+  if (gpu::ProbeCudaDevices().usable.empty()) {
     EXPECT_THROW(Tensor({2}, Device::Cuda(0)), DeviceError);
   }
 }
@@ -76,7 +76,7 @@ TEST(Tensor, AMissingGpuIsAClearError) {
 class CudaTensorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const cuda::CudaDeviceReport report = cuda::ProbeCudaDevices();
+    const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
   }

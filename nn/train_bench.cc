@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 #include "nn/device.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
@@ -82,7 +82,7 @@ int Main(int argc, char** argv) {
   Device device;
   try {
     device = ParseDevice(device_text);
-    const int gpus = static_cast<int>(cuda::ProbeCudaDevices().usable.size());
+    const int gpus = static_cast<int>(gpu::ProbeCudaDevices().usable.size());
     if (device.is_cpu() && device.index != 0) {
       throw DeviceError("the benchmark runs on one CPU device: --device=cpu");
     }

@@ -40,7 +40,7 @@ cd "$root"
 # device probe, allocator), and the programs the GPU issues measure.
 mapfile -t tests < <(./bazelw query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev/null)
 ((${#tests[@]} > 0)) || { echo "gpu_bundle: no gpu-tagged test found" >&2; exit 1; }
-tests+=(//nn:tensor_test //nn/cuda:device_probe_test
+tests+=(//nn:tensor_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test)
 programs=(//nn:train_bench //collectives:allreduce_bench
   //trainers:lenet_scratch //trainers:resnet_dp)

@@ -4,17 +4,11 @@
 #include <mutex>
 #include <string>
 
+#include "gpu/device_probe.h"
 #include "nn/cuda/cuda_check.h"
 #include "nn/device.h"
 
 namespace ringlet::nn::cuda {
-
-DeviceGuard::DeviceGuard(int device) {
-  RINGLET_CUDA_CHECK(cudaGetDevice(&previous_));
-  RINGLET_CUDA_CHECK(cudaSetDevice(device));
-}
-
-DeviceGuard::~DeviceGuard() { cudaSetDevice(previous_); }
 
 DeviceContext& DeviceContext::For(int device) {
   static std::mutex mu;
@@ -24,17 +18,13 @@ DeviceContext& DeviceContext::For(int device) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = contexts->find(device);
   if (it == contexts->end()) {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || device < 0 || device >= count) {
-      cudaGetLastError();
-      throw DeviceError(
-          "cuda:" + std::to_string(device) +
-          " does not exist: the CUDA runtime reports " +
-          std::to_string(err == cudaSuccess ? count : 0) + " GPU(s)" +
-          (err == cudaSuccess
-               ? std::string()
-               : std::string(" (") + cudaGetErrorString(err) + ")"));
+    std::string reason;
+    const int count = gpu::CountCudaDevices(&reason);
+    if (device < 0 || device >= count) {
+      throw DeviceError("cuda:" + std::to_string(device) +
+                        " does not exist: the CUDA runtime reports " +
+                        std::to_string(count) + " GPU(s)" +
+                        (reason.empty() ? "" : " (" + reason + ")"));
     }
     it =
         contexts
@@ -46,14 +36,14 @@ DeviceContext& DeviceContext::For(int device) {
 }
 
 DeviceContext::DeviceContext(int device) : device_(device) {
-  DeviceGuard guard(device);
+  gpu::DeviceGuard guard(device);
   RINGLET_CUDA_CHECK(
       cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   RINGLET_CUDNN_CHECK(cudnnCreate(&cudnn_));
   RINGLET_CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
   allocator_ = std::make_unique<CachingAllocator>(AllocatorBackend{
       [device](size_t bytes) -> void* {
-        DeviceGuard inner(device);
+        gpu::DeviceGuard inner(device);
         void* ptr = nullptr;
         if (cudaMalloc(&ptr, bytes) != cudaSuccess) {
           cudaGetLastError();  // Out of memory: the allocator retries.
@@ -62,14 +52,14 @@ DeviceContext::DeviceContext(int device) : device_(device) {
         return ptr;
       },
       [device](void* ptr) {
-        DeviceGuard inner(device);
+        gpu::DeviceGuard inner(device);
         cudaFree(ptr);
       }});
 }
 
 cublasHandle_t DeviceContext::cublas() {
   std::call_once(cublas_once_, [this] {
-    DeviceGuard guard(device_);
+    gpu::DeviceGuard guard(device_);
     const CublasLibrary& lib = Cublas();
     RINGLET_CUBLAS_CHECK(lib.create(&cublas_));
     RINGLET_CUBLAS_CHECK(lib.set_stream(cublas_, stream_));
@@ -85,7 +75,7 @@ DeviceContext::~DeviceContext() {
 }
 
 void DeviceContext::Synchronize() {
-  DeviceGuard guard(device_);
+  gpu::DeviceGuard guard(device_);
   RINGLET_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 

@@ -15,21 +15,10 @@
 #include <memory>
 #include <mutex>
 
+#include "gpu/device_guard.h"
 #include "nn/cuda/caching_allocator.h"
 
 namespace ringlet::nn::cuda {
-
-// Makes `device` current for a scope and restores the previous device.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device);
-  ~DeviceGuard();
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 class DeviceContext {
  public:

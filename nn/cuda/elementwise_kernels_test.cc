@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_probe.h"
 #include "nn/cuda/cublas_library.h"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
-#include "nn/cuda/device_probe.h"
 #include "nn/ops/elementwise.h"
 #include "nn/optim/sgd.h"
 #include "nn/tensor.h"
@@ -22,7 +22,7 @@ namespace ringlet::nn::cuda {
 namespace {
 
 TEST(DeviceContext, AMissingGpuIsAClearError) {
-  const CudaDeviceReport report = ProbeCudaDevices();
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
   const int missing = report.reported;  // One past the last device.
   try {
     DeviceContext::For(missing);
@@ -51,7 +51,7 @@ TEST(CublasLibrary, LoadsAndResolvesEveryFunctionNnCalls) {
 class KernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const CudaDeviceReport report = ProbeCudaDevices();
+    const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) {
       GTEST_SKIP() << "needs a GPU; " << report.reason;
     }
@@ -60,7 +60,7 @@ class KernelTest : public ::testing::Test {
 
   // A device copy of `host`, freed with the allocator by Release.
   float* Upload(const std::vector<float>& host) {
-    DeviceGuard guard(context_->device());
+    gpu::DeviceGuard guard(context_->device());
     auto* ptr = static_cast<float*>(
         context_->allocator().Allocate(host.size() * sizeof(float)));
     RINGLET_CUDA_CHECK(
@@ -71,7 +71,7 @@ class KernelTest : public ::testing::Test {
   }
   std::vector<float> Download(const float* ptr, size_t n) {
     std::vector<float> host(n);
-    DeviceGuard guard(context_->device());
+    gpu::DeviceGuard guard(context_->device());
     RINGLET_CUDA_CHECK(cudaMemcpyAsync(host.data(), ptr, n * sizeof(float),
                                        cudaMemcpyDeviceToHost,
                                        context_->stream()));

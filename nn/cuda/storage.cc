@@ -19,7 +19,7 @@ std::shared_ptr<float[]> AllocateStorage(int device, size_t count) {
 
 void CopyHostToDevice(int device, float* dst, const float* src, size_t count) {
   DeviceContext& context = DeviceContext::For(device);
-  DeviceGuard guard(device);
+  gpu::DeviceGuard guard(device);
   RINGLET_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float),
                                      cudaMemcpyHostToDevice, context.stream()));
   context.Synchronize();
@@ -27,7 +27,7 @@ void CopyHostToDevice(int device, float* dst, const float* src, size_t count) {
 
 void CopyDeviceToHost(int device, float* dst, const float* src, size_t count) {
   DeviceContext& context = DeviceContext::For(device);
-  DeviceGuard guard(device);
+  gpu::DeviceGuard guard(device);
   RINGLET_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float),
                                      cudaMemcpyDeviceToHost, context.stream()));
   context.Synchronize();
@@ -36,7 +36,7 @@ void CopyDeviceToHost(int device, float* dst, const float* src, size_t count) {
 void CopyDeviceToDevice(int device, float* dst, const float* src,
                         size_t count) {
   DeviceContext& context = DeviceContext::For(device);
-  DeviceGuard guard(device);
+  gpu::DeviceGuard guard(device);
   RINGLET_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float),
                                      cudaMemcpyDeviceToDevice,
                                      context.stream()));
@@ -44,7 +44,7 @@ void CopyDeviceToDevice(int device, float* dst, const float* src,
 
 void FillDevice(int device, float* dst, size_t count, float value) {
   DeviceContext& context = DeviceContext::For(device);
-  DeviceGuard guard(device);
+  gpu::DeviceGuard guard(device);
   fill_forward(dst, static_cast<int64_t>(count), value, context.stream());
 }
 

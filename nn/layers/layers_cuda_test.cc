@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
@@ -50,7 +50,7 @@ class LayersOnCudaTest : public ::testing::Test {
       gpu_ = Device::Cpu();
       return;
     }
-    const cuda::CudaDeviceReport report = cuda::ProbeCudaDevices();
+    const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
   }

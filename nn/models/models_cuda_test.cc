@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
@@ -25,7 +25,7 @@ using testing::RandomTensor;
 class ModelsOnCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const cuda::CudaDeviceReport report = cuda::ProbeCudaDevices();
+    const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
   }

@@ -20,7 +20,7 @@
 #include "cli/conventions.h"
 #include "data/fashion_mnist.h"
 #include "nlohmann/json.hpp"
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
 #include "trainers/common/output_files.h"
@@ -345,7 +345,7 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
 
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
                                               std::ostream& notes) {
-  const nn::cuda::CudaDeviceReport gpus = nn::cuda::ProbeCudaDevices();
+  const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
   const int usable = static_cast<int>(gpus.usable.size());
   if (spec == "auto") {
     if (usable > 0) {

@@ -1,45 +1,25 @@
 #include <string>
 
-#include "collectives/collective_error.h"
 #include "collectives/transport/cuda/cuda_kernels.h"
 #include "collectives/transport/cuda/cuda_transport.h"
 
 namespace ringlet::collectives::cuda {
-namespace {
-
-void ThrowOnError(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    throw CollectiveError(std::string(what) + ": " + cudaGetErrorName(status) +
-                          ": " + cudaGetErrorString(status));
-  }
-}
-
-}  // namespace
 
 CudaRanks::CudaRanks(const std::vector<int>& devices) {
   ranks_.resize(devices.size());
   for (size_t r = 0; r < devices.size(); ++r) {
     Rank& rank = ranks_[r];
     rank.device = devices[r];
-    ThrowOnError(cudaSetDevice(rank.device), "cudaSetDevice");
-    ThrowOnError(cudaStreamCreateWithFlags(&rank.stream, cudaStreamNonBlocking),
-                 "cudaStreamCreateWithFlags");
-    ThrowOnError(cudaEventCreateWithFlags(&rank.ready, cudaEventDisableTiming),
-                 "cudaEventCreateWithFlags");
-    ThrowOnError(
-        cudaEventCreateWithFlags(&rank.consumed, cudaEventDisableTiming),
-        "cudaEventCreateWithFlags");
+    streams_.push_back(std::make_unique<gpu::Stream>(rank.device));
+    rank.stream = streams_.back()->get();
+    events_.push_back(std::make_unique<gpu::Event>(rank.device));
+    rank.ready = events_.back()->get();
+    events_.push_back(std::make_unique<gpu::Event>(rank.device));
+    rank.consumed = events_.back()->get();
   }
 }
 
-CudaRanks::~CudaRanks() {
-  for (Rank& rank : ranks_) {
-    cudaSetDevice(rank.device);
-    if (rank.consumed != nullptr) cudaEventDestroy(rank.consumed);
-    if (rank.ready != nullptr) cudaEventDestroy(rank.ready);
-    if (rank.stream != nullptr) cudaStreamDestroy(rank.stream);
-  }
-}
+CudaRanks::~CudaRanks() = default;
 
 CudaTransport::CudaTransport(std::shared_ptr<host::HostGroup> group,
                              std::shared_ptr<CudaRanks> ranks, int rank)

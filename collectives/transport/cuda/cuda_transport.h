@@ -7,7 +7,8 @@
 // stream waits for the receiver's "consumed" event before it may reuse the
 // memory. Each call ends with one host wait on the rank's stream.
 //
-// Compiled in CI; no GPU was available to run it.
+// Several ranks may share one GPU: each has its own stream, events and
+// buffers, and a "peer" copy between them is a copy within the GPU.
 #ifndef RINGLET_COLLECTIVES_TRANSPORT_CUDA_CUDA_TRANSPORT_H_
 #define RINGLET_COLLECTIVES_TRANSPORT_CUDA_CUDA_TRANSPORT_H_
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "collectives/transport/host/link_endpoint.h"
+#include "gpu/stream.h"
 
 namespace ringlet::collectives::cuda {
 
@@ -24,7 +26,7 @@ namespace ringlet::collectives::cuda {
 // events. Owns them; destroyed with the last transport of the group.
 class CudaRanks {
  public:
-  // Rank i uses device devices[i]. Throws CollectiveError on CUDA errors.
+  // Rank i uses device devices[i]. Throws gpu::CudaError on CUDA errors.
   explicit CudaRanks(const std::vector<int>& devices);
   ~CudaRanks();
   CudaRanks(const CudaRanks&) = delete;
@@ -40,6 +42,9 @@ class CudaRanks {
 
  private:
   std::vector<Rank> ranks_;
+  // The owners of the handles in ranks_.
+  std::vector<std::unique_ptr<gpu::Stream>> streams_;
+  std::vector<std::unique_ptr<gpu::Event>> events_;
 };
 
 class CudaTransport : public host::LinkEndpoint {

@@ -19,7 +19,7 @@ struct OnDevice {
       : guard(t.device().index),
         context(cuda::DeviceContext::For(t.device().index)) {}
   cudaStream_t stream() const { return context.stream(); }
-  cuda::DeviceGuard guard;
+  gpu::DeviceGuard guard;
   cuda::DeviceContext& context;
 };
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
@@ -32,7 +32,7 @@ using ::testing::HasSubstr;
 class CudaOpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const cuda::CudaDeviceReport report = cuda::ProbeCudaDevices();
+    const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
   }

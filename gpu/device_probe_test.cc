@@ -1,8 +1,10 @@
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 
 #include <gtest/gtest.h>
 
-namespace ringlet::nn::cuda {
+#include <string>
+
+namespace ringlet::gpu {
 namespace {
 
 TEST(DeviceProbe, MatchesTheBuildConfiguration) {
@@ -32,5 +34,15 @@ TEST(DeviceProbe, RepeatedCallsAgree) {
   EXPECT_EQ(first.usable, second.usable);
 }
 
+TEST(DeviceProbe, CountAgreesWithTheReport) {
+  std::string reason;
+  const int count = CountCudaDevices(&reason);
+  EXPECT_EQ(count, ProbeCudaDevices().reported);
+  if (count == 0) {
+    EXPECT_FALSE(reason.empty()) << "no GPU needs a reason";
+  }
+  EXPECT_EQ(CountCudaDevices(), count);  // The reason is optional.
+}
+
 }  // namespace
-}  // namespace ringlet::nn::cuda
+}  // namespace ringlet::gpu

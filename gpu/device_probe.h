@@ -5,13 +5,13 @@
 // a GPU whose architecture ringlet was not compiled for is not counted.
 // Never throws and never aborts: without a driver or a device the answer is
 // zero GPUs with the runtime's reason.
-#ifndef RINGLET_NN_CUDA_DEVICE_PROBE_H_
-#define RINGLET_NN_CUDA_DEVICE_PROBE_H_
+#ifndef RINGLET_GPU_DEVICE_PROBE_H_
+#define RINGLET_GPU_DEVICE_PROBE_H_
 
 #include <string>
 #include <vector>
 
-namespace ringlet::nn::cuda {
+namespace ringlet::gpu {
 
 struct CudaDeviceReport {
   // False in a build without CUDA (toolkit not found, or --config=cpu_only).
@@ -27,8 +27,14 @@ struct CudaDeviceReport {
 };
 
 // Asks the CUDA runtime; safe to call on any machine, any number of times.
+// Runs a kernel on every device: call it once at start-up, not per step.
 CudaDeviceReport ProbeCudaDevices();
 
-}  // namespace ringlet::nn::cuda
+// The runtime's device count without running anything (0 without a
+// driver, a device or CUDA in the build); when it is 0 and `reason` is
+// given, *reason says why. For checking a request against what exists.
+int CountCudaDevices(std::string* reason = nullptr);
 
-#endif  // RINGLET_NN_CUDA_DEVICE_PROBE_H_
+}  // namespace ringlet::gpu
+
+#endif  // RINGLET_GPU_DEVICE_PROBE_H_

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "nn/cuda/device_probe.h"
+#include "gpu/device_probe.h"
 
-namespace ringlet::nn::cuda {
+namespace ringlet::gpu {
 namespace {
 
 constexpr int kProbeValue = 0x5eed;
@@ -37,6 +37,20 @@ std::string RunProbe(int device) {
 }
 
 }  // namespace
+
+int CountCudaDevices(std::string* reason) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // Clear the error so later calls start clean.
+    if (reason != nullptr) *reason = "CUDA runtime: " + Describe(err);
+    return 0;
+  }
+  if (count == 0 && reason != nullptr) {
+    *reason = "CUDA runtime reports no device";
+  }
+  return count;
+}
 
 CudaDeviceReport ProbeCudaDevices() {
   CudaDeviceReport report;
@@ -70,4 +84,4 @@ CudaDeviceReport ProbeCudaDevices() {
   return report;
 }
 
-}  // namespace ringlet::nn::cuda
+}  // namespace ringlet::gpu

@@ -1,0 +1,66 @@
+#include "gpu/stream.h"
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_guard.h"
+
+namespace ringlet::gpu {
+
+Stream::Stream(int device) : device_(device) {
+  DeviceGuard guard(device_);
+  RINGLET_CUDA_CHECK(
+      cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+Stream::~Stream() {
+  if (stream_ == nullptr) return;
+  cudaSetDevice(device_);
+  cudaStreamDestroy(stream_);  // Returns at once; queued work still runs.
+}
+
+void Stream::Synchronize() const {
+  DeviceGuard guard(device_);
+  RINGLET_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+bool Stream::Idle() const {
+  DeviceGuard guard(device_);
+  const cudaError_t status = cudaStreamQuery(stream_);
+  if (status == cudaErrorNotReady) return false;
+  RINGLET_CUDA_CHECK(status);
+  return true;
+}
+
+Event::Event(int device) : device_(device) {
+  DeviceGuard guard(device_);
+  RINGLET_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+}
+
+Event::~Event() {
+  if (event_ == nullptr) return;
+  cudaSetDevice(device_);
+  cudaEventDestroy(event_);
+}
+
+void Event::Record(cudaStream_t stream) {
+  DeviceGuard guard(device_);
+  RINGLET_CUDA_CHECK(cudaEventRecord(event_, stream));
+}
+
+void Event::Synchronize() const {
+  DeviceGuard guard(device_);
+  RINGLET_CUDA_CHECK(cudaEventSynchronize(event_));
+}
+
+bool Event::Done() const {
+  DeviceGuard guard(device_);
+  const cudaError_t status = cudaEventQuery(event_);
+  if (status == cudaErrorNotReady) return false;
+  RINGLET_CUDA_CHECK(status);
+  return true;
+}
+
+void StreamWaitsFor(cudaStream_t stream, const Event& event) {
+  RINGLET_CUDA_CHECK(cudaStreamWaitEvent(stream, event.get(), 0));
+}
+
+}  // namespace ringlet::gpu
