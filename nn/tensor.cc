@@ -115,6 +115,50 @@ void Tensor::Fill(float value) {
   }
 }
 
+void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
+                  int64_t dst_offset, int64_t count) {
+  if (src.device() != dst.device() &&
+      (src.device().is_cuda() || dst.device().is_cuda())) {
+    throw DeviceError("copy elements: from " + ToString(src.device()) + " to " +
+                      ToString(dst.device()) +
+                      "; both tensors must be on one device");
+  }
+  if (count < 0 || src_offset < 0 || dst_offset < 0 ||
+      src_offset + count > src.numel() || dst_offset + count > dst.numel()) {
+    throw std::out_of_range("copy elements: " + std::to_string(count) +
+                            " from offset " + std::to_string(src_offset) +
+                            " of " + std::to_string(src.numel()) +
+                            " to offset " + std::to_string(dst_offset) +
+                            " of " + std::to_string(dst.numel()));
+  }
+  if (count == 0) return;
+  const float* from = src.data() + src_offset;
+  float* to = dst.data() + dst_offset;
+  if (dst.device().is_cuda()) {
+    cuda::CopyDeviceToDevice(dst.device().index, to, from, count);
+  } else {
+    std::copy(from, from + count, to);
+  }
+}
+
+void CopyFromHost(const float* src, Tensor& dst) {
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cuda()) {
+    cuda::CopyHostToDevice(dst.device().index, dst.data(), src, dst.numel());
+  } else {
+    std::copy(src, src + dst.numel(), dst.data());
+  }
+}
+
+void CopyToHost(const Tensor& src, float* dst) {
+  if (src.numel() == 0) return;
+  if (src.device().is_cuda()) {
+    cuda::CopyDeviceToHost(src.device().index, dst, src.data(), src.numel());
+  } else {
+    std::copy(src.data(), src.data() + src.numel(), dst);
+  }
+}
+
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,
                  const Shape& expected) {
   bool ok = tensor.rank() == static_cast<int>(expected.size());

@@ -76,6 +76,19 @@ class Tensor {
   Device device_;
 };
 
+// dst[dst_offset + i] = src[src_offset + i] for i < count, element offsets
+// into the flat storage, both tensors on the same device (on a GPU: on its
+// stream, so later work there sees the result; CPU devices share host
+// memory and mix). Packs and unpacks flat buffers for collectives. Throws
+// DeviceError for a GPU's tensor with another device's, and
+// std::out_of_range for a range outside either tensor.
+void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
+                  int64_t dst_offset, int64_t count);
+// dst's values from / to host memory of dst.numel() floats, wherever dst
+// lives; each returns once the copy is done.
+void CopyFromHost(const float* src, Tensor& dst);
+void CopyToHost(const Tensor& src, float* dst);
+
 // Throws ShapeError "<op>: <what> has shape [..], expected [..]" unless
 // `tensor` has exactly `expected` (-1 in `expected` matches any size).
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,

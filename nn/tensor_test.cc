@@ -73,6 +73,24 @@ TEST(Tensor, AMissingGpuIsAClearError) {
   }
 }
 
+TEST(Tensor, CopyElementsMovesARangeAndChecksIt) {
+  const Tensor src = Tensor::FromVector({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor dst({8});
+  CopyElements(src, 2, dst, 5, 3);  // 3, 4, 5 to the last three places.
+  EXPECT_EQ(std::vector<float>(dst.data(), dst.data() + 8),
+            (std::vector<float>{0, 0, 0, 0, 0, 3, 4, 5}));
+  EXPECT_THROW(CopyElements(src, 4, dst, 0, 3), std::out_of_range);
+  EXPECT_THROW(CopyElements(src, 0, dst, 6, 3), std::out_of_range);
+  EXPECT_THROW(CopyElements(src, -1, dst, 0, 1), std::out_of_range);
+  std::vector<float> back(6, 0.0f);
+  CopyToHost(src, back.data());
+  EXPECT_EQ(back, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  const std::vector<float> in = {9, 8, 7, 6, 5, 4};
+  Tensor t({6});
+  CopyFromHost(in.data(), t);
+  EXPECT_EQ(std::vector<float>(t.data(), t.data() + 6), in);
+}
+
 class CudaTensorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -97,6 +115,20 @@ TEST_F(CudaTensorTest, ValuesSurviveTheRoundTrip) {
   EXPECT_EQ(Values(gpu.Clone()), values);
   EXPECT_FALSE(gpu.Clone().SharesStorageWith(gpu));
   EXPECT_TRUE(gpu.To(gpu_).SharesStorageWith(gpu));
+}
+
+TEST_F(CudaTensorTest, CopyElementsAndHostCopiesOnTheGpu) {
+  const Tensor src = Tensor::FromVector({6}, {1, 2, 3, 4, 5, 6}).To(gpu_);
+  Tensor dst({8}, gpu_);
+  CopyElements(src, 2, dst, 5, 3);
+  EXPECT_EQ(Values(dst), (std::vector<float>{0, 0, 0, 0, 0, 3, 4, 5}));
+  Tensor host({8});
+  EXPECT_THROW(CopyElements(src, 0, host, 0, 1), DeviceError);
+  const std::vector<float> in = {9, 8, 7, 6, 5, 4, 3, 2};
+  CopyFromHost(in.data(), dst);
+  std::vector<float> out(8, 0.0f);
+  CopyToHost(dst, out.data());
+  EXPECT_EQ(out, in);
 }
 
 TEST_F(CudaTensorTest, NewTensorsAreZerosAndFillWrites) {

@@ -48,7 +48,38 @@ __global__ void sgd_update_forward_kernel(float* p, const float* g, float* v,
   }
 }
 
+__global__ void divide_forward_kernel(float* x, int64_t n, float divisor) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { x[i] /= divisor; }
+}
+
+// One atomic per block, not per element: the count is almost always 0.
+__global__ void count_nonfinite_forward_kernel(const float* x, int64_t n,
+                                               unsigned int* count) {
+  __shared__ unsigned int block_count;
+  if (threadIdx.x == 0) block_count = 0;
+  __syncthreads();
+  unsigned int mine = 0;
+  RINGLET_GRID_STRIDE_LOOP(i, n) { mine += isfinite(x[i]) ? 0u : 1u; }
+  if (mine > 0) atomicAdd(&block_count, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_count > 0) atomicAdd(count, block_count);
+}
+
 }  // namespace
+
+void divide_forward(float* x, int64_t n, float divisor, cudaStream_t stream) {
+  if (n == 0) return;
+  divide_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(x, n, divisor);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void count_nonfinite_forward(const float* x, int64_t n, unsigned int* count,
+                             cudaStream_t stream) {
+  if (n == 0) return;
+  count_nonfinite_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(x, n,
+                                                                     count);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
 
 void fill_forward(float* out, int64_t n, float value, cudaStream_t stream) {
   if (n == 0) return;

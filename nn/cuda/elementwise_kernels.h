@@ -30,6 +30,14 @@ void sgd_update_forward(float* param, const float* grad, float* velocity,
                         int64_t n, float lr, float momentum, float weight_decay,
                         cudaStream_t stream);
 
+// x[i] /= divisor.
+void divide_forward(float* x, int64_t n, float divisor, cudaStream_t stream);
+
+// *count += the number of x[i] that are nan or infinite (count is device
+// memory the caller zeroed).
+void count_nonfinite_forward(const float* x, int64_t n, unsigned int* count,
+                             cudaStream_t stream);
+
 }  // namespace ringlet::nn::cuda
 
 #endif  // RINGLET_NN_CUDA_ELEMENTWISE_KERNELS_H_

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,6 +111,29 @@ TEST_F(KernelTest, AddAndFillMatchTheCpu) {
                                            Tensor::FromVector({n}, b))));
     fill_forward(out, n, 2.5f, context_->stream());
     EXPECT_EQ(Download(out, n), std::vector<float>(n, 2.5f));
+  }
+}
+
+TEST_F(KernelTest, DivideAndCountNonFiniteMatchTheCpu) {
+  for (int64_t n : kSizes) {
+    std::vector<float> x = Random(n, 11);
+    x[n / 2] = std::nanf("");
+    if (n > 2) x[n - 1] = -INFINITY;
+    const Tensor cpu = Tensor::FromVector({n}, x);
+    Tensor gpu_x = cpu.To(Device::Cuda(context_->device()));
+    EXPECT_EQ(CountNonFinite({&gpu_x}), CountNonFinite({&cpu}));
+    EXPECT_EQ(CountNonFinite({&gpu_x, &gpu_x}), 2 * CountNonFinite({&cpu}));
+    Tensor cpu_scaled = cpu.Clone();
+    DivideInPlace(cpu_scaled, 3.0f);
+    DivideInPlace(gpu_x, 3.0f);
+    const Tensor back = gpu_x.To(Device::Cpu());
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isfinite(cpu_scaled.data()[i])) {
+        ASSERT_EQ(back.data()[i], cpu_scaled.data()[i]) << i;
+      } else {
+        ASSERT_FALSE(std::isfinite(back.data()[i])) << i;
+      }
+    }
   }
 }
 

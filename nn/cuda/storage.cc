@@ -1,5 +1,6 @@
 #include "nn/cuda/storage.h"
 
+#include "gpu/stream.h"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
 #include "nn/cuda/elementwise_kernels.h"
@@ -46,6 +47,19 @@ void FillDevice(int device, float* dst, size_t count, float value) {
   DeviceContext& context = DeviceContext::For(device);
   gpu::DeviceGuard guard(device);
   fill_forward(dst, static_cast<int64_t>(count), value, context.stream());
+}
+
+std::shared_ptr<void> CreateStreamEvent(int device) {
+  DeviceContext::For(device);  // A clear error for a GPU that is not there.
+  return std::make_shared<gpu::Event>(device);
+}
+
+void RecordStreamEvent(int device, void* event) {
+  static_cast<gpu::Event*>(event)->Record(DeviceContext::For(device).stream());
+}
+
+void WaitStreamEvent(int, void* event) {
+  static_cast<gpu::Event*>(event)->Synchronize();
 }
 
 }  // namespace ringlet::nn::cuda

@@ -26,6 +26,12 @@ void CopyDeviceToHost(int device, float* dst, const float* src, size_t count);
 void CopyDeviceToDevice(int device, float* dst, const float* src, size_t count);
 void FillDevice(int device, float* dst, size_t count, float value);
 
+// An event of `device` (for nn::DeviceFence): recorded on the device's
+// stream, waited for by the host.
+std::shared_ptr<void> CreateStreamEvent(int device);
+void RecordStreamEvent(int device, void* event);
+void WaitStreamEvent(int device, void* event);
+
 }  // namespace ringlet::nn::cuda
 
 #endif  // RINGLET_NN_CUDA_STORAGE_H_

@@ -27,5 +27,8 @@ void CopyDeviceToDevice(int device, float*, const float*, size_t) {
   NoCuda(device);
 }
 void FillDevice(int device, float*, size_t, float) { NoCuda(device); }
+std::shared_ptr<void> CreateStreamEvent(int device) { NoCuda(device); }
+void RecordStreamEvent(int device, void*) { NoCuda(device); }
+void WaitStreamEvent(int device, void*) { NoCuda(device); }
 
 }  // namespace ringlet::nn::cuda

@@ -21,6 +21,17 @@ using ::testing::HasSubstr;
 using testing::Project;
 using testing::RandomTensor;
 
+TEST(Elementwise, DivideInPlaceAndCountNonFinite) {
+  Tensor x = Tensor::FromVector({5}, {1, -2, 0.5f, 4, 8});
+  DivideInPlace(x, -2.0f);
+  EXPECT_THAT(std::vector<float>(x.data(), x.data() + 5),
+              ::testing::ElementsAre(-0.5f, 1, -0.25f, -2, -4));
+  EXPECT_EQ(CountNonFinite({&x}), 0);
+  Tensor y = Tensor::FromVector({3}, {std::nanf(""), INFINITY, 1});
+  EXPECT_EQ(CountNonFinite({&x, &y}), 2);
+  EXPECT_EQ(CountNonFinite({}), 0);
+}
+
 TEST(Linear, ForwardAndGradients) {
   for (int64_t n : {1, 3, 8}) {
     for (bool bias : {true, false}) {

@@ -1,5 +1,7 @@
 #include "nn/ops/elementwise.h"
 
+#include <cmath>
+
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 
@@ -25,6 +27,34 @@ void AddInPlace(Tensor& a, const Tensor& b) {
   float* x = a.data();
   const float* z = b.data();
   for (int64_t i = 0, n = a.numel(); i < n; ++i) x[i] += z[i];
+}
+
+void DivideInPlace(Tensor& x, float divisor) {
+  if (OpDevice("scale", {&x}).is_cuda()) {
+    cuda_ops::DivideInPlace(x, divisor);
+    return;
+  }
+  float* v = x.data();
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) v[i] /= divisor;
+}
+
+int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
+  if (tensors.empty()) return 0;
+  const Device device = tensors.front()->device();
+  for (const Tensor* t : tensors) {
+    CommonDevice("count non-finite", {device, t->device()});
+  }
+  if (device.is_cuda()) {
+    return cuda_ops::CountNonFinite(tensors);
+  }
+  int64_t count = 0;
+  for (const Tensor* t : tensors) {
+    const float* v = t->data();
+    for (int64_t i = 0, n = t->numel(); i < n; ++i) {
+      count += std::isfinite(v[i]) ? 0 : 1;
+    }
+  }
+  return count;
 }
 
 Tensor Flatten(const Tensor& x) {

@@ -2,6 +2,9 @@
 #ifndef RINGLET_NN_OPS_ELEMENTWISE_H_
 #define RINGLET_NN_OPS_ELEMENTWISE_H_
 
+#include <cstdint>
+#include <vector>
+
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -11,6 +14,11 @@ namespace ringlet::nn {
 Tensor Add(const Tensor& a, const Tensor& b);
 // a += b, same shapes (gradient accumulation).
 void AddInPlace(Tensor& a, const Tensor& b);
+// x /= divisor (a loss gradient made the mean over the whole batch).
+void DivideInPlace(Tensor& x, float divisor);
+// How many elements of `tensors` (all on one device) are nan or infinite.
+// On a GPU: one kernel per tensor into one counter, one value read back.
+int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);
 // [N, ...] -> [N, prod(...)], sharing storage; backward is a View back.
 Tensor Flatten(const Tensor& x);
 

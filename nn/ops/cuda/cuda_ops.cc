@@ -56,6 +56,26 @@ void AddInPlace(Tensor& a, const Tensor& b) {
   cuda::add_forward(a.data(), b.data(), a.data(), a.numel(), on.stream());
 }
 
+void DivideInPlace(Tensor& x, float divisor) {
+  OnDevice on(x);
+  cuda::divide_forward(x.data(), x.numel(), divisor, on.stream());
+}
+
+int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
+  OnDevice on(*tensors.front());
+  // One counter for every tensor, one read back: the host waits once.
+  Tensor counter({1}, tensors.front()->device());  // Zeros: 0u as well.
+  unsigned int* count = reinterpret_cast<unsigned int*>(counter.data());
+  for (const Tensor* t : tensors) {
+    cuda::count_nonfinite_forward(t->data(), t->numel(), count, on.stream());
+  }
+  unsigned int host = 0;
+  RINGLET_CUDA_CHECK(cudaMemcpyAsync(&host, count, sizeof(host),
+                                     cudaMemcpyDeviceToHost, on.stream()));
+  RINGLET_CUDA_CHECK(cudaStreamSynchronize(on.stream()));
+  return host;
+}
+
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
                float momentum, float weight_decay) {
   OnDevice on(value);

@@ -10,6 +10,9 @@
 #ifndef RINGLET_NN_OPS_CUDA_CUDA_OPS_H_
 #define RINGLET_NN_OPS_CUDA_CUDA_OPS_H_
 
+#include <cstdint>
+#include <vector>
+
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
 #include "nn/ops/linear.h"
@@ -22,6 +25,8 @@ Tensor ReluForward(const Tensor& x);
 Tensor ReluBackward(const Tensor& y, const Tensor& dy);
 Tensor Add(const Tensor& a, const Tensor& b);
 void AddInPlace(Tensor& a, const Tensor& b);
+void DivideInPlace(Tensor& x, float divisor);
+int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params);
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,

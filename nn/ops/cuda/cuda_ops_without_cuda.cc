@@ -17,6 +17,8 @@ Tensor ReluForward(const Tensor&) { NoCuda(); }
 Tensor ReluBackward(const Tensor&, const Tensor&) { NoCuda(); }
 Tensor Add(const Tensor&, const Tensor&) { NoCuda(); }
 void AddInPlace(Tensor&, const Tensor&) { NoCuda(); }
+void DivideInPlace(Tensor&, float) { NoCuda(); }
+int64_t CountNonFinite(const std::vector<const Tensor*>&) { NoCuda(); }
 void SgdUpdate(Tensor&, const Tensor&, Tensor*, float, float, float) {
   NoCuda();
 }

@@ -1,0 +1,35 @@
+// A point in a device's queue of work, for handing results to another
+// thread or library: Record() marks everything enqueued on the device so
+// far; Wait() blocks the calling (host) thread until that has run.
+//
+// nn's ops on a GPU are queued on the device's stream and return at once;
+// a collective that reads their output on its own stream must not start
+// before them. On CPU devices both calls do nothing: CPU ops have finished
+// when they return.
+#ifndef RINGLET_NN_DEVICE_FENCE_H_
+#define RINGLET_NN_DEVICE_FENCE_H_
+
+#include <memory>
+
+#include "nn/device.h"
+
+namespace ringlet::nn {
+
+class DeviceFence {
+ public:
+  DeviceFence() = default;  // A CPU fence.
+  // Throws DeviceError for a GPU that does not exist or a build without
+  // CUDA.
+  explicit DeviceFence(Device device);
+
+  void Record();
+  void Wait() const;
+
+ private:
+  Device device_;
+  std::shared_ptr<void> event_;  // A gpu::Event on GPUs; null on CPUs.
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_DEVICE_FENCE_H_
