@@ -7,6 +7,7 @@ namespace ringlet::nn {
 Module* Sequential::Add(std::unique_ptr<Module> child, std::string name) {
   if (name.empty()) name = std::to_string(children_.size());
   child->SetTraining(training());
+  child->SetPath(JoinName(path(), name));
   children_.emplace_back(std::move(name), std::move(child));
   return children_.back().second.get();
 }
@@ -50,6 +51,11 @@ void Sequential::SetTraining(bool training) {
   for (auto& [name, child] : children_) child->SetTraining(training);
 }
 
+void Sequential::SetPath(const std::string& path) {
+  Module::SetPath(path);
+  for (auto& [name, child] : children_) child->SetPath(JoinName(path, name));
+}
+
 std::vector<Module*> Sequential::Children() {
   std::vector<Module*> out;
   for (auto& [name, child] : children_) out.push_back(child.get());
@@ -72,6 +78,18 @@ Residual::Residual(int64_t in_channels, int64_t out_channels, bool use_1x1conv,
         std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
         ", stride " + std::to_string(stride));
   }
+  Residual::SetPath("");  // Names the members' parameters from the start.
+}
+
+void Residual::SetPath(const std::string& path) {
+  Module::SetPath(path);
+  conv1_.SetPath(JoinName(path, "conv1"));
+  conv2_.SetPath(JoinName(path, "conv2"));
+  if (conv3_) conv3_->SetPath(JoinName(path, "conv3"));
+  bn1_.SetPath(JoinName(path, "bn1"));
+  bn2_.SetPath(JoinName(path, "bn2"));
+  relu1_.SetPath(JoinName(path, "relu1"));
+  relu2_.SetPath(JoinName(path, "relu2"));
 }
 
 Tensor Residual::Forward(const Tensor& x) {

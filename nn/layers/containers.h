@@ -27,6 +27,7 @@ class Sequential : public Module {
   void CollectBuffers(const std::string& prefix,
                       std::vector<Buffer*>* out) override;
   void SetTraining(bool training) override;
+  void SetPath(const std::string& path) override;
   // Passed to the first child, whose input is this one's.
   void SetInputGradientNeeded(bool needed) override;
   std::vector<Module*> Children() override;
@@ -59,6 +60,7 @@ class Residual : public Module {
   void CollectBuffers(const std::string& prefix,
                       std::vector<Buffer*>* out) override;
   void SetTraining(bool training) override;
+  void SetPath(const std::string& path) override;
   std::vector<Module*> Children() override;
 
  private:

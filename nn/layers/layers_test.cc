@@ -125,6 +125,27 @@ TEST(Layers, ParametersAndBuffersAreNamedByPath) {
                          "res.bn2.running_mean", "res.bn2.running_var"}));
 }
 
+// Asking a part of a model gives the full names and renames nothing, also
+// for a container filled after it was added (its path was already set).
+TEST(Layers, AskingAChildForParametersKeepsTheFullNames) {
+  Sequential net;
+  auto* block = static_cast<Sequential*>(
+      net.Add(std::make_unique<Sequential>(), "block"));
+  block->Add(std::make_unique<Residual>(2, 2, false, 1));
+  Module* residual = block->Children().front();
+  const std::vector<Parameter*> from_child = residual->Parameters();
+  ASSERT_FALSE(from_child.empty());
+  EXPECT_EQ(from_child.front()->name, "block.0.conv1.weight");
+  EXPECT_EQ(residual->Buffers().front()->name, "block.0.bn1.running_mean");
+  // Every module, as the bucket reducer asks them, then the model.
+  VisitModules(net, [](Module& m) { m.Parameters(); });
+  std::vector<std::string> names;
+  for (Parameter* p : net.Parameters()) names.push_back(p->name);
+  EXPECT_EQ(names.front(), "block.0.conv1.weight");
+  EXPECT_EQ(from_child.front()->name, "block.0.conv1.weight");
+  EXPECT_EQ(residual->path(), "block.0");
+}
+
 // To() moves every tensor; batch norm's statistics follow its buffers.
 TEST(Layers, ToMovesParametersAndKeepsBatchNormStatisticsLinked) {
   Sequential net;

@@ -7,13 +7,13 @@ void Module::CollectBuffers(const std::string&, std::vector<Buffer*>*) {}
 
 std::vector<Parameter*> Module::Parameters() {
   std::vector<Parameter*> out;
-  CollectParameters("", &out);
+  CollectParameters(path_, &out);
   return out;
 }
 
 std::vector<Buffer*> Module::Buffers() {
   std::vector<Buffer*> out;
-  CollectBuffers("", &out);
+  CollectBuffers(path_, &out);
   return out;
 }
 

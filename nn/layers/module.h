@@ -47,7 +47,8 @@ class Module {
   // A short name for messages: "conv2d", "batchnorm2d", ...
   virtual std::string kind() const = 0;
 
-  // Appends this module's parameters and buffers, names prefixed.
+  // Appends this module's parameters and buffers, named "prefix.<local>"
+  // (Parameters() passes path(); containers extend it per child).
   virtual void CollectParameters(const std::string& prefix,
                                  std::vector<Parameter*>* out);
   virtual void CollectBuffers(const std::string& prefix,
@@ -59,6 +60,14 @@ class Module {
   std::vector<Parameter*> Parameters();
   std::vector<Buffer*> Buffers();
   void ZeroGrad();
+
+  // Where this module sits in its model ("resnet_block2.0"; empty at the
+  // top), set by the container that holds it. Parameters() and Buffers()
+  // name what they return from it, so asking a child gives the same full
+  // names as asking the whole model, and asking changes no name.
+  const std::string& path() const { return path_; }
+  // Containers pass the path on to what they hold.
+  virtual void SetPath(const std::string& path) { path_ = path; }
   // Moves every parameter, gradient and buffer of this module and the ones
   // inside it to `device` (a model built on the CPU, then run on cuda:0).
   // Throws DeviceError when the device does not exist.
@@ -85,6 +94,7 @@ class Module {
 
  private:
   bool training_ = true;
+  std::string path_;
 };
 
 // Calls fn on `root` and every module inside it, parents first.

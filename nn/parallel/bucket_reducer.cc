@@ -12,9 +12,7 @@ namespace ringlet::nn {
 BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
                              int64_t bucket_bytes)
     : comm_(comm) {
-  // Which parameters each module holds. Collecting renames parameters
-  // relative to the module asked, so the model is asked last to restore the
-  // full names.
+  // Which parameters each module holds.
   VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
 
