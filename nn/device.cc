@@ -26,7 +26,8 @@ std::vector<std::string> Split(const std::string& text, char sep) {
   }
 }
 
-constexpr char kForms[] = "use auto, cpu:K (K CPU devices) or cuda:I[,J...]";
+constexpr char kForms[] =
+    "use auto, cpu:K (K CPU devices) or cuda:I[,J...] (a GPU may repeat)";
 
 }  // namespace
 
@@ -99,7 +100,9 @@ std::vector<Device> ResolveDevices(const std::string& spec, int usable_gpus,
     return devices;
   }
   if (kind == "cuda" && !rest.empty()) {
-    for (const std::string& part : Split(rest, ',')) {
+    for (std::string part : Split(rest, ',')) {
+      // "cuda:0,1" and "cuda:0,cuda:1" alike.
+      if (part.rfind("cuda:", 0) == 0) part = part.substr(5);
       const int index = ParseIndex(part);
       if (index < 0) {
         throw DeviceError("--devices=" + spec + ": '" + part +
@@ -113,12 +116,7 @@ std::vector<Device> ResolveDevices(const std::string& spec, int usable_gpus,
             (usable_gpus == 0 ? "; use --devices=cpu:2 or --devices=auto"
                               : ""));
       }
-      for (const Device& d : devices) {
-        if (d.index == index) {
-          throw DeviceError("--devices=" + spec + ": cuda:" + part +
-                            " is listed twice");
-        }
-      }
+      // A GPU may repeat: several replicas share it.
       devices.push_back(Device::Cuda(index));
     }
     return devices;

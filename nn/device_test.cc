@@ -44,6 +44,10 @@ TEST(Device, CpuCountAndCudaList) {
       (std::vector<Device>{Device::Cpu(0), Device::Cpu(1), Device::Cpu(2)}));
   EXPECT_EQ(ResolveDevices("cuda:1,0", 2),
             (std::vector<Device>{Device::Cuda(1), Device::Cuda(0)}));
+  // Several replicas on one GPU, in either spelling.
+  EXPECT_EQ(
+      ResolveDevices("cuda:0,cuda:0,0", 1),
+      (std::vector<Device>{Device::Cuda(0), Device::Cuda(0), Device::Cuda(0)}));
 }
 
 TEST(Device, MissingGpuIsAClearError) {
@@ -51,7 +55,7 @@ TEST(Device, MissingGpuIsAClearError) {
               AllOf(HasSubstr("cuda:0 does not exist"),
                     HasSubstr("0 usable GPUs"), HasSubstr("cpu:2")));
   EXPECT_THAT(ErrorOf("cuda:0,2", 2), HasSubstr("cuda:2 does not exist"));
-  EXPECT_THAT(ErrorOf("cuda:1,1", 2), HasSubstr("listed twice"));
+  EXPECT_THAT(ErrorOf("cuda:0,cuda:x", 2), HasSubstr("'x' is not a GPU index"));
 }
 
 TEST(Device, BadSpecsNameTheSpec) {

@@ -28,8 +28,9 @@ int Main(int argc, char** argv) {
   TrainerFlags flags;
   AddTrainerFlags(app, &flags, /*default_epochs=*/10, "256", "0.2");
   return RunTrainerMain(app, argc, argv, [&] {
-    const std::vector<nn::Device> devices =
-        ResolveTrainerDevices(flags.devices, std::cerr);
+    const std::vector<nn::Device> devices = ResolveTrainerDevices(
+        flags.devices, std::cerr, /*gpus_supported=*/false);
+    const std::string backend = ResolveBackend(flags.backend, devices);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
     // Bad output paths fail now, not after hours of training.
     if (job.leader()) CheckTrainerOutputs(flags, kProgram);
@@ -38,11 +39,11 @@ int Main(int argc, char** argv) {
     const data::FashionMnist data = LoadTrainerData(flags);
     RunSettings settings =
         CommonSettings(kProgram, kModel, data, flags.epochs, batch_size, lr,
-                       flags.seed, flags.backend, flags.replica_check_every);
+                       flags.seed, backend, flags.replica_check_every);
     AddTrainingSettings(flags, &settings);
     CheckProcessesAgree(job.processes.get(), settings);
     nn::ReplicaGroupOptions group;
-    group.backend = flags.backend;
+    group.backend = backend;
     group.threads_per_device =
         ThreadsPerDevice(flags.threads_per_device, devices.size());
     group.processes = job.processes;
@@ -61,7 +62,7 @@ int Main(int argc, char** argv) {
                                    job.LeaderOnly(std::cerr))) {
       return 0;
     }
-    out << SetupLine(kProgram, where, job.ranks, flags.backend, batch_size, lr,
+    out << SetupLine(kProgram, where, job.ranks, backend, batch_size, lr,
                      group.threads_per_device, data, flags.epochs)
         << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(

@@ -62,6 +62,7 @@ int Main(int argc, char** argv) {
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices, std::cerr);
+    const std::string backend = ResolveBackend(flags.backend, devices);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
     // Bad output paths fail now, not after hours of training.
     if (job.leader()) CheckTrainerOutputs(flags, kProgram);
@@ -72,14 +73,14 @@ int Main(int argc, char** argv) {
     const data::FashionMnist data = LoadTrainerData(flags);
     RunSettings settings =
         CommonSettings(kProgram, kModel, data, flags.epochs, batch_size, lr,
-                       flags.seed, flags.backend, flags.replica_check_every);
+                       flags.seed, backend, flags.replica_check_every);
     AddTrainingSettings(flags, &settings);
     // Per-device or whole-batch statistics: different trajectories.
     settings.push_back({"--sync_bn", sync_bn ? "true" : "false", true});
     CheckProcessesAgree(job.processes.get(), settings);
 
     nn::DataParallelOptions options;
-    options.backend = flags.backend;
+    options.backend = backend;
     options.sgd.lr = static_cast<float>(lr);
     options.sgd.momentum = static_cast<float>(flags.momentum);
     options.sgd.weight_decay = static_cast<float>(flags.weight_decay);
@@ -106,7 +107,7 @@ int Main(int argc, char** argv) {
                                    job.LeaderOnly(std::cerr))) {
       return 0;
     }
-    out << SetupLine(kProgram, where, n, flags.backend, batch_size, lr,
+    out << SetupLine(kProgram, where, n, backend, batch_size, lr,
                      options.threads_per_device, data, flags.epochs)
         << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(

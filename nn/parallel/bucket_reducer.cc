@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <string>
 
 #include "collectives/collective_error.h"
@@ -18,16 +17,22 @@ BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
 
   // Backward finishes the last parameters first: bucket in reverse order.
   std::reverse(params.begin(), params.end());
+  int64_t bucket_elements = 0;
   for (Parameter* p : params) {
     if (buckets_.empty() ||
-        static_cast<int64_t>(buckets_.back().flat.size() * sizeof(float)) >=
-            bucket_bytes) {
+        bucket_elements * static_cast<int64_t>(sizeof(float)) >= bucket_bytes) {
       buckets_.emplace_back();
+      bucket_elements = 0;
     }
     Bucket& b = buckets_.back();
     b.params.push_back(p);
-    b.flat.resize(b.flat.size() + p->grad.numel());
+    bucket_elements += p->grad.numel();
     bucket_of_[p] = static_cast<int>(buckets_.size()) - 1;
+  }
+  for (Bucket& b : buckets_) {
+    std::vector<Tensor*> grads;
+    for (Parameter* p : b.params) grads.push_back(&p->grad);
+    b.flat = FlatTensors(grads);
   }
 
   VisitModules(model, [this](Module& m) {
@@ -100,21 +105,15 @@ double BucketReducer::FinishStep() {
 }
 
 void BucketReducer::ReduceBucket(Bucket& b) {
-  float* out = b.flat.data();
-  for (Parameter* p : b.params) {
-    std::memcpy(out, p->grad.data(), p->grad.numel() * sizeof(float));
-    out += p->grad.numel();
-  }
+  b.flat.PackForCollective();
   const auto start = std::chrono::steady_clock::now();
-  comm_.AllReduce(b.flat.data(), b.flat.data(), b.flat.size(),
+  comm_.AllReduce(b.flat.data(), b.flat.data(), b.flat.count(),
                   collectives::DataType::kFloat32, collectives::ReduceOp::kSum);
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
-  const float* in = b.flat.data();
-  for (Parameter* p : b.params) {
-    std::memcpy(p->grad.data(), in, p->grad.numel() * sizeof(float));
-    in += p->grad.numel();
-  }
+  // Queued before FinishStep returns, so the optimizer's step (queued
+  // after it on the same stream) sees the sums.
+  b.flat.Unpack();
   std::lock_guard<std::mutex> lock(mu_);
   comm_seconds_ += took.count();
 }

@@ -5,6 +5,12 @@
 // gradients are final, while the compute thread goes on with the earlier
 // layers. Buckets are reduced strictly in order, so every replica makes the
 // same sequence of collective calls.
+//
+// Each bucket is one flat buffer on the replica's device (FlatTensors): on
+// a GPU the gradients are packed and unpacked by copies on the device's
+// stream, the allreduce runs on the communicator's stream over device
+// memory, and only this reducer's thread waits (for the pack to finish),
+// never the compute thread.
 #ifndef RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 
@@ -18,6 +24,7 @@
 
 #include "collectives/communicator.h"
 #include "nn/layers/containers.h"
+#include "nn/parallel/flat_tensors.h"
 
 namespace ringlet::nn {
 
@@ -46,8 +53,8 @@ class BucketReducer {
  private:
   struct Bucket {
     std::vector<Parameter*> params;
-    std::vector<float> flat;
-    int pending = 0;  // Parameters whose gradient is not final yet.
+    FlatTensors flat;  // Their gradients, on the replica's device.
+    int pending = 0;   // Parameters whose gradient is not final yet.
   };
 
   void MarkReady(Module& module);

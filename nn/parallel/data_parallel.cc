@@ -1,13 +1,14 @@
 #include "nn/parallel/data_parallel.h"
 
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "collectives/collectives.h"
+#include "nn/ops/elementwise.h"
 #include "nn/ops/loss.h"
 #include "nn/optim/grad_clip.h"
+#include "nn/parallel/flat_tensors.h"
 #include "nn/parallel/replica_checks.h"
 
 namespace ringlet::nn {
@@ -20,34 +21,46 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Copies the first replica's values into every replica, as one message.
-void BroadcastFromFirst(Communicator& comm, const std::vector<Tensor*>& all,
-                        std::vector<float>* flat) {
-  size_t total = 0;
-  for (const Tensor* t : all) total += t->numel();
-  flat->resize(total);
-  float* out = flat->data();
-  for (const Tensor* t : all) {
-    std::memcpy(out, t->data(), t->numel() * sizeof(float));
-    out += t->numel();
-  }
-  comm.Broadcast(flat->data(), flat->data(), total,
+// Copies the first replica's values into every replica, as one message on
+// the replicas' device (no host copy on a GPU).
+void BroadcastFromFirst(Communicator& comm, FlatTensors& values) {
+  values.PackForCollective();
+  comm.Broadcast(values.data(), values.data(), values.count(),
                  collectives::DataType::kFloat32, /*root=*/0);
-  const float* in = flat->data();
-  for (Tensor* t : all) {
-    std::memcpy(t->data(), in, t->numel() * sizeof(float));
-    in += t->numel();
-  }
+  values.Unpack();
 }
 
-Tensor ShardTensor(const ReplicaInput& shard, const Shape& sample_shape) {
+// The shard's images as a tensor on `device`.
+Tensor ShardTensor(const ReplicaInput& shard, const Shape& sample_shape,
+                   Device device) {
   Shape shape = {shard.count};
   shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
-  Tensor x = Tensor::Uninitialized(shape);
-  if (x.numel() > 0) {
-    std::memcpy(x.data(), shard.images, x.numel() * sizeof(float));
-  }
+  Tensor x = Tensor::Uninitialized(shape, device);
+  CopyFromHost(shard.images, x);
   return x;
+}
+
+// The index of the first tensor holding a nan or an infinity, or -1, and
+// what that value is ("nan", "inf"). On a GPU one counting pass, and the
+// host looks closer only when something is wrong.
+int FirstNonFiniteGradient(const std::vector<const Tensor*>& grads,
+                           std::string* what) {
+  if (grads.empty()) return -1;
+  if (grads.front()->device().is_cpu()) {
+    const int bad = FirstNonFiniteTensor(grads);
+    if (bad >= 0) {
+      *what = FirstNonFinite(grads[bad]->data(), grads[bad]->numel());
+    }
+    return bad;
+  }
+  if (CountNonFinite(grads) == 0) return -1;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (CountNonFinite({grads[i]}) == 0) continue;
+    const Tensor host = grads[i]->To(Device::Cpu());
+    *what = FirstNonFinite(host.data(), host.numel());
+    return static_cast<int>(i);
+  }
+  return -1;
 }
 
 }  // namespace
@@ -59,7 +72,9 @@ struct DataParallel::Replica {
   std::vector<Parameter*> params;    // The model's, in its order.
   std::vector<const Tensor*> grads;  // Their gradients, for the checks.
   std::vector<Tensor*> buffers;
-  std::vector<float> buffer_flat;
+  FlatTensors buffer_flat;  // The buffers, broadcast after every step.
+  // Host copies of the state of a replica on a GPU (State()).
+  std::vector<Tensor> host_state;
   double bn_comm_seconds = 0;  // Synchronised batch norm, this step.
   TrainStepStats stats;
 };
@@ -86,19 +101,34 @@ DataParallel::DataParallel(const ModelFactory& make_model,
                            const std::vector<Device>& devices,
                            const DataParallelOptions& options)
     : options_(options), group_(devices, GroupOptions(options)) {
+  if (group_.on_gpus() && options_.sync_bn) {
+    throw DeviceError(
+        "data parallel: synchronised batch norm on GPUs is not written yet "
+        "(its per-channel sums are host values); on " +
+        ToString(devices) + " train without --sync_bn, or use CPU devices");
+  }
+  if (group_.on_gpus() && options_.clip_grad_norm > 0) {
+    throw DeviceError(
+        "data parallel: gradient clipping works on CPU devices only so far; "
+        "on " +
+        ToString(devices) + " train without --clip_grad_norm");
+  }
   const int n = size();
   replicas_.resize(n);
   group_.Run([&](int d) {
     auto r = std::make_unique<Replica>();
     r->model = make_model();
+    const Device device = group_.devices()[d];
+    if (device.is_cuda()) r->model->To(device);
     // TrainStep discards the input's gradient.
     r->model->SetInputGradientNeeded(false);
     std::vector<Tensor*> values;
     for (Parameter* p : r->model->Parameters()) values.push_back(&p->value);
     for (Buffer* b : r->model->Buffers()) r->buffers.push_back(&b->value);
     values.insert(values.end(), r->buffers.begin(), r->buffers.end());
-    std::vector<float> flat;
-    BroadcastFromFirst(group_.comm(d, kGradGroup), values, &flat);
+    FlatTensors everything(values);
+    BroadcastFromFirst(group_.comm(d, kGradGroup), everything);
+    r->buffer_flat = FlatTensors(r->buffers);
     r->params = r->model->Parameters();
     for (const Parameter* p : r->params) r->grads.push_back(&p->grad);
     r->optimizer = std::make_unique<Sgd>(r->params, options_.sgd);
@@ -144,15 +174,12 @@ TrainStepStats DataParallel::TrainStep(
       // With synchronised batch norm an empty shard still takes part in
       // the statistics' sums.
       if (shard.count > 0 || options_.sync_bn) {
-        const Tensor logits =
-            r.model->Forward(ShardTensor(shard, options_.sample_shape));
+        const Tensor logits = r.model->Forward(
+            ShardTensor(shard, options_.sample_shape, group_.devices()[d]));
         LossResult loss =
             SoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum);
         // The mean over the whole batch, not over this shard.
-        const float denominator = static_cast<float>(total);
-        for (int64_t i = 0; i < loss.dlogits.numel(); ++i) {
-          loss.dlogits.data()[i] /= denominator;
-        }
+        DivideInPlace(loss.dlogits, static_cast<float>(total));
         r.model->Backward(loss.dlogits);
         const std::string bad_loss = NonFiniteName(loss.loss);
         if (!bad_loss.empty()) {
@@ -177,12 +204,12 @@ TrainStepStats DataParallel::TrainStep(
     r.stats.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
     // The summed gradients are the same on every device of the job, so
     // every device skips the step alike, keeping the last finite values.
-    const int bad = FirstNonFiniteTensor(r.grads);
+    std::string what;
+    const int bad = FirstNonFiniteGradient(r.grads, &what);
     if (bad >= 0) {
       if (r.stats.divergence.empty()) {
         r.stats.divergence =
-            "the gradient of " + r.params[bad]->name + " became " +
-            FirstNonFinite(r.grads[bad]->data(), r.grads[bad]->numel());
+            "the gradient of " + r.params[bad]->name + " became " + what;
       }
       return;
     }
@@ -194,7 +221,7 @@ TrainStepStats DataParallel::TrainStep(
     r.optimizer->Step();
     if (!options_.sync_bn && !r.buffers.empty()) {
       const Clock::time_point start = Clock::now();
-      BroadcastFromFirst(group_.comm(d, kGradGroup), r.buffers, &r.buffer_flat);
+      BroadcastFromFirst(group_.comm(d, kGradGroup), r.buffer_flat);
       r.stats.comm_seconds += SecondsSince(start);
     }
   });
@@ -219,8 +246,8 @@ int64_t DataParallel::CountCorrect(
     if (shards[d].count == 0) return;
     model.SetTraining(false);
     try {
-      const Tensor logits =
-          model.Forward(ShardTensor(shards[d], options_.sample_shape));
+      const Tensor logits = model.Forward(
+          ShardTensor(shards[d], options_.sample_shape, group_.devices()[d]));
       correct[d] =
           SoftmaxCrossEntropy(logits, shards[d].labels, Reduction::kSum)
               .correct;
@@ -235,7 +262,7 @@ int64_t DataParallel::CountCorrect(
   return group_.SumOverProcesses(sum);
 }
 
-NamedTensors DataParallel::State(int device) {
+NamedTensors DataParallel::LiveState(int device) {
   Replica& r = *replicas_.at(device);
   NamedTensors state;
   for (Parameter* p : r.params) {
@@ -254,9 +281,23 @@ NamedTensors DataParallel::State(int device) {
   return state;
 }
 
+NamedTensors DataParallel::State(int device) {
+  NamedTensors state = LiveState(device);
+  if (group_.devices().at(device).is_cpu()) return state;
+  // Readers of the state (checkpoints, replica checks) read host memory.
+  Replica& r = *replicas_[device];
+  r.host_state.clear();
+  r.host_state.reserve(state.tensors.size());
+  for (const Tensor*& t : state.tensors) {
+    r.host_state.push_back(t->To(Device::Cpu()));
+    t = &r.host_state.back();
+  }
+  return state;
+}
+
 void DataParallel::LoadState(const std::vector<const float*>& values) {
   group_.Run([&](int d) {
-    const NamedTensors state = State(d);
+    const NamedTensors state = LiveState(d);
     if (values.size() != state.tensors.size()) {
       throw std::invalid_argument(
           "data parallel: " + std::to_string(values.size()) +
@@ -264,8 +305,7 @@ void DataParallel::LoadState(const std::vector<const float*>& values) {
           std::to_string(state.tensors.size()));
     }
     for (size_t i = 0; i < values.size(); ++i) {
-      Tensor* t = const_cast<Tensor*>(state.tensors[i]);
-      std::memcpy(t->data(), values[i], t->numel() * sizeof(float));
+      CopyFromHost(values[i], *const_cast<Tensor*>(state.tensors[i]));
     }
   });
 }

@@ -5,6 +5,12 @@
 // backward still runs (BucketReducer) and every replica takes the same SGD
 // step, so replicas stay bitwise identical.
 //
+// Devices: CPU devices (each a thread with its own op threads), or GPUs,
+// where a GPU may hold several replicas (`cuda:0,cuda:0`) with the ring and
+// naive backends; on GPUs the replicas, the gradient buckets and the SGD
+// step stay in device memory, and the host reads back the loss and the
+// count of correct predictions once per step.
+//
 // The loss is softmax cross-entropy averaged over the whole batch: each
 // device scales its gradient by 1 / (samples in the batch), so shards of
 // different sizes, or an empty one, give exactly the full batch's gradient.
@@ -73,7 +79,8 @@ class DataParallel {
 
   // Every tensor training changes on local device `device`, named:
   // parameters, batch-norm statistics, then momentum buffers (if any). What
-  // a checkpoint saves.
+  // a checkpoint saves. Always host memory: for a replica on a GPU, copies
+  // valid until the next State() call for that device.
   NamedTensors State(int device);
   // Copies `values` (host memory, in State()'s order and sizes) into every
   // local replica. Throws std::invalid_argument for a wrong count.
@@ -92,6 +99,9 @@ class DataParallel {
 
  private:
   struct Replica;  // Model, optimizer and reducer of one device.
+
+  // State()'s tensors themselves, on the replica's device.
+  NamedTensors LiveState(int device);
 
   // Declared before the replicas: their reducer threads use its
   // communicators, so the replicas must go first.

@@ -12,64 +12,18 @@
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/loss.h"
+#include "nn/parallel/testing/batches.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {
 namespace {
 
-struct Batch {
-  Tensor images;  // [N, 1, 28, 28] or [N, 1, 8, 8]
-  std::vector<int32_t> labels;
-  int64_t size() const { return images.dim(0); }
-};
-
-Batch RandomBatch(int64_t n, int64_t side, uint64_t seed) {
-  Batch b{testing::RandomTensor({n, 1, side, side}, seed, 0.0f, 1.0f), {}};
-  std::mt19937 gen(seed);
-  for (int64_t i = 0; i < n; ++i) b.labels.push_back(gen() % 10);
-  return b;
-}
-
-// d2l's split_batch: contiguous shards whose sizes differ by at most one.
-std::vector<ReplicaInput> Shards(const Batch& b, int devices) {
-  std::vector<ReplicaInput> out;
-  const int64_t per_image = b.images.numel() / b.size();
-  int64_t begin = 0;
-  for (int d = 0; d < devices; ++d) {
-    const int64_t count = b.size() / devices + (d < b.size() % devices);
-    out.push_back(
-        {b.images.data() + begin * per_image, b.labels.data() + begin, count});
-    begin += count;
-  }
-  return out;
-}
-
-std::vector<Device> Cpus(int k) {
-  std::vector<Device> out;
-  for (int i = 0; i < k; ++i) out.push_back(Device::Cpu(i));
-  return out;
-}
-
-std::unique_ptr<Sequential> SmallNet() {
-  auto net = std::make_unique<Sequential>();
-  net->Add(std::make_unique<Conv2d>(1, 4, 3, 1, 1));
-  net->Add(std::make_unique<BatchNorm2d>(4));
-  net->Add(std::make_unique<ReLU>());
-  net->Add(std::make_unique<Residual>(4, 8, true, 2));
-  net->Add(std::make_unique<GlobalAvgPool>());
-  net->Add(std::make_unique<Flatten>());
-  net->Add(std::make_unique<Linear>(8, 10));
-  return net;
-}
-
-DataParallel::ModelFactory Seeded(
-    std::function<std::unique_ptr<Sequential>()> make, uint64_t seed) {
-  return [make, seed] {
-    auto net = make();
-    InitParameters(*net, InitScheme::kKaimingNormal, seed);
-    return net;
-  };
-}
+using testing::Batch;
+using testing::Cpus;
+using testing::RandomBatch;
+using testing::Seeded;
+using testing::Shards;
+using testing::SmallNet;
 
 // The reference: the same steps on one model with the whole batch.
 void ReferenceSteps(Sequential& net, const std::vector<Batch>& batches,

@@ -3,30 +3,59 @@
 #include <stdexcept>
 
 #include "collectives/collectives.h"
+#include "gpu/device_probe.h"
 
 namespace ringlet::nn {
+namespace {
+
+// Every device exists and all are CPUs or all GPUs; a CPU device at most
+// once (it is a thread), a GPU as often as wanted (each replica on it gets
+// its own buffers; the ring backends give each its own stream).
+void CheckDevices(const std::vector<Device>& devices, bool over_processes) {
+  if (devices.empty()) throw DeviceError("replicas: no devices given");
+  int gpus_listed = 0;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const Device& d = devices[i];
+    gpus_listed += d.is_cuda() ? 1 : 0;
+    for (size_t j = 0; j < i && d.is_cpu(); ++j) {
+      if (devices[j] == d) {
+        throw DeviceError("replicas: " + ToString(d) + " is listed twice in " +
+                          ToString(devices) +
+                          "; each CPU replica needs a device of its own");
+      }
+    }
+  }
+  if (gpus_listed == 0) return;
+  if (gpus_listed != static_cast<int>(devices.size())) {
+    throw DeviceError("replicas: " + ToString(devices) +
+                      " mixes CPU and GPU devices; use GPUs only (cuda:0,1) "
+                      "or CPU devices only (cpu:2)");
+  }
+  if (over_processes) {
+    throw DeviceError(
+        "replicas: GPU replicas across the processes of an mpirun job are "
+        "not written yet; under mpirun use CPU devices (--devices=cpu:1), or "
+        "run one process with every GPU (--devices=auto)");
+  }
+  std::string reason;
+  const int available = gpu::CountCudaDevices(&reason);
+  for (const Device& d : devices) {
+    if (d.index >= available) {
+      throw DeviceError("replicas: " + ToString(d) +
+                        " does not exist: the CUDA runtime reports " +
+                        std::to_string(available) + " GPU(s)" +
+                        (reason.empty() ? "" : " (" + reason + ")") +
+                        "; list GPUs that exist, or use CPU devices (cpu:N)");
+    }
+  }
+}
+
+}  // namespace
 
 ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
                            const ReplicaGroupOptions& options)
     : devices_(devices), options_(options), processes_(options.processes) {
-  if (devices_.empty()) throw DeviceError("replicas: no devices given");
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    const Device& d = devices_[i];
-    for (size_t j = 0; j < i; ++j) {
-      if (devices_[j] == d) {
-        throw DeviceError("replicas: " + ToString(d) + " is listed twice in " +
-                          ToString(devices_) +
-                          "; each replica needs a device of its own");
-      }
-    }
-    if (!d.is_cpu()) {
-      throw DeviceError("replicas: " + ToString(d) +
-                        ": data-parallel replicas run on CPU devices only so "
-                        "far (nn's ops run on GPUs, but moving replicas and "
-                        "gradients between GPUs is not written yet); use "
-                        "cpu:N");
-    }
-  }
+  CheckDevices(devices_, processes_ != nullptr);
   if (options_.comm_groups < 1) {
     throw std::invalid_argument("replicas: comm_groups must be at least 1");
   }
@@ -36,14 +65,20 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
         std::to_string(processes_->local_ranks()) + " ranks of the job but " +
         std::to_string(size()) + " devices " + ToString(devices_));
   }
+  std::vector<collectives::RankDevice> ranks;
+  for (const Device& d : devices_) {
+    ranks.push_back(d.is_cuda() ? collectives::RankDevice::Gpu(d.index)
+                                : collectives::RankDevice::Host());
+  }
   for (int g = 0; g < options_.comm_groups; ++g) {
     comms_.push_back(
-        processes_ ? processes_->CreateGroup(options_.backend, options_.comm)
-                   : collectives::CreateGroup(options_.backend, size(),
-                                              options_.comm));
+        processes_
+            ? processes_->CreateGroup(options_.backend, options_.comm)
+            : collectives::CreateGroup(options_.backend, ranks, options_.comm));
   }
-  workers_ =
-      std::make_unique<DeviceWorkers>(size(), options_.threads_per_device);
+  // nn's ops on a GPU queue their work and use no op threads.
+  workers_ = std::make_unique<DeviceWorkers>(
+      size(), on_gpus() ? 1 : options_.threads_per_device);
 }
 
 void ReplicaGroup::Fail(int device, std::exception_ptr error) {

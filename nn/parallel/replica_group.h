@@ -53,8 +53,11 @@ struct ReplicaGroupOptions {
 
 class ReplicaGroup {
  public:
-  // Throws DeviceError for an empty list, a device listed twice or one this
-  // build of nn cannot compute on; std::invalid_argument for an unknown
+  // Devices are all CPU devices (each at most once) or all GPUs (a GPU may
+  // repeat: several replicas on one GPU, for the ring and naive backends).
+  // Throws DeviceError for an empty list, a CPU device listed twice, a mix,
+  // a GPU that does not exist or GPUs across processes;
+  // std::invalid_argument for an unknown
   // backend; CollectiveError when the backend cannot run here;
   // std::invalid_argument when options.processes does not hold this many
   // local ranks.
@@ -86,6 +89,7 @@ class ReplicaGroup {
   std::vector<ReplicaInput> LocalShards(const std::vector<ReplicaInput>& shards,
                                         const char* who) const;
   const std::vector<Device>& devices() const { return devices_; }
+  bool on_gpus() const { return devices_.front().is_cuda(); }
   const std::string& backend() const { return options_.backend; }
 
  private:

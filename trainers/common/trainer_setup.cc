@@ -18,9 +18,10 @@
 #include <thread>
 
 #include "cli/conventions.h"
+#include "collectives/nccl.h"
 #include "data/fashion_mnist.h"
-#include "nlohmann/json.hpp"
 #include "gpu/device_probe.h"
+#include "nlohmann/json.hpp"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
 #include "trainers/common/output_files.h"
@@ -127,7 +128,8 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->capture_default_str();
   app.add_option("--backend", f->backend,
                  "how gradients are summed: ring, naive or nccl (under "
-                 "mpirun also mpi)")
+                 "mpirun also mpi); auto: nccl when every device is its own "
+                 "GPU, else ring")
       ->capture_default_str();
   app.add_option("--epochs", f->epochs, "passes over the training set")
       ->check(WholeNumber(1, kMaxInt))
@@ -344,18 +346,38 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
 }
 
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
-                                              std::ostream& notes) {
+                                              std::ostream& notes,
+                                              bool gpus_supported) {
   const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
   const int usable = static_cast<int>(gpus.usable.size());
+  if (gpus_supported) return nn::ResolveDevices(spec, usable);
   if (spec == "auto") {
     if (usable > 0) {
       notes << "note: " << usable
-            << " GPU(s) found, but the trainers run on CPU devices only so "
-               "far; training on the CPU\n";
+            << " GPU(s) found, but this trainer runs on CPU devices only so "
+               "far (resnet_dp runs on GPUs); training on the CPU\n";
     }
     return nn::ResolveDevices("auto", /*usable_gpus=*/0);
   }
-  return nn::ResolveDevices(spec, usable);
+  const std::vector<nn::Device> devices = nn::ResolveDevices(spec, usable);
+  if (devices.front().is_cuda()) {
+    throw nn::DeviceError("--devices=" + spec +
+                          ": this trainer runs on CPU devices only so far "
+                          "(resnet_dp runs on GPUs); use --devices=cpu:K");
+  }
+  return devices;
+}
+
+std::string ResolveBackend(const std::string& flag,
+                           const std::vector<nn::Device>& devices) {
+  if (flag != "auto") return flag;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!devices[i].is_cuda()) return "ring";
+    for (size_t j = 0; j < i; ++j) {
+      if (devices[j] == devices[i]) return "ring";
+    }
+  }
+  return collectives::NcclCompiledIn() ? "nccl" : "ring";
 }
 
 int ThreadsPerDevice(int requested, int devices) {

@@ -21,7 +21,7 @@ namespace ringlet::trainers {
 
 struct TrainerFlags {
   std::string devices = "auto";
-  std::string backend = "ring";
+  std::string backend = "auto";  // See ResolveBackend.
   int epochs = 10;
   int64_t batch_size = 0;  // 0: the trainer's default.
   double lr = 0;           // 0: the trainer's default.
@@ -94,12 +94,21 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
                                int64_t batch_size, double lr,
                                const RunSettings& settings);
 
-// The devices --devices names. The trainers run on CPU devices only in this
-// build, so `auto` means one CPU device (d2l's try_all_gpus fallback) and
-// mentions any GPUs it leaves unused on `notes`; cuda:N is an error naming
-// how many GPUs exist. Throws nn::DeviceError.
+// The devices --devices names: `auto` is every usable GPU, else one CPU
+// device (d2l's try_all_gpus); cuda:N for a GPU that does not exist is an
+// error naming how many there are. A trainer that runs on CPU devices only
+// (gpus_supported false) takes one CPU device for `auto`, mentioning the
+// GPUs it leaves unused on `notes`, and refuses cuda:N saying so. Throws
+// nn::DeviceError.
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
-                                              std::ostream& notes);
+                                              std::ostream& notes,
+                                              bool gpus_supported = true);
+
+// --backend=auto: nccl where every device is a different GPU and NCCL is
+// built in (as DDP's default), else ring (CPU devices, or a GPU holding
+// several replicas, which NCCL refuses). Any other name is kept.
+std::string ResolveBackend(const std::string& flag,
+                           const std::vector<nn::Device>& devices);
 
 // Cores per device when --threads_per_device is 0: the machine's cores
 // shared out (among the processes mpirun put on it, too), at least one.

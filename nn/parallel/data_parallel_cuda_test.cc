@@ -1,0 +1,187 @@
+// DataParallel with replicas on GPUs. One GPU is enough for every case:
+// several replicas share it (each with its own buffers and, through the
+// ring and naive backends, its own communication stream). Every case skips,
+// with the runtime's reason, where there is no GPU.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_error.h"
+#include "gpu/device_probe.h"
+#include "nn/parallel/data_parallel.h"
+#include "nn/parallel/testing/batches.h"
+
+namespace ringlet::nn {
+namespace {
+
+using testing::Batch;
+using testing::Cpus;
+using ::testing::HasSubstr;
+using testing::RandomBatch;
+using testing::Seeded;
+using testing::Shards;
+using testing::SmallNet;
+
+// Without batch norm, k replicas' step equals one replica's up to float
+// rounding whatever the shards (batch norm on GPUs uses each shard's
+// statistics: sync_bn is not written for GPUs yet).
+std::unique_ptr<Sequential> NetWithoutBatchNorm() {
+  auto net = std::make_unique<Sequential>();
+  net->Add(std::make_unique<Conv2d>(1, 4, 3, 1, 1));
+  net->Add(std::make_unique<ReLU>());
+  net->Add(std::make_unique<Conv2d>(4, 8, 3, 2, 1));
+  net->Add(std::make_unique<ReLU>());
+  net->Add(std::make_unique<GlobalAvgPool>());
+  net->Add(std::make_unique<Flatten>());
+  net->Add(std::make_unique<Linear>(8, 10));
+  return net;
+}
+
+class OnOneGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+    if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+    gpu_ = Device::Cuda(report.usable[0]);
+  }
+  std::vector<Device> Replicas(int k) const {
+    return std::vector<Device>(k, gpu_);
+  }
+  static DataParallelOptions Options(const std::string& backend) {
+    DataParallelOptions options;
+    options.backend = backend;
+    options.sample_shape = {1, 8, 8};
+    options.sgd.lr = 0.1f;
+    options.sgd.momentum = 0.9f;
+    options.bucket_bytes = 256;  // Several buckets even for a tiny model.
+    return options;
+  }
+  Device gpu_;
+};
+
+// max |a - b| <= tol * max |b| per tensor, with a floor for tensors whose
+// true value is about zero.
+void ExpectStatesNear(const NamedTensors& got, const NamedTensors& want,
+                      double tol, const std::string& what) {
+  ASSERT_EQ(got.tensors.size(), want.tensors.size());
+  for (size_t t = 0; t < want.tensors.size(); ++t) {
+    const Tensor& a = *got.tensors[t];
+    const Tensor& b = *want.tensors[t];
+    ASSERT_EQ(a.numel(), b.numel());
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      diff = std::max(diff, std::fabs(double(a.data()[i]) - b.data()[i]));
+      scale = std::max(scale, std::fabs(double(b.data()[i])));
+    }
+    EXPECT_LE(diff, tol * scale + 1e-7) << what << ": " << want.names[t];
+  }
+}
+
+// The central test: 1..4 replicas on one GPU (uneven shards, and an
+// empty one: 3 samples over 4 replicas) take one replica's steps.
+TEST_F(OnOneGpu, KReplicasTakeTheOneReplicaStep) {
+  for (const std::string backend : {"ring", "naive"}) {
+    for (int64_t batch : {3, 10}) {
+      const std::vector<Batch> batches = {RandomBatch(batch, 8, 1),
+                                          RandomBatch(batch, 8, 2)};
+      const auto factory = Seeded(NetWithoutBatchNorm, 3);
+      DataParallel one(factory, Replicas(1), Options(backend));
+      for (const Batch& b : batches) one.TrainStep(Shards(b, 1));
+      const NamedTensors want = one.State(0);
+      for (int k = 2; k <= 4; ++k) {
+        DataParallel dp(factory, Replicas(k), Options(backend));
+        for (const Batch& b : batches) dp.TrainStep(Shards(b, k));
+        const std::string what = backend + ", " + std::to_string(k) +
+                                 " replicas, batch " + std::to_string(batch);
+        EXPECT_EQ(dp.CompareReplicas(), "") << what;
+        ExpectStatesNear(dp.State(0), want, 1e-5, what);
+      }
+    }
+  }
+}
+
+TEST_F(OnOneGpu, ReplicasStayBitwiseIdenticalOverTenSteps) {
+  DataParallel dp(Seeded(SmallNet, 4), Replicas(2), Options("ring"));
+  EXPECT_EQ(dp.num_buckets() > 1, true);
+  for (int step = 0; step < 10; ++step) {
+    const TrainStepStats stats =
+        dp.TrainStep(Shards(RandomBatch(9, 8, 10 + step), 2));
+    EXPECT_EQ(stats.samples, 9);
+    EXPECT_TRUE(std::isfinite(stats.loss_sum));
+    EXPECT_EQ(stats.divergence, "");
+  }
+  EXPECT_EQ(dp.CompareReplicas(), "");
+}
+
+// The same steps on 2 CPU devices and on 2 replicas of one GPU: cuDNN's
+// algorithms sum in another order, so equal within float tolerance.
+TEST_F(OnOneGpu, StepsMatchTheCpuDevices) {
+  const auto factory = Seeded(SmallNet, 5);
+  DataParallel cpu(factory, Cpus(2), Options("ring"));
+  DataParallel gpu(factory, Replicas(2), Options("ring"));
+  for (int step = 0; step < 3; ++step) {
+    const Batch b = RandomBatch(16, 8, 20 + step);
+    const TrainStepStats on_cpu = cpu.TrainStep(Shards(b, 2));
+    const TrainStepStats on_gpu = gpu.TrainStep(Shards(b, 2));
+    EXPECT_NEAR(on_gpu.loss_sum, on_cpu.loss_sum,
+                1e-4 * std::fabs(on_cpu.loss_sum))
+        << "step " << step;
+    EXPECT_EQ(on_gpu.correct, on_cpu.correct) << "step " << step;
+  }
+  ExpectStatesNear(gpu.State(0), cpu.State(0), 1e-3, "gpu vs cpu");
+  EXPECT_EQ(gpu.CountCorrect(Shards(RandomBatch(12, 8, 99), 2)),
+            cpu.CountCorrect(Shards(RandomBatch(12, 8, 99), 2)));
+}
+
+TEST_F(OnOneGpu, ABadLabelOnOneReplicaEndsEveryReplica) {
+  DataParallelOptions options = Options("ring");
+  options.comm.timeout = std::chrono::seconds(20);
+  DataParallel dp(Seeded(SmallNet, 6), Replicas(2), options);
+  Batch b = RandomBatch(8, 8, 7);
+  b.labels[5] = 12;  // The second replica's shard.
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    dp.TrainStep(Shards(b, 2));
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("12"));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST_F(OnOneGpu, RefusalsNameTheDevicesAndTheWayOut) {
+  try {
+    DataParallel(Seeded(SmallNet, 1), Replicas(2), Options("nccl"));
+    FAIL() << "nccl accepted two replicas on one GPU";
+  } catch (const collectives::CollectiveError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("both on " + ToString(gpu_)));
+  }
+  DataParallelOptions sync = Options("ring");
+  sync.sync_bn = true;
+  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), Replicas(2), sync),
+               DeviceError);
+  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {gpu_, Device::Cpu(0)},
+                            Options("ring")),
+               DeviceError);
+}
+
+// Runs everywhere: without a GPU, asking for one says so.
+TEST(DataParallelCuda, AGpuThatDoesNotExistIsNamed) {
+  const int gpus = gpu::CountCudaDevices();
+  DataParallelOptions options;
+  options.sample_shape = {1, 8, 8};
+  try {
+    DataParallel(Seeded(SmallNet, 1), {Device::Cuda(gpus)}, options);
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("cuda:" + std::to_string(gpus) + " does not exist"));
+  }
+}
+
+}  // namespace
+}  // namespace ringlet::nn
