@@ -41,7 +41,7 @@ cd "$root"
 mapfile -t tests < <(./bazelw query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev/null)
 ((${#tests[@]} > 0)) || { echo "gpu_bundle: no gpu-tagged test found" >&2; exit 1; }
 tests+=(//nn:tensor_test //gpu:device_probe_test
-  //nn/cuda:caching_allocator_test)
+  //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
 programs=(//nn:train_bench //collectives:allreduce_bench
   //trainers:lenet_scratch //trainers:resnet_dp)
 ./bazelw build -c opt "${tests[@]}" "${programs[@]}"
@@ -80,6 +80,7 @@ cp -r "$bin/_solib_k8" "$out/_solib_k8"
 copy_system_libraries
 cp tools/run_all.sh "$out/run_all.sh"
 cp nn/train_bench_torch.py "$out/train_bench_torch.py"
+cp trainers/book_torch.py "$out/book_torch.py"
 if ((with_data)); then
   mkdir -p "$out/fashion-mnist"
   cp /usr/share/datasets/fashion-mnist/*.gz "$out/fashion-mnist/"

@@ -60,6 +60,66 @@ while read -r test; do
   echo "$test: $result"
 done <tests.txt
 
+# The trainers on the GPU, end to end (needs the data: gpu_bundle.sh
+# --with_data): each closing line, and a pass when the test accuracy
+# reaches the chapter's. RINGLET_E2E_EPOCHS (default 10) shortens them.
+e2e() {  # name, minimum test accuracy, program and flags
+  local name="$1" minimum="$2" log
+  shift 2
+  log="logs/e2e_$name.log"
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "e2e $name: SKIPPED: no GPU"
+    skipped=$((skipped + 1))
+    return
+  fi
+  if [[ ! -d fashion-mnist ]]; then
+    echo "e2e $name: SKIPPED: no data (build the bundle with --with_data)"
+    skipped=$((skipped + 1))
+    return
+  fi
+  timeout 1800 "$@" >"$log" 2>&1
+  local rc=$? closing accuracy
+  closing="$(grep '^test acc:' "$log" | tail -n 1)"
+  accuracy="$(echo "$closing" | sed -n 's/^test acc: \([0-9.]*\).*/\1/p')"
+  if ((rc == 0)) && [[ -n "$accuracy" ]] &&
+    python3 -c "import sys; sys.exit(not float('$accuracy') >= $minimum)"; then
+    echo "e2e $name: PASSED: $closing"
+    passed=$((passed + 1))
+  else
+    echo "e2e $name: FAILED (exit $rc): ${closing:-$(tail -n 1 "$log")}"
+    failed=$((failed + 1))
+  fi
+}
+epochs="${RINGLET_E2E_EPOCHS:-10}"
+resnet_min=0 lenet_min=0  # Shortened runs only have to finish.
+if ((epochs >= 10)); then resnet_min=0.90 lenet_min=0.83; fi
+e2e resnet_dp_cuda0 "$resnet_min" \
+  trainers/resnet_dp --devices=cuda:0 --epochs="$epochs"
+e2e lenet_scratch_cuda0 "$lenet_min" \
+  trainers/lenet_scratch --devices=cuda:0 --epochs="$epochs"
+# The book's own programs in PyTorch on the same GPU, for the comparison.
+peer() {  # name, program
+  local name="$1" program="$2" log="logs/peer_$1.log"
+  if ! python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null ||
+    [[ ! -d fashion-mnist ]]; then
+    echo "peer $name: did not run (needs PyTorch with a GPU and the data)"
+    return
+  fi
+  if timeout 1800 python3 book_torch.py --program="$program" \
+    --devices=cuda:0 --epochs="$epochs" >"$log" 2>&1; then
+    echo "peer $name: $(grep '^test acc:' "$log" | tail -n 1)"
+  else
+    echo "peer $name: failed: $(tail -n 1 "$log")"
+  fi
+}
+peer book_concise_cuda0 concise
+peer book_scratch_cuda0 scratch
+# Two replicas sharing the GPU (ring): the multi-device path on one GPU.
+e2e resnet_dp_2x_cuda0 0 trainers/resnet_dp --devices=cuda:0,cuda:0 \
+  --epochs=1 --limit=12800 --test_limit=2000
+e2e lenet_scratch_2x_cuda0 0 trainers/lenet_scratch --devices=cuda:0,cuda:0 \
+  --epochs=1
+
 # Quick benchmarks: one JSON object each, or the reason they did not run.
 bench() {
   local name="$1"

@@ -1,22 +1,29 @@
 #include "trainers/lenet_replicas.h"
 
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "nn/ops/elementwise.h"
 #include "nn/ops/loss.h"
 #include "nn/optim/grad_clip.h"
+#include "nn/parallel/flat_tensors.h"
 #include "nn/parallel/replica_checks.h"
 
 namespace ringlet::trainers {
 namespace {
 
-nn::Tensor ShardImages(const nn::ReplicaInput& shard) {
-  nn::Tensor x = nn::Tensor::Uninitialized({shard.count, 1, 28, 28});
-  std::memcpy(x.data(), shard.images, x.numel() * sizeof(float));
+nn::Tensor ShardImages(const nn::ReplicaInput& shard, nn::Device device) {
+  nn::Tensor x = nn::Tensor::Uninitialized({shard.count, 1, 28, 28}, device);
+  nn::CopyFromHost(shard.images, x);
   return x;
+}
+
+// Every tensor of `params` moved to `device` (nothing to do on a CPU).
+void MoveTo(nn::LeNetParams* params, nn::Device device) {
+  if (device.is_cpu()) return;
+  for (nn::Tensor* t : params->All()) *t = t->To(device);
 }
 
 // "the gradient of W3 became nan": the first parameter whose part of the
@@ -51,10 +58,20 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
   if (!(update.clip_grad_norm >= 0)) {
     throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
   }
+  if (update.clip_grad_norm > 0 && group_.on_gpus()) {
+    throw nn::DeviceError(
+        "lenet: gradient clipping works on CPU devices only so far; on " +
+        nn::ToString(devices) + " train without --clip_grad_norm");
+  }
   // get_params: each device's copy is made on its own thread.
   group_.Run([&](int d) {
-    replicas_[d].params = params.Clone();
-    if (sgd.momentum > 0) replicas_[d].velocity = nn::LeNetParams::Zeros();
+    Replica& r = replicas_[d];
+    r.params = params.Clone();
+    MoveTo(&r.params, group_.devices()[d]);
+    if (sgd.momentum > 0) {
+      r.velocity = nn::LeNetParams::Zeros();
+      MoveTo(&r.velocity, group_.devices()[d]);
+    }
   });
 }
 
@@ -69,38 +86,35 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
   group_.Run([&](int d) {
     Replica& r = replicas_[d];
     r.stats = nn::TrainStepStats();
+    const nn::Device device = group_.devices()[d];
     const std::vector<nn::Tensor*> params = r.params.All();
     // A device without samples adds zeros to the sum.
     nn::LeNetParams grads;
     if (shards[d].count > 0) {
       nn::LeNetActivations acts;
       const nn::Tensor logits =
-          nn::LeNetForward(r.params, ShardImages(shards[d]), &acts);
+          nn::LeNetForward(r.params, ShardImages(shards[d], device), &acts);
       const nn::LossResult loss = nn::SoftmaxCrossEntropy(
           logits, shards[d].labels, nn::Reduction::kSum);
       grads = nn::LeNetBackward(r.params, acts, loss.dlogits);
       const std::string bad_loss = nn::NonFiniteName(loss.loss);
       if (!bad_loss.empty()) {
-        r.stats.divergence = "the loss became " + bad_loss + " on " +
-                             nn::ToString(group_.devices()[d]);
+        r.stats.divergence =
+            "the loss became " + bad_loss + " on " + nn::ToString(device);
       }
       r.stats.loss_sum = loss.loss;
       r.stats.correct = loss.correct;
       r.stats.samples = shards[d].count;
     } else {
       grads = nn::LeNetParams::Zeros();
+      MoveTo(&grads, device);
     }
+    // allreduce: every gradient in one flat buffer on the device.
     const std::vector<nn::Tensor*> g = grads.All();
-    size_t n = 0;
-    for (const nn::Tensor* t : g) n += t->numel();
-    r.grads.resize(n);
-    float* out = r.grads.data();
-    for (const nn::Tensor* t : g) {
-      std::memcpy(out, t->data(), t->numel() * sizeof(float));
-      out += t->numel();
-    }
+    nn::FlatTensors flat(g);
+    flat.PackForCollective();
     const auto start = std::chrono::steady_clock::now();
-    group_.comm(d).AllReduce(r.grads.data(), r.grads.data(), n,
+    group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
                              collectives::DataType::kFloat32,
                              collectives::ReduceOp::kSum);
     r.stats.comm_seconds =
@@ -108,41 +122,37 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
             .count();
     // The summed gradients are the same on every device, so all skip a
     // non-finite step alike and keep the last finite values.
-    if (!nn::FirstNonFinite(r.grads.data(), n).empty()) {
+    if (nn::CountNonFinite({&flat.flat()}) > 0) {
       if (r.stats.divergence.empty()) {
-        r.stats.divergence = NonFiniteGradient(r.grads.data(), params);
+        const nn::Tensor host = flat.flat().To(nn::Device::Cpu());
+        r.stats.divergence = NonFiniteGradient(host.data(), params);
       }
       return;
     }
-    // The batch mean's norm is the summed gradient's over the batch size.
+    // The batch mean's norm is the summed gradient's over the batch size
+    // (CPU devices only; refused on GPUs at construction).
     const double clip =
         update_.clip_grad_norm > 0
-            ? nn::ClipCoefficient(nn::GlobalNorm(r.grads.data(), n) / total,
-                                  update_.clip_grad_norm)
+            ? nn::ClipCoefficient(
+                  nn::GlobalNorm(flat.data(), flat.count()) / total,
+                  update_.clip_grad_norm)
             : 1.0;
+    flat.Unpack();  // g now holds the summed gradients.
     const nn::SgdOptions& sgd = update_.sgd;
     if (sgd.momentum == 0 && sgd.weight_decay == 0) {
       // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
-      const float step =
-          static_cast<float>(clip * sgd.lr / static_cast<float>(total));
-      const float* grad = r.grads.data();
-      for (nn::Tensor* p : params) {
-        float* v = p->data();
-        for (int64_t i = 0; i < p->numel(); ++i) v[i] -= step * grad[i];
-        grad += p->numel();
+      nn::SgdOptions step;
+      step.lr = static_cast<float>(clip * sgd.lr / static_cast<float>(total));
+      for (size_t i = 0; i < params.size(); ++i) {
+        nn::SgdUpdate(*params[i], *g[i], nullptr, step);
       }
       return;
     }
-    // torch's SGD on the batch-mean gradient, unpacked into this device's
-    // own gradient tensors (g, packed above).
-    const float scale = static_cast<float>(clip / static_cast<double>(total));
+    // torch's SGD on the batch-mean gradient.
     const std::vector<nn::Tensor*> velocity =
         sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>();
-    const float* summed = r.grads.data();
     for (size_t i = 0; i < params.size(); ++i) {
-      float* mean = g[i]->data();
-      for (int64_t j = 0; j < g[i]->numel(); ++j) mean[j] = scale * summed[j];
-      summed += g[i]->numel();
+      nn::DivideInPlace(*g[i], static_cast<float>(total / clip));
       nn::SgdUpdate(*params[i], *g[i], velocity.empty() ? nullptr : velocity[i],
                     sgd);
     }
@@ -159,6 +169,20 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
 }
 
 nn::NamedTensors LeNetReplicas::StateOf(int device) {
+  nn::NamedTensors state = LiveStateOf(device);
+  if (group_.devices().at(device).is_cpu()) return state;
+  // Readers of the state (checkpoints, replica checks) read host memory.
+  Replica& r = replicas_[device];
+  r.host_state.clear();
+  r.host_state.reserve(state.tensors.size());
+  for (const nn::Tensor*& t : state.tensors) {
+    r.host_state.push_back(t->To(nn::Device::Cpu()));
+    t = &r.host_state.back();
+  }
+  return state;
+}
+
+nn::NamedTensors LeNetReplicas::LiveStateOf(int device) {
   const Replica& r = replicas_.at(device);
   nn::NamedTensors state;
   state.names = nn::LeNetParams::Names();
@@ -174,15 +198,14 @@ nn::NamedTensors LeNetReplicas::StateOf(int device) {
 
 void LeNetReplicas::LoadState(const std::vector<const float*>& values) {
   group_.Run([&](int d) {
-    const nn::NamedTensors state = StateOf(d);
+    const nn::NamedTensors state = LiveStateOf(d);
     if (values.size() != state.tensors.size()) {
       throw std::invalid_argument("lenet: " + std::to_string(values.size()) +
                                   " state tensors given for " +
                                   std::to_string(state.tensors.size()));
     }
     for (size_t i = 0; i < values.size(); ++i) {
-      nn::Tensor* t = const_cast<nn::Tensor*>(state.tensors[i]);
-      std::memcpy(t->data(), values[i], t->numel() * sizeof(float));
+      nn::CopyFromHost(values[i], *const_cast<nn::Tensor*>(state.tensors[i]));
     }
   });
 }
@@ -200,7 +223,8 @@ int64_t LeNetReplicas::CountCorrect(
     if (shards[d].count == 0) return;
     nn::LeNetActivations acts;
     const nn::Tensor logits =
-        nn::LeNetForward(replicas_[d].params, ShardImages(shards[d]), &acts);
+        nn::LeNetForward(replicas_[d].params,
+                         ShardImages(shards[d], group_.devices()[d]), &acts);
     correct[d] =
         nn::SoftmaxCrossEntropy(logits, shards[d].labels, nn::Reduction::kSum)
             .correct;

@@ -5,6 +5,10 @@
 // backend (allreduce), and the same SGD step on every device with the full
 // batch size (sgd(params, lr, batch_size)). Beyond the chapter, optional
 // momentum, weight decay and gradient clipping (off by default).
+//
+// Devices: CPU devices, or GPUs (several replicas may share one); on GPUs
+// the parameters, the flat gradient buffer and the update stay in device
+// memory. Gradient clipping works on CPU devices only so far.
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
 
@@ -55,19 +59,22 @@ class LeNetReplicas : public ParallelTrainer {
   void LoadState(const std::vector<const float*>& values) override;
   std::string CompareReplicas() override;
 
-  // This process's device `device` (0 .. local devices - 1).
+  // This process's device `device` (0 .. local devices - 1); on a GPU the
+  // tensors are device memory.
   const nn::LeNetParams& params(int device) const {
     return replicas_[device].params;
   }
 
  private:
+  // The live tensors (device memory on a GPU), and host copies of them.
+  nn::NamedTensors LiveStateOf(int device);
   nn::NamedTensors StateOf(int device);
 
   struct Replica {
     nn::LeNetParams params;
     nn::LeNetParams velocity;  // With momentum only.
-    std::vector<float> grads;  // All gradients, flat, for one allreduce.
     nn::TrainStepStats stats;
+    std::vector<nn::Tensor> host_state;  // StateOf's copies on a GPU.
   };
 
   nn::ReplicaGroup group_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collectives/collectives.h"
+#include "gpu/device_probe.h"
 #include "gtest/gtest.h"
 #include "nn/ops/loss.h"
 #include "nn/optim/grad_clip.h"
@@ -124,6 +125,51 @@ TEST(LeNetReplicasTest, KDevicesTakeTheOneDeviceSteps) {
       ExpectNear(replicas.params(0), reference, 1e-6, what);
       for (int d = 1; d < k; ++d) {
         ExpectIdentical(replicas.params(d), replicas.params(0), what);
+      }
+    }
+  }
+}
+
+// The same claim with 1-4 replicas sharing one GPU (ring and naive): equal
+// to the CPU reference within cuDNN's rounding, replicas identical. Skips,
+// with the reason, without a GPU.
+TEST(LeNetReplicasTest, ReplicasOnOneGpuTakeTheOneDeviceSteps) {
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+  if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+  const nn::Device gpu = nn::Device::Cuda(report.usable[0]);
+  const float lr = 0.2f;
+  const std::vector<Batch> batches = {RandomBatch(64, 1), RandomBatch(61, 2),
+                                      RandomBatch(3, 3)};
+  const nn::LeNetParams init =
+      nn::LeNetParams::Init(7, nn::InitScheme::kKaimingNormal);
+  nn::LeNetParams reference = init.Clone();
+  for (const Batch& b : batches) ReferenceStep(reference, b, lr);
+  const nn::LeNetParams& frozen = reference;
+  const std::vector<const nn::Tensor*> want = frozen.All();
+  for (const std::string backend : {"ring", "naive"}) {
+    for (int k = 1; k <= 4; ++k) {
+      nn::ReplicaGroupOptions options;
+      options.backend = backend;
+      LeNetReplicas replicas(init, std::vector<nn::Device>(k, gpu), options,
+                             PlainSgd(lr));
+      for (const Batch& b : batches) {
+        const nn::TrainStepStats stats = replicas.TrainStep(Shards(b, k));
+        EXPECT_EQ(stats.samples, b.size());
+        EXPECT_EQ(stats.divergence, "");
+      }
+      const std::string what = backend + " on " + std::to_string(k);
+      EXPECT_EQ(replicas.CompareReplicas(), "") << what;
+      const nn::NamedTensors got = replicas.State();  // Host copies.
+      ASSERT_EQ(got.tensors.size(), want.size());
+      for (size_t t = 0; t < want.size(); ++t) {
+        double diff = 0, norm = 0;
+        for (int64_t i = 0; i < want[t]->numel(); ++i) {
+          diff += std::pow(
+              double(got.tensors[t]->data()[i]) - want[t]->data()[i], 2);
+          norm += std::pow(double(want[t]->data()[i]), 2);
+        }
+        EXPECT_LE(std::sqrt(diff), 1e-4 * std::sqrt(norm))
+            << what << ", " << got.names[t];
       }
     }
   }

@@ -28,8 +28,8 @@ int Main(int argc, char** argv) {
   TrainerFlags flags;
   AddTrainerFlags(app, &flags, /*default_epochs=*/10, "256", "0.2");
   return RunTrainerMain(app, argc, argv, [&] {
-    const std::vector<nn::Device> devices = ResolveTrainerDevices(
-        flags.devices, std::cerr, /*gpus_supported=*/false);
+    const std::vector<nn::Device> devices =
+        ResolveTrainerDevices(flags.devices, std::cerr);
     const std::string backend = ResolveBackend(flags.backend, devices);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
     // Bad output paths fail now, not after hours of training.

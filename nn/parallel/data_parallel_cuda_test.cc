@@ -2,11 +2,16 @@
 // several replicas share it (each with its own buffers and, through the
 // ring and naive backends, its own communication stream). Every case skips,
 // with the runtime's reason, where there is no GPU.
+//
+// RINGLET_GPU_TEST_ON_CPU=1 (data_parallel_cuda_harness_test) runs the same
+// cases on CPU devices instead, so the checks and their tolerances are
+// exercised in every build.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -44,12 +49,18 @@ std::unique_ptr<Sequential> NetWithoutBatchNorm() {
 class OnOneGpu : public ::testing::Test {
  protected:
   void SetUp() override {
+    const char* on_cpu = std::getenv("RINGLET_GPU_TEST_ON_CPU");
+    if (on_cpu != nullptr && std::string(on_cpu) == "1") {
+      on_cpu_ = true;
+      return;
+    }
     const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
   }
+  // k replicas on the GPU (the harness: k CPU devices).
   std::vector<Device> Replicas(int k) const {
-    return std::vector<Device>(k, gpu_);
+    return on_cpu_ ? Cpus(k) : std::vector<Device>(k, gpu_);
   }
   static DataParallelOptions Options(const std::string& backend) {
     DataParallelOptions options;
@@ -61,6 +72,7 @@ class OnOneGpu : public ::testing::Test {
     return options;
   }
   Device gpu_;
+  bool on_cpu_ = false;
 };
 
 // max |a - b| <= tol * max |b| per tensor, with a floor for tensors whose
@@ -154,6 +166,7 @@ TEST_F(OnOneGpu, ABadLabelOnOneReplicaEndsEveryReplica) {
 }
 
 TEST_F(OnOneGpu, RefusalsNameTheDevicesAndTheWayOut) {
+  if (on_cpu_) GTEST_SKIP() << "what GPUs refuse";
   try {
     DataParallel(Seeded(SmallNet, 1), Replicas(2), Options("nccl"));
     FAIL() << "nccl accepted two replicas on one GPU";
