@@ -54,7 +54,9 @@ while read -r test; do
     result="SKIPPED: $(grep -m1 -A1 ': Skipped$' "$log" | tail -n 1 | head -c 160)"
     skipped=$((skipped + 1))
   else
-    result="PASSED ($(grep -c '^\[       OK \]' "$log") cases, $(grep -c '^\[  SKIPPED \]' "$log") skipped)"
+    # One "[  SKIPPED ] Name (N ms)" line per skipped case (the summary
+    # lists them again without a time).
+    result="PASSED ($(grep -c '^\[       OK \]' "$log") cases, $(grep -c '^\[  SKIPPED \] .* ([0-9]* ms)$' "$log") skipped)"
     passed=$((passed + 1))
   fi
   echo "$test: $result"
