@@ -75,8 +75,21 @@ std::string CompareReplicas(ReplicaGroup& group,
       mine[2 * i + 1] = static_cast<int32_t>(h & 0xffffffffu);
     }
     gathered[d].resize(mine.size() * ranks);
-    group.comm(d).AllGather(mine.data(), gathered[d].data(), mine.size(),
+    const Device device = group.devices()[d];
+    if (device.is_cpu()) {
+      group.comm(d).AllGather(mine.data(), gathered[d].data(), mine.size(),
+                              collectives::DataType::kInt32);
+      return;
+    }
+    // A GPU group's communicators move device memory: the checksums go
+    // through device tensors (4-byte elements, copied bit for bit).
+    const int64_t n = static_cast<int64_t>(mine.size());
+    Tensor send = Tensor::Uninitialized({n}, device);
+    Tensor recv = Tensor::Uninitialized({n * ranks}, device);
+    CopyFromHost(reinterpret_cast<const float*>(mine.data()), send);
+    group.comm(d).AllGather(send.data(), recv.data(), mine.size(),
                             collectives::DataType::kInt32);
+    CopyToHost(recv, reinterpret_cast<float*>(gathered[d].data()));
   });
   const std::vector<int32_t>& all = gathered[0];
   const size_t per_rank = all.size() / ranks;
