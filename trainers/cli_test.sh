@@ -86,6 +86,10 @@ for bin in "$1" "$2"; do
     fail "$bin: a plot was written for a run that diverged in epoch 1"
   expect_error "$bin" "cuda:0 does not exist; this machine has 0 usable GPUs; use --devices=cpu" \
     --devices=cuda:0
+  # ...with what the CUDA runtime said (or that the build has no CUDA).
+  expect_error "$bin" "or --devices=auto (" --devices=cuda:0,cuda:0
+  [[ "$(timeout 60 "$bin" --devices=cuda:0 2>&1 >/dev/null)" == *CUDA* ]] ||
+    fail "$bin --devices=cuda:0: the runtime's reason is missing"
   expect_error "$bin" "--devices=gpu is not understood" --devices=gpu
   [[ $last_rc -eq 1 ]] || fail "$bin --devices=gpu: exit code $last_rc, not 1"
   expect_error "$bin" "unknown backend 'carrier'" --backend=carrier

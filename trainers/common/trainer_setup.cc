@@ -350,7 +350,15 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
                                               bool gpus_supported) {
   const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
   const int usable = static_cast<int>(gpus.usable.size());
-  if (gpus_supported) return nn::ResolveDevices(spec, usable);
+  if (gpus_supported) {
+    try {
+      return nn::ResolveDevices(spec, usable);
+    } catch (const nn::DeviceError& e) {
+      // A missing GPU: say what the runtime reported, too.
+      if (usable > 0 || spec.rfind("cuda", 0) != 0) throw;
+      throw nn::DeviceError(std::string(e.what()) + " (" + gpus.reason + ")");
+    }
+  }
   if (spec == "auto") {
     if (usable > 0) {
       notes << "note: " << usable
