@@ -63,7 +63,8 @@ int Main(int argc, char** argv) {
       return 0;
     }
     out << SetupLine(kProgram, where, job.ranks, backend, batch_size, lr,
-                     group.threads_per_device, data, flags.epochs)
+                     devices.front().is_cuda() ? 0 : group.threads_per_device,
+                     data, flags.epochs)
         << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         replicas, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));

@@ -108,7 +108,8 @@ int Main(int argc, char** argv) {
       return 0;
     }
     out << SetupLine(kProgram, where, n, backend, batch_size, lr,
-                     options.threads_per_device, data, flags.epochs)
+                     devices.front().is_cuda() ? 0 : options.threads_per_device,
+                     data, flags.epochs)
         << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         trainer, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));

@@ -428,10 +428,12 @@ std::string SetupLine(const std::string& program, const std::string& where,
             (batch_size % n ? "-" + std::to_string(batch_size / n + 1) : "") +
             " per device)";
   }
-  line += ", lr " + std::string(lr_text) + ", " +
-          std::to_string(threads_per_device) + " thread" +
-          (threads_per_device == 1 ? "" : "s") + " per device, " +
-          std::to_string(data.train.size()) + " training and " +
+  line += ", lr " + std::string(lr_text) + ", ";
+  if (threads_per_device > 0) {  // CPU devices; GPUs use no op threads.
+    line += std::to_string(threads_per_device) + " thread" +
+            (threads_per_device == 1 ? "" : "s") + " per device, ";
+  }
+  line += std::to_string(data.train.size()) + " training and " +
           std::to_string(data.test.size()) + " test images, " +
           std::to_string(epochs) + " epoch" + (epochs == 1 ? "" : "s");
   return line;

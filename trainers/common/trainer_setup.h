@@ -121,7 +121,8 @@ data::FashionMnist LoadTrainerData(const TrainerFlags& flags);
 // The one-line summary printed at start: "lenet_scratch on [cpu:0, cpu:1]:
 // backend ring, batch 256 (128 per device), lr 0.2, 1 thread per device,
 // 60000 training and 10000 test images, 10 epochs". `where` names the
-// devices (TrainerJob::Where), `ranks` counts them over the job.
+// devices (TrainerJob::Where), `ranks` counts them over the job; the
+// threads are left out when threads_per_device is 0 (GPU devices).
 std::string SetupLine(const std::string& program, const std::string& where,
                       int ranks, const std::string& backend, int64_t batch_size,
                       double lr, int threads_per_device,
