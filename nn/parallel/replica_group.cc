@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "collectives/collectives.h"
+#include "collectives/in_process_group.h"
 #include "gpu/device_probe.h"
 
 namespace ringlet::nn {
@@ -59,22 +60,23 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
   if (options_.comm_groups < 1) {
     throw std::invalid_argument("replicas: comm_groups must be at least 1");
   }
-  if (processes_ && processes_->local_ranks() != size()) {
+  if (!processes_) {
+    // This process is the whole job: one code path for both cases.
+    std::vector<collectives::RankDevice> ranks;
+    for (const Device& d : devices_) {
+      ranks.push_back(d.is_cuda() ? collectives::RankDevice::Gpu(d.index)
+                                  : collectives::RankDevice::Host());
+    }
+    processes_ = std::make_shared<collectives::InProcessGroup>(ranks);
+  }
+  if (processes_->local_ranks() != size()) {
     throw std::invalid_argument(
         "replicas: this process holds " +
         std::to_string(processes_->local_ranks()) + " ranks of the job but " +
         std::to_string(size()) + " devices " + ToString(devices_));
   }
-  std::vector<collectives::RankDevice> ranks;
-  for (const Device& d : devices_) {
-    ranks.push_back(d.is_cuda() ? collectives::RankDevice::Gpu(d.index)
-                                : collectives::RankDevice::Host());
-  }
   for (int g = 0; g < options_.comm_groups; ++g) {
-    comms_.push_back(
-        processes_
-            ? processes_->CreateGroup(options_.backend, options_.comm)
-            : collectives::CreateGroup(options_.backend, ranks, options_.comm));
+    comms_.push_back(processes_->CreateGroup(options_.backend, options_.comm));
   }
   // nn's ops on a GPU queue their work and use no op threads.
   workers_ = std::make_unique<DeviceWorkers>(
@@ -114,7 +116,7 @@ void ReplicaGroup::Run(const std::function<void(int)>& fn) {
 }
 
 TrainStepStats ReplicaGroup::SumOverProcesses(const TrainStepStats& local) {
-  if (!processes_ || processes_->processes() == 1) return local;
+  if (processes_->processes() == 1) return local;
   // Sample and correct counts stay exact in a double up to 2^53.
   double values[3] = {local.loss_sum, static_cast<double>(local.correct),
                       static_cast<double>(local.samples)};
@@ -127,7 +129,7 @@ TrainStepStats ReplicaGroup::SumOverProcesses(const TrainStepStats& local) {
 }
 
 int64_t ReplicaGroup::SumOverProcesses(int64_t local) {
-  if (!processes_ || processes_->processes() == 1) return local;
+  if (processes_->processes() == 1) return local;
   double value = static_cast<double>(local);
   processes_->SumOverProcesses(&value, 1);
   return static_cast<int64_t>(value);

@@ -77,8 +77,8 @@ class ReplicaGroup {
   // This process's devices.
   int size() const { return static_cast<int>(devices_.size()); }
   // Ranks in the whole job, and the global rank of local device 0.
-  int ranks() const { return processes_ ? processes_->size() : size(); }
-  int first_rank() const { return processes_ ? processes_->first_rank() : 0; }
+  int ranks() const { return processes_->size(); }
+  int first_rank() const { return processes_->first_rank(); }
   // Sums step statistics (all but comm_seconds) or a count over the job's
   // processes; call from one thread, outside Run.
   TrainStepStats SumOverProcesses(const TrainStepStats& local);
@@ -95,6 +95,7 @@ class ReplicaGroup {
  private:
   std::vector<Device> devices_;
   ReplicaGroupOptions options_;
+  // options.processes, or an InProcessGroup when this process is the job.
   std::shared_ptr<collectives::ProcessGroup> processes_;
   std::vector<std::vector<std::unique_ptr<collectives::Communicator>>> comms_;
   std::unique_ptr<DeviceWorkers> workers_;
