@@ -67,7 +67,7 @@ Tensor Tensor::FromVector(const Shape& shape, std::vector<float> values) {
                      " values for shape " + ToString(shape));
   }
   Tensor t = Uninitialized(shape);
-  std::copy(values.begin(), values.end(), t.data());
+  std::copy(values.begin(), values.end(), t.device_data());
   return t;
 }
 
@@ -84,9 +84,10 @@ Tensor Tensor::View(const Shape& shape) const {
 Tensor Tensor::Clone() const {
   Tensor t = Uninitialized(shape_, device_);
   if (device_.is_cuda()) {
-    cuda::CopyDeviceToDevice(device_.index, t.data(), data(), numel());
+    cuda::CopyDeviceToDevice(device_.index, t.device_data(), device_data(),
+                             numel());
   } else {
-    std::copy(data(), data() + numel(), t.data());
+    std::copy(device_data(), device_data() + numel(), t.device_data());
   }
   return t;
 }
@@ -95,11 +96,13 @@ Tensor Tensor::To(Device device) const {
   if (device == device_) return *this;
   Tensor t = Uninitialized(shape_, device);
   if (device_.is_cpu() && device.is_cpu()) {
-    std::copy(data(), data() + numel(), t.data());
+    std::copy(device_data(), device_data() + numel(), t.device_data());
   } else if (device.is_cuda() && device_.is_cpu()) {
-    cuda::CopyHostToDevice(device.index, t.data(), data(), numel());
+    cuda::CopyHostToDevice(device.index, t.device_data(), device_data(),
+                           numel());
   } else if (device.is_cpu()) {
-    cuda::CopyDeviceToHost(device_.index, t.data(), data(), numel());
+    cuda::CopyDeviceToHost(device_.index, t.device_data(), device_data(),
+                           numel());
   } else {
     // Between GPUs through the host: simple, and not on a training path.
     t = To(Device::Cpu()).To(device);
@@ -109,9 +112,9 @@ Tensor Tensor::To(Device device) const {
 
 void Tensor::Fill(float value) {
   if (device_.is_cuda()) {
-    cuda::FillDevice(device_.index, data(), numel(), value);
+    cuda::FillDevice(device_.index, device_data(), numel(), value);
   } else {
-    std::fill(data(), data() + numel(), value);
+    std::fill(device_data(), device_data() + numel(), value);
   }
 }
 
@@ -132,8 +135,8 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
                             " of " + std::to_string(dst.numel()));
   }
   if (count == 0) return;
-  const float* from = src.data() + src_offset;
-  float* to = dst.data() + dst_offset;
+  const float* from = src.device_data() + src_offset;
+  float* to = dst.device_data() + dst_offset;
   if (dst.device().is_cuda()) {
     cuda::CopyDeviceToDevice(dst.device().index, to, from, count);
   } else {
@@ -144,19 +147,28 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
 void CopyFromHost(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
   if (dst.device().is_cuda()) {
-    cuda::CopyHostToDevice(dst.device().index, dst.data(), src, dst.numel());
+    cuda::CopyHostToDevice(dst.device().index, dst.device_data(), src,
+                           dst.numel());
   } else {
-    std::copy(src, src + dst.numel(), dst.data());
+    std::copy(src, src + dst.numel(), dst.device_data());
   }
 }
 
 void CopyToHost(const Tensor& src, float* dst) {
   if (src.numel() == 0) return;
   if (src.device().is_cuda()) {
-    cuda::CopyDeviceToHost(src.device().index, dst, src.data(), src.numel());
+    cuda::CopyDeviceToHost(src.device().index, dst, src.device_data(),
+                           src.numel());
   } else {
-    std::copy(src.data(), src.data() + src.numel(), dst);
+    std::copy(src.device_data(), src.device_data() + src.numel(), dst);
   }
+}
+
+void Tensor::ThrowHostAccessToGpu() const {
+  throw DeviceError("host code read the storage of a tensor on " +
+                    ToString(device_) + " (shape " + ToString(shape_) +
+                    "); copy it with To(Device::Cpu()) or CopyToHost, or "
+                    "pass device_data() to GPU code");
 }
 
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,

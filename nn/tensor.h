@@ -1,8 +1,9 @@
 // Tensor: a float32 array with a shape (NCHW for images), stored on one
 // device, with shared ownership: copies and views share the storage, like
 // torch tensors. On cuda:N the storage is GPU memory from the device's
-// caching allocator (nn/cuda/storage.h): data() is then a device pointer,
-// which host code must not read; To(Device::Cpu()) brings values back.
+// caching allocator (nn/cuda/storage.h): data() then throws (host code
+// must not read it), device_data() hands the device pointer to GPU code,
+// and To(Device::Cpu()) brings values back.
 #ifndef RINGLET_NN_TENSOR_H_
 #define RINGLET_NN_TENSOR_H_
 
@@ -50,8 +51,20 @@ class Tensor {
   int64_t numel() const { return NumElements(shape_); }
   Device device() const { return device_; }
 
-  float* data() { return storage_.get(); }
-  const float* data() const { return storage_.get(); }
+  // Host memory. A tensor on a GPU throws DeviceError here (host code must
+  // not touch device memory: use To(Device::Cpu()) or CopyToHost).
+  float* data() {
+    if (device_.is_cuda()) ThrowHostAccessToGpu();
+    return storage_.get();
+  }
+  const float* data() const {
+    if (device_.is_cuda()) ThrowHostAccessToGpu();
+    return storage_.get();
+  }
+  // The storage wherever it lives (a device pointer on a GPU): for kernels,
+  // cuDNN, cuBLAS, copies and collectives.
+  float* device_data() { return storage_.get(); }
+  const float* device_data() const { return storage_.get(); }
 
   // The same storage under another shape with as many elements.
   Tensor View(const Shape& shape) const;
@@ -70,6 +83,7 @@ class Tensor {
  private:
   // Allocates storage for shape_ (values unset); checks the shape.
   void Allocate();
+  [[noreturn]] void ThrowHostAccessToGpu() const;
 
   std::shared_ptr<float[]> storage_;
   Shape shape_;

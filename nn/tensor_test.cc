@@ -117,6 +117,23 @@ TEST_F(CudaTensorTest, ValuesSurviveTheRoundTrip) {
   EXPECT_TRUE(gpu.To(gpu_).SharesStorageWith(gpu));
 }
 
+// Host code cannot read device memory by mistake: data() says so, naming
+// the device and the way out; device_data() is for GPU code.
+TEST_F(CudaTensorTest, HostAccessToGpuStorageIsAClearError) {
+  Tensor t({3, 4}, gpu_);
+  try {
+    t.data();
+    FAIL() << "data() handed out a device pointer";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find(ToString(gpu_)), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("To(Device::Cpu())"),
+              std::string::npos);
+  }
+  EXPECT_NE(t.device_data(), nullptr);
+  const Tensor host({2});
+  EXPECT_EQ(host.data(), host.device_data());  // The same on a CPU.
+}
+
 TEST_F(CudaTensorTest, CopyElementsAndHostCopiesOnTheGpu) {
   const Tensor src = Tensor::FromVector({6}, {1, 2, 3, 4, 5, 6}).To(gpu_);
   Tensor dst({8}, gpu_);

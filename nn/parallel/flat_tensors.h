@@ -39,7 +39,8 @@ class FlatTensors {
   // tensors <- flat (queued on the device's stream on a GPU).
   void Unpack();
 
-  float* data() { return flat_.data(); }
+  // The flat buffer's storage (device memory on a GPU), for collectives.
+  float* data() { return flat_.device_data(); }
   Tensor& flat() { return flat_; }  // [count()], on device().
   int64_t count() const { return count_; }
   Device device() const { return flat_.device(); }

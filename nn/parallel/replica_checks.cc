@@ -87,7 +87,7 @@ std::string CompareReplicas(ReplicaGroup& group,
     Tensor send = Tensor::Uninitialized({n}, device);
     Tensor recv = Tensor::Uninitialized({n * ranks}, device);
     CopyFromHost(reinterpret_cast<const float*>(mine.data()), send);
-    group.comm(d).AllGather(send.data(), recv.data(), mine.size(),
+    group.comm(d).AllGather(send.device_data(), recv.device_data(), mine.size(),
                             collectives::DataType::kInt32);
     CopyToHost(recv, reinterpret_cast<float*>(gathered[d].data()));
   });

@@ -48,10 +48,10 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
       on.context.cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, descs.x.get(),
-      x.data(), descs.x.get(), y.data(), descs.channel.get(), gamma.data(),
-      beta.data(), stats->momentum, stats->running_mean.data(),
-      stats->running_var.data(), stats->eps, cache->mean.data(),
-      cache->inv_std.data()));
+      x.device_data(), descs.x.get(), y.device_data(), descs.channel.get(),
+      gamma.device_data(), beta.device_data(), stats->momentum,
+      stats->running_mean.device_data(), stats->running_var.device_data(),
+      stats->eps, cache->mean.device_data(), cache->inv_std.device_data()));
   return y;
 }
 
@@ -64,9 +64,9 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
       on.context.cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, descs.x.get(),
-      x.data(), descs.x.get(), y.data(), descs.channel.get(), gamma.data(),
-      beta.data(), stats.running_mean.data(), stats.running_var.data(),
-      stats.eps));
+      x.device_data(), descs.x.get(), y.device_data(), descs.channel.get(),
+      gamma.device_data(), beta.device_data(), stats.running_mean.device_data(),
+      stats.running_var.device_data(), stats.eps));
   return y;
 }
 
@@ -93,10 +93,10 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnBatchNormalizationBackward(
       on.context.cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero,
-      descs.x.get(), cache.input.data(), descs.x.get(), dy.data(),
-      descs.x.get(), g.dx.data(), descs.channel.get(), gamma.data(),
-      g.dgamma.data(), g.dbeta.data(), cache.eps, cache.mean.data(),
-      cache.inv_std.data()));
+      descs.x.get(), cache.input.device_data(), descs.x.get(), dy.device_data(),
+      descs.x.get(), g.dx.device_data(), descs.channel.get(),
+      gamma.device_data(), g.dgamma.device_data(), g.dbeta.device_data(),
+      cache.eps, cache.mean.device_data(), cache.inv_std.device_data()));
   return g;
 }
 

@@ -128,12 +128,12 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   Scratch workspace(on.context, bytes);
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnConvolutionForward(
-      handle, &one, problem.x_desc.get(), x.data(), problem.w_desc.desc,
-      w.data(), problem.conv.desc, algo.forward, workspace.data(), bytes, &zero,
-      problem.y_desc.get(), y.data()));
+      handle, &one, problem.x_desc.get(), x.device_data(), problem.w_desc.desc,
+      w.device_data(), problem.conv.desc, algo.forward, workspace.data(), bytes,
+      &zero, problem.y_desc.get(), y.device_data()));
   if (b.defined()) {
-    cuda::bias_add_forward(y.data(), b.data(), y.dim(0), y.dim(1), p * q,
-                           on.stream());
+    cuda::bias_add_forward(y.device_data(), b.device_data(), y.dim(0), y.dim(1),
+                           p * q, on.stream());
   }
   return y;
 }
@@ -158,9 +158,10 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   {
     Scratch workspace(on.context, bytes);
     RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        handle, &one, problem.x_desc.get(), x.data(), problem.y_desc.get(),
-        dy.data(), problem.conv.desc, algo.backward_filter, workspace.data(),
-        bytes, &zero, problem.w_desc.desc, g.dw.data()));
+        handle, &one, problem.x_desc.get(), x.device_data(),
+        problem.y_desc.get(), dy.device_data(), problem.conv.desc,
+        algo.backward_filter, workspace.data(), bytes, &zero,
+        problem.w_desc.desc, g.dw.device_data()));
   }
   if (need_dx) {
     RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -168,15 +169,16 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
         problem.x_desc.get(), algo.backward_data, &bytes));
     Scratch workspace(on.context, bytes);
     RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardData(
-        handle, &one, problem.w_desc.desc, w.data(), problem.y_desc.get(),
-        dy.data(), problem.conv.desc, algo.backward_data, workspace.data(),
-        bytes, &zero, problem.x_desc.get(), g.dx.data()));
+        handle, &one, problem.w_desc.desc, w.device_data(),
+        problem.y_desc.get(), dy.device_data(), problem.conv.desc,
+        algo.backward_data, workspace.data(), bytes, &zero,
+        problem.x_desc.get(), g.dx.device_data()));
   }
   if (has_bias) {
     const TensorDesc bias_desc(1, w.dim(0), 1, 1);
     RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardBias(
-        handle, &one, problem.y_desc.get(), dy.data(), &zero, bias_desc.get(),
-        g.db.data()));
+        handle, &one, problem.y_desc.get(), dy.device_data(), &zero,
+        bias_desc.get(), g.db.device_data()));
   }
   return g;
 }

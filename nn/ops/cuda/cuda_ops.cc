@@ -23,9 +23,9 @@ Tensor ReluForward(const Tensor& x) {
   const ReluDesc relu;
   const TensorDesc desc(1, 1, 1, x.numel());
   const float one = 1.0f, zero = 0.0f;
-  RINGLET_CUDNN_CHECK(cudnnActivationForward(on.context.cudnn(), relu.desc,
-                                             &one, desc.get(), x.data(), &zero,
-                                             desc.get(), y.data()));
+  RINGLET_CUDNN_CHECK(cudnnActivationForward(
+      on.context.cudnn(), relu.desc, &one, desc.get(), x.device_data(), &zero,
+      desc.get(), y.device_data()));
   return y;
 }
 
@@ -39,35 +39,39 @@ Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   const TensorDesc desc(1, 1, 1, y.numel());
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnActivationBackward(
-      on.context.cudnn(), relu.desc, &one, desc.get(), y.data(), desc.get(),
-      dy.data(), desc.get(), y.data(), &zero, desc.get(), dx.data()));
+      on.context.cudnn(), relu.desc, &one, desc.get(), y.device_data(),
+      desc.get(), dy.device_data(), desc.get(), y.device_data(), &zero,
+      desc.get(), dx.device_data()));
   return dx;
 }
 
 Tensor Add(const Tensor& a, const Tensor& b) {
   OnDevice on(a);
   Tensor out = Tensor::Uninitialized(a.shape(), a.device());
-  cuda::add_forward(a.data(), b.data(), out.data(), a.numel(), on.stream());
+  cuda::add_forward(a.device_data(), b.device_data(), out.device_data(),
+                    a.numel(), on.stream());
   return out;
 }
 
 void AddInPlace(Tensor& a, const Tensor& b) {
   OnDevice on(a);
-  cuda::add_forward(a.data(), b.data(), a.data(), a.numel(), on.stream());
+  cuda::add_forward(a.device_data(), b.device_data(), a.device_data(),
+                    a.numel(), on.stream());
 }
 
 void DivideInPlace(Tensor& x, float divisor) {
   OnDevice on(x);
-  cuda::divide_forward(x.data(), x.numel(), divisor, on.stream());
+  cuda::divide_forward(x.device_data(), x.numel(), divisor, on.stream());
 }
 
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   // One counter for every tensor, one read back: the host waits once.
   Tensor counter({1}, tensors.front()->device());  // Zeros: 0u as well.
-  unsigned int* count = reinterpret_cast<unsigned int*>(counter.data());
+  unsigned int* count = reinterpret_cast<unsigned int*>(counter.device_data());
   for (const Tensor* t : tensors) {
-    cuda::count_nonfinite_forward(t->data(), t->numel(), count, on.stream());
+    cuda::count_nonfinite_forward(t->device_data(), t->numel(), count,
+                                  on.stream());
   }
   unsigned int host = 0;
   RINGLET_CUDA_CHECK(cudaMemcpyAsync(&host, count, sizeof(host),
@@ -79,9 +83,10 @@ int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
                float momentum, float weight_decay) {
   OnDevice on(value);
-  cuda::sgd_update_forward(value.data(), grad.data(),
-                           velocity ? velocity->data() : nullptr, value.numel(),
-                           lr, momentum, weight_decay, on.stream());
+  cuda::sgd_update_forward(value.device_data(), grad.device_data(),
+                           velocity ? velocity->device_data() : nullptr,
+                           value.numel(), lr, momentum, weight_decay,
+                           on.stream());
 }
 
 }  // namespace ringlet::nn::cuda_ops

@@ -18,11 +18,12 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   const float one = 1.0f, zero = 0.0f;
   // y^T (out x n) = w^T (out x in, w's memory) . x^T (in x n, x's memory).
   RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemm(
-      on.context.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, out, n, in, &one, w.data(),
-      out, x.data(), in, &zero, y.data(), out));
+      on.context.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, out, n, in, &one,
+      w.device_data(), out, x.device_data(), in, &zero, y.device_data(), out));
   if (b.defined()) {
     // Row i of y gets b: bias per "channel" j of [n, out, 1].
-    cuda::bias_add_forward(y.data(), b.data(), /*batch=*/n, /*channels=*/out,
+    cuda::bias_add_forward(y.device_data(), b.device_data(), /*batch=*/n,
+                           /*channels=*/out,
                            /*spatial=*/1, on.stream());
   }
   return y;
@@ -42,19 +43,19 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
   const float one = 1.0f, zero = 0.0f;
   // dx^T (in x n) = w (in x out: w's memory transposed) . dy^T (out x n).
   RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemm(
-      handle, CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &one, w.data(), out,
-      dy.data(), out, &zero, g.dx.data(), in));
+      handle, CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &one, w.device_data(), out,
+      dy.device_data(), out, &zero, g.dx.device_data(), in));
   // dw^T (out x in) = dy^T (out x n) . x (n x in: x's memory transposed).
   RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemm(
-      handle, CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, &one, dy.data(), out,
-      x.data(), in, &zero, g.dw.data(), out));
+      handle, CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, &one, dy.device_data(), out,
+      x.device_data(), in, &zero, g.dw.device_data(), out));
   if (has_bias) {
     // db (out) = dy^T (out x n) . ones (n).
     Tensor ones({n}, x.device());
     ones.Fill(1.0f);
-    RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemv(handle, CUBLAS_OP_N, out, n, &one,
-                                              dy.data(), out, ones.data(), 1,
-                                              &zero, g.db.data(), 1));
+    RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemv(
+        handle, CUBLAS_OP_N, out, n, &one, dy.device_data(), out,
+        ones.device_data(), 1, &zero, g.db.device_data(), 1));
   }
   return g;
 }

@@ -33,8 +33,9 @@ LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
                                      cudaMemcpyHostToDevice, on.stream()));
   const float scale = reduction == Reduction::kMean ? 1.0f / n : 1.0f;
   softmax_cross_entropy_forward(
-      logits.data(), static_cast<const int32_t*>(device_labels.data()), n, k,
-      scale, result.dlogits.data(), static_cast<double*>(row_loss.data()),
+      logits.device_data(), static_cast<const int32_t*>(device_labels.data()),
+      n, k, scale, result.dlogits.device_data(),
+      static_cast<double*>(row_loss.data()),
       static_cast<int32_t*>(row_correct.data()), on.stream());
   std::vector<double> losses(n);
   std::vector<int32_t> correct(n);

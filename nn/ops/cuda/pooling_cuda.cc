@@ -31,8 +31,8 @@ Tensor Forward(const Tensor& x, const PoolDesc& pool, const Shape& y_shape) {
                           y_shape.size() == 4 ? y_shape[3] : 1);
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnPoolingForward(on.context.cudnn(), pool.desc, &one,
-                                          x_desc.get(), x.data(), &zero,
-                                          y_desc.get(), y.data()));
+                                          x_desc.get(), x.device_data(), &zero,
+                                          y_desc.get(), y.device_data()));
   return y;
 }
 
@@ -50,10 +50,10 @@ Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool) {
   const TensorDesc y_desc(dy.dim(0), dy.dim(1), dy.rank() == 4 ? dy.dim(2) : 1,
                           dy.rank() == 4 ? dy.dim(3) : 1);
   const float one = 1.0f, zero = 0.0f;
-  RINGLET_CUDNN_CHECK(
-      cudnnPoolingBackward(on.context.cudnn(), pool.desc, &one, y_desc.get(),
-                           dy.data(), y_desc.get(), dy.data(), x_desc.get(),
-                           dx.data(), &zero, x_desc.get(), dx.data()));
+  RINGLET_CUDNN_CHECK(cudnnPoolingBackward(
+      on.context.cudnn(), pool.desc, &one, y_desc.get(), dy.device_data(),
+      y_desc.get(), dy.device_data(), x_desc.get(), dx.device_data(), &zero,
+      x_desc.get(), dx.device_data()));
   return dx;
 }
 
