@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include "nn/gpu_precision.h"
+
 namespace ringlet::nn {
 namespace {
 
@@ -72,6 +76,17 @@ TEST(Device, BadSpecsNameTheSpec) {
   EXPECT_THAT(ErrorOf("tpu:1", 0), HasSubstr("--devices=tpu:1"));
   EXPECT_THAT(ErrorOf("cuda:a", 1), HasSubstr("'a' is not a GPU index"));
   EXPECT_THAT(ErrorOf("cuda", 1), HasSubstr("not understood"));
+}
+
+TEST(GpuPrecision, ParsesNamesAndRemembersTheSetting) {
+  EXPECT_EQ(ParseGpuPrecision("fp32"), GpuPrecision::kFp32);
+  EXPECT_EQ(ParseGpuPrecision("tf32"), GpuPrecision::kTf32);
+  EXPECT_THROW(ParseGpuPrecision("fp16"), std::invalid_argument);
+  EXPECT_STREQ(Name(GpuPrecision::kTf32), "tf32");
+  EXPECT_EQ(gpu_precision(), GpuPrecision::kFp32);  // The default.
+  SetGpuPrecision(GpuPrecision::kTf32);
+  EXPECT_EQ(gpu_precision(), GpuPrecision::kTf32);
+  SetGpuPrecision(GpuPrecision::kFp32);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "cli/conventions.h"
 #include "gpu/device_probe.h"
 #include "nn/device.h"
+#include "nn/gpu_precision.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
@@ -75,8 +76,15 @@ int Main(int argc, char** argv) {
   app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup, "untimed steps first")
       ->check(CLI::Range(0, 100000));
+  std::string precision = "fp32";
+  app.add_option("--precision", precision,
+                 "GPU convolutions and matrix products: fp32 (no TF32) or "
+                 "tf32 (tensor cores, as PyTorch's allow_tf32)")
+      ->check(CLI::IsMember({"fp32", "tf32"}))
+      ->capture_default_str();
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
+  SetGpuPrecision(ParseGpuPrecision(precision));
   SetOpThreads(threads);
   SetCpuConvBackend(ParseCpuConvBackend(cpu_conv));
   Device device;
@@ -85,6 +93,11 @@ int Main(int argc, char** argv) {
     const int gpus = static_cast<int>(gpu::ProbeCudaDevices().usable.size());
     if (device.is_cpu() && device.index != 0) {
       throw DeviceError("the benchmark runs on one CPU device: --device=cpu");
+    }
+    if (device.is_cpu() && precision != "fp32") {
+      throw DeviceError("--precision=" + precision +
+                        " applies to GPUs; CPU devices compute in float32 "
+                        "(leave --precision out, or use --device=cuda:N)");
     }
     if (device.is_cuda() && device.index >= gpus) {
       throw DeviceError(
@@ -152,10 +165,10 @@ int Main(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %d, "
-        "\"threads\": %d, \"cpu_conv\": \"%s\", \"images_per_sec\": %.2f, "
-        "\"peak_rss_bytes\": %ld}\n",
+        "\"threads\": %d, \"cpu_conv\": \"%s\", \"precision\": \"%s\", "
+        "\"images_per_sec\": %.2f, \"peak_rss_bytes\": %ld}\n",
         model.c_str(), ToString(device).c_str(), batch_size, threads,
-        cpu_conv.c_str(), images_per_sec, PeakRssBytes());
+        cpu_conv.c_str(), precision.c_str(), images_per_sec, PeakRssBytes());
   } else {
     std::printf(
         "%-9s %-6s batch %4d  threads %d  conv %-6s  %9.1f images/s  peak "

@@ -144,6 +144,14 @@ for model in lenet resnet18; do
     bench "pytorch_$model" python3 train_bench_torch.py --device=cuda \
       --model=$model --batch_size=$batch --steps=$steps
   fi
+  if [[ $device == cuda:0 ]]; then  # Both in TF32, side by side too.
+    bench "train_bench_${model}_tf32" nn/train_bench --device=$device \
+      --model=$model --batch_size=$batch --steps=$steps --precision=tf32 --json
+    if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+      bench "pytorch_${model}_tf32" python3 train_bench_torch.py --device=cuda \
+        --model=$model --batch_size=$batch --steps=$steps --precision=tf32
+    fi
+  fi
 done
 bench allreduce_nccl collectives/allreduce_bench --backend=nccl --ranks=1 \
   --min_bytes=1M --max_bytes=64M --factor=8 --json

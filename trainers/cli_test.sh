@@ -90,6 +90,8 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "or --devices=auto (" --devices=cuda:0,cuda:0
   [[ "$(timeout 60 "$bin" --devices=cuda:0 2>&1 >/dev/null)" == *CUDA* ]] ||
     fail "$bin --devices=cuda:0: the runtime's reason is missing"
+  expect_error "$bin" "--precision=tf32 applies to GPUs" --precision=tf32 \
+    --devices=cpu:1
   expect_error "$bin" "--devices=gpu is not understood" --devices=gpu
   [[ $last_rc -eq 1 ]] || fail "$bin --devices=gpu: exit code $last_rc, not 1"
   expect_error "$bin" "unknown backend 'carrier'" --backend=carrier

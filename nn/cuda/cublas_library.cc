@@ -31,6 +31,7 @@ CublasLibrary Load() {
   Resolve(handle, "cublasCreate_v2", &lib.create);
   Resolve(handle, "cublasDestroy_v2", &lib.destroy);
   Resolve(handle, "cublasSetStream_v2", &lib.set_stream);
+  Resolve(handle, "cublasSetMathMode", &lib.set_math_mode);
   Resolve(handle, "cublasSgemm_v2", &lib.sgemm);
   Resolve(handle, "cublasSgemv_v2", &lib.sgemv);
   Resolve(handle, "cublasGetStatusString", &lib.status_string);

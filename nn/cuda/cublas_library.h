@@ -13,6 +13,7 @@ struct CublasLibrary {
   decltype(&cublasCreate_v2) create;
   decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasSetMathMode) set_math_mode;
   decltype(&cublasSgemm_v2) sgemm;
   decltype(&cublasSgemv_v2) sgemv;
   decltype(&cublasGetStatusString) status_string;

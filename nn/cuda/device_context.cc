@@ -7,6 +7,7 @@
 #include "gpu/device_probe.h"
 #include "nn/cuda/cuda_check.h"
 #include "nn/device.h"
+#include "nn/gpu_precision.h"
 
 namespace ringlet::nn::cuda {
 
@@ -63,6 +64,10 @@ cublasHandle_t DeviceContext::cublas() {
     const CublasLibrary& lib = Cublas();
     RINGLET_CUBLAS_CHECK(lib.create(&cublas_));
     RINGLET_CUBLAS_CHECK(lib.set_stream(cublas_, stream_));
+    RINGLET_CUBLAS_CHECK(
+        lib.set_math_mode(cublas_, gpu_precision() == GpuPrecision::kTf32
+                                       ? CUBLAS_TF32_TENSOR_OP_MATH
+                                       : CUBLAS_DEFAULT_MATH));
   });
   return cublas_;
 }

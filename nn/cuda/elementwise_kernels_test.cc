@@ -43,6 +43,7 @@ TEST(CublasLibrary, LoadsAndResolvesEveryFunctionNnCalls) {
   EXPECT_NE(lib.create, nullptr);
   EXPECT_NE(lib.destroy, nullptr);
   EXPECT_NE(lib.set_stream, nullptr);
+  EXPECT_NE(lib.set_math_mode, nullptr);
   EXPECT_NE(lib.sgemm, nullptr);
   EXPECT_NE(lib.sgemv, nullptr);
   EXPECT_NE(std::string(lib.status_string(CUBLAS_STATUS_NOT_INITIALIZED)), "");

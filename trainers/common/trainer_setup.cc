@@ -22,6 +22,7 @@
 #include "data/fashion_mnist.h"
 #include "gpu/device_probe.h"
 #include "nlohmann/json.hpp"
+#include "nn/gpu_precision.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
 #include "trainers/common/output_files.h"
@@ -161,6 +162,11 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "clip the batch's mean gradient to this global L2 norm "
                  "(0: no clipping)")
       ->check(RealIn(0, std::numeric_limits<double>::infinity()));
+  app.add_option("--precision", f->precision,
+                 "on GPUs: fp32 (convolutions and matrix products without "
+                 "TF32) or tf32 (tensor cores, as PyTorch's allow_tf32)")
+      ->check(CLI::IsMember({"fp32", "tf32"}))
+      ->capture_default_str();
   app.add_option("--seed", f->seed,
                  "initial weights and the order of the batches")
       ->capture_default_str();
@@ -308,6 +314,7 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"--warmup_epochs", number(flags.warmup_epochs), true});
   settings->push_back({"--clip_grad_norm", number(flags.clip_grad_norm), true});
   settings->push_back({"--params_in", flags.params_in, false});
+  settings->push_back({"--precision", flags.precision, false});
 }
 
 std::string RunLine(const std::string& where, const RunSettings& settings) {
@@ -374,6 +381,17 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
                           "(resnet_dp runs on GPUs); use --devices=cpu:K");
   }
   return devices;
+}
+
+void ApplyPrecision(const std::string& precision,
+                    const std::vector<nn::Device>& devices) {
+  const nn::GpuPrecision value = nn::ParseGpuPrecision(precision);
+  if (value != nn::GpuPrecision::kFp32 && !devices.front().is_cuda()) {
+    throw nn::DeviceError("--precision=" + precision +
+                          " applies to GPUs; CPU devices compute in float32 "
+                          "(leave --precision out)");
+  }
+  nn::SetGpuPrecision(value);
 }
 
 std::string ResolveBackend(const std::string& flag,

@@ -21,7 +21,8 @@ namespace ringlet::trainers {
 
 struct TrainerFlags {
   std::string devices = "auto";
-  std::string backend = "auto";  // See ResolveBackend.
+  std::string backend = "auto";    // See ResolveBackend.
+  std::string precision = "fp32";  // GPUs: fp32 or tf32 (ApplyPrecision).
   int epochs = 10;
   int64_t batch_size = 0;  // 0: the trainer's default.
   double lr = 0;           // 0: the trainer's default.
@@ -103,6 +104,11 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
                                               std::ostream& notes,
                                               bool gpus_supported = true);
+
+// --precision for `devices`: sets nn's GPU precision; tf32 on CPU devices
+// is a DeviceError (they compute in float32).
+void ApplyPrecision(const std::string& precision,
+                    const std::vector<nn::Device>& devices);
 
 // --backend=auto: nccl where every device is a different GPU and NCCL is
 // built in (as DDP's default), else ring (CPU devices, or a GPU holding

@@ -1,12 +1,14 @@
 // conv2d on GPUs through cuDNN: forward, backward data and backward filter,
 // each algorithm chosen once per shape by cuDNN's heuristics and kept, with
-// its workspace from the device's caching allocator. FMA math (no TF32), so
-// results stay within float32 rounding of the CPU path.
+// its workspace from the device's caching allocator. FMA math (no TF32) by
+// default, so results stay within float32 rounding of the CPU path; TF32
+// with SetGpuPrecision(kTf32) (nn/gpu_precision.h).
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "nn/cuda/elementwise_kernels.h"
+#include "nn/gpu_precision.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/cuda/cuda_ops.h"
 
@@ -31,7 +33,9 @@ struct ConvDesc {
     RINGLET_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
         desc, padding, padding, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
         CUDNN_DATA_FLOAT));
-    RINGLET_CUDNN_CHECK(cudnnSetConvolutionMathType(desc, CUDNN_FMA_MATH));
+    RINGLET_CUDNN_CHECK(cudnnSetConvolutionMathType(
+        desc, gpu_precision() == GpuPrecision::kTf32 ? CUDNN_DEFAULT_MATH
+                                                     : CUDNN_FMA_MATH));
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(desc); }
   cudnnConvolutionDescriptor_t desc = nullptr;

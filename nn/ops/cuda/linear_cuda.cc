@@ -1,6 +1,7 @@
 // The fully connected layer on GPUs through cuBLAS. Row-major [N, in] x
 // [in, out] is, to column-major cuBLAS, y^T = w^T x^T: each product below
-// is written in those column-major terms. Default math (no TF32).
+// is written in those column-major terms. Default math (no TF32) unless
+// SetGpuPrecision(kTf32) (the cuBLAS handle's math mode, device_context.cc).
 #include <cublas_v2.h>
 
 #include "nn/cuda/elementwise_kernels.h"
