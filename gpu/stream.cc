@@ -4,6 +4,26 @@
 #include "gpu/device_guard.h"
 
 namespace ringlet::gpu {
+namespace {
+
+// For destructors, which must not throw: makes `device` current while it
+// lives, if it can, and puts the previous device back.
+class QuietDeviceGuard {
+ public:
+  explicit QuietDeviceGuard(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    cudaSetDevice(device);
+  }
+  ~QuietDeviceGuard() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+    cudaGetLastError();
+  }
+
+ private:
+  int previous_ = -1;
+};
+
+}  // namespace
 
 Stream::Stream(int device) : device_(device) {
   DeviceGuard guard(device_);
@@ -13,7 +33,7 @@ Stream::Stream(int device) : device_(device) {
 
 Stream::~Stream() {
   if (stream_ == nullptr) return;
-  cudaSetDevice(device_);
+  QuietDeviceGuard guard(device_);
   cudaStreamDestroy(stream_);  // Returns at once; queued work still runs.
 }
 
@@ -37,7 +57,7 @@ Event::Event(int device) : device_(device) {
 
 Event::~Event() {
   if (event_ == nullptr) return;
-  cudaSetDevice(device_);
+  QuietDeviceGuard guard(device_);
   cudaEventDestroy(event_);
 }
 
