@@ -169,17 +169,7 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
 }
 
 nn::NamedTensors LeNetReplicas::StateOf(int device) {
-  nn::NamedTensors state = LiveStateOf(device);
-  if (group_.devices().at(device).is_cpu()) return state;
-  // Readers of the state (checkpoints, replica checks) read host memory.
-  Replica& r = replicas_[device];
-  r.host_state.clear();
-  r.host_state.reserve(state.tensors.size());
-  for (const nn::Tensor*& t : state.tensors) {
-    r.host_state.push_back(t->To(nn::Device::Cpu()));
-    t = &r.host_state.back();
-  }
-  return state;
+  return nn::OnHost(LiveStateOf(device), &replicas_.at(device).host_state);
 }
 
 nn::NamedTensors LeNetReplicas::LiveStateOf(int device) {

@@ -282,17 +282,7 @@ NamedTensors DataParallel::LiveState(int device) {
 }
 
 NamedTensors DataParallel::State(int device) {
-  NamedTensors state = LiveState(device);
-  if (group_.devices().at(device).is_cpu()) return state;
-  // Readers of the state (checkpoints, replica checks) read host memory.
-  Replica& r = *replicas_[device];
-  r.host_state.clear();
-  r.host_state.reserve(state.tensors.size());
-  for (const Tensor*& t : state.tensors) {
-    r.host_state.push_back(t->To(Device::Cpu()));
-    t = &r.host_state.back();
-  }
-  return state;
+  return OnHost(LiveState(device), &replicas_.at(device)->host_state);
 }
 
 void DataParallel::LoadState(const std::vector<const float*>& values) {

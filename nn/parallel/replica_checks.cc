@@ -55,6 +55,17 @@ uint64_t Checksum(const float* values, int64_t count) {
   return h;
 }
 
+NamedTensors OnHost(NamedTensors state, std::vector<Tensor>* copies) {
+  copies->clear();
+  copies->reserve(state.tensors.size());  // Pointers into it stay valid.
+  for (const Tensor*& t : state.tensors) {
+    if (t->device().is_cpu()) continue;
+    copies->push_back(t->To(Device::Cpu()));
+    t = &copies->back();
+  }
+  return state;
+}
+
 std::string CompareReplicas(ReplicaGroup& group,
                             const std::function<NamedTensors(int)>& state) {
   const int ranks = group.ranks();

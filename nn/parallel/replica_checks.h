@@ -35,6 +35,11 @@ struct NamedTensors {
   std::vector<const Tensor*> tensors;
 };
 
+// `state` with each tensor outside host memory (on a GPU) replaced by a
+// host copy kept in *copies, which must not change while the result is
+// read: what checkpoints and replica checks read. Host tensors are kept.
+NamedTensors OnHost(NamedTensors state, std::vector<Tensor>* copies);
+
 // Compares every replica of the job with rank 0's: each device d of
 // `group` checksums state(d) and the checksums go through the group's
 // communicators (an allgather, so every process sees every rank). Returns

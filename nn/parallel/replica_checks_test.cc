@@ -94,5 +94,15 @@ TEST_P(CompareReplicasTest, OneUlpOnTheLastRankIsNamed) {
 INSTANTIATE_TEST_SUITE_P(Devices, CompareReplicasTest,
                          ::testing::Values(1, 2, 3, 5));
 
+TEST(ReplicaChecks, OnHostKeepsHostTensorsAndCopiesNothing) {
+  Tensor a = Tensor::FromVector({2}, {1, 2});
+  NamedTensors state{{"a"}, {&a}};
+  std::vector<Tensor> copies;
+  const NamedTensors host = OnHost(state, &copies);
+  EXPECT_EQ(host.tensors.front(), &a);  // The same tensor, not a copy.
+  EXPECT_TRUE(copies.empty());
+  EXPECT_EQ(host.names, state.names);
+}
+
 }  // namespace
 }  // namespace ringlet::nn
