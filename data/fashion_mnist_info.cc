@@ -65,8 +65,7 @@ void PrintImages(const Split& split, int count) {
 }
 
 void PrintGpus() {
-  const ringlet::gpu::CudaDeviceReport gpus =
-      ringlet::gpu::ProbeCudaDevices();
+  const ringlet::gpu::CudaDeviceReport gpus = ringlet::gpu::ProbeCudaDevices();
   std::printf("\nGPUs: %zu usable", gpus.usable.size());
   if (!gpus.reason.empty()) std::printf(" (%s)", gpus.reason.c_str());
   std::printf("\n");

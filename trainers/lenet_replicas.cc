@@ -14,16 +14,9 @@
 namespace ringlet::trainers {
 namespace {
 
-nn::Tensor ShardImages(const nn::ReplicaInput& shard, nn::Device device) {
-  nn::Tensor x = nn::Tensor::Uninitialized({shard.count, 1, 28, 28}, device);
-  nn::CopyFromHost(shard.images, x);
-  return x;
-}
-
-// Every tensor of `params` moved to `device` (nothing to do on a CPU).
-void MoveTo(nn::LeNetParams* params, nn::Device device) {
-  if (device.is_cpu()) return;
-  for (nn::Tensor* t : params->All()) *t = t->To(device);
+// `params` copied to `device` (CPU devices share the host's tensors).
+nn::LeNetParams CopyTo(const nn::LeNetParams& params, nn::Device device) {
+  return device.is_cuda() ? params.To(device) : params.Clone();
 }
 
 // "the gradient of W3 became nan": the first parameter whose part of the
@@ -66,11 +59,9 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
   // get_params: each device's copy is made on its own thread.
   group_.Run([&](int d) {
     Replica& r = replicas_[d];
-    r.params = params.Clone();
-    MoveTo(&r.params, group_.devices()[d]);
+    r.params = CopyTo(params, group_.devices()[d]);
     if (sgd.momentum > 0) {
-      r.velocity = nn::LeNetParams::Zeros();
-      MoveTo(&r.velocity, group_.devices()[d]);
+      r.velocity = CopyTo(nn::LeNetParams::Zeros(), group_.devices()[d]);
     }
   });
 }
@@ -92,8 +83,8 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     nn::LeNetParams grads;
     if (shards[d].count > 0) {
       nn::LeNetActivations acts;
-      const nn::Tensor logits =
-          nn::LeNetForward(r.params, ShardImages(shards[d], device), &acts);
+      const nn::Tensor logits = nn::LeNetForward(
+          r.params, nn::ShardImages(shards[d], {1, 28, 28}, device), &acts);
       const nn::LossResult loss = nn::SoftmaxCrossEntropy(
           logits, shards[d].labels, nn::Reduction::kSum);
       grads = nn::LeNetBackward(r.params, acts, loss.dlogits);
@@ -106,8 +97,7 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
       r.stats.correct = loss.correct;
       r.stats.samples = shards[d].count;
     } else {
-      grads = nn::LeNetParams::Zeros();
-      MoveTo(&grads, device);
+      grads = CopyTo(nn::LeNetParams::Zeros(), device);
     }
     // allreduce: every gradient in one flat buffer on the device.
     const std::vector<nn::Tensor*> g = grads.All();
@@ -187,17 +177,7 @@ nn::NamedTensors LeNetReplicas::LiveStateOf(int device) {
 }
 
 void LeNetReplicas::LoadState(const std::vector<const float*>& values) {
-  group_.Run([&](int d) {
-    const nn::NamedTensors state = LiveStateOf(d);
-    if (values.size() != state.tensors.size()) {
-      throw std::invalid_argument("lenet: " + std::to_string(values.size()) +
-                                  " state tensors given for " +
-                                  std::to_string(state.tensors.size()));
-    }
-    for (size_t i = 0; i < values.size(); ++i) {
-      nn::CopyFromHost(values[i], *const_cast<nn::Tensor*>(state.tensors[i]));
-    }
-  });
+  group_.Run([&](int d) { nn::LoadFromHost(values, LiveStateOf(d), "lenet"); });
 }
 
 std::string LeNetReplicas::CompareReplicas() {
@@ -212,9 +192,9 @@ int64_t LeNetReplicas::CountCorrect(
   group_.Run([&](int d) {
     if (shards[d].count == 0) return;
     nn::LeNetActivations acts;
-    const nn::Tensor logits =
-        nn::LeNetForward(replicas_[d].params,
-                         ShardImages(shards[d], group_.devices()[d]), &acts);
+    const nn::Tensor logits = nn::LeNetForward(
+        replicas_[d].params,
+        nn::ShardImages(shards[d], {1, 28, 28}, group_.devices()[d]), &acts);
     correct[d] =
         nn::SoftmaxCrossEntropy(logits, shards[d].labels, nn::Reduction::kSum)
             .correct;

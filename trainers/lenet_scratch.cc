@@ -29,7 +29,7 @@ int Main(int argc, char** argv) {
   AddTrainerFlags(app, &flags, /*default_epochs=*/10, "256", "0.2");
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
-        ResolveTrainerDevices(flags.devices, std::cerr);
+        ResolveTrainerDevices(flags.devices);
     const std::string backend = ResolveBackend(flags.backend, devices);
     ApplyPrecision(flags.precision, devices);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));

@@ -61,7 +61,7 @@ int Main(int argc, char** argv) {
                "devices (default: each device's own, as in the chapter)");
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
-        ResolveTrainerDevices(flags.devices, std::cerr);
+        ResolveTrainerDevices(flags.devices);
     const std::string backend = ResolveBackend(flags.backend, devices);
     ApplyPrecision(flags.precision, devices);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));

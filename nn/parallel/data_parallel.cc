@@ -30,16 +30,6 @@ void BroadcastFromFirst(Communicator& comm, FlatTensors& values) {
   values.Unpack();
 }
 
-// The shard's images as a tensor on `device`.
-Tensor ShardTensor(const ReplicaInput& shard, const Shape& sample_shape,
-                   Device device) {
-  Shape shape = {shard.count};
-  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
-  Tensor x = Tensor::Uninitialized(shape, device);
-  CopyFromHost(shard.images, x);
-  return x;
-}
-
 // The index of the first tensor holding a nan or an infinity, or -1, and
 // what that value is ("nan", "inf"). On a GPU one counting pass, and the
 // host looks closer only when something is wrong.
@@ -175,7 +165,7 @@ TrainStepStats DataParallel::TrainStep(
       // the statistics' sums.
       if (shard.count > 0 || options_.sync_bn) {
         const Tensor logits = r.model->Forward(
-            ShardTensor(shard, options_.sample_shape, group_.devices()[d]));
+            ShardImages(shard, options_.sample_shape, group_.devices()[d]));
         LossResult loss =
             SoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum);
         // The mean over the whole batch, not over this shard.
@@ -247,7 +237,7 @@ int64_t DataParallel::CountCorrect(
     model.SetTraining(false);
     try {
       const Tensor logits = model.Forward(
-          ShardTensor(shards[d], options_.sample_shape, group_.devices()[d]));
+          ShardImages(shards[d], options_.sample_shape, group_.devices()[d]));
       correct[d] =
           SoftmaxCrossEntropy(logits, shards[d].labels, Reduction::kSum)
               .correct;
@@ -286,18 +276,8 @@ NamedTensors DataParallel::State(int device) {
 }
 
 void DataParallel::LoadState(const std::vector<const float*>& values) {
-  group_.Run([&](int d) {
-    const NamedTensors state = LiveState(d);
-    if (values.size() != state.tensors.size()) {
-      throw std::invalid_argument(
-          "data parallel: " + std::to_string(values.size()) +
-          " state tensors given for a model with " +
-          std::to_string(state.tensors.size()));
-    }
-    for (size_t i = 0; i < values.size(); ++i) {
-      CopyFromHost(values[i], *const_cast<Tensor*>(state.tensors[i]));
-    }
-  });
+  group_.Run(
+      [&](int d) { LoadFromHost(values, LiveState(d), "data parallel"); });
 }
 
 std::string DataParallel::CompareReplicas() {

@@ -2,18 +2,17 @@
 
 #include <utility>
 
+#include "nn/ops/dispatch.h"
+
 namespace ringlet::nn {
 namespace {
 
 Device CommonDeviceOf(const std::vector<Tensor*>& tensors) {
   if (tensors.empty()) return Device::Cpu();
   const Device device = tensors.front()->device();
+  // nn's rule for mixing devices (CPU devices share host memory).
   for (const Tensor* t : tensors) {
-    if (t->device() != device && (t->device().is_cuda() || device.is_cuda())) {
-      throw DeviceError("flat tensors: tensors on " + ToString(device) +
-                        " and " + ToString(t->device()) +
-                        "; a flat buffer holds one device's tensors");
-    }
+    CommonDevice("flat tensors", {device, t->device()});
   }
   return device;
 }

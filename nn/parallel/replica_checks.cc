@@ -66,6 +66,18 @@ NamedTensors OnHost(NamedTensors state, std::vector<Tensor>* copies) {
   return state;
 }
 
+void LoadFromHost(const std::vector<const float*>& values,
+                  const NamedTensors& live, const std::string& who) {
+  if (values.size() != live.tensors.size()) {
+    throw std::invalid_argument(who + ": " + std::to_string(values.size()) +
+                                " state tensors given for a model with " +
+                                std::to_string(live.tensors.size()));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    CopyFromHost(values[i], *const_cast<Tensor*>(live.tensors[i]));
+  }
+}
+
 std::string CompareReplicas(ReplicaGroup& group,
                             const std::function<NamedTensors(int)>& state) {
   const int ranks = group.ranks();

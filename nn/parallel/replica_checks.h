@@ -40,6 +40,12 @@ struct NamedTensors {
 // read: what checkpoints and replica checks read. Host tensors are kept.
 NamedTensors OnHost(NamedTensors state, std::vector<Tensor>* copies);
 
+// Copies `values` (host memory, one per tensor of `live`, in its order and
+// sizes) into the tensors of `live`, wherever they are. Throws
+// std::invalid_argument naming `who` when the counts differ.
+void LoadFromHost(const std::vector<const float*>& values,
+                  const NamedTensors& live, const std::string& who);
+
 // Compares every replica of the job with rank 0's: each device d of
 // `group` checksums state(d) and the checksums go through the group's
 // communicators (an allgather, so every process sees every rank). Returns

@@ -53,6 +53,15 @@ void CheckDevices(const std::vector<Device>& devices, bool over_processes) {
 
 }  // namespace
 
+Tensor ShardImages(const ReplicaInput& shard, const Shape& sample_shape,
+                   Device device) {
+  Shape shape = {shard.count};
+  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
+  Tensor x = Tensor::Uninitialized(shape, device);
+  CopyFromHost(shard.images, x);
+  return x;
+}
+
 ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
                            const ReplicaGroupOptions& options)
     : devices_(devices), options_(options), processes_(options.processes) {

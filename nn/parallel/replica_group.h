@@ -20,6 +20,7 @@
 #include "collectives/process_group.h"
 #include "nn/device.h"
 #include "nn/parallel/device_workers.h"
+#include "nn/tensor.h"
 
 namespace ringlet::nn {
 
@@ -29,6 +30,10 @@ struct ReplicaInput {
   const int32_t* labels = nullptr;
   int64_t count = 0;
 };
+
+// The shard's images as a [count, sample_shape...] tensor on `device`.
+Tensor ShardImages(const ReplicaInput& shard, const Shape& sample_shape,
+                   Device device);
 
 struct TrainStepStats {
   double loss_sum = 0;  // Summed over the batch's samples.

@@ -352,35 +352,16 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
   return true;
 }
 
-std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
-                                              std::ostream& notes,
-                                              bool gpus_supported) {
+std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
   const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
   const int usable = static_cast<int>(gpus.usable.size());
-  if (gpus_supported) {
-    try {
-      return nn::ResolveDevices(spec, usable);
-    } catch (const nn::DeviceError& e) {
-      // A missing GPU: say what the runtime reported, too.
-      if (usable > 0 || spec.rfind("cuda", 0) != 0) throw;
-      throw nn::DeviceError(std::string(e.what()) + " (" + gpus.reason + ")");
-    }
+  try {
+    return nn::ResolveDevices(spec, usable);
+  } catch (const nn::DeviceError& e) {
+    // A missing GPU: say what the runtime reported, too.
+    if (usable > 0 || spec.rfind("cuda", 0) != 0) throw;
+    throw nn::DeviceError(std::string(e.what()) + " (" + gpus.reason + ")");
   }
-  if (spec == "auto") {
-    if (usable > 0) {
-      notes << "note: " << usable
-            << " GPU(s) found, but this trainer runs on CPU devices only so "
-               "far (resnet_dp runs on GPUs); training on the CPU\n";
-    }
-    return nn::ResolveDevices("auto", /*usable_gpus=*/0);
-  }
-  const std::vector<nn::Device> devices = nn::ResolveDevices(spec, usable);
-  if (devices.front().is_cuda()) {
-    throw nn::DeviceError("--devices=" + spec +
-                          ": this trainer runs on CPU devices only so far "
-                          "(resnet_dp runs on GPUs); use --devices=cpu:K");
-  }
-  return devices;
 }
 
 void ApplyPrecision(const std::string& precision,

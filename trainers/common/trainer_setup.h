@@ -97,13 +97,9 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
 
 // The devices --devices names: `auto` is every usable GPU, else one CPU
 // device (d2l's try_all_gpus); cuda:N for a GPU that does not exist is an
-// error naming how many there are. A trainer that runs on CPU devices only
-// (gpus_supported false) takes one CPU device for `auto`, mentioning the
-// GPUs it leaves unused on `notes`, and refuses cuda:N saying so. Throws
-// nn::DeviceError.
-std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec,
-                                              std::ostream& notes,
-                                              bool gpus_supported = true);
+// error naming how many there are and what the CUDA runtime reported.
+// Throws nn::DeviceError.
+std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec);
 
 // --precision for `devices`: sets nn's GPU precision; tf32 on CPU devices
 // is a DeviceError (they compute in float32).
