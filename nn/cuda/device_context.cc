@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu/device_probe.h"
 #include "nn/cuda/cuda_check.h"
@@ -11,29 +13,64 @@
 
 namespace ringlet::nn::cuda {
 
-DeviceContext& DeviceContext::For(int device) {
+namespace {
+
+// Throws DeviceError unless GPU `device` exists.
+void CheckDeviceExists(int device) {
+  std::string reason;
+  const int count = gpu::CountCudaDevices(&reason);
+  if (device < 0 || device >= count) {
+    throw DeviceError("cuda:" + std::to_string(device) +
+                      " does not exist: the CUDA runtime reports " +
+                      std::to_string(count) + " GPU(s)" +
+                      (reason.empty() ? "" : " (" + reason + ")"));
+  }
+}
+
+// The contexts this thread bound, by device (few: a vector).
+thread_local std::vector<std::pair<int, std::shared_ptr<DeviceContext>>>
+    bound_contexts;
+
+std::shared_ptr<DeviceContext>* BoundContext(int device) {
+  for (auto& [d, context] : bound_contexts) {
+    if (d == device) return &context;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<DeviceContext> DeviceContext::Current(int device) {
+  if (std::shared_ptr<DeviceContext>* bound = BoundContext(device)) {
+    if (*bound) return *bound;
+  }
   static std::mutex mu;
-  static std::map<int, std::unique_ptr<DeviceContext>>* contexts =
-      new std::map<int, std::unique_ptr<DeviceContext>>();  // Never freed:
+  static auto* shared =
+      new std::map<int, std::shared_ptr<DeviceContext>>();  // Never freed:
   // handles must not be destroyed after the CUDA runtime has shut down.
   std::lock_guard<std::mutex> lock(mu);
-  auto it = contexts->find(device);
-  if (it == contexts->end()) {
-    std::string reason;
-    const int count = gpu::CountCudaDevices(&reason);
-    if (device < 0 || device >= count) {
-      throw DeviceError("cuda:" + std::to_string(device) +
-                        " does not exist: the CUDA runtime reports " +
-                        std::to_string(count) + " GPU(s)" +
-                        (reason.empty() ? "" : " (" + reason + ")"));
-    }
-    it =
-        contexts
-            ->emplace(device,
-                      std::unique_ptr<DeviceContext>(new DeviceContext(device)))
-            .first;
+  auto it = shared->find(device);
+  if (it == shared->end()) it = shared->emplace(device, Create(device)).first;
+  return it->second;
+}
+
+std::shared_ptr<DeviceContext> DeviceContext::Create(int device) {
+  CheckDeviceExists(device);
+  return std::shared_ptr<DeviceContext>(new DeviceContext(device));
+}
+
+ScopedContext::ScopedContext(std::shared_ptr<DeviceContext> context)
+    : device_(context->device()) {
+  if (std::shared_ptr<DeviceContext>* bound = BoundContext(device_)) {
+    previous_ = std::move(*bound);
+    *bound = std::move(context);
+  } else {
+    bound_contexts.emplace_back(device_, std::move(context));
   }
-  return *it->second;
+}
+
+ScopedContext::~ScopedContext() {
+  *BoundContext(device_) = std::move(previous_);
 }
 
 DeviceContext::DeviceContext(int device) : device_(device) {

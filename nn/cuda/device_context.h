@@ -1,10 +1,18 @@
-// What nn keeps per GPU: a stream all of the device's work runs on, cuDNN
-// and cuBLAS handles bound to that stream, and a caching allocator over
-// cudaMalloc. Made on first use and kept until the process exits.
+// What nn keeps per GPU: a stream the device's work runs on, cuDNN and
+// cuBLAS handles bound to that stream, and a caching allocator over
+// cudaMalloc. Each device has a shared context, made on first use and kept
+// until the process exits.
 //
-// One stream per device keeps the CPU path's semantics (each op finishes
+// One stream per context keeps the CPU path's semantics (each op finishes
 // before the next starts, in order) without host synchronisation, and
 // makes the allocator's reuse of freed blocks safe.
+//
+// A thread may bind a context of its own (Create, then ScopedContext):
+// cuDNN forbids two threads using one handle at once, so each of several
+// replicas sharing a GPU, each driven by its own thread, gets its own
+// context. Memory comes back to the allocator it came from (a tensor keeps
+// its context alive); work of two contexts is not ordered, so whoever hands
+// a tensor to another context synchronises first.
 #ifndef RINGLET_NN_CUDA_DEVICE_CONTEXT_H_
 #define RINGLET_NN_CUDA_DEVICE_CONTEXT_H_
 
@@ -22,10 +30,15 @@ namespace ringlet::nn::cuda {
 
 class DeviceContext {
  public:
-  // The context of GPU `device`, made on first use (thread safe). Throws
-  // DeviceError naming the device when it does not exist or a library
-  // cannot start on it.
-  static DeviceContext& For(int device);
+  // The calling thread's context for GPU `device`: the one a ScopedContext
+  // bound on this thread, else the device's shared context, made on first
+  // use (thread safe). Throws DeviceError naming the device when it does
+  // not exist or a library cannot start on it.
+  static DeviceContext& For(int device) { return *Current(device); }
+  static std::shared_ptr<DeviceContext> Current(int device);
+  // A new context of GPU `device` of its own (stream, handles, allocator),
+  // used where a ScopedContext binds it. Throws as For does.
+  static std::shared_ptr<DeviceContext> Create(int device);
   ~DeviceContext();
 
   int device() const { return device_; }
@@ -47,6 +60,20 @@ class DeviceContext {
   std::once_flag cublas_once_;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CachingAllocator> allocator_;
+};
+
+// Binds `context` as the calling thread's context for its device while
+// alive; the previous binding (or none) comes back afterwards. Nestable.
+class ScopedContext {
+ public:
+  explicit ScopedContext(std::shared_ptr<DeviceContext> context);
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+
+ private:
+  int device_;
+  std::shared_ptr<DeviceContext> previous_;
 };
 
 }  // namespace ringlet::nn::cuda

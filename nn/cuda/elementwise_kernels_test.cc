@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu/device_probe.h"
@@ -34,6 +36,32 @@ TEST(DeviceContext, AMissingGpuIsAClearError) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A bound context is the thread's until its scope ends (nested scopes
+// restore the one before), and other threads keep the shared one.
+TEST(DeviceContext, AScopedContextIsTheCallingThreadsOnly) {
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+  if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+  const int device = report.usable[0];
+  DeviceContext* shared = &DeviceContext::For(device);
+  const std::shared_ptr<DeviceContext> mine = DeviceContext::Create(device);
+  const std::shared_ptr<DeviceContext> inner = DeviceContext::Create(device);
+  EXPECT_NE(mine->stream(), shared->stream());
+  EXPECT_NE(mine->cudnn(), shared->cudnn());
+  {
+    const ScopedContext bind(mine);
+    EXPECT_EQ(&DeviceContext::For(device), mine.get());
+    {
+      const ScopedContext nested(inner);
+      EXPECT_EQ(&DeviceContext::For(device), inner.get());
+    }
+    EXPECT_EQ(&DeviceContext::For(device), mine.get());
+    DeviceContext* seen_elsewhere = nullptr;
+    std::thread([&] { seen_elsewhere = &DeviceContext::For(device); }).join();
+    EXPECT_EQ(seen_elsewhere, shared);
+  }
+  EXPECT_EQ(&DeviceContext::For(device), shared);
 }
 
 // cuBLAS is loaded, not linked: the loader must find it and every function

@@ -10,12 +10,14 @@ namespace ringlet::nn::cuda {
 bool StorageCompiledIn() { return true; }
 
 std::shared_ptr<float[]> AllocateStorage(int device, size_t count) {
-  DeviceContext& context = DeviceContext::For(device);
+  // The memory goes back to the allocator it came from, whichever thread
+  // lets go last: the storage keeps that context alive.
+  std::shared_ptr<DeviceContext> context = DeviceContext::Current(device);
   // At least one element, so an empty tensor still has storage (defined).
   auto* data = static_cast<float*>(
-      context.allocator().Allocate((count > 0 ? count : 1) * sizeof(float)));
+      context->allocator().Allocate((count > 0 ? count : 1) * sizeof(float)));
   return std::shared_ptr<float[]>(
-      data, [&context](float* p) { context.allocator().Free(p); });
+      data, [context](float* p) { context->allocator().Free(p); });
 }
 
 void CopyHostToDevice(int device, float* dst, const float* src, size_t count) {
@@ -60,6 +62,19 @@ void RecordStreamEvent(int device, void* event) {
 
 void WaitStreamEvent(int, void* event) {
   static_cast<gpu::Event*>(event)->Synchronize();
+}
+
+std::shared_ptr<void> CreateLane(int device) {
+  return DeviceContext::Create(device);
+}
+
+std::shared_ptr<void> BindLane(const std::shared_ptr<void>& lane) {
+  return std::make_shared<ScopedContext>(
+      std::static_pointer_cast<DeviceContext>(lane));
+}
+
+void SynchronizeLane(void* lane) {
+  static_cast<DeviceContext*>(lane)->Synchronize();
 }
 
 }  // namespace ringlet::nn::cuda

@@ -32,6 +32,13 @@ std::shared_ptr<void> CreateStreamEvent(int device);
 void RecordStreamEvent(int device, void* event);
 void WaitStreamEvent(int device, void* event);
 
+// A context of `device` of its own (for nn::DeviceLane): its stream,
+// library handles and memory pool. BindLane makes it the calling thread's
+// context for its device until the returned object is released.
+std::shared_ptr<void> CreateLane(int device);
+std::shared_ptr<void> BindLane(const std::shared_ptr<void>& lane);
+void SynchronizeLane(void* lane);
+
 }  // namespace ringlet::nn::cuda
 
 #endif  // RINGLET_NN_CUDA_STORAGE_H_

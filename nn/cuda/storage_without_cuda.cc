@@ -30,5 +30,9 @@ void FillDevice(int device, float*, size_t, float) { NoCuda(device); }
 std::shared_ptr<void> CreateStreamEvent(int device) { NoCuda(device); }
 void RecordStreamEvent(int device, void*) { NoCuda(device); }
 void WaitStreamEvent(int device, void*) { NoCuda(device); }
+std::shared_ptr<void> CreateLane(int device) { NoCuda(device); }
+// Never reached: no lane exists without CUDA.
+std::shared_ptr<void> BindLane(const std::shared_ptr<void>&) { return nullptr; }
+void SynchronizeLane(void*) {}
 
 }  // namespace ringlet::nn::cuda

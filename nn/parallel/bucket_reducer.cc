@@ -9,8 +9,8 @@
 namespace ringlet::nn {
 
 BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
-                             int64_t bucket_bytes)
-    : comm_(comm) {
+                             int64_t bucket_bytes, const DeviceLane& lane)
+    : comm_(comm), lane_(lane) {
   // Which parameters each module holds.
   VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
@@ -119,6 +119,7 @@ void BucketReducer::ReduceBucket(Bucket& b) {
 }
 
 void BucketReducer::Loop() {
+  const DeviceLane::Use use(lane_);
   uint64_t seen = 0;
   while (true) {
     {

@@ -10,7 +10,8 @@
 // a GPU the gradients are packed and unpacked by copies on the device's
 // stream, the allreduce runs on the communicator's stream over device
 // memory, and only this reducer's thread waits (for the pack to finish),
-// never the compute thread.
+// never the compute thread. The reducer's thread packs and unpacks on the
+// replica's lane, so its copies are ordered with the replica's kernels.
 #ifndef RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "nn/device_lane.h"
 #include "nn/layers/containers.h"
 #include "nn/parallel/flat_tensors.h"
 
@@ -31,9 +33,10 @@ namespace ringlet::nn {
 class BucketReducer {
  public:
   // Hooks into every Sequential inside `model` (which must outlive this).
-  // `comm` is used only by this reducer's thread during a step.
+  // `comm` is used only by this reducer's thread during a step. `lane` is
+  // the replica's (the one its compute thread has bound).
   BucketReducer(Sequential& model, collectives::Communicator& comm,
-                int64_t bucket_bytes);
+                int64_t bucket_bytes, const DeviceLane& lane = DeviceLane());
   ~BucketReducer();
   BucketReducer(const BucketReducer&) = delete;
   BucketReducer& operator=(const BucketReducer&) = delete;
@@ -63,6 +66,7 @@ class BucketReducer {
   void ReduceBucket(Bucket& bucket);
 
   collectives::Communicator& comm_;
+  DeviceLane lane_;
   std::vector<Bucket> buckets_;
   std::unordered_map<Parameter*, int> bucket_of_;
   std::unordered_map<Module*, std::vector<Parameter*>> params_of_;

@@ -87,6 +87,7 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
   for (int g = 0; g < options_.comm_groups; ++g) {
     comms_.push_back(processes_->CreateGroup(options_.backend, options_.comm));
   }
+  for (const Device& d : devices_) lanes_.emplace_back(d);
   // nn's ops on a GPU queue their work and use no op threads.
   workers_ = std::make_unique<DeviceWorkers>(
       size(), on_gpus() ? 1 : options_.threads_per_device);
@@ -111,10 +112,19 @@ void ReplicaGroup::Run(const std::function<void(int)>& fn) {
   first_failure_ = nullptr;
   try {
     workers_->Run([&](int d) {
+      const DeviceLane& lane = lanes_[d];
+      DeviceLane::Use use(lane);
       try {
         fn(d);
+        lane.Synchronize();
       } catch (...) {
         Fail(d, std::current_exception());
+        try {
+          // Queued work may still read memory its tensors are giving back.
+          lane.Synchronize();
+        } catch (const std::exception&) {
+          // The cause is the exception in flight.
+        }
         throw;
       }
     });

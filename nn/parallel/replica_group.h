@@ -19,6 +19,7 @@
 #include "collectives/communicator.h"
 #include "collectives/process_group.h"
 #include "nn/device.h"
+#include "nn/device_lane.h"
 #include "nn/parallel/device_workers.h"
 #include "nn/tensor.h"
 
@@ -69,8 +70,10 @@ class ReplicaGroup {
   ReplicaGroup(const std::vector<Device>& devices,
                const ReplicaGroupOptions& options);
 
-  // Runs fn(d) for every device at once, each on its worker thread; see
-  // the file comment for failures.
+  // Runs fn(d) for every device at once, each on its worker thread with
+  // the device's lane bound (see lane()); see the file comment for
+  // failures. Returns once every lane's queued work has run, so the caller
+  // may read any replica's tensors.
   void Run(const std::function<void(int device)>& fn);
   // Records `error` as the cause unless one is recorded, and aborts device
   // d's communicators. For code that must clean up before rethrowing.
@@ -94,6 +97,11 @@ class ReplicaGroup {
   std::vector<ReplicaInput> LocalShards(const std::vector<ReplicaInput>& shards,
                                         const char* who) const;
   const std::vector<Device>& devices() const { return devices_; }
+  // Device d's lane: on a GPU its own stream, handles and memory, so
+  // replicas sharing a GPU neither share a cuDNN handle nor wait on each
+  // other's queue. A thread of the replica's other than its worker (a
+  // gradient reducer) binds it with DeviceLane::Use.
+  const DeviceLane& lane(int device) const { return lanes_.at(device); }
   bool on_gpus() const { return devices_.front().is_cuda(); }
   const std::string& backend() const { return options_.backend; }
 
@@ -103,6 +111,7 @@ class ReplicaGroup {
   // options.processes, or an InProcessGroup when this process is the job.
   std::shared_ptr<collectives::ProcessGroup> processes_;
   std::vector<std::vector<std::unique_ptr<collectives::Communicator>>> comms_;
+  std::vector<DeviceLane> lanes_;
   std::unique_ptr<DeviceWorkers> workers_;
   std::mutex failure_mu_;
   std::exception_ptr first_failure_;
