@@ -40,6 +40,10 @@ struct BatchNormCache {
 // the replicas of a data-parallel group, so every replica normalises with
 // the statistics of the whole batch. Every replica must call it the same
 // number of times with the same count. Null means this replica alone.
+// `values` lie where the tensors do: host memory for CPU tensors, device
+// memory of the tensors' GPU for GPU tensors (a collective's device
+// buffer). They are ready when it is called (a GPU op waits for its own
+// kernels first), and must hold the sums when it returns.
 using ReplicaSum = std::function<void(double* values, int64_t count)>;
 
 // gamma, beta [C]. Updates `stats` running averages; fills `cache`.

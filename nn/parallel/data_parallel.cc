@@ -91,12 +91,6 @@ DataParallel::DataParallel(const ModelFactory& make_model,
                            const std::vector<Device>& devices,
                            const DataParallelOptions& options)
     : options_(options), group_(devices, GroupOptions(options)) {
-  if (group_.on_gpus() && options_.sync_bn) {
-    throw DeviceError(
-        "data parallel: synchronised batch norm on GPUs is not written yet "
-        "(its per-channel sums are host values); on " +
-        ToString(devices) + " train without --sync_bn, or use CPU devices");
-  }
   if (group_.on_gpus() && options_.clip_grad_norm > 0) {
     throw DeviceError(
         "data parallel: gradient clipping works on CPU devices only so far; "
@@ -125,6 +119,7 @@ DataParallel::DataParallel(const ModelFactory& make_model,
     if (options_.sync_bn) {
       Communicator* comm = &group_.comm(d, kBatchNormGroup);
       Replica* raw = r.get();
+      // On GPUs `v` is device memory and the communicator's too.
       ReplicaSum sum = [comm, raw](double* v, int64_t count) {
         const Clock::time_point start = Clock::now();
         comm->AllReduce(v, v, count, collectives::DataType::kFloat64,

@@ -2,9 +2,16 @@
 // with batch statistics and running averages, inference with the running
 // averages, backward from the saved mean and inverse deviation). cuDNN
 // updates the running variance with the unbiased variance, as PyTorch and
-// the CPU path do. Synchronised batch norm across GPUs is not written yet.
+// the CPU path do.
+//
+// Synchronised batch norm (a ReplicaSum given) uses kernels of our own
+// (batch_norm_kernels.cu) with the CPU op's arithmetic: per-channel sums on
+// the device, summed across replicas in device memory, then normalised
+// with the whole batch's statistics. Both paths fill the same cache
+// (input, mean, inv_std), so either backward reads either forward's.
 #include <string>
 
+#include "nn/ops/cuda/batch_norm_kernels.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/cuda/cuda_ops.h"
 
@@ -18,6 +25,92 @@ struct Descs {
   TensorDesc channel;  // gamma, beta, means and variances.
 };
 
+// `count` doubles of device scratch, summed across the replicas: the
+// kernels before it finish first, since the sum runs on another stream.
+class ReplicaSums {
+ public:
+  ReplicaSums(OnDevice& on, int64_t count)
+      : on_(on),
+        scratch_(on.context, static_cast<size_t>(count) * sizeof(double)),
+        count_(count) {}
+  double* data() const { return static_cast<double*>(scratch_.data()); }
+  void SumAcrossReplicas(const ReplicaSum& replica_sum) {
+    on_.context.Synchronize();
+    replica_sum(data(), count_);
+  }
+  // One value read back (the host needs the batch's count).
+  double Read(int64_t index) const {
+    double value = 0;
+    RINGLET_CUDA_CHECK(cudaMemcpyAsync(&value, data() + index, sizeof(double),
+                                       cudaMemcpyDeviceToHost, on_.stream()));
+    on_.context.Synchronize();
+    return value;
+  }
+
+ private:
+  OnDevice& on_;
+  Scratch scratch_;
+  int64_t count_;
+};
+
+Tensor SyncTrainForward(const Tensor& x, const Tensor& gamma,
+                        const Tensor& beta, BatchNormStats* stats,
+                        BatchNormCache* cache, const ReplicaSum& replica_sum) {
+  const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
+  OnDevice on(x);
+  ReplicaSums sums(on, c + 1);  // The count last.
+  channel_sums(x.device_data(), n, c, hw, sums.data(), on.stream());
+  sums.SumAcrossReplicas(replica_sum);
+  const int64_t m = static_cast<int64_t>(sums.Read(c));
+  if (m < 2) {
+    throw ShapeError(
+        "batchnorm2d: training needs more than one value per channel, got "
+        "input " +
+        ToString(x.shape()) + " (" + std::to_string(m) + " across replicas)");
+  }
+  ReplicaSums sq(on, c);
+  channel_squared_deviations(x.device_data(), n, c, hw, sums.data(), sq.data(),
+                             on.stream());
+  sq.SumAcrossReplicas(replica_sum);
+  cache->input = x;
+  cache->mean = Tensor::Uninitialized({c}, x.device());
+  cache->inv_std = Tensor::Uninitialized({c}, x.device());
+  cache->count = m;
+  cache->eps = stats->eps;
+  batch_norm_statistics(sums.data(), sq.data(), c, stats->eps, stats->momentum,
+                        cache->mean.device_data(), cache->inv_std.device_data(),
+                        stats->running_mean.device_data(),
+                        stats->running_var.device_data(), on.stream());
+  Tensor y = Tensor::Uninitialized(x.shape(), x.device());
+  batch_norm_normalize(x.device_data(), n, c, hw, cache->mean.device_data(),
+                       cache->inv_std.device_data(), gamma.device_data(),
+                       beta.device_data(), y.device_data(), on.stream());
+  return y;
+}
+
+BatchNormGrads SyncBackward(const Tensor& dy, const Tensor& gamma,
+                            const BatchNormCache& cache,
+                            const ReplicaSum& replica_sum) {
+  const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
+  OnDevice on(dy);
+  BatchNormGrads g;
+  g.dx = Tensor::Uninitialized(dy.shape(), dy.device());
+  g.dgamma = Tensor::Uninitialized({c}, dy.device());
+  g.dbeta = Tensor::Uninitialized({c}, dy.device());
+  ReplicaSums sums(on, 2 * c);
+  batch_norm_gradient_sums(
+      dy.device_data(), cache.input.device_data(), n, c, hw,
+      cache.mean.device_data(), cache.inv_std.device_data(), sums.data(),
+      g.dgamma.device_data(), g.dbeta.device_data(), on.stream());
+  sums.SumAcrossReplicas(replica_sum);
+  batch_norm_input_gradient(dy.device_data(), cache.input.device_data(), n, c,
+                            hw, cache.mean.device_data(),
+                            cache.inv_std.device_data(), gamma.device_data(),
+                            sums.data(), static_cast<double>(cache.count),
+                            g.dx.device_data(), on.stream());
+  return g;
+}
+
 }  // namespace
 
 Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
@@ -25,10 +118,7 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                BatchNormCache* cache,
                                const ReplicaSum& replica_sum) {
   if (replica_sum) {
-    throw DeviceError(
-        "batchnorm2d on " + ToString(x.device()) +
-        ": synchronised batch norm is not written for GPUs yet; train "
-        "without --sync_bn");
+    return SyncTrainForward(x, gamma, beta, stats, cache, replica_sum);
   }
   const int64_t m = x.dim(0) * x.dim(2) * x.dim(3);
   if (m < 2) {
@@ -73,10 +163,6 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const BatchNormCache& cache,
                                    const ReplicaSum& replica_sum) {
-  if (replica_sum) {
-    throw DeviceError("batchnorm2d backward on " + ToString(dy.device()) +
-                      ": synchronised batch norm is not written for GPUs yet");
-  }
   if (!cache.input.defined()) {
     throw DeviceError(
         "batchnorm2d backward on " + ToString(dy.device()) +
@@ -84,6 +170,7 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   }
   ExpectShape("batchnorm2d backward", "output gradient", dy,
               cache.input.shape());
+  if (replica_sum) return SyncBackward(dy, gamma, cache, replica_sum);
   OnDevice on(dy);
   const Descs descs(dy);
   BatchNormGrads g;

@@ -5,13 +5,16 @@
 // cuBLAS, which sum in other orders. Skipped with the reason without a GPU.
 #include "nn/ops/cuda/cuda_ops.h"
 
-#include <gmock/gmock.h>
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu/device_probe.h"
@@ -26,8 +29,6 @@
 
 namespace ringlet::nn {
 namespace {
-
-using ::testing::HasSubstr;
 
 class CudaOpsTest : public ::testing::Test {
  protected:
@@ -186,18 +187,145 @@ TEST_F(CudaOpsTest, SoftmaxCrossEntropyMatchesTheCpu) {
       ShapeError);
 }
 
-TEST_F(CudaOpsTest, SynchronisedBatchNormOnGpusIsAClearError) {
-  const Tensor x = Random({2, 3, 4, 4}, 60).To(gpu_);
-  BatchNormStats stats{Tensor({3}, gpu_), Tensor({3}, gpu_), 0.1f, 1e-5f};
-  BatchNormCache cache;
-  const ReplicaSum sum = [](double*, int64_t) {};
-  try {
-    BatchNorm2dTrainForward(x, Tensor({3}, gpu_), Tensor({3}, gpu_), &stats,
-                            &cache, sum);
-    FAIL() << "expected a DeviceError";
-  } catch (const DeviceError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("synchronised batch norm"));
+// Synchronised batch norm with one replica (a sum that changes nothing)
+// is plain batch norm: the GPU's own kernels against the CPU op.
+TEST_F(CudaOpsTest, SynchronisedBatchNormOfOneReplicaMatchesTheCpu) {
+  const ReplicaSum alone = [](double*, int64_t) {};
+  const Tensor x = Random({4, 3, 5, 5}, 60), gamma = Random({3}, 61),
+               beta = Random({3}, 62), dy = Random({4, 3, 5, 5}, 63);
+  BatchNormStats stats{Tensor({3}), Tensor({3}), 0.1f, 1e-5f};
+  stats.running_var.Fill(1.0f);
+  BatchNormStats stats_gpu{stats.running_mean.To(gpu_),
+                           stats.running_var.To(gpu_), 0.1f, 1e-5f};
+  BatchNormCache cache, cache_gpu;
+  const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
+  const Tensor y_gpu = BatchNorm2dTrainForward(
+      x.To(gpu_), gamma.To(gpu_), beta.To(gpu_), &stats_gpu, &cache_gpu, alone);
+  ExpectClose(Values(y_gpu), Values(y), "forward", 1e-5f);
+  ExpectClose(Values(stats_gpu.running_mean), Values(stats.running_mean),
+              "running mean", 1e-5f);
+  ExpectClose(Values(stats_gpu.running_var), Values(stats.running_var),
+              "running variance", 1e-5f);
+  const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cache);
+  const BatchNormGrads g_gpu =
+      BatchNorm2dBackward(dy.To(gpu_), gamma.To(gpu_), cache_gpu, alone);
+  ExpectClose(Values(g_gpu.dx), Values(g.dx), "dx", 1e-5f);
+  ExpectClose(Values(g_gpu.dgamma), Values(g.dgamma), "dgamma", 1e-5f);
+  ExpectClose(Values(g_gpu.dbeta), Values(g.dbeta), "dbeta", 1e-5f);
+}
+
+// Sums vectors across `parties` threads, call by call (every thread makes
+// the same calls): a stand-in for a collective, through host memory.
+class HostRendezvousSum {
+ public:
+  explicit HostRendezvousSum(int parties) : parties_(parties) {}
+  void Sum(std::vector<double>& values) {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t generation = generation_;
+    if (arrived_ == 0) total_.assign(values.size(), 0.0);
+    for (size_t i = 0; i < values.size(); ++i) total_[i] += values[i];
+    if (++arrived_ == parties_) {
+      result_ = total_;
+      arrived_ = 0;
+      ++generation_;
+      done_.notify_all();
+    } else {
+      done_.wait(lock, [&] { return generation_ != generation; });
+    }
+    values = result_;
   }
+
+ private:
+  const int parties_;
+  std::mutex mu_;
+  std::condition_variable done_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+  std::vector<double> total_, result_;
+};
+
+// A batch of 6 split 4 / 2 / 0 over three replicas on one GPU, each on its
+// own thread, with sums across them: every replica normalises with the
+// whole batch's statistics, so the pieces equal the CPU op on the whole
+// batch (the empty replica takes part in every sum).
+TEST_F(CudaOpsTest, SynchronisedBatchNormOverUnevenShardsEqualsTheWholeBatch) {
+  const Tensor x = Random({6, 3, 5, 5}, 70), gamma = Random({3}, 71),
+               beta = Random({3}, 72), dy = Random({6, 3, 5, 5}, 73);
+  BatchNormStats stats{Tensor({3}), Tensor({3}), 0.1f, 1e-5f};
+  stats.running_var.Fill(1.0f);
+  BatchNormCache cache;
+  const std::vector<float> y =
+      Values(BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache));
+  const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cache);
+  const std::vector<float> dx = Values(g.dx);
+
+  const std::vector<int64_t> first = {0, 4, 6}, count = {4, 2, 0};
+  const int64_t per_sample = 3 * 5 * 5;
+  HostRendezvousSum host_sum(3);
+  struct Result {
+    std::vector<float> y, dx, dgamma, dbeta, running_mean, running_var;
+    std::string error;
+  };
+  std::vector<Result> results(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        const ReplicaSum sum = [&](double* device_values, int64_t n) {
+          std::vector<double> v(n);
+          cudaMemcpy(v.data(), device_values, n * sizeof(double),
+                     cudaMemcpyDeviceToHost);
+          host_sum.Sum(v);
+          cudaMemcpy(device_values, v.data(), n * sizeof(double),
+                     cudaMemcpyHostToDevice);
+        };
+        auto piece = [&](const Tensor& t) {
+          Tensor out({count[r], 3, 5, 5});
+          std::copy(t.data() + first[r] * per_sample,
+                    t.data() + (first[r] + count[r]) * per_sample, out.data());
+          return out.To(gpu_);
+        };
+        BatchNormStats mine{Tensor({3}, gpu_), Tensor({3}, gpu_), 0.1f, 1e-5f};
+        mine.running_var.Fill(1.0f);
+        BatchNormCache my_cache;
+        Result& out = results[r];
+        out.y = Values(BatchNorm2dTrainForward(
+            piece(x), gamma.To(gpu_), beta.To(gpu_), &mine, &my_cache, sum));
+        const BatchNormGrads mine_g =
+            BatchNorm2dBackward(piece(dy), gamma.To(gpu_), my_cache, sum);
+        out.dx = Values(mine_g.dx);
+        out.dgamma = Values(mine_g.dgamma);
+        out.dbeta = Values(mine_g.dbeta);
+        out.running_mean = Values(mine.running_mean);
+        out.running_var = Values(mine.running_var);
+      } catch (const std::exception& e) {
+        results[r].error = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<float> dgamma(3, 0), dbeta(3, 0);
+  for (int r = 0; r < 3; ++r) {
+    const Result& got = results[r];
+    ASSERT_EQ(got.error, "") << "replica " << r;
+    const std::string what = "replica " + std::to_string(r);
+    const auto from = first[r] * per_sample, to = from + count[r] * per_sample;
+    ExpectClose(got.y, std::vector<float>(y.begin() + from, y.begin() + to),
+                what + " forward", 1e-5f);
+    ExpectClose(got.dx, std::vector<float>(dx.begin() + from, dx.begin() + to),
+                what + " dx", 1e-5f);
+    ExpectClose(got.running_mean, Values(stats.running_mean),
+                what + " running mean", 1e-5f);
+    ExpectClose(got.running_var, Values(stats.running_var),
+                what + " running variance", 1e-5f);
+    for (int ch = 0; ch < 3; ++ch) {
+      dgamma[ch] += got.dgamma[ch];
+      dbeta[ch] += got.dbeta[ch];
+    }
+  }
+  // Each replica's share of dgamma and dbeta sums to the whole batch's.
+  ExpectClose(dgamma, Values(g.dgamma), "dgamma summed", 1e-5f);
+  ExpectClose(dbeta, Values(g.dbeta), "dbeta summed", 1e-5f);
 }
 
 }  // namespace

@@ -1,0 +1,204 @@
+#include "nn/cuda/cuda_check.h"
+#include "nn/ops/cuda/batch_norm_kernels.h"
+
+namespace ringlet::nn::cuda_ops {
+namespace {
+
+constexpr int kThreads = 256;
+
+// The block's sum of `value` (every thread's), valid in thread 0. A fixed
+// tree, so the order of additions never changes.
+__device__ double BlockSum(double value, double* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  const double total = shared[0];
+  __syncthreads();  // The buffer may be reused by the caller.
+  return total;
+}
+
+// Element `k` of channel `ch` (k < n * hw) in NCHW storage.
+__device__ int64_t ChannelOffset(int64_t k, int64_t ch, int64_t c,
+                                 int64_t hw) {
+  const int64_t i = k / hw;
+  return (i * c + ch) * hw + (k - i * hw);
+}
+
+// One block per channel (blockIdx.x).
+__global__ void channel_sums_kernel(const float* x, int64_t n, int64_t c,
+                                    int64_t hw, double* sums) {
+  __shared__ double shared[kThreads];
+  const int64_t ch = blockIdx.x;
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < n * hw; k += kThreads) {
+    sum += x[ChannelOffset(k, ch, c, hw)];
+  }
+  sum = BlockSum(sum, shared);
+  if (threadIdx.x == 0) {
+    sums[ch] = sum;
+    if (ch == 0) sums[c] = static_cast<double>(n * hw);
+  }
+}
+
+__global__ void channel_squared_deviations_kernel(const float* x, int64_t n,
+                                                  int64_t c, int64_t hw,
+                                                  const double* sums,
+                                                  double* sq) {
+  __shared__ double shared[kThreads];
+  const int64_t ch = blockIdx.x;
+  const double mean = sums[ch] / sums[c];
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < n * hw; k += kThreads) {
+    const double d = x[ChannelOffset(k, ch, c, hw)] - mean;
+    sum += d * d;
+  }
+  sum = BlockSum(sum, shared);
+  if (threadIdx.x == 0) sq[ch] = sum;
+}
+
+__global__ void batch_norm_statistics_kernel(const double* sums,
+                                             const double* sq, int64_t c,
+                                             float eps, float momentum,
+                                             float* mean, float* inv_std,
+                                             float* running_mean,
+                                             float* running_var) {
+  const int64_t ch = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (ch >= c) return;
+  const double m = sums[c];
+  const float mu = static_cast<float>(sums[ch] / m);
+  mean[ch] = mu;
+  inv_std[ch] = static_cast<float>(1.0 / sqrt(sq[ch] / m + eps));
+  running_mean[ch] = (1 - momentum) * running_mean[ch] + momentum * mu;
+  running_var[ch] = (1 - momentum) * running_var[ch] +
+                    momentum * static_cast<float>(sq[ch] / (m - 1));
+}
+
+__global__ void batch_norm_normalize_kernel(const float* x, int64_t total,
+                                            int64_t c, int64_t hw,
+                                            const float* mean,
+                                            const float* inv_std,
+                                            const float* gamma,
+                                            const float* beta, float* y) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t ch = (i / hw) % c;
+    const float x_hat = (x[i] - mean[ch]) * inv_std[ch];
+    y[i] = gamma[ch] * x_hat + beta[ch];
+  }
+}
+
+__global__ void batch_norm_gradient_sums_kernel(
+    const float* dy, const float* x, int64_t n, int64_t c, int64_t hw,
+    const float* mean, const float* inv_std, double* sums, float* dgamma,
+    float* dbeta) {
+  __shared__ double shared[kThreads];
+  const int64_t ch = blockIdx.x;
+  const float mu = mean[ch], k = inv_std[ch];
+  double sum_dy = 0, sum_dy_xh = 0;
+  for (int64_t e = threadIdx.x; e < n * hw; e += kThreads) {
+    const int64_t at = ChannelOffset(e, ch, c, hw);
+    const float x_hat = (x[at] - mu) * k;
+    sum_dy += dy[at];
+    sum_dy_xh += static_cast<double>(dy[at]) * x_hat;
+  }
+  sum_dy = BlockSum(sum_dy, shared);
+  sum_dy_xh = BlockSum(sum_dy_xh, shared);
+  if (threadIdx.x == 0) {
+    sums[ch] = sum_dy;
+    sums[c + ch] = sum_dy_xh;
+    dbeta[ch] = static_cast<float>(sum_dy);
+    dgamma[ch] = static_cast<float>(sum_dy_xh);
+  }
+}
+
+__global__ void batch_norm_input_gradient_kernel(
+    const float* dy, const float* x, int64_t total, int64_t c, int64_t hw,
+    const float* mean, const float* inv_std, const float* gamma,
+    const double* sums, double m, float* dx) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t ch = (i / hw) % c;
+    const float x_hat = (x[i] - mean[ch]) * inv_std[ch];
+    const float k = gamma[ch] * inv_std[ch];
+    const float mean_dy = static_cast<float>(sums[ch] / m);
+    const float mean_dy_xh = static_cast<float>(sums[c + ch] / m);
+    dx[i] = k * (dy[i] - mean_dy - x_hat * mean_dy_xh);
+  }
+}
+
+int ElementBlocks(int64_t total) {
+  const int64_t blocks = (total + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 4096 ? blocks : 4096);
+}
+
+}  // namespace
+
+void channel_sums(const float* x, int64_t n, int64_t c, int64_t hw,
+                  double* sums, cudaStream_t stream) {
+  if (c == 0) return;
+  channel_sums_kernel<<<static_cast<int>(c), kThreads, 0, stream>>>(x, n, c,
+                                                                     hw, sums);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void channel_squared_deviations(const float* x, int64_t n, int64_t c,
+                                int64_t hw, const double* sums, double* sq,
+                                cudaStream_t stream) {
+  if (c == 0) return;
+  channel_squared_deviations_kernel<<<static_cast<int>(c), kThreads, 0,
+                                      stream>>>(x, n, c, hw, sums, sq);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_statistics(const double* sums, const double* sq, int64_t c,
+                           float eps, float momentum, float* mean,
+                           float* inv_std, float* running_mean,
+                           float* running_var, cudaStream_t stream) {
+  if (c == 0) return;
+  batch_norm_statistics_kernel<<<static_cast<int>((c + kThreads - 1) /
+                                                  kThreads),
+                                 kThreads, 0, stream>>>(
+      sums, sq, c, eps, momentum, mean, inv_std, running_mean, running_var);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_normalize(const float* x, int64_t n, int64_t c, int64_t hw,
+                          const float* mean, const float* inv_std,
+                          const float* gamma, const float* beta, float* y,
+                          cudaStream_t stream) {
+  const int64_t total = n * c * hw;
+  if (total == 0) return;
+  batch_norm_normalize_kernel<<<ElementBlocks(total), kThreads, 0, stream>>>(
+      x, total, c, hw, mean, inv_std, gamma, beta, y);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_gradient_sums(const float* dy, const float* x, int64_t n,
+                              int64_t c, int64_t hw, const float* mean,
+                              const float* inv_std, double* sums,
+                              float* dgamma, float* dbeta,
+                              cudaStream_t stream) {
+  if (c == 0) return;
+  batch_norm_gradient_sums_kernel<<<static_cast<int>(c), kThreads, 0,
+                                    stream>>>(dy, x, n, c, hw, mean, inv_std,
+                                              sums, dgamma, dbeta);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void batch_norm_input_gradient(const float* dy, const float* x, int64_t n,
+                               int64_t c, int64_t hw, const float* mean,
+                               const float* inv_std, const float* gamma,
+                               const double* sums, double m, float* dx,
+                               cudaStream_t stream) {
+  const int64_t total = n * c * hw;
+  if (total == 0) return;
+  batch_norm_input_gradient_kernel<<<ElementBlocks(total), kThreads, 0,
+                                     stream>>>(dy, x, total, c, hw, mean,
+                                               inv_std, gamma, sums, m, dx);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ringlet::nn::cuda_ops
