@@ -89,5 +89,23 @@ TEST(GpuPrecision, ParsesNamesAndRemembersTheSetting) {
   SetGpuPrecision(GpuPrecision::kFp32);
 }
 
+TEST(ConvAlgorithmChoice, ParsesNamesAndRemembersTheSetting) {
+  for (ConvAlgorithms choice :
+       {ConvAlgorithms::kMeasure, ConvAlgorithms::kHeuristic,
+        ConvAlgorithms::kDeterministic}) {
+    EXPECT_EQ(ParseConvAlgorithms(Name(choice)), choice);
+  }
+  try {
+    ParseConvAlgorithms("fastest");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("measure, heuristic or deterministic"));
+  }
+  EXPECT_EQ(conv_algorithms(), ConvAlgorithms::kMeasure);  // The default.
+  SetConvAlgorithms(ConvAlgorithms::kDeterministic);
+  EXPECT_EQ(conv_algorithms(), ConvAlgorithms::kDeterministic);
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
+}
+
 }  // namespace
 }  // namespace ringlet::nn

@@ -11,6 +11,11 @@ std::atomic<GpuPrecision>& Setting() {
   return setting;
 }
 
+std::atomic<ConvAlgorithms>& ConvSetting() {
+  static std::atomic<ConvAlgorithms> setting{ConvAlgorithms::kMeasure};
+  return setting;
+}
+
 }  // namespace
 
 void SetGpuPrecision(GpuPrecision precision) { Setting() = precision; }
@@ -26,6 +31,30 @@ GpuPrecision ParseGpuPrecision(const std::string& name) {
 
 const char* Name(GpuPrecision precision) {
   return precision == GpuPrecision::kTf32 ? "tf32" : "fp32";
+}
+
+void SetConvAlgorithms(ConvAlgorithms choice) { ConvSetting() = choice; }
+
+ConvAlgorithms conv_algorithms() { return ConvSetting(); }
+
+ConvAlgorithms ParseConvAlgorithms(const std::string& name) {
+  if (name == "measure") return ConvAlgorithms::kMeasure;
+  if (name == "heuristic") return ConvAlgorithms::kHeuristic;
+  if (name == "deterministic") return ConvAlgorithms::kDeterministic;
+  throw std::invalid_argument("unknown convolution algorithm choice '" + name +
+                              "'; use measure, heuristic or deterministic");
+}
+
+const char* Name(ConvAlgorithms choice) {
+  switch (choice) {
+    case ConvAlgorithms::kHeuristic:
+      return "heuristic";
+    case ConvAlgorithms::kDeterministic:
+      return "deterministic";
+    case ConvAlgorithms::kMeasure:
+      break;
+  }
+  return "measure";
 }
 
 }  // namespace ringlet::nn

@@ -22,6 +22,25 @@ GpuPrecision gpu_precision();
 GpuPrecision ParseGpuPrecision(const std::string& name);
 const char* Name(GpuPrecision precision);
 
+// How cuDNN's convolution algorithms are chosen, once per shape and
+// device (the first time a shape runs):
+//   measure        cuDNN runs every candidate and the fastest is kept
+//                  (PyTorch's cudnn.benchmark = True); the default.
+//   heuristic      cuDNN's heuristics choose, nothing is run.
+//   deterministic  the fastest of the candidates cuDNN marks deterministic
+//                  (the same bits from run to run), as PyTorch's
+//                  cudnn.deterministic = True.
+// Measured choices may differ between runs (timings are noisy); results
+// stay within float32 rounding of each other.
+enum class ConvAlgorithms { kMeasure, kHeuristic, kDeterministic };
+
+void SetConvAlgorithms(ConvAlgorithms choice);
+ConvAlgorithms conv_algorithms();
+// "measure", "heuristic" or "deterministic"; throws std::invalid_argument
+// naming the choices.
+ConvAlgorithms ParseConvAlgorithms(const std::string& name);
+const char* Name(ConvAlgorithms choice);
+
 }  // namespace ringlet::nn
 
 #endif  // RINGLET_NN_GPU_PRECISION_H_

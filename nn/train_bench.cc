@@ -82,9 +82,16 @@ int Main(int argc, char** argv) {
                  "tf32 (tensor cores, as PyTorch's allow_tf32)")
       ->check(CLI::IsMember({"fp32", "tf32"}))
       ->capture_default_str();
+  std::string conv_algorithms = "measure";
+  app.add_option("--conv_algorithms", conv_algorithms,
+                 "GPU convolutions: measure (time cuDNN's candidates once "
+                 "per shape, keep the fastest), heuristic or deterministic")
+      ->check(CLI::IsMember({"measure", "heuristic", "deterministic"}))
+      ->capture_default_str();
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
   SetGpuPrecision(ParseGpuPrecision(precision));
+  SetConvAlgorithms(ParseConvAlgorithms(conv_algorithms));
   SetOpThreads(threads);
   SetCpuConvBackend(ParseCpuConvBackend(cpu_conv));
   Device device;
@@ -98,6 +105,11 @@ int Main(int argc, char** argv) {
       throw DeviceError("--precision=" + precision +
                         " applies to GPUs; CPU devices compute in float32 "
                         "(leave --precision out, or use --device=cuda:N)");
+    }
+    if (device.is_cpu() && conv_algorithms != "measure") {
+      throw DeviceError("--conv_algorithms=" + conv_algorithms +
+                        " applies to GPUs (cuDNN); leave it out, or use "
+                        "--device=cuda:N");
     }
     if (device.is_cuda() && device.index >= gpus) {
       throw DeviceError(
@@ -166,9 +178,11 @@ int Main(int argc, char** argv) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %d, "
         "\"threads\": %d, \"cpu_conv\": \"%s\", \"precision\": \"%s\", "
-        "\"images_per_sec\": %.2f, \"peak_rss_bytes\": %ld}\n",
+        "\"conv_algorithms\": \"%s\", \"images_per_sec\": %.2f, "
+        "\"peak_rss_bytes\": %ld}\n",
         model.c_str(), ToString(device).c_str(), batch_size, threads,
-        cpu_conv.c_str(), precision.c_str(), images_per_sec, PeakRssBytes());
+        cpu_conv.c_str(), precision.c_str(), conv_algorithms.c_str(),
+        images_per_sec, PeakRssBytes());
   } else {
     std::printf(
         "%-9s %-6s batch %4d  threads %d  conv %-6s  %9.1f images/s  peak "

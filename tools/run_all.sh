@@ -144,7 +144,12 @@ for model in lenet resnet18; do
     bench "pytorch_$model" python3 train_bench_torch.py --device=cuda \
       --model=$model --batch_size=$batch --steps=$steps
   fi
-  if [[ $device == cuda:0 ]]; then  # Both in TF32, side by side too.
+  if [[ $device == cuda:0 ]]; then
+    # cuDNN's heuristics (before measured choices were the default), and
+    # both in TF32, side by side.
+    bench "train_bench_${model}_heuristic" nn/train_bench --device=$device \
+      --model=$model --batch_size=$batch --steps=$steps \
+      --conv_algorithms=heuristic --json
     bench "train_bench_${model}_tf32" nn/train_bench --device=$device \
       --model=$model --batch_size=$batch --steps=$steps --precision=tf32 --json
     if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then

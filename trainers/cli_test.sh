@@ -92,6 +92,10 @@ for bin in "$1" "$2"; do
     fail "$bin --devices=cuda:0: the runtime's reason is missing"
   expect_error "$bin" "--precision=tf32 applies to GPUs" --precision=tf32 \
     --devices=cpu:1
+  expect_error "$bin" "--conv_algorithms=deterministic applies to GPUs" \
+    --conv_algorithms=deterministic --devices=cpu:1
+  expect_error "$bin" "--conv_algorithms: fastest not in" \
+    --conv_algorithms=fastest
   expect_error "$bin" "--devices=gpu is not understood" --devices=gpu
   [[ $last_rc -eq 1 ]] || fail "$bin --devices=gpu: exit code $last_rc, not 1"
   expect_error "$bin" "unknown backend 'carrier'" --backend=carrier

@@ -31,7 +31,7 @@ int Main(int argc, char** argv) {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices);
     const std::string backend = ResolveBackend(flags.backend, devices);
-    ApplyPrecision(flags.precision, devices);
+    ApplyGpuFlags(flags, devices);
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
     // Bad output paths fail now, not after hours of training.
     if (job.leader()) CheckTrainerOutputs(flags, kProgram);

@@ -167,6 +167,12 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "TF32) or tf32 (tensor cores, as PyTorch's allow_tf32)")
       ->check(CLI::IsMember({"fp32", "tf32"}))
       ->capture_default_str();
+  app.add_option("--conv_algorithms", f->conv_algorithms,
+                 "on GPUs: measure (time cuDNN's candidates once per shape, "
+                 "keep the fastest), heuristic (cuDNN's first guess) or "
+                 "deterministic (the fastest giving the same bits every run)")
+      ->check(CLI::IsMember({"measure", "heuristic", "deterministic"}))
+      ->capture_default_str();
   app.add_option("--seed", f->seed,
                  "initial weights and the order of the batches")
       ->capture_default_str();
@@ -315,6 +321,7 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"--clip_grad_norm", number(flags.clip_grad_norm), true});
   settings->push_back({"--params_in", flags.params_in, false});
   settings->push_back({"--precision", flags.precision, false});
+  settings->push_back({"--conv_algorithms", flags.conv_algorithms, false});
 }
 
 std::string RunLine(const std::string& where, const RunSettings& settings) {
@@ -364,15 +371,24 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
   }
 }
 
-void ApplyPrecision(const std::string& precision,
-                    const std::vector<nn::Device>& devices) {
-  const nn::GpuPrecision value = nn::ParseGpuPrecision(precision);
-  if (value != nn::GpuPrecision::kFp32 && !devices.front().is_cuda()) {
-    throw nn::DeviceError("--precision=" + precision +
+void ApplyGpuFlags(const TrainerFlags& flags,
+                   const std::vector<nn::Device>& devices) {
+  const nn::GpuPrecision precision = nn::ParseGpuPrecision(flags.precision);
+  const nn::ConvAlgorithms conv =
+      nn::ParseConvAlgorithms(flags.conv_algorithms);
+  const bool on_gpus = devices.front().is_cuda();
+  if (precision != nn::GpuPrecision::kFp32 && !on_gpus) {
+    throw nn::DeviceError("--precision=" + flags.precision +
                           " applies to GPUs; CPU devices compute in float32 "
                           "(leave --precision out)");
   }
-  nn::SetGpuPrecision(value);
+  if (conv != nn::ConvAlgorithms::kMeasure && !on_gpus) {
+    throw nn::DeviceError("--conv_algorithms=" + flags.conv_algorithms +
+                          " applies to GPUs (cuDNN); CPU devices always give "
+                          "the same bits (leave --conv_algorithms out)");
+  }
+  nn::SetGpuPrecision(precision);
+  nn::SetConvAlgorithms(conv);
 }
 
 std::string ResolveBackend(const std::string& flag,

@@ -22,7 +22,9 @@ namespace ringlet::trainers {
 struct TrainerFlags {
   std::string devices = "auto";
   std::string backend = "auto";    // See ResolveBackend.
-  std::string precision = "fp32";  // GPUs: fp32 or tf32 (ApplyPrecision).
+  std::string precision = "fp32";  // GPUs: fp32 or tf32 (ApplyGpuFlags).
+  // GPUs: how cuDNN's convolution algorithms are chosen (ApplyGpuFlags).
+  std::string conv_algorithms = "measure";
   int epochs = 10;
   int64_t batch_size = 0;  // 0: the trainer's default.
   double lr = 0;           // 0: the trainer's default.
@@ -101,10 +103,11 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
 // Throws nn::DeviceError.
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec);
 
-// --precision for `devices`: sets nn's GPU precision; tf32 on CPU devices
-// is a DeviceError (they compute in float32).
-void ApplyPrecision(const std::string& precision,
-                    const std::vector<nn::Device>& devices);
+// --precision and --conv_algorithms for `devices`: sets nn's GPU settings;
+// a value other than the default on CPU devices is a DeviceError (they
+// compute in float32 and have no cuDNN).
+void ApplyGpuFlags(const TrainerFlags& flags,
+                   const std::vector<nn::Device>& devices);
 
 // --backend=auto: nccl where every device is a different GPU and NCCL is
 // built in (as DDP's default), else ring (CPU devices, or a GPU holding

@@ -1,6 +1,9 @@
 // conv2d on GPUs through cuDNN: forward, backward data and backward filter,
-// each algorithm chosen once per shape by cuDNN's heuristics and kept, with
-// its workspace from the device's caching allocator. FMA math (no TF32) by
+// each algorithm chosen once per shape and device and kept: by default the
+// fastest of cuDNN's candidates, timed on the first call (cudnnFind*Ex, as
+// PyTorch's cudnn.benchmark), else cuDNN's heuristics or the fastest
+// deterministic one (SetConvAlgorithms, nn/gpu_precision.h). Workspaces
+// come from the device's caching allocator. FMA math (no TF32) by
 // default, so results stay within float32 rounding of the CPU path; TF32
 // with SetGpuPrecision(kTf32) (nn/gpu_precision.h).
 #include <map>
@@ -54,59 +57,229 @@ struct Problem {
   ConvDesc conv;
 };
 
+// A convolution shape on a device, with the settings its choice was made
+// under (each process sets them once; tests switch them).
 using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                            int64_t, int64_t, int, int>;
+                            int64_t, int64_t, int, int, int, int>;
 
-struct Algorithms {
-  cudnnConvolutionFwdAlgo_t forward;
-  cudnnConvolutionBwdDataAlgo_t backward_data;
-  cudnnConvolutionBwdFilterAlgo_t backward_filter;
+ShapeKey KeyOf(const Tensor& x, const Tensor& w, const Conv2dParams& params) {
+  return ShapeKey{x.device().index,
+                  x.dim(0),
+                  x.dim(1),
+                  x.dim(2),
+                  x.dim(3),
+                  w.dim(0),
+                  w.dim(2),
+                  w.dim(3),
+                  params.stride,
+                  params.padding,
+                  static_cast<int>(gpu_precision()),
+                  static_cast<int>(conv_algorithms())};
+}
+
+// One direction's algorithm for one shape, the math type to run it with,
+// and the workspace it needs.
+template <typename Algo>
+struct Choice {
+  Algo algo;
+  cudnnMathType_t math;
+  size_t workspace;
 };
 
-// cuDNN's first working heuristic choice per shape and device, kept.
-const Algorithms& ChooseAlgorithms(cudnnHandle_t handle, const Tensor& x,
-                                   const Tensor& w, const Conv2dParams& params,
-                                   const Problem& problem) {
-  static std::mutex mu;
-  static std::map<ShapeKey, Algorithms> chosen;
-  const ShapeKey key{x.device().index, x.dim(0),      x.dim(1), x.dim(2),
-                     x.dim(3),         w.dim(0),      w.dim(2), w.dim(3),
-                     params.stride,    params.padding};
-  std::lock_guard<std::mutex> lock(mu);
-  const auto it = chosen.find(key);
-  if (it != chosen.end()) return it->second;
-  Algorithms a;
-  int found = 0;
-  cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  RINGLET_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-      handle, problem.x_desc.get(), problem.w_desc.desc, problem.conv.desc,
-      problem.y_desc.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, fwd));
-  a.forward = fwd[0].algo;
-  for (int i = found - 1; i >= 0; --i) {
-    if (fwd[i].status == CUDNN_STATUS_SUCCESS) a.forward = fwd[i].algo;
-  }
-  cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-      handle, problem.w_desc.desc, problem.y_desc.get(), problem.conv.desc,
-      problem.x_desc.get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found,
-      data));
-  a.backward_data = data[0].algo;
-  for (int i = found - 1; i >= 0; --i) {
-    if (data[i].status == CUDNN_STATUS_SUCCESS) a.backward_data = data[i].algo;
-  }
-  cudnnConvolutionBwdFilterAlgoPerf_t
-      filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-      handle, problem.x_desc.get(), problem.y_desc.get(), problem.conv.desc,
-      problem.w_desc.desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found,
-      filter));
-  a.backward_filter = filter[0].algo;
-  for (int i = found - 1; i >= 0; --i) {
-    if (filter[i].status == CUDNN_STATUS_SUCCESS) {
-      a.backward_filter = filter[i].algo;
+// Device memory offered to cudnnFind*Ex as workspace: the most a candidate
+// may use (candidates needing more are not tried). Straight from cudaMalloc
+// (freed, synchronously, once the search is over: the caching allocator
+// would keep a block this size for good); halved until it fits.
+class FindWorkspace {
+ public:
+  explicit FindWorkspace(int device) {
+    gpu::DeviceGuard guard(device);
+    for (bytes_ = size_t{1} << 30; bytes_ >= (size_t{1} << 20); bytes_ /= 2) {
+      if (cudaMalloc(&data_, bytes_) == cudaSuccess) return;
+      cudaGetLastError();  // Out of memory: try a smaller one.
+      data_ = nullptr;
     }
+    bytes_ = 0;
   }
-  return chosen.emplace(key, a).first->second;
+  ~FindWorkspace() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  FindWorkspace(const FindWorkspace&) = delete;
+  FindWorkspace& operator=(const FindWorkspace&) = delete;
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// The first usable result of cuDNN's list (sorted fastest or most likely
+// first): it ran, is deterministic when that was asked for, and in fp32
+// does not use tensor cores (TF32). -1 when none is.
+template <typename Perf>
+int FirstUsable(const Perf* results, int found) {
+  const bool deterministic =
+      conv_algorithms() == ConvAlgorithms::kDeterministic;
+  const bool fp32 = gpu_precision() == GpuPrecision::kFp32;
+  for (int i = 0; i < found; ++i) {
+    const Perf& r = results[i];
+    if (r.status != CUDNN_STATUS_SUCCESS) continue;
+    if (deterministic && r.determinism != CUDNN_DETERMINISTIC) continue;
+    if (fp32 && (r.mathType == CUDNN_TENSOR_OP_MATH ||
+                 r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {
+      continue;
+    }
+    return i;
+  }
+  return -1;
+}
+
+// The math type a chosen algorithm runs with: in fp32 always FMA (cuDNN's
+// default math may use TF32 on Ampere and later).
+cudnnMathType_t ExecutionMath(cudnnMathType_t measured) {
+  return gpu_precision() == GpuPrecision::kFp32 ? CUDNN_FMA_MATH : measured;
+}
+
+template <typename Perf, typename Algo>
+Choice<Algo> ChoiceFrom(const Perf* results, int found, const char* what) {
+  const int i = FirstUsable(results, found);
+  if (i < 0) {
+    throw DeviceError(std::string("conv2d: cuDNN offers no usable ") + what +
+                      " algorithm for this shape under --conv_algorithms=" +
+                      Name(conv_algorithms()) +
+                      " and --precision=" + Name(gpu_precision()) +
+                      "; try --conv_algorithms=heuristic");
+  }
+  return Choice<Algo>{results[i].algo, ExecutionMath(results[i].mathType),
+                      results[i].memory};
+}
+
+// Choices kept per shape, one map per direction; the lock is held while a
+// choice is made, so two replicas on a GPU do not time candidates at once.
+template <typename Algo>
+class ChoiceCache {
+ public:
+  template <typename Make>
+  Choice<Algo> Get(const ShapeKey& key, const Make& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = chosen_.find(key);
+    if (it != chosen_.end()) return it->second;
+    return chosen_.emplace(key, make()).first->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<ShapeKey, Choice<Algo>> chosen_;
+};
+
+bool Measure() { return conv_algorithms() != ConvAlgorithms::kHeuristic; }
+
+Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
+                                                const Tensor& w, Tensor& y,
+                                                const Conv2dParams& params,
+                                                const Problem& problem) {
+  static ChoiceCache<cudnnConvolutionFwdAlgo_t> cache;
+  return cache.Get(KeyOf(x, w, params), [&] {
+    cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    if (Measure()) {
+      const FindWorkspace workspace(x.device().index);
+      RINGLET_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+          on.context.cudnn(), problem.x_desc.get(), x.device_data(),
+          problem.w_desc.desc, w.device_data(), problem.conv.desc,
+          problem.y_desc.get(), y.device_data(),
+          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, results, workspace.data(),
+          workspace.bytes()));
+    } else {
+      RINGLET_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+          on.context.cudnn(), problem.x_desc.get(), problem.w_desc.desc,
+          problem.conv.desc, problem.y_desc.get(),
+          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, results));
+    }
+    auto choice =
+        ChoiceFrom<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
+            results, found, "forward");
+    RINGLET_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
+    RINGLET_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+        on.context.cudnn(), problem.x_desc.get(), problem.w_desc.desc,
+        problem.conv.desc, problem.y_desc.get(), choice.algo,
+        &choice.workspace));
+    return choice;
+  });
+}
+
+Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
+    OnDevice& on, const Tensor& x, const Tensor& w, const Tensor& dy,
+    Tensor& dw, const Conv2dParams& params, const Problem& problem) {
+  static ChoiceCache<cudnnConvolutionBwdFilterAlgo_t> cache;
+  return cache.Get(KeyOf(x, w, params), [&] {
+    cudnnConvolutionBwdFilterAlgoPerf_t
+        results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int found = 0;
+    if (Measure()) {
+      const FindWorkspace workspace(x.device().index);
+      RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+          on.context.cudnn(), problem.x_desc.get(), x.device_data(),
+          problem.y_desc.get(), dy.device_data(), problem.conv.desc,
+          problem.w_desc.desc, dw.device_data(),
+          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, results,
+          workspace.data(), workspace.bytes()));
+    } else {
+      RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          on.context.cudnn(), problem.x_desc.get(), problem.y_desc.get(),
+          problem.conv.desc, problem.w_desc.desc,
+          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, results));
+    }
+    auto choice = ChoiceFrom<cudnnConvolutionBwdFilterAlgoPerf_t,
+                             cudnnConvolutionBwdFilterAlgo_t>(
+        results, found, "backward-filter");
+    RINGLET_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
+    RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        on.context.cudnn(), problem.x_desc.get(), problem.y_desc.get(),
+        problem.conv.desc, problem.w_desc.desc, choice.algo,
+        &choice.workspace));
+    return choice;
+  });
+}
+
+Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
+                                                 const Tensor& w,
+                                                 const Tensor& dy, Tensor& dx,
+                                                 const Conv2dParams& params,
+                                                 const Problem& problem) {
+  static ChoiceCache<cudnnConvolutionBwdDataAlgo_t> cache;
+  return cache.Get(KeyOf(x, w, params), [&] {
+    cudnnConvolutionBwdDataAlgoPerf_t
+        results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int found = 0;
+    if (Measure()) {
+      const FindWorkspace workspace(x.device().index);
+      RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+          on.context.cudnn(), problem.w_desc.desc, w.device_data(),
+          problem.y_desc.get(), dy.device_data(), problem.conv.desc,
+          problem.x_desc.get(), dx.device_data(),
+          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, results,
+          workspace.data(), workspace.bytes()));
+    } else {
+      RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          on.context.cudnn(), problem.w_desc.desc, problem.y_desc.get(),
+          problem.conv.desc, problem.x_desc.get(),
+          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, results));
+    }
+    auto choice = ChoiceFrom<cudnnConvolutionBwdDataAlgoPerf_t,
+                             cudnnConvolutionBwdDataAlgo_t>(results, found,
+                                                            "backward-data");
+    RINGLET_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
+    RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        on.context.cudnn(), problem.w_desc.desc, problem.y_desc.get(),
+        problem.conv.desc, problem.x_desc.get(), choice.algo,
+        &choice.workspace));
+    return choice;
+  });
 }
 
 int64_t OutputSize(int64_t in, int64_t kernel, const Conv2dParams& params) {
@@ -124,17 +297,15 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   if (y.numel() == 0) return y;
   const Problem problem(x, w, params, p, q);
   cudnnHandle_t handle = on.context.cudnn();
-  const Algorithms& algo = ChooseAlgorithms(handle, x, w, params, problem);
-  size_t bytes = 0;
-  RINGLET_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-      handle, problem.x_desc.get(), problem.w_desc.desc, problem.conv.desc,
-      problem.y_desc.get(), algo.forward, &bytes));
-  Scratch workspace(on.context, bytes);
+  const auto choice = ForwardChoice(on, x, w, y, params, problem);
+  RINGLET_CUDNN_CHECK(
+      cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
+  Scratch workspace(on.context, choice.workspace);
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnConvolutionForward(
       handle, &one, problem.x_desc.get(), x.device_data(), problem.w_desc.desc,
-      w.device_data(), problem.conv.desc, algo.forward, workspace.data(), bytes,
-      &zero, problem.y_desc.get(), y.device_data()));
+      w.device_data(), problem.conv.desc, choice.algo, workspace.data(),
+      choice.workspace, &zero, problem.y_desc.get(), y.device_data()));
   if (b.defined()) {
     cuda::bias_add_forward(y.device_data(), b.device_data(), y.dim(0), y.dim(1),
                            p * q, on.stream());
@@ -153,30 +324,28 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   if (dy.numel() == 0) return g;
   const Problem problem(x, w, params, dy.dim(2), dy.dim(3));
   cudnnHandle_t handle = on.context.cudnn();
-  const Algorithms& algo = ChooseAlgorithms(handle, x, w, params, problem);
   const float one = 1.0f, zero = 0.0f;
-  size_t bytes = 0;
-  RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-      handle, problem.x_desc.get(), problem.y_desc.get(), problem.conv.desc,
-      problem.w_desc.desc, algo.backward_filter, &bytes));
   {
-    Scratch workspace(on.context, bytes);
+    const auto choice = FilterChoice(on, x, w, dy, g.dw, params, problem);
+    RINGLET_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
+    Scratch workspace(on.context, choice.workspace);
     RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
         handle, &one, problem.x_desc.get(), x.device_data(),
-        problem.y_desc.get(), dy.device_data(), problem.conv.desc,
-        algo.backward_filter, workspace.data(), bytes, &zero,
-        problem.w_desc.desc, g.dw.device_data()));
+        problem.y_desc.get(), dy.device_data(), problem.conv.desc, choice.algo,
+        workspace.data(), choice.workspace, &zero, problem.w_desc.desc,
+        g.dw.device_data()));
   }
   if (need_dx) {
-    RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-        handle, problem.w_desc.desc, problem.y_desc.get(), problem.conv.desc,
-        problem.x_desc.get(), algo.backward_data, &bytes));
-    Scratch workspace(on.context, bytes);
+    const auto choice = DataChoice(on, x, w, dy, g.dx, params, problem);
+    RINGLET_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
+    Scratch workspace(on.context, choice.workspace);
     RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardData(
         handle, &one, problem.w_desc.desc, w.device_data(),
-        problem.y_desc.get(), dy.device_data(), problem.conv.desc,
-        algo.backward_data, workspace.data(), bytes, &zero,
-        problem.x_desc.get(), g.dx.device_data()));
+        problem.y_desc.get(), dy.device_data(), problem.conv.desc, choice.algo,
+        workspace.data(), choice.workspace, &zero, problem.x_desc.get(),
+        g.dx.device_data()));
   }
   if (has_bias) {
     const TensorDesc bias_desc(1, w.dim(0), 1, 1);

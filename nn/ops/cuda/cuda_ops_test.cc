@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpu/device_probe.h"
+#include "nn/gpu_precision.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
@@ -109,6 +110,39 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuWithStrideAndPadding) {
     ExpectClose(Values(g_gpu.dw), Values(g.dw), "conv2d dw");
     ExpectClose(Values(g_gpu.db), Values(g.db), "conv2d db");
   }
+}
+
+// Every way of choosing cuDNN's algorithms gives the CPU's results within
+// float32 rounding; deterministic ones give the same bits twice. (The shape
+// differs from the test above, so each setting makes its own choices.)
+TEST_F(CudaOpsTest, Conv2dMatchesTheCpuUnderEveryAlgorithmChoice) {
+  const Tensor x = Random({8, 16, 14, 14}, 14), w = Random({32, 16, 3, 3}, 15),
+               b = Random({32}, 16);
+  const Conv2dParams params{2, 1};
+  const Tensor y = Conv2dForward(x, w, b, params);
+  const Tensor dy = Random(y.shape(), 17);
+  const Conv2dGrads g = Conv2dBackward(x, w, true, dy, params);
+  for (ConvAlgorithms choice :
+       {ConvAlgorithms::kMeasure, ConvAlgorithms::kHeuristic,
+        ConvAlgorithms::kDeterministic}) {
+    SetConvAlgorithms(choice);
+    const std::string what = Name(choice);
+    std::vector<float> first_dw;
+    for (int run = 0; run < 2; ++run) {
+      ExpectClose(
+          Values(Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), params)),
+          Values(y), what + " forward");
+      const Conv2dGrads g_gpu =
+          Conv2dBackward(x.To(gpu_), w.To(gpu_), true, dy.To(gpu_), params);
+      ExpectClose(Values(g_gpu.dx), Values(g.dx), what + " dx");
+      ExpectClose(Values(g_gpu.dw), Values(g.dw), what + " dw");
+      if (run == 0) first_dw = Values(g_gpu.dw);
+      if (run == 1 && choice == ConvAlgorithms::kDeterministic) {
+        EXPECT_EQ(Values(g_gpu.dw), first_dw) << "deterministic dw";
+      }
+    }
+  }
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
 
 TEST_F(CudaOpsTest, LinearMatchesTheCpu) {
