@@ -66,8 +66,8 @@ ProgressBar::ProgressBar(std::ostream& out, bool terminal, std::string label,
   }
 }
 
-std::string ProgressBar::Line(int64_t images, double elapsed,
-                              double loss) const {
+std::string ProgressBar::Line(int64_t images, double elapsed, double loss,
+                              double comm_fraction) const {
   const double fraction =
       total_ > 0 ? std::min(1.0, static_cast<double>(images) / total_) : 1.0;
   const int filled = static_cast<int>(fraction * kBarWidth);
@@ -83,6 +83,11 @@ std::string ProgressBar::Line(int64_t images, double elapsed,
       std::snprintf(text, sizeof(text), " loss %.3f", loss);
       line += text;
     }
+    if (std::isfinite(comm_fraction)) {
+      char text[32];
+      std::snprintf(text, sizeof(text), " comm %.0f%%", 100 * comm_fraction);
+      line += text;
+    }
     line += " ETA " + FormatDuration(left);
     const double after = seconds_after_ ? seconds_after_(rate) : 0;
     if (after > 0) line += " (run " + FormatDuration(left + after) + ")";
@@ -90,13 +95,13 @@ std::string ProgressBar::Line(int64_t images, double elapsed,
   return line;
 }
 
-void ProgressBar::Update(int64_t images, double loss) {
+void ProgressBar::Update(int64_t images, double loss, double comm_fraction) {
   const double t = now_();
   if (terminal_) {
     if (images > 0 && images < total_ && t - last_print_ < kTerminalRedraw) {
       return;
     }
-    const std::string line = Line(images, t - start_, loss);
+    const std::string line = Line(images, t - start_, loss, comm_fraction);
     out_ << '\r' << line;
     if (line.size() < drawn_width_) {
       out_ << std::string(drawn_width_ - line.size(), ' ');
@@ -106,7 +111,7 @@ void ProgressBar::Update(int64_t images, double loss) {
   } else {
     const bool tenth = (images - last_printed_images_) * 10 >= total_;
     if (images == 0 || (!tenth && t - last_print_ < kLogInterval)) return;
-    out_ << Line(images, t - start_, loss) << '\n' << std::flush;
+    out_ << Line(images, t - start_, loss, comm_fraction) << '\n' << std::flush;
     last_printed_images_ = images;
   }
   last_print_ = t;

@@ -35,14 +35,16 @@ class ProgressBar {
   }
 
   // `images` of the pass are done; `loss` is the running mean loss (NaN:
-  // none, as in evaluation).
-  void Update(int64_t images, double loss = NAN);
+  // none, as in evaluation); `comm_fraction` the share of the step time
+  // spent in collectives so far (NaN: not shown, as with one device).
+  void Update(int64_t images, double loss = NAN, double comm_fraction = NAN);
   // Clears the bar (a terminal) so the epoch line takes its place.
   void Finish();
 
   // "epoch 2/10 [#########.........] 12,800/60,000 2,650 img/s loss 0.512
-  //  ETA 0:17 (run 3:05)"
-  std::string Line(int64_t images, double elapsed, double loss = NAN) const;
+  //  comm 12% ETA 0:17 (run 3:05)"
+  std::string Line(int64_t images, double elapsed, double loss = NAN,
+                   double comm_fraction = NAN) const;
 
  private:
   std::ostream& out_;

@@ -77,6 +77,18 @@ TEST(ProgressTest, ShowsTheRunningLossAndTheRunsEta) {
       << out.str();
 }
 
+TEST(ProgressTest, ShowsTheShareOfTimeInCommunication) {
+  std::ostringstream out;
+  double now = 0;
+  ProgressBar bar(out, /*terminal=*/false, "epoch 1/1", 1000,
+                  [&now] { return now; });
+  now = 10;
+  bar.Update(500, 0.5, 0.1249);
+  EXPECT_NE(out.str().find("500/1,000 50 img/s loss 0.500 comm 12% ETA 0:10\n"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(ProgressTest, EvaluationHasItsOwnLabelAndNoLoss) {
   std::ostringstream out;
   double now = 0;

@@ -170,7 +170,12 @@ std::vector<EpochMetrics> TrainEpochs(
       at.correct += step.correct;
       at.images += step.samples;
       at.comm_seconds += step.comm_seconds;
-      bar.Update(at.images, at.loss_sum / at.images);
+      // The share of step time in collectives, once there are several
+      // devices to talk to.
+      bar.Update(at.images, at.loss_sum / at.images,
+                 trainer.num_devices() > 1 && at.seconds > 0
+                     ? at.comm_seconds / at.seconds
+                     : NAN);
       if (options.replica_check_every > 0 &&
           steps_this_run % options.replica_check_every == 0) {
         const std::string differs = trainer.CompareReplicas();
