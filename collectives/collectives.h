@@ -8,6 +8,7 @@
 
 #include "collectives/collective_error.h"
 #include "collectives/communicator.h"
+#include "collectives/rank_device.h"
 
 namespace ringlet::collectives {
 
@@ -23,16 +24,6 @@ std::vector<std::string> AvailableBackends();
 // CollectiveError when the backend cannot run here (e.g. too few GPUs).
 std::vector<std::unique_ptr<Communicator>> CreateGroup(
     const std::string& backend, int size, const CommOptions& options = {});
-
-// Where one rank of a group runs: a thread of this process on host memory,
-// or a GPU of this process (buffers in its memory).
-struct RankDevice {
-  bool is_gpu = false;
-  int gpu = 0;  // The CUDA device index when is_gpu.
-
-  static RankDevice Host() { return {}; }
-  static RankDevice Gpu(int index) { return {true, index}; }
-};
 
 // One communicator per entry of `devices`, rank i on devices[i]:
 //   every rank on the host  as CreateGroup(backend, devices.size())

@@ -1,6 +1,7 @@
 #include "collectives/in_process_group.h"
 
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace ringlet::collectives {
@@ -10,6 +11,15 @@ InProcessGroup::InProcessGroup(std::vector<RankDevice> devices)
   if (devices_.empty()) {
     throw std::invalid_argument("a process group needs at least 1 rank");
   }
+}
+
+void InProcessGroup::SetLocalDevices(const std::vector<RankDevice>& devices) {
+  if (devices.size() != devices_.size()) {
+    throw std::invalid_argument(
+        "a process group of " + std::to_string(devices_.size()) +
+        " ranks was given " + std::to_string(devices.size()) + " devices");
+  }
+  devices_ = devices;
 }
 
 std::vector<std::unique_ptr<Communicator>> InProcessGroup::CreateGroup(

@@ -26,6 +26,8 @@ class InProcessGroup : public ProcessGroup {
   int local_ranks() const override { return size(); }
   int size() const override { return static_cast<int>(devices_.size()); }
 
+  void SetLocalDevices(const std::vector<RankDevice>& devices) override;
+  std::vector<RankDevice> local_devices() const override { return devices_; }
   // CreateGroup(backend, devices, options) of collectives.h.
   std::vector<std::unique_ptr<Communicator>> CreateGroup(
       const std::string& backend, const CommOptions& options) override;

@@ -268,31 +268,32 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
     throw CollectiveError("the nccl backend needs GPUs; " + reason +
                           ". Use --backend=ring on CPU devices.");
   }
-  const int needed = layout.first_device + layout.local_ranks;
-  if (devices < needed) {
-    throw CollectiveError(
-        "the nccl backend needs GPUs " + std::to_string(layout.first_device) +
-        ".." + std::to_string(needed - 1) + " in this process, this host has " +
-        std::to_string(devices) + "; start fewer processes per host");
+  const int local_ranks = static_cast<int>(layout.gpus.size());
+  for (int gpu : layout.gpus) {
+    if (gpu < 0 || gpu >= devices) {
+      throw CollectiveError(
+          "the nccl backend needs " + GpuListName(layout.gpus) +
+          " in this process, this host has " + std::to_string(devices) +
+          " GPU(s); start fewer processes per host");
+    }
   }
   // Rank 0 makes the id; every process receives it before joining.
   ncclUniqueId id;
   if (layout.first_rank == 0) RINGLET_NCCL_CHECK(ncclGetUniqueId(&id));
   broadcast_id(&id, sizeof(id));
-  std::vector<ncclComm_t> comms(layout.local_ranks);
+  std::vector<ncclComm_t> comms(local_ranks);
   // Several ranks of one process join inside one group call.
   RINGLET_NCCL_CHECK(ncclGroupStart());
-  for (int i = 0; i < layout.local_ranks; ++i) {
-    gpu::DeviceGuard guard(layout.first_device + i);
+  for (int i = 0; i < local_ranks; ++i) {
+    gpu::DeviceGuard guard(layout.gpus[i]);
     RINGLET_NCCL_CHECK(
         ncclCommInitRank(&comms[i], layout.size, id, layout.first_rank + i));
   }
   RINGLET_NCCL_CHECK(ncclGroupEnd());
   std::vector<std::unique_ptr<Communicator>> out;
-  for (int i = 0; i < layout.local_ranks; ++i) {
+  for (int i = 0; i < local_ranks; ++i) {
     out.push_back(std::make_unique<NcclCommunicator>(
-        layout.first_rank + i, layout.size, layout.first_device + i, comms[i],
-        options));
+        layout.first_rank + i, layout.size, layout.gpus[i], comms[i], options));
   }
   return out;
 }

@@ -34,13 +34,12 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
     const std::vector<int>& gpus, const CommOptions& options = {});
 
 // This process's part of a job over processes (ncclCommInitRank): global
-// ranks first_rank .. first_rank + local_ranks - 1 of `size`, on GPUs
-// first_device .. first_device + local_ranks - 1 of this host.
+// ranks first_rank .. first_rank + gpus.size() - 1 of `size`, local rank i
+// on GPU gpus[i] of this host.
 struct NcclProcessLayout {
   int size = 1;
   int first_rank = 0;
-  int local_ranks = 1;
-  int first_device = 0;
+  std::vector<int> gpus = {0};
 };
 // Copies `bytes` at `id` from the process holding rank 0 to every process
 // (MPI_Bcast under mpirun); collective over the job's processes.

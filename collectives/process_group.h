@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/rank_device.h"
 
 namespace ringlet::collectives {
 
@@ -27,10 +28,16 @@ class ProcessGroup {
   virtual int local_ranks() const = 0;
   virtual int size() const = 0;  // Ranks over all processes.
 
+  // Where this process's ranks run (local rank i on devices[i]): host
+  // memory unless set, and then for every group created after. Throws
+  // std::invalid_argument unless there is one device per local rank.
+  virtual void SetLocalDevices(const std::vector<RankDevice>& devices) = 0;
+  virtual std::vector<RankDevice> local_devices() const = 0;
+
   // A communicator per local rank, local rank i (global first_rank() + i) at
-  // index i, for `backend`. Every process must create its groups in the
-  // same order. Throws std::invalid_argument for an unknown backend and
-  // CollectiveError when the backend cannot run here.
+  // index i, for `backend`, on the local devices. Every process must create
+  // its groups in the same order. Throws std::invalid_argument for an
+  // unknown backend and CollectiveError when the backend cannot run here.
   virtual std::vector<std::unique_ptr<Communicator>> CreateGroup(
       const std::string& backend, const CommOptions& options) = 0;
 

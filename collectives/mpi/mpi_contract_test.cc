@@ -226,6 +226,43 @@ TEST(MpiWorldTest, NcclWithoutGpusIsAClearErrorOnEveryProcess) {
   }
 }
 
+// Checked across processes before NCCL is touched, so no GPU is needed to
+// see it: every process names the same GPU of one host.
+TEST(MpiWorldTest, NcclRefusesTwoProcessesOnOneGpu) {
+  auto world = MpiWorld::Join(1);
+  world->SetLocalDevices({RankDevice::Gpu(0)});
+  try {
+    world->CreateGroup("nccl", {});
+    FAIL() << "expected a CollectiveError";
+  } catch (const CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "processes 0 and 1 both use cuda:0 on host " + world->host()),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--backend=ring"), std::string::npos);
+  }
+}
+
+// The host backends reach GPU ranks through host staging, which needs the
+// GPU: one that is not there is named on every process.
+TEST(MpiWorldTest, HostBackendsOnAMissingGpuNameIt) {
+  auto world = MpiWorld::Join(1);
+  world->SetLocalDevices({RankDevice::Gpu(99)});
+  for (const char* backend : {"ring", "mpi"}) {
+    try {
+      world->CreateGroup(backend, {});
+      FAIL() << backend << ": expected a CollectiveError";
+    } catch (const CollectiveError& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("cuda:99 does not exist") != std::string::npos ||
+                  what.find("has no CUDA") != std::string::npos)
+          << what;
+    }
+  }
+  EXPECT_THROW(world->SetLocalDevices({RankDevice::Host(), RankDevice::Host()}),
+               std::invalid_argument);
+}
+
 TEST(MpiWorldTest, UnknownBackendSaysWhatThereIs) {
   auto world = MpiWorld::Join(1);
   EXPECT_THROW(world->CreateGroup("carrier-pigeon", {}), std::invalid_argument);

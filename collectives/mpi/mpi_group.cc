@@ -1,10 +1,15 @@
 // MpiWorld::CreateGroup: the communicators of one group of a job launched
 // by mpirun, for each backend.
 #include <cstdlib>
+#include <map>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "collectives/collective_error.h"
+#include "collectives/host_staged.h"
 #include "collectives/mpi/mpi_communicator.h"
 #include "collectives/mpi/mpi_transport.h"
 #include "collectives/naive_algorithm.h"
@@ -50,6 +55,51 @@ std::vector<std::unique_ptr<Communicator>> CreateTransportGroup(
   return comms;
 }
 
+// True when every local rank is on a GPU, false when every one is on the
+// host; a mix is an error.
+bool RanksOnGpus(const std::vector<RankDevice>& devices) {
+  int gpus = 0;
+  for (const RankDevice& d : devices) gpus += d.is_gpu ? 1 : 0;
+  if (gpus != 0 && gpus != static_cast<int>(devices.size())) {
+    throw std::invalid_argument(
+        "a process's ranks must all be GPUs or all host memory, not a mix");
+  }
+  return gpus > 0;
+}
+
+// Host and GPU list of one process, for the gather below: "host 0,1".
+std::string Placement(const std::string& host, const std::vector<int>& gpus) {
+  std::string out = host + " ";
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    out += (i ? "," : "") + std::to_string(gpus[i]);
+  }
+  return out;
+}
+
+// NCCL allows one rank per GPU: throws CollectiveError naming the two
+// processes that would share one, and the backends that allow it.
+void CheckOneRankPerGpu(const std::vector<std::string>& placements) {
+  std::map<std::pair<std::string, int>, int> owner;  // (host, gpu) -> process
+  for (int p = 0; p < static_cast<int>(placements.size()); ++p) {
+    std::istringstream in(placements[p]);
+    std::string host, list;
+    in >> host >> list;
+    std::istringstream gpus(list);
+    for (std::string gpu; std::getline(gpus, gpu, ',');) {
+      const auto key = std::make_pair(host, std::stoi(gpu));
+      const auto [it, fresh] = owner.emplace(key, p);
+      if (!fresh) {
+        throw CollectiveError(
+            "the nccl backend allows one rank per GPU, but processes " +
+            std::to_string(it->second) + " and " + std::to_string(p) +
+            " both use cuda:" + gpu + " on host " + host +
+            "; give each process its own GPU (--devices=auto takes the one "
+            "of its local rank) or use --backend=ring or --backend=naive");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<Communicator>> MpiWorld::CreateGroup(
@@ -58,25 +108,44 @@ std::vector<std::unique_ptr<Communicator>> MpiWorld::CreateGroup(
   std::shared_ptr<MpiWorld> self = shared_from_this();
   const auto ring = std::make_shared<RingAlgorithm>();
   const auto naive = std::make_shared<NaiveAlgorithm>();
-  if (backend == "ring")
-    return CreateTransportGroup(self, {ring, naive}, options);
+  const bool on_gpus = RanksOnGpus(local_devices_);
+  // Host-memory backends reach GPU ranks through host staging.
+  auto staged = [&](std::vector<std::unique_ptr<Communicator>> comms) {
+    if (!on_gpus) return comms;
+    for (size_t i = 0; i < comms.size(); ++i) {
+      comms[i] = StageThroughHost(std::move(comms[i]),
+                                  CudaStaging(local_devices_[i].gpu));
+    }
+    return comms;
+  };
+  if (backend == "ring") {
+    return staged(CreateTransportGroup(self, {ring, naive}, options));
+  }
   if (backend == "naive") {
-    return CreateTransportGroup(self, {naive, ring}, options);
+    return staged(CreateTransportGroup(self, {naive, ring}, options));
   }
   if (backend == "mpi") {
     std::vector<std::unique_ptr<Communicator>> comms;
     comms.push_back(std::make_unique<MpiCommunicator>(self, options));
-    return comms;
+    return staged(std::move(comms));
   }
   if (backend == "nccl") {
     NcclProcessLayout layout;
     layout.size = size();
     layout.first_rank = first_rank();
-    layout.local_ranks = local_ranks();
-    // Processes on one host take its GPUs in turn, local_ranks() each.
-    const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    layout.first_device =
-        (local_rank ? std::atoi(local_rank) : 0) * local_ranks();
+    layout.gpus.clear();
+    if (on_gpus) {
+      for (const RankDevice& d : local_devices_) layout.gpus.push_back(d.gpu);
+    } else {
+      // Devices never set (the benchmark): processes on one host take its
+      // GPUs in turn, local_ranks() each.
+      const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+      const int first =
+          (local_rank ? std::atoi(local_rank) : 0) * local_ranks();
+      for (int i = 0; i < local_ranks(); ++i) layout.gpus.push_back(first + i);
+    }
+    // Collective, like the id's broadcast after it: every process is here.
+    CheckOneRankPerGpu(GatherFromProcesses(Placement(host_, layout.gpus)));
     return CreateNcclRanks(
         layout,
         [this](void* id, size_t bytes) {

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "collectives/collective_error.h"
@@ -99,7 +101,18 @@ std::shared_ptr<MpiWorld> MpiWorld::Join(int local_ranks) {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   world->host_ = host;
+  world->local_devices_.assign(local_ranks, RankDevice::Host());
   return world;
+}
+
+void MpiWorld::SetLocalDevices(const std::vector<RankDevice>& devices) {
+  if (static_cast<int>(devices.size()) != local_ranks()) {
+    throw std::invalid_argument("process " + std::to_string(process_) +
+                                " holds " + std::to_string(local_ranks()) +
+                                " ranks but was given " +
+                                std::to_string(devices.size()) + " devices");
+  }
+  local_devices_ = devices;
 }
 
 int MpiWorld::ProcessOf(int rank) const {

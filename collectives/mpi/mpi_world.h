@@ -49,9 +49,16 @@ class MpiWorld : public ProcessGroup,
   }
   const std::string& host() const { return host_; }
 
+  void SetLocalDevices(const std::vector<RankDevice>& devices) override;
+  std::vector<RankDevice> local_devices() const override {
+    return local_devices_;
+  }
+
   // Backends: ring and naive (MPI between processes, host memory within
   // one), mpi (MPI's own collectives; one rank per process), nccl (GPUs,
-  // in CUDA builds).
+  // in CUDA builds). On GPU devices the ring, naive and mpi backends move
+  // device buffers through host memory (StageThroughHost); nccl needs
+  // every rank on a GPU, and no GPU of a host twice in the job.
   std::vector<std::unique_ptr<Communicator>> CreateGroup(
       const std::string& backend, const CommOptions& options) override;
   void SumOverProcesses(double* values, size_t count) override;
@@ -81,6 +88,7 @@ class MpiWorld : public ProcessGroup,
   int size_ = 0;
   std::vector<int> first_rank_;
   std::vector<int> local_ranks_;
+  std::vector<RankDevice> local_devices_;  // Host memory until set.
   std::string host_;
 };
 

@@ -12,7 +12,7 @@ namespace {
 // Every device exists and all are CPUs or all GPUs; a CPU device at most
 // once (it is a thread), a GPU as often as wanted (each replica on it gets
 // its own buffers; the ring backends give each its own stream).
-void CheckDevices(const std::vector<Device>& devices, bool over_processes) {
+void CheckDevices(const std::vector<Device>& devices) {
   if (devices.empty()) throw DeviceError("replicas: no devices given");
   int gpus_listed = 0;
   for (size_t i = 0; i < devices.size(); ++i) {
@@ -31,12 +31,6 @@ void CheckDevices(const std::vector<Device>& devices, bool over_processes) {
     throw DeviceError("replicas: " + ToString(devices) +
                       " mixes CPU and GPU devices; use GPUs only (cuda:0,1) "
                       "or CPU devices only (cpu:2)");
-  }
-  if (over_processes) {
-    throw DeviceError(
-        "replicas: GPU replicas across the processes of an mpirun job are "
-        "not written yet; under mpirun use CPU devices (--devices=cpu:1), or "
-        "run one process with every GPU (--devices=auto)");
   }
   std::string reason;
   const int available = gpu::CountCudaDevices(&reason);
@@ -65,17 +59,17 @@ Tensor ShardImages(const ReplicaInput& shard, const Shape& sample_shape,
 ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
                            const ReplicaGroupOptions& options)
     : devices_(devices), options_(options), processes_(options.processes) {
-  CheckDevices(devices_, processes_ != nullptr);
+  CheckDevices(devices_);
   if (options_.comm_groups < 1) {
     throw std::invalid_argument("replicas: comm_groups must be at least 1");
   }
+  std::vector<collectives::RankDevice> ranks;
+  for (const Device& d : devices_) {
+    ranks.push_back(d.is_cuda() ? collectives::RankDevice::Gpu(d.index)
+                                : collectives::RankDevice::Host());
+  }
   if (!processes_) {
     // This process is the whole job: one code path for both cases.
-    std::vector<collectives::RankDevice> ranks;
-    for (const Device& d : devices_) {
-      ranks.push_back(d.is_cuda() ? collectives::RankDevice::Gpu(d.index)
-                                  : collectives::RankDevice::Host());
-    }
     processes_ = std::make_shared<collectives::InProcessGroup>(ranks);
   }
   if (processes_->local_ranks() != size()) {
@@ -84,6 +78,9 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
         std::to_string(processes_->local_ranks()) + " ranks of the job but " +
         std::to_string(size()) + " devices " + ToString(devices_));
   }
+  // Under mpirun the job's communicators then move device memory (NCCL, or
+  // the host backends through host staging).
+  processes_->SetLocalDevices(ranks);
   for (int g = 0; g < options_.comm_groups; ++g) {
     comms_.push_back(processes_->CreateGroup(options_.backend, options_.comm));
   }

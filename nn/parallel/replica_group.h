@@ -61,8 +61,10 @@ class ReplicaGroup {
  public:
   // Devices are all CPU devices (each at most once) or all GPUs (a GPU may
   // repeat: several replicas on one GPU, for the ring and naive backends).
+  // Under mpirun (options.processes) GPU replicas talk through NCCL, or
+  // through host memory for the ring, naive and mpi backends.
   // Throws DeviceError for an empty list, a CPU device listed twice, a mix,
-  // a GPU that does not exist or GPUs across processes;
+  // or a GPU that does not exist;
   // std::invalid_argument for an unknown
   // backend; CollectiveError when the backend cannot run here;
   // std::invalid_argument when options.processes does not hold this many

@@ -4,6 +4,10 @@ package(default_visibility = ["//visibility:public"])
 cc_library(
     name = "mpi",
     hdrs = glob(["include/**/*.h"]),
+    # ringlet calls MPI's C API only; without this, OpenMPI's mpi.h pulls in
+    # its C++ bindings, whose symbols (in libmpi_cxx, not linked) then
+    # break the link of any test that loads a library including mpi.h.
+    defines = ["OMPI_SKIP_MPICXX=1"],
     includes = ["include"],
     linkopts = %{linkopts},
 )

@@ -39,6 +39,10 @@ class FakeProcesses : public collectives::ProcessGroup {
   int first_rank() const override { return 0; }
   int local_ranks() const override { return 1; }
   int size() const override { return processes(); }
+  void SetLocalDevices(const std::vector<collectives::RankDevice>&) override {}
+  std::vector<collectives::RankDevice> local_devices() const override {
+    return {collectives::RankDevice::Host()};
+  }
   std::vector<std::unique_ptr<collectives::Communicator>> CreateGroup(
       const std::string&, const collectives::CommOptions&) override {
     return {};

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli/conventions.h"
+#include "collectives/mpi/mpi_world.h"
 #include "collectives/nccl.h"
 #include "data/fashion_mnist.h"
 #include "gpu/device_probe.h"
@@ -359,9 +360,34 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
   return true;
 }
 
+nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable) {
+  if (local_rank < 0 || local_rank >= static_cast<int>(usable.size())) {
+    std::string names;
+    for (size_t i = 0; i < usable.size(); ++i) {
+      names += (i ? ", cuda:" : "cuda:") + std::to_string(usable[i]);
+    }
+    throw nn::DeviceError(
+        "--devices=auto under mpirun gives each process the GPU of its local "
+        "rank, but this process has local rank " +
+        std::to_string(local_rank) + " and its host " +
+        std::to_string(usable.size()) + " usable GPU(s) (" + names +
+        "); start at most " + std::to_string(usable.size()) +
+        " processes per host (mpirun --map-by ppr:" +
+        std::to_string(usable.size()) +
+        ":node), or name the devices (--devices=cuda:0, --devices=cpu:1)");
+  }
+  return nn::Device::Cuda(usable[local_rank]);
+}
+
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
   const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
   const int usable = static_cast<int>(gpus.usable.size());
+  if (spec == "auto" && usable > 0 && collectives::mpi::LaunchedByMpirun()) {
+    // One GPU per process, as torchrun's LOCAL_RANK.
+    const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    return {
+        GpuOfLocalRank(local_rank ? std::atoi(local_rank) : 0, gpus.usable)};
+  }
   try {
     return nn::ResolveDevices(spec, usable);
   } catch (const nn::DeviceError& e) {

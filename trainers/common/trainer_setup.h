@@ -98,10 +98,16 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
                                const RunSettings& settings);
 
 // The devices --devices names: `auto` is every usable GPU, else one CPU
-// device (d2l's try_all_gpus); cuda:N for a GPU that does not exist is an
-// error naming how many there are and what the CUDA runtime reported.
-// Throws nn::DeviceError.
+// device (d2l's try_all_gpus); under mpirun `auto` is the GPU of this
+// process's local rank (one GPU per process). cuda:N for a GPU that does
+// not exist is an error naming how many there are and what the CUDA
+// runtime reported. Throws nn::DeviceError.
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec);
+
+// The GPU of the process with `local_rank` on its host, among the host's
+// `usable` GPUs (indices): usable[local_rank]. Throws nn::DeviceError
+// saying how many processes per host fit when there are too few.
+nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable);
 
 // --precision and --conv_algorithms for `devices`: sets nn's GPU settings;
 // a value other than the default on CPU devices is a DeviceError (they
