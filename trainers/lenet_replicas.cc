@@ -51,11 +51,6 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
   if (!(update.clip_grad_norm >= 0)) {
     throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
   }
-  if (update.clip_grad_norm > 0 && group_.on_gpus()) {
-    throw nn::DeviceError(
-        "lenet: gradient clipping works on CPU devices only so far; on " +
-        nn::ToString(devices) + " train without --clip_grad_norm");
-  }
   // get_params: each device's copy is made on its own thread.
   group_.Run([&](int d) {
     Replica& r = replicas_[d];
@@ -120,12 +115,11 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
       return;
     }
     // The batch mean's norm is the summed gradient's over the batch size
-    // (CPU devices only; refused on GPUs at construction).
+    // (on a GPU the host waits for it once).
     const double clip =
         update_.clip_grad_norm > 0
-            ? nn::ClipCoefficient(
-                  nn::GlobalNorm(flat.data(), flat.count()) / total,
-                  update_.clip_grad_norm)
+            ? nn::ClipCoefficient(nn::GlobalNorm({&flat.flat()}) / total,
+                                  update_.clip_grad_norm)
             : 1.0;
     flat.Unpack();  // g now holds the summed gradients.
     const nn::SgdOptions& sgd = update_.sgd;

@@ -83,11 +83,6 @@ void ExpectNear(const std::vector<const nn::Tensor*>& a,
   }
 }
 
-void ExpectNear(const nn::LeNetParams& got, const nn::LeNetParams& want,
-                double rel_tol, const std::string& what) {
-  ExpectNear(got.All(), want.All(), rel_tol, what);
-}
-
 void ExpectIdentical(const nn::LeNetParams& a, const nn::LeNetParams& b,
                      const std::string& what) {
   const std::vector<const nn::Tensor*> x = a.All(), y = b.All();
@@ -157,9 +152,12 @@ TEST(LeNetReplicasTest, ReplicasOnOneGpuTakeTheOneDeviceSteps) {
       {"ring", "naive"}, 1e-4);
 }
 
-// Momentum, weight decay and clipping: k devices still take one device's
-// steps, and the steps are torch's SGD on the batch-mean gradient.
-TEST(LeNetReplicasTest, MomentumDecayAndClippingMatchTheReference) {
+// Momentum, weight decay and clipping: k replicas on place(k) still take
+// one device's steps, and the steps are torch's SGD on the batch-mean
+// gradient.
+void ExpectUpdatesMatchTheReference(
+    const std::function<std::vector<nn::Device>(int)>& place,
+    const std::string& backend, double rel_tol) {
   LeNetUpdate update = PlainSgd(0.1f);
   update.sgd.momentum = 0.9f;
   update.sgd.weight_decay = 0.01f;
@@ -188,18 +186,35 @@ TEST(LeNetReplicasTest, MomentumDecayAndClippingMatchTheReference) {
     }
   }
   EXPECT_GT(clipped, 0) << "the test should exercise clipping";
+  nn::ReplicaGroupOptions options;
+  options.backend = backend;
   for (int k : {1, 3}) {
-    LeNetReplicas replicas(init, Cpus(k), nn::ReplicaGroupOptions(), update);
+    LeNetReplicas replicas(init, place(k), options, update);
     for (const Batch& b : batches) replicas.TrainStep(Shards(b, k));
     const std::string what = "momentum on " + std::to_string(k);
-    ExpectNear(replicas.params(0), reference, 2e-6, what);
-    for (int d = 1; d < k; ++d) {
-      ExpectIdentical(replicas.params(d), replicas.params(0), what);
-    }
-    // The state holds the velocities, for checkpoints.
-    EXPECT_EQ(replicas.State().names.size(), 2 * init.All().size());
-    EXPECT_EQ(replicas.State().names.back(), "b4.momentum");
+    // The state holds the parameters (host copies), then the velocities.
+    const nn::NamedTensors state = replicas.State();
+    ASSERT_EQ(state.names.size(), 2 * init.All().size());
+    EXPECT_EQ(state.names.back(), "b4.momentum");
+    const std::vector<const nn::Tensor*> params(
+        state.tensors.begin(), state.tensors.begin() + init.All().size());
+    const nn::LeNetParams& want = reference;
+    ExpectNear(params, want.All(), rel_tol, what);
+    EXPECT_EQ(replicas.CompareReplicas(), "") << what;
   }
+}
+
+TEST(LeNetReplicasTest, MomentumDecayAndClippingMatchTheReference) {
+  ExpectUpdatesMatchTheReference(Cpus, "ring", 2e-6);
+}
+
+// The same on one GPU (clipping's norm and scale as device ops).
+TEST(LeNetReplicasTest, MomentumDecayAndClippingOnOneGpu) {
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+  if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+  const nn::Device gpu = nn::Device::Cuda(report.usable[0]);
+  ExpectUpdatesMatchTheReference(
+      [gpu](int k) { return std::vector<nn::Device>(k, gpu); }, "ring", 1e-4);
 }
 
 TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {

@@ -52,6 +52,28 @@ __global__ void divide_forward_kernel(float* x, int64_t n, float divisor) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { x[i] /= divisor; }
 }
 
+__global__ void scale_forward_kernel(float* x, int64_t n, float factor) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { x[i] *= factor; }
+}
+
+// kThreads threads, kSumOfSquaresBlocks blocks; a fixed reduction tree.
+__global__ void sum_of_squares_partials_kernel(const float* x, int64_t n,
+                                               double* partials) {
+  __shared__ double shared[kThreads];
+  double mine = 0;
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    const double v = x[i];
+    mine += v * v;
+  }
+  shared[threadIdx.x] = mine;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+}
+
 // One atomic per block, not per element: the count is almost always 0.
 __global__ void count_nonfinite_forward_kernel(const float* x, int64_t n,
                                                unsigned int* count) {
@@ -70,6 +92,20 @@ __global__ void count_nonfinite_forward_kernel(const float* x, int64_t n,
 void divide_forward(float* x, int64_t n, float divisor, cudaStream_t stream) {
   if (n == 0) return;
   divide_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(x, n, divisor);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void scale_forward(float* x, int64_t n, float factor, cudaStream_t stream) {
+  if (n == 0) return;
+  scale_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(x, n, factor);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void sum_of_squares_partials(const float* x, int64_t n, double* partials,
+                             cudaStream_t stream) {
+  // Launched for n == 0 too: the partials are then zeros.
+  sum_of_squares_partials_kernel<<<kSumOfSquaresBlocks, kThreads, 0, stream>>>(
+      x, n, partials);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

@@ -33,6 +33,17 @@ void sgd_update_forward(float* param, const float* grad, float* velocity,
 // x[i] /= divisor.
 void divide_forward(float* x, int64_t n, float divisor, cudaStream_t stream);
 
+// x[i] *= factor.
+void scale_forward(float* x, int64_t n, float factor, cudaStream_t stream);
+
+// How many partial sums sum_of_squares_partials writes per tensor.
+constexpr int kSumOfSquaresBlocks = 64;
+// partials[b] = sum over the elements block b visits of x[i]^2, in double,
+// for b < kSumOfSquaresBlocks (a fixed order: the same bits every run;
+// the caller adds the partials up).
+void sum_of_squares_partials(const float* x, int64_t n, double* partials,
+                             cudaStream_t stream);
+
 // *count += the number of x[i] that are nan or infinite (count is device
 // memory the caller zeroed).
 void count_nonfinite_forward(const float* x, int64_t n, unsigned int* count,

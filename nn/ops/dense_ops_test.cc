@@ -32,6 +32,16 @@ TEST(Elementwise, DivideInPlaceAndCountNonFinite) {
   EXPECT_EQ(CountNonFinite({}), 0);
 }
 
+TEST(Elementwise, ScaleInPlaceAndSumOfSquares) {
+  Tensor x = Tensor::FromVector({4}, {1, -2, 0.5f, 4});
+  ScaleInPlace(x, 0.5f);
+  EXPECT_THAT(std::vector<float>(x.data(), x.data() + 4),
+              ::testing::ElementsAre(0.5f, -1, 0.25f, 2));
+  const Tensor y = Tensor::FromVector({2}, {3, -4});
+  EXPECT_DOUBLE_EQ(SumOfSquares({&x, &y}), 0.25 + 1 + 0.0625 + 4 + 9 + 16);
+  EXPECT_EQ(SumOfSquares({}), 0.0);
+}
+
 TEST(Linear, ForwardAndGradients) {
   for (int64_t n : {1, 3, 8}) {
     for (bool bias : {true, false}) {

@@ -38,6 +38,32 @@ void DivideInPlace(Tensor& x, float divisor) {
   for (int64_t i = 0, n = x.numel(); i < n; ++i) v[i] /= divisor;
 }
 
+void ScaleInPlace(Tensor& x, float factor) {
+  if (OpDevice("scale", {&x}).is_cuda()) {
+    cuda_ops::ScaleInPlace(x, factor);
+    return;
+  }
+  float* v = x.data();
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) v[i] *= factor;
+}
+
+double SumOfSquares(const std::vector<const Tensor*>& tensors) {
+  if (tensors.empty()) return 0;
+  const Device device = tensors.front()->device();
+  for (const Tensor* t : tensors) {
+    CommonDevice("sum of squares", {device, t->device()});
+  }
+  if (device.is_cuda()) return cuda_ops::SumOfSquares(tensors);
+  double sum = 0;
+  for (const Tensor* t : tensors) {
+    const float* v = t->data();
+    for (int64_t i = 0, n = t->numel(); i < n; ++i) {
+      sum += static_cast<double>(v[i]) * v[i];
+    }
+  }
+  return sum;
+}
+
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
   if (tensors.empty()) return 0;
   const Device device = tensors.front()->device();

@@ -16,6 +16,12 @@ Tensor Add(const Tensor& a, const Tensor& b);
 void AddInPlace(Tensor& a, const Tensor& b);
 // x /= divisor (a loss gradient made the mean over the whole batch).
 void DivideInPlace(Tensor& x, float divisor);
+// x *= factor (gradients scaled down by clipping).
+void ScaleInPlace(Tensor& x, float factor);
+// The sum of every element's square over `tensors` (all on one device), in
+// double and in a fixed order, so replicas holding the same values get the
+// same bits. On a GPU: partial sums per tensor, one read back.
+double SumOfSquares(const std::vector<const Tensor*>& tensors);
 // How many elements of `tensors` (all on one device) are nan or infinite.
 // On a GPU: one kernel per tensor into one counter, one value read back.
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);

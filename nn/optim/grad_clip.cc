@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "nn/ops/elementwise.h"
+
 namespace ringlet::nn {
 
 double ClipCoefficient(double norm, double max_norm) {
@@ -13,7 +15,7 @@ double ClipCoefficient(double norm, double max_norm) {
 
 namespace {
 
-double SumOfSquares(const float* values, int64_t count) {
+double SquaresOf(const float* values, int64_t count) {
   double sum = 0;
   for (int64_t i = 0; i < count; ++i) {
     sum += static_cast<double>(values[i]) * values[i];
@@ -24,20 +26,11 @@ double SumOfSquares(const float* values, int64_t count) {
 }  // namespace
 
 double GlobalNorm(const float* values, int64_t count) {
-  return std::sqrt(SumOfSquares(values, count));
+  return std::sqrt(SquaresOf(values, count));
 }
 
 double GlobalNorm(const std::vector<const Tensor*>& grads) {
-  double sum = 0;
-  for (const Tensor* g : grads) {
-    if (!g->device().is_cpu()) {
-      throw std::invalid_argument(
-          "clip_grad_norm: gradients on " + ToString(g->device()) +
-          " are not supported yet; clip on CPU devices");
-    }
-    sum += SumOfSquares(g->data(), g->numel());
-  }
-  return std::sqrt(sum);
+  return std::sqrt(nn::SumOfSquares(grads));
 }
 
 double ClipGradNorm(const std::vector<Tensor*>& grads, double max_norm) {
@@ -50,10 +43,7 @@ double ClipGradNorm(const std::vector<Tensor*>& grads, double max_norm) {
       GlobalNorm(std::vector<const Tensor*>(grads.begin(), grads.end()));
   const float scale = static_cast<float>(ClipCoefficient(norm, max_norm));
   if (scale < 1.0f) {
-    for (Tensor* g : grads) {
-      float* v = g->data();
-      for (int64_t i = 0; i < g->numel(); ++i) v[i] *= scale;
-    }
+    for (Tensor* g : grads) ScaleInPlace(*g, scale);
   }
   return norm;
 }

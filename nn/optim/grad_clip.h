@@ -18,11 +18,12 @@ double ClipCoefficient(double norm, double max_norm);
 // The global L2 norm of `values` (summed in double, in a fixed order, so
 // every replica holding the same gradients gets the same bits).
 double GlobalNorm(const float* values, int64_t count);
-double GlobalNorm(const std::vector<const Tensor*>& grads);
+double GlobalNorm(const std::vector<const Tensor*>& grads);  // Any device.
 
-// Scales `grads` in place so their global norm is at most `max_norm`;
-// returns the norm before clipping. CPU tensors only (std::invalid_argument
-// otherwise); max_norm must be above 0.
+// Scales `grads` (all on one device, CPU or GPU) in place so their global
+// norm is at most `max_norm`; returns the norm before clipping. max_norm
+// must be above 0 (std::invalid_argument). On a GPU the host waits once,
+// for the norm.
 double ClipGradNorm(const std::vector<Tensor*>& grads, double max_norm);
 
 }  // namespace ringlet::nn

@@ -91,12 +91,6 @@ DataParallel::DataParallel(const ModelFactory& make_model,
                            const std::vector<Device>& devices,
                            const DataParallelOptions& options)
     : options_(options), group_(devices, GroupOptions(options)) {
-  if (group_.on_gpus() && options_.clip_grad_norm > 0) {
-    throw DeviceError(
-        "data parallel: gradient clipping works on CPU devices only so far; "
-        "on " +
-        ToString(devices) + " train without --clip_grad_norm");
-  }
   const int n = size();
   replicas_.resize(n);
   group_.Run([&](int d) {

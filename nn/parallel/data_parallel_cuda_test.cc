@@ -143,6 +143,32 @@ TEST_F(OnOneGpu, SyncBnKReplicasTakeTheOneReplicaStep) {
   }
 }
 
+// Gradient clipping (the global norm and the scaling as device ops): k
+// replicas take the one-replica step. The bound is small enough that every
+// step clips.
+TEST_F(OnOneGpu, ClippedStepsOfKReplicasTakeTheOneReplicaStep) {
+  DataParallelOptions options = Options("ring");
+  options.clip_grad_norm = 1e-3;
+  const std::vector<Batch> batches = {RandomBatch(10, 8, 40),
+                                      RandomBatch(7, 8, 41)};
+  const auto factory = Seeded(NetWithoutBatchNorm, 9);
+  DataParallel one(factory, Replicas(1), options);
+  for (const Batch& b : batches) one.TrainStep(Shards(b, 1));
+  const NamedTensors want = one.State(0);
+  // Without clipping the step differs: the bound does bite.
+  DataParallelOptions unclipped = Options("ring");
+  DataParallel free(factory, Replicas(1), unclipped);
+  for (const Batch& b : batches) free.TrainStep(Shards(b, 1));
+  EXPECT_NE(free.State(0).tensors[0]->data()[0], want.tensors[0]->data()[0]);
+  for (int k = 2; k <= 3; ++k) {
+    DataParallel dp(factory, Replicas(k), options);
+    for (const Batch& b : batches) dp.TrainStep(Shards(b, k));
+    EXPECT_EQ(dp.CompareReplicas(), "") << k << " replicas";
+    ExpectStatesNear(dp.State(0), want, 1e-5,
+                     "clipped, " + std::to_string(k) + " replicas");
+  }
+}
+
 TEST_F(OnOneGpu, ReplicasStayBitwiseIdenticalOverTenSteps) {
   DataParallel dp(Seeded(SmallNet, 4), Replicas(2), Options("ring"));
   EXPECT_EQ(dp.num_buckets() > 1, true);

@@ -1,5 +1,7 @@
 #include "nn/ops/cuda/cuda_ops.h"
 
+#include <vector>
+
 #include "nn/cuda/elementwise_kernels.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 
@@ -78,6 +80,33 @@ int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
                                      cudaMemcpyDeviceToHost, on.stream()));
   RINGLET_CUDA_CHECK(cudaStreamSynchronize(on.stream()));
   return host;
+}
+
+void ScaleInPlace(Tensor& x, float factor) {
+  OnDevice on(x);
+  cuda::scale_forward(x.device_data(), x.numel(), factor, on.stream());
+}
+
+double SumOfSquares(const std::vector<const Tensor*>& tensors) {
+  OnDevice on(*tensors.front());
+  // Every tensor's partial sums into one buffer, one read back, added up
+  // on the host in a fixed order.
+  const size_t count = tensors.size() * cuda::kSumOfSquaresBlocks;
+  Scratch partials(on.context, count * sizeof(double));
+  double* device = static_cast<double*>(partials.data());
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    cuda::sum_of_squares_partials(
+        tensors[t]->device_data(), tensors[t]->numel(),
+        device + t * cuda::kSumOfSquaresBlocks, on.stream());
+  }
+  std::vector<double> host(count);
+  RINGLET_CUDA_CHECK(cudaMemcpyAsync(host.data(), device,
+                                     count * sizeof(double),
+                                     cudaMemcpyDeviceToHost, on.stream()));
+  RINGLET_CUDA_CHECK(cudaStreamSynchronize(on.stream()));
+  double sum = 0;
+  for (double v : host) sum += v;
+  return sum;
 }
 
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,

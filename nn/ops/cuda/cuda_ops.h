@@ -27,6 +27,8 @@ Tensor Add(const Tensor& a, const Tensor& b);
 void AddInPlace(Tensor& a, const Tensor& b);
 void DivideInPlace(Tensor& x, float divisor);
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);
+void ScaleInPlace(Tensor& x, float factor);
+double SumOfSquares(const std::vector<const Tensor*>& tensors);
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params);
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,

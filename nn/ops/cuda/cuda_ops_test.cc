@@ -66,6 +66,23 @@ TEST_F(CudaOpsTest, ReluAndAddMatchTheCpu) {
   EXPECT_EQ(Values(sum), Values(Add(x, dy)));
 }
 
+// Gradient clipping's two device ops: the scale exactly, the sum of
+// squares (in double, another order) within double rounding.
+TEST_F(CudaOpsTest, ScaleAndSumOfSquaresMatchTheCpu) {
+  const Tensor a = Random({1000, 37}, 80), b = Random({5}, 81);
+  const Tensor empty({0});
+  const double cpu = SumOfSquares({&a, &b, &empty});
+  const Tensor a_gpu = a.To(gpu_), b_gpu = b.To(gpu_),
+               empty_gpu = empty.To(gpu_);
+  EXPECT_NEAR(SumOfSquares({&a_gpu, &b_gpu, &empty_gpu}), cpu, 1e-9 * cpu);
+  // The same bits every call: replicas must agree.
+  EXPECT_EQ(SumOfSquares({&a_gpu}), SumOfSquares({&a_gpu}));
+  Tensor scaled = a.Clone(), scaled_gpu = a.To(gpu_);
+  ScaleInPlace(scaled, 0.37f);
+  ScaleInPlace(scaled_gpu, 0.37f);
+  EXPECT_EQ(Values(scaled_gpu), Values(scaled));
+}
+
 TEST_F(CudaOpsTest, SgdStepMatchesTheCpu) {
   for (float momentum : {0.0f, 0.9f}) {
     SgdOptions options;

@@ -19,6 +19,8 @@ Tensor Add(const Tensor&, const Tensor&) { NoCuda(); }
 void AddInPlace(Tensor&, const Tensor&) { NoCuda(); }
 void DivideInPlace(Tensor&, float) { NoCuda(); }
 int64_t CountNonFinite(const std::vector<const Tensor*>&) { NoCuda(); }
+void ScaleInPlace(Tensor&, float) { NoCuda(); }
+double SumOfSquares(const std::vector<const Tensor*>&) { NoCuda(); }
 void SgdUpdate(Tensor&, const Tensor&, Tensor*, float, float, float) {
   NoCuda();
 }
