@@ -99,6 +99,61 @@ e2e resnet_dp_cuda0 "$resnet_min" \
   trainers/resnet_dp --devices=cuda:0 --epochs="$epochs"
 e2e lenet_scratch_cuda0 "$lenet_min" \
   trainers/lenet_scratch --devices=cuda:0 --epochs="$epochs"
+# Each trainer on the GPU against the same run on a CPU device (same seed,
+# same batches): every epoch's training loss within 5% (cuDNN and cuBLAS
+# sum in other orders than the CPU kernels, nothing else differs; the
+# margin covers LeNet's sharp fall in epoch 2, which rounding can shift).
+same_curve() {  # name, program and flags
+  local name="$1"
+  shift
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "curve $name: SKIPPED: no GPU"
+    skipped=$((skipped + 1))
+    return
+  fi
+  if [[ ! -d fashion-mnist ]]; then
+    echo "curve $name: SKIPPED: no data (build the bundle with --with_data)"
+    skipped=$((skipped + 1))
+    return
+  fi
+  local device verdict
+  for device in cpu:1 cuda:0; do
+    if ! timeout 1200 "$@" --devices=$device --seed=5 \
+      --metrics_out="logs/curve_${name}_${device%%:*}.jsonl" \
+      >"logs/curve_${name}_${device%%:*}.log" 2>&1; then
+      echo "curve $name: FAILED on $device: $(tail -n 1 "logs/curve_${name}_${device%%:*}.log")"
+      failed=$((failed + 1))
+      return
+    fi
+  done
+  if verdict="$(python3 - "logs/curve_${name}_cpu.jsonl" \
+    "logs/curve_${name}_cuda.jsonl" <<'PY'
+import json, sys
+def losses(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    return [r["loss"] for r in rows if "epoch" in r and "loss" in r]
+cpu, gpu = losses(sys.argv[1]), losses(sys.argv[2])
+worst = max(abs(g - c) / abs(c) for c, g in zip(cpu, gpu)) if cpu else 1
+print("cpu %s, gpu %s, worst %.2f%%" % (
+    [round(c, 4) for c in cpu], [round(g, 4) for g in gpu], 100 * worst))
+# A loss that never fell would make the comparison say nothing.
+learned = len(cpu) > 1 and cpu[-1] < 0.9 * cpu[0]
+if not learned:
+    print("the CPU run's loss did not fall by 10%: train longer")
+sys.exit(not (learned and len(cpu) == len(gpu) and worst <= 0.05))
+PY
+  )"; then
+    echo "curve $name: PASSED: $verdict"
+    passed=$((passed + 1))
+  else
+    echo "curve $name: FAILED: $verdict"
+    failed=$((failed + 1))
+  fi
+}
+same_curve lenet_scratch trainers/lenet_scratch --epochs=4 --test_limit=1000
+same_curve resnet_dp trainers/resnet_dp --epochs=2 --limit=2560 \
+  --test_limit=500 --batch_size=64
+
 # The book's own programs in PyTorch on the same GPU, for the comparison.
 peer() {  # name, program
   local name="$1" program="$2" log="logs/peer_$1.log"
