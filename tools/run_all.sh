@@ -5,7 +5,21 @@
 # the nvidia-* Python packages. Ends with one line:
 #   gpu: N passed, N failed, N skipped
 # (skipped: every case of the test skipped, e.g. no GPU). Logs in ./logs.
+#
+# Parts, all by default, or the ones named (to fit a time limit per call):
+#   run_all.sh [tests] [e2e] [curves] [peers] [bench]
 set -uo pipefail
+parts="${*:-tests e2e curves peers bench}"
+for part in $parts; do
+  case "$part" in
+    tests | e2e | curves | peers | bench) ;;
+    *)
+      echo "run_all.sh: unknown part '$part'; parts: tests e2e curves peers bench" >&2
+      exit 2
+      ;;
+  esac
+done
+want() { [[ " $parts " == *" $1 "* ]]; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
@@ -41,7 +55,7 @@ fi
 
 mkdir -p logs
 passed=0 failed=0 skipped=0
-while read -r test; do
+want tests && while read -r test; do
   [[ -n "$test" ]] || continue
   log="logs/$(echo "$test" | tr / _).log"
   timeout 900 "./$test" >"$log" 2>&1
@@ -95,9 +109,9 @@ e2e() {  # name, minimum test accuracy, program and flags
 epochs="${RINGLET_E2E_EPOCHS:-10}"
 resnet_min=0 lenet_min=0  # Shortened runs only have to finish.
 if ((epochs >= 10)); then resnet_min=0.90 lenet_min=0.83; fi
-e2e resnet_dp_cuda0 "$resnet_min" \
+want e2e && e2e resnet_dp_cuda0 "$resnet_min" \
   trainers/resnet_dp --devices=cuda:0 --epochs="$epochs"
-e2e lenet_scratch_cuda0 "$lenet_min" \
+want e2e && e2e lenet_scratch_cuda0 "$lenet_min" \
   trainers/lenet_scratch --devices=cuda:0 --epochs="$epochs"
 # Each trainer on the GPU against the same run on a CPU device (same seed,
 # same batches): every epoch's training loss within 5% (cuDNN and cuBLAS
@@ -150,8 +164,8 @@ PY
     failed=$((failed + 1))
   fi
 }
-same_curve lenet_scratch trainers/lenet_scratch --epochs=4 --test_limit=1000
-same_curve resnet_dp trainers/resnet_dp --epochs=2 --limit=2560 \
+want curves && same_curve lenet_scratch trainers/lenet_scratch --epochs=4 --test_limit=1000
+want curves && same_curve resnet_dp trainers/resnet_dp --epochs=2 --limit=2560 \
   --test_limit=500 --batch_size=64
 
 # The book's own programs in PyTorch on the same GPU, for the comparison.
@@ -169,12 +183,12 @@ peer() {  # name, program
     echo "peer $name: failed: $(tail -n 1 "$log")"
   fi
 }
-peer book_concise_cuda0 concise
-peer book_scratch_cuda0 scratch
+want peers && peer book_concise_cuda0 concise
+want peers && peer book_scratch_cuda0 scratch
 # Two replicas sharing the GPU (ring): the multi-device path on one GPU.
-e2e resnet_dp_2x_cuda0 0 trainers/resnet_dp --devices=cuda:0,cuda:0 \
+want e2e && e2e resnet_dp_2x_cuda0 0 trainers/resnet_dp --devices=cuda:0,cuda:0 \
   --epochs=1 --limit=12800 --test_limit=2000
-e2e lenet_scratch_2x_cuda0 0 trainers/lenet_scratch --devices=cuda:0,cuda:0 \
+want e2e && e2e lenet_scratch_2x_cuda0 0 trainers/lenet_scratch --devices=cuda:0,cuda:0 \
   --epochs=1
 
 # Quick benchmarks: one JSON object each, or the reason they did not run.
@@ -192,7 +206,7 @@ bench() {
 # where PyTorch sees a GPU.
 device=cpu batch=32 steps=2  # Without a GPU: only that it runs.
 if nvidia-smi -L >/dev/null 2>&1; then device=cuda:0 batch=256 steps=20; fi
-for model in lenet resnet18; do
+want bench && for model in lenet resnet18; do
   bench "train_bench_$model" nn/train_bench --device=$device --model=$model \
     --batch_size=$batch --steps=$steps --json
   if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
@@ -213,7 +227,7 @@ for model in lenet resnet18; do
     fi
   fi
 done
-bench allreduce_nccl collectives/allreduce_bench --backend=nccl --ranks=1 \
+want bench && bench allreduce_nccl collectives/allreduce_bench --backend=nccl --ranks=1 \
   --min_bytes=1M --max_bytes=64M --factor=8 --json
 
 echo "gpu: $passed passed, $failed failed, $skipped skipped"
