@@ -7,14 +7,14 @@
 # (skipped: every case of the test skipped, e.g. no GPU). Logs in ./logs.
 #
 # Parts, all by default, or the ones named (to fit a time limit per call):
-#   run_all.sh [tests] [e2e] [curves] [peers] [bench]
+#   run_all.sh [tests] [sanitize] [e2e] [curves] [peers] [bench]
 set -uo pipefail
-parts="${*:-tests e2e curves peers bench}"
+parts="${*:-tests sanitize e2e curves peers bench}"
 for part in $parts; do
   case "$part" in
-    tests | e2e | curves | peers | bench) ;;
+    tests | sanitize | e2e | curves | peers | bench) ;;
     *)
-      echo "run_all.sh: unknown part '$part'; parts: tests e2e curves peers bench" >&2
+      echo "run_all.sh: unknown part '$part'; parts: tests sanitize e2e curves peers bench" >&2
       exit 2
       ;;
   esac
@@ -75,6 +75,45 @@ want tests && while read -r test; do
   fi
   echo "$test: $result"
 done <tests.txt
+
+# NVIDIA's compute-sanitizer over the tests of nn's own kernels: memcheck
+# (out-of-bounds and misaligned accesses, leaks of device memory) and
+# racecheck (shared-memory races in the block reductions). A pass needs a
+# clean report, not only passing checks.
+sanitize() {  # name, tool, test binary, gtest filter
+  local name="$1" tool="$2" test="$3" filter="$4" log="logs/sanitize_$1.log"
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "sanitize $name: SKIPPED: no GPU"
+    skipped=$((skipped + 1))
+    return
+  fi
+  local tool_path
+  tool_path="$(command -v compute-sanitizer ||
+    ls "$cuda"/bin/compute-sanitizer /usr/local/cuda*/bin/compute-sanitizer \
+      2>/dev/null | head -n 1)"
+  if [[ -z "$tool_path" ]]; then
+    echo "sanitize $name: SKIPPED: no compute-sanitizer (PATH, \$CUDA_PATH/bin)"
+    skipped=$((skipped + 1))
+    return
+  fi
+  if timeout 900 "$tool_path" --tool "$tool" --error-exitcode 99 \
+    "./$test" --gtest_filter="$filter" >"$log" 2>&1; then
+    echo "sanitize $name: PASSED: $(grep -m1 'ERROR SUMMARY' "$log")"
+    passed=$((passed + 1))
+  else
+    echo "sanitize $name: FAILED: $(grep -m1 'ERROR SUMMARY' "$log" || tail -n 1 "$log")"
+    failed=$((failed + 1))
+  fi
+}
+if want sanitize; then
+  sanitize ops_memcheck memcheck nn/ops/cuda/cuda_ops_test '*'
+  sanitize ops_racecheck racecheck nn/ops/cuda/cuda_ops_test \
+    '*BatchNorm*:*SumOfSquares*'
+  sanitize kernels_memcheck memcheck nn/cuda/elementwise_kernels_test '*'
+  sanitize lanes_memcheck memcheck nn/device_lane_test '*'
+  sanitize replicas_memcheck memcheck nn/parallel/data_parallel_cuda_test \
+    '*KReplicas*'
+fi
 
 # The trainers on the GPU, end to end (needs the data: gpu_bundle.sh
 # --with_data): each closing line, and a pass when the test accuracy
