@@ -154,6 +154,18 @@ void CopyFromHost(const float* src, Tensor& dst) {
   }
 }
 
+void CopyFromHostAsync(const float* src, Tensor& dst) {
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cuda()) {
+    cuda::CopyHostToDeviceAsync(dst.device().index, dst.device_data(), src,
+                                dst.numel());
+  } else {
+    std::copy(src, src + dst.numel(), dst.device_data());
+  }
+}
+
+uint64_t HostWaitsForGpus() { return cuda::HostWaits(); }
+
 void CopyToHost(const Tensor& src, float* dst) {
   if (src.numel() == 0) return;
   if (src.device().is_cuda()) {

@@ -102,6 +102,16 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
 // lives; each returns once the copy is done.
 void CopyFromHost(const float* src, Tensor& dst);
 void CopyToHost(const Tensor& src, float* dst);
+// CopyFromHost without waiting for a GPU: the copy is queued (through
+// pinned memory) on the calling thread's queue for dst's device, `src` may
+// be reused at once, and only work queued after it there may read dst
+// (hand dst to another stream or thread through a DeviceFence). On a CPU,
+// CopyFromHost.
+void CopyFromHostAsync(const float* src, Tensor& dst);
+
+// How many times the host has waited for a GPU so far, for benchmarks and
+// tests that keep a training step to one wait (0 in builds without CUDA).
+uint64_t HostWaitsForGpus();
 
 // Throws ShapeError "<op>: <what> has shape [..], expected [..]" unless
 // `tensor` has exactly `expected` (-1 in `expected` matches any size).

@@ -76,21 +76,16 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     const std::vector<nn::Tensor*> params = r.params.All();
     // A device without samples adds zeros to the sum.
     nn::LeNetParams grads;
+    // The loss is read after the allreduce, so on a GPU the host queues
+    // forward, backward and the packing without waiting.
+    nn::PendingLoss loss;
     if (shards[d].count > 0) {
       nn::LeNetActivations acts;
       const nn::Tensor logits = nn::LeNetForward(
           r.params, nn::ShardImages(shards[d], {1, 28, 28}, device), &acts);
-      const nn::LossResult loss = nn::SoftmaxCrossEntropy(
-          logits, shards[d].labels, nn::Reduction::kSum);
-      grads = nn::LeNetBackward(r.params, acts, loss.dlogits);
-      const std::string bad_loss = nn::NonFiniteName(loss.loss);
-      if (!bad_loss.empty()) {
-        r.stats.divergence =
-            "the loss became " + bad_loss + " on " + nn::ToString(device);
-      }
-      r.stats.loss_sum = loss.loss;
-      r.stats.correct = loss.correct;
-      r.stats.samples = shards[d].count;
+      loss = nn::StartSoftmaxCrossEntropy(logits, shards[d].labels,
+                                          nn::Reduction::kSum);
+      grads = nn::LeNetBackward(r.params, acts, loss.dlogits());
     } else {
       grads = CopyTo(nn::LeNetParams::Zeros(), device);
     }
@@ -105,9 +100,21 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     r.stats.comm_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
+    const bool bad_gradient = nn::CountNonFinite({&flat.flat()}) > 0;
+    if (shards[d].count > 0) {
+      const nn::LossResult done = loss.Finish();
+      const std::string bad_loss = nn::NonFiniteName(done.loss);
+      if (!bad_loss.empty()) {
+        r.stats.divergence =
+            "the loss became " + bad_loss + " on " + nn::ToString(device);
+      }
+      r.stats.loss_sum = done.loss;
+      r.stats.correct = done.correct;
+      r.stats.samples = shards[d].count;
+    }
     // The summed gradients are the same on every device, so all skip a
     // non-finite step alike and keep the last finite values.
-    if (nn::CountNonFinite({&flat.flat()}) > 0) {
+    if (bad_gradient) {
       if (r.stats.divergence.empty()) {
         const nn::Tensor host = flat.flat().To(nn::Device::Cpu());
         r.stats.divergence = NonFiniteGradient(host.data(), params);

@@ -1,5 +1,8 @@
 #include "nn/cuda/device_context.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -110,15 +113,74 @@ cublasHandle_t DeviceContext::cublas() {
 }
 
 DeviceContext::~DeviceContext() {
+  gpu::DeviceGuard guard(device_);
+  for (PinnedSlot& slot : pinned_) {
+    if (slot.in_flight) cudaEventSynchronize(slot.done);
+    if (slot.done != nullptr) cudaEventDestroy(slot.done);
+    if (slot.data != nullptr) cudaFreeHost(slot.data);
+  }
   allocator_.reset();
   if (cublas_ != nullptr) Cublas().destroy(cublas_);
   cudnnDestroy(cudnn_);
   cudaStreamDestroy(stream_);
 }
 
+namespace {
+
+std::atomic<uint64_t>& HostWaitCounter() {
+  static std::atomic<uint64_t> waits{0};
+  return waits;
+}
+
+}  // namespace
+
+uint64_t DeviceContext::HostWaits() { return HostWaitCounter(); }
+
+void DeviceContext::NoteHostWait() { ++HostWaitCounter(); }
+
 void DeviceContext::Synchronize() {
   gpu::DeviceGuard guard(device_);
+  ++HostWaitCounter();
   RINGLET_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void DeviceContext::UploadAsync(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  gpu::DeviceGuard guard(device_);
+  constexpr size_t kLargest = size_t{64} << 20;
+  if (bytes > kLargest) {
+    // Rare (not a batch): not worth pinning this much; CUDA waits.
+    ++HostWaitCounter();
+    RINGLET_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(upload_mu_);
+  PinnedSlot& slot = pinned_[next_slot_];
+  next_slot_ = (next_slot_ + 1) % kPinnedSlots;
+  if (slot.in_flight) {
+    // Queued kPinnedSlots uploads ago: almost always read long since.
+    if (cudaEventQuery(slot.done) == cudaErrorNotReady) ++HostWaitCounter();
+    RINGLET_CUDA_CHECK(cudaEventSynchronize(slot.done));
+    slot.in_flight = false;
+  }
+  if (slot.bytes < bytes) {
+    const size_t grown = std::max(bytes, 2 * slot.bytes);
+    if (slot.data != nullptr) RINGLET_CUDA_CHECK(cudaFreeHost(slot.data));
+    slot.data = nullptr;
+    slot.bytes = 0;
+    RINGLET_CUDA_CHECK(cudaMallocHost(&slot.data, grown));
+    slot.bytes = grown;
+  }
+  if (slot.done == nullptr) {
+    RINGLET_CUDA_CHECK(
+        cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming));
+  }
+  std::memcpy(slot.data, src, bytes);
+  RINGLET_CUDA_CHECK(
+      cudaMemcpyAsync(dst, slot.data, bytes, cudaMemcpyHostToDevice, stream_));
+  RINGLET_CUDA_CHECK(cudaEventRecord(slot.done, stream_));
+  slot.in_flight = true;
 }
 
 }  // namespace ringlet::nn::cuda

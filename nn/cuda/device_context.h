@@ -20,6 +20,8 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -51,8 +53,35 @@ class DeviceContext {
   // Waits for everything queued on the stream (before the host reads).
   void Synchronize();
 
+  // Queues a copy of `bytes` from host `src` to device `dst` on the stream
+  // and returns without waiting for the device: the bytes go through
+  // pinned memory of the context's (CUDA waits for the whole stream before
+  // a copy from pageable memory), so the caller may reuse `src` at once.
+  // Only work queued after it on this stream may read `dst`.
+  void UploadAsync(void* dst, const void* src, size_t bytes);
+
+  // How many times any context made the host wait for its device
+  // (Synchronize, and an upload finding its pinned buffer still busy):
+  // benchmarks report it per step, tests bound it.
+  static uint64_t HostWaits();
+  // Counts a wait made outside this class (an event waited for).
+  static void NoteHostWait();
+
  private:
   explicit DeviceContext(int device);
+
+  // Pinned buffers for UploadAsync, used in turn; `done` marks when the
+  // device has read one.
+  struct PinnedSlot {
+    void* data = nullptr;
+    size_t bytes = 0;
+    cudaEvent_t done = nullptr;
+    bool in_flight = false;
+  };
+  static constexpr int kPinnedSlots = 4;
+  std::mutex upload_mu_;
+  PinnedSlot pinned_[kPinnedSlots];
+  int next_slot_ = 0;
 
   int device_;
   cudaStream_t stream_ = nullptr;

@@ -61,8 +61,16 @@ void RecordStreamEvent(int device, void* event) {
 }
 
 void WaitStreamEvent(int, void* event) {
+  DeviceContext::NoteHostWait();
   static_cast<gpu::Event*>(event)->Synchronize();
 }
+
+void CopyHostToDeviceAsync(int device, float* dst, const float* src,
+                           size_t count) {
+  DeviceContext::For(device).UploadAsync(dst, src, count * sizeof(float));
+}
+
+uint64_t HostWaits() { return DeviceContext::HostWaits(); }
 
 std::shared_ptr<void> CreateLane(int device) {
   return DeviceContext::Create(device);

@@ -6,6 +6,7 @@
 #define RINGLET_NN_CUDA_STORAGE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace ringlet::nn::cuda {
@@ -22,6 +23,13 @@ std::shared_ptr<float[]> AllocateStorage(int device, size_t count);
 // (or reuse) its buffer at once.
 void CopyHostToDevice(int device, float* dst, const float* src, size_t count);
 void CopyDeviceToHost(int device, float* dst, const float* src, size_t count);
+// Queued on the calling thread's context for `device` without the host
+// waiting (through pinned memory); the host may reuse `src` at once, and
+// only work queued after it on that context may read `dst`.
+void CopyHostToDeviceAsync(int device, float* dst, const float* src,
+                           size_t count);
+// How often the host has waited for a GPU so far (all contexts).
+uint64_t HostWaits();
 // Both on `device`'s stream; later work on the device sees the result.
 void CopyDeviceToDevice(int device, float* dst, const float* src, size_t count);
 void FillDevice(int device, float* dst, size_t count, float value);

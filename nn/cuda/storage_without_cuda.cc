@@ -27,6 +27,10 @@ void CopyDeviceToDevice(int device, float*, const float*, size_t) {
   NoCuda(device);
 }
 void FillDevice(int device, float*, size_t, float) { NoCuda(device); }
+void CopyHostToDeviceAsync(int device, float*, const float*, size_t) {
+  NoCuda(device);
+}
+uint64_t HostWaits() { return 0; }
 std::shared_ptr<void> CreateStreamEvent(int device) { NoCuda(device); }
 void RecordStreamEvent(int device, void*) { NoCuda(device); }
 void WaitStreamEvent(int device, void*) { NoCuda(device); }

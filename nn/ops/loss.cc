@@ -1,19 +1,18 @@
 #include "nn/ops/loss.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 
 namespace ringlet::nn {
+namespace {
 
-LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
-                               Reduction reduction) {
-  ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
-  if (OpDevice("softmax_cross_entropy", {&logits}).is_cuda()) {
-    return cuda_ops::SoftmaxCrossEntropy(logits, labels, reduction);
-  }
+LossResult CpuSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
+                                  Reduction reduction) {
   const int64_t n = logits.dim(0), k = logits.dim(1);
   LossResult result;
   result.dlogits = Tensor::Uninitialized(logits.shape());
@@ -43,6 +42,52 @@ LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
   }
   if (reduction == Reduction::kMean && n > 0) result.loss /= n;
   return result;
+}
+
+}  // namespace
+
+LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
+                               Reduction reduction) {
+  return StartSoftmaxCrossEntropy(logits, labels, reduction).Finish();
+}
+
+PendingLoss StartSoftmaxCrossEntropy(const Tensor& logits,
+                                     const int32_t* labels,
+                                     Reduction reduction) {
+  ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
+  PendingLoss pending;
+  if (OpDevice("softmax_cross_entropy", {&logits}).is_cuda()) {
+    cuda_ops::QueueSoftmaxCrossEntropy(logits, labels, reduction,
+                                       &pending.result_.dlogits,
+                                       &pending.row_results_);
+    pending.rows_ = logits.dim(0);
+    pending.mean_ = reduction == Reduction::kMean;
+    pending.pending_ = true;
+    return pending;
+  }
+  pending.result_ = CpuSoftmaxCrossEntropy(logits, labels, reduction);
+  return pending;
+}
+
+LossResult PendingLoss::Finish() {
+  if (!pending_) return result_;
+  pending_ = false;
+  const int64_t n = rows_;
+  if (n == 0) return result_;
+  // One copy back (the host's one wait): losses as doubles, then counts.
+  std::vector<float> host(3 * n);
+  CopyToHost(row_results_, host.data());
+  std::vector<double> losses(n);
+  std::vector<int32_t> correct(n);
+  std::memcpy(losses.data(), host.data(), n * sizeof(double));
+  std::memcpy(correct.data(), host.data() + 2 * n, n * sizeof(int32_t));
+  for (int64_t i = 0; i < n; ++i) {
+    result_.loss += losses[i];
+    result_.correct += correct[i];
+  }
+  if (mean_) result_.loss /= n;
+  row_results_ = Tensor();
+  return result_;
 }
 
 }  // namespace ringlet::nn

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "nn/ops/batch_norm.h"
@@ -141,6 +142,27 @@ TEST(SoftmaxCrossEntropy, LossGradientAndAccuracy) {
       return SoftmaxCrossEntropy(logits, labels.data(), reduction).loss;
     });
   }
+}
+
+// Started and finished later, the loss is the one-call loss, bit for bit.
+TEST(SoftmaxCrossEntropy, StartThenFinishIsTheSameLoss) {
+  const Tensor logits = RandomTensor({6, 10}, 31, -3, 3);
+  const std::vector<int32_t> labels = {0, 9, 3, 3, 7, 1};
+  for (Reduction r : {Reduction::kMean, Reduction::kSum}) {
+    const LossResult whole = SoftmaxCrossEntropy(logits, labels.data(), r);
+    PendingLoss pending = StartSoftmaxCrossEntropy(logits, labels.data(), r);
+    EXPECT_EQ(std::memcmp(pending.dlogits().data(), whole.dlogits.data(),
+                          whole.dlogits.numel() * sizeof(float)),
+              0);
+    const LossResult done = pending.Finish();
+    EXPECT_EQ(done.loss, whole.loss);
+    EXPECT_EQ(done.correct, whole.correct);
+    EXPECT_EQ(pending.Finish().loss, whole.loss);  // Finishing again.
+  }
+  std::vector<int32_t> bad = labels;
+  bad[2] = 10;  // Checked at the start, not when finishing.
+  EXPECT_THROW(StartSoftmaxCrossEntropy(logits, bad.data(), Reduction::kSum),
+               ShapeError);
 }
 
 TEST(SoftmaxCrossEntropy, HugeLogitsStayFinite) {

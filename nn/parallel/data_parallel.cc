@@ -149,6 +149,10 @@ TrainStepStats DataParallel::TrainStep(
     r.bn_comm_seconds = 0;
     r.model->ZeroGrad();
     r.reducer->BeginStep();
+    // The loss is read once backward and the gradient sums are queued, not
+    // between forward and backward: on a GPU the host keeps queueing.
+    PendingLoss loss;
+    bool ran = false;
     try {
       const ReplicaInput& shard = shards[d];
       // With synchronised batch norm an empty shard still takes part in
@@ -156,19 +160,11 @@ TrainStepStats DataParallel::TrainStep(
       if (shard.count > 0 || options_.sync_bn) {
         const Tensor logits = r.model->Forward(
             ShardImages(shard, options_.sample_shape, group_.devices()[d]));
-        LossResult loss =
-            SoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum);
+        loss = StartSoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum);
         // The mean over the whole batch, not over this shard.
-        DivideInPlace(loss.dlogits, static_cast<float>(total));
-        r.model->Backward(loss.dlogits);
-        const std::string bad_loss = NonFiniteName(loss.loss);
-        if (!bad_loss.empty()) {
-          r.stats.divergence = "the loss became " + bad_loss + " on " +
-                               ToString(group_.devices()[d]);
-        }
-        r.stats.loss_sum = loss.loss;
-        r.stats.correct = loss.correct;
-        r.stats.samples = shard.count;
+        DivideInPlace(loss.dlogits(), static_cast<float>(total));
+        r.model->Backward(loss.dlogits());
+        ran = true;
       }
       r.reducer->MarkAllReady();
     } catch (...) {
@@ -182,6 +178,17 @@ TrainStepStats DataParallel::TrainStep(
       throw;
     }
     r.stats.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
+    if (ran) {
+      const LossResult done = loss.Finish();
+      const std::string bad_loss = NonFiniteName(done.loss);
+      if (!bad_loss.empty()) {
+        r.stats.divergence = "the loss became " + bad_loss + " on " +
+                             ToString(group_.devices()[d]);
+      }
+      r.stats.loss_sum = done.loss;
+      r.stats.correct = done.correct;
+      r.stats.samples = shards[d].count;
+    }
     // The summed gradients are the same on every device of the job, so
     // every device skips the step alike, keeping the last finite values.
     std::string what;

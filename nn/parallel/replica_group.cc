@@ -52,7 +52,8 @@ Tensor ShardImages(const ReplicaInput& shard, const Shape& sample_shape,
   Shape shape = {shard.count};
   shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
   Tensor x = Tensor::Uninitialized(shape, device);
-  CopyFromHost(shard.images, x);
+  // Queued on the replica's lane, where only its own model reads it.
+  CopyFromHostAsync(shard.images, x);
   return x;
 }
 

@@ -32,7 +32,9 @@ struct ReplicaInput {
   int64_t count = 0;
 };
 
-// The shard's images as a [count, sample_shape...] tensor on `device`.
+// The shard's images as a [count, sample_shape...] tensor on `device`,
+// copied without the host waiting (on a GPU: read it on the calling
+// thread's lane only).
 Tensor ShardImages(const ReplicaInput& shard, const Shape& sample_shape,
                    Device device);
 

@@ -78,7 +78,7 @@ int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
   unsigned int host = 0;
   RINGLET_CUDA_CHECK(cudaMemcpyAsync(&host, count, sizeof(host),
                                      cudaMemcpyDeviceToHost, on.stream()));
-  RINGLET_CUDA_CHECK(cudaStreamSynchronize(on.stream()));
+  on.context.Synchronize();
   return host;
 }
 
@@ -103,7 +103,7 @@ double SumOfSquares(const std::vector<const Tensor*>& tensors) {
   RINGLET_CUDA_CHECK(cudaMemcpyAsync(host.data(), device,
                                      count * sizeof(double),
                                      cudaMemcpyDeviceToHost, on.stream()));
-  RINGLET_CUDA_CHECK(cudaStreamSynchronize(on.stream()));
+  on.context.Synchronize();
   double sum = 0;
   for (double v : host) sum += v;
   return sum;

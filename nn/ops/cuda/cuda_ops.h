@@ -51,8 +51,12 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const BatchNormCache& cache,
                                    const ReplicaSum& replica_sum);
-LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
-                               Reduction reduction);
+// Queues the loss kernel: *dlogits, and *rows: n doubles (each row's
+// loss) then n int32s (1 where the row's prediction is right), as 3n
+// floats of storage. Labels are checked on the host first.
+void QueueSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
+                              Reduction reduction, Tensor* dlogits,
+                              Tensor* rows);
 // value -= lr * (grad + wd * value), or with momentum through velocity.
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
                float momentum, float weight_decay);

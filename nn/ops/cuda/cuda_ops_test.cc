@@ -220,6 +220,41 @@ TEST_F(CudaOpsTest, BatchNormMatchesTheCpuInTrainingAndInference) {
               "batchnorm inference");
 }
 
+// A training step on the GPU (convolution, ReLU, pooling, linear, loss,
+// their backward, SGD) queues everything without the host waiting; only
+// reading the loss waits, once. HostWaitsForGpus counts ringlet's own
+// waits (pageable copies, which CUDA would make wait, are not used).
+TEST_F(CudaOpsTest, ATrainingStepWaitsForTheGpuOnlyToReadTheLoss) {
+  const Tensor x = Random({8, 3, 10, 10}, 90).To(gpu_);
+  Tensor w = Random({6, 3, 3, 3}, 91).To(gpu_), b = Random({6}, 92).To(gpu_);
+  Tensor lw = Random({6, 10}, 93).To(gpu_), lb = Random({10}, 94).To(gpu_);
+  std::vector<int32_t> labels(8);
+  for (int i = 0; i < 8; ++i) labels[i] = i % 10;
+  SgdOptions sgd;
+  sgd.lr = 0.1f;
+  auto step = [&]() {
+    const Tensor y = ReluForward(Conv2dForward(x, w, b, {1, 1}));
+    const Tensor pooled = GlobalAvgPoolForward(y);
+    const Tensor logits = LinearForward(pooled, lw, lb);
+    PendingLoss loss =
+        StartSoftmaxCrossEntropy(logits, labels.data(), Reduction::kMean);
+    const LinearGrads lg = LinearBackward(pooled, lw, true, loss.dlogits());
+    const Tensor dy = ReluBackward(y, GlobalAvgPoolBackward(y.shape(), lg.dx));
+    const Conv2dGrads cg = Conv2dBackward(x, w, true, dy, {1, 1});
+    SgdUpdate(w, cg.dw, nullptr, sgd);
+    SgdUpdate(lw, lg.dw, nullptr, sgd);
+    return loss;
+  };
+  step().Finish();  // The first step chooses the algorithms.
+  const uint64_t before = HostWaitsForGpus();
+  PendingLoss loss = step();
+  EXPECT_EQ(HostWaitsForGpus() - before, 0u) << "the step made the host wait";
+  const LossResult done = loss.Finish();
+  EXPECT_EQ(HostWaitsForGpus() - before, 1u) << "reading the loss";
+  EXPECT_TRUE(std::isfinite(done.loss));
+  EXPECT_GT(done.loss, 0);
+}
+
 TEST_F(CudaOpsTest, SoftmaxCrossEntropyMatchesTheCpu) {
   const Tensor logits = Random({33, 10}, 50);
   std::vector<int32_t> labels(33);

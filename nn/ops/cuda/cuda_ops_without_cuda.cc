@@ -53,7 +53,8 @@ BatchNormGrads BatchNorm2dBackward(const Tensor&, const Tensor&,
                                    const BatchNormCache&, const ReplicaSum&) {
   NoCuda();
 }
-LossResult SoftmaxCrossEntropy(const Tensor&, const int32_t*, Reduction) {
+void QueueSoftmaxCrossEntropy(const Tensor&, const int32_t*, Reduction, Tensor*,
+                              Tensor*) {
   NoCuda();
 }
 
