@@ -15,14 +15,8 @@
 namespace ringlet::collectives {
 
 StagingCopies CudaStaging(int gpu) {
-  std::string reason;
-  const int gpus = gpu::CountCudaDevices(&reason);
-  if (gpu < 0 || gpu >= gpus) {
-    throw CollectiveError("cuda:" + std::to_string(gpu) +
-                          " does not exist: the CUDA runtime reports " +
-                          std::to_string(gpus) + " GPU(s)" +
-                          (reason.empty() ? "" : " (" + reason + ")"));
-  }
+  const std::string missing = gpu::MissingGpu(gpu);
+  if (!missing.empty()) throw CollectiveError(missing);
   auto stream = std::make_shared<gpu::Stream>(gpu);
   auto copy = [gpu, stream](void* dst, const void* src, size_t bytes,
                             cudaMemcpyKind kind) {

@@ -35,6 +35,17 @@ CudaDeviceReport ProbeCudaDevices();
 // given, *reason says why. For checking a request against what exists.
 int CountCudaDevices(std::string* reason = nullptr);
 
+// "" when GPU `device` exists; else "cuda:N does not exist: the CUDA
+// runtime reports M GPU(s) (why)", for a caller's own error.
+inline std::string MissingGpu(int device) {
+  std::string reason;
+  const int count = CountCudaDevices(&reason);
+  if (device >= 0 && device < count) return "";
+  return "cuda:" + std::to_string(device) +
+         " does not exist: the CUDA runtime reports " + std::to_string(count) +
+         " GPU(s)" + (reason.empty() ? "" : " (" + reason + ")");
+}
+
 }  // namespace ringlet::gpu
 
 #endif  // RINGLET_GPU_DEVICE_PROBE_H_

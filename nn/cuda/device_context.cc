@@ -20,14 +20,8 @@ namespace {
 
 // Throws DeviceError unless GPU `device` exists.
 void CheckDeviceExists(int device) {
-  std::string reason;
-  const int count = gpu::CountCudaDevices(&reason);
-  if (device < 0 || device >= count) {
-    throw DeviceError("cuda:" + std::to_string(device) +
-                      " does not exist: the CUDA runtime reports " +
-                      std::to_string(count) + " GPU(s)" +
-                      (reason.empty() ? "" : " (" + reason + ")"));
-  }
+  const std::string missing = gpu::MissingGpu(device);
+  if (!missing.empty()) throw DeviceError(missing);
 }
 
 // The contexts this thread bound, by device (few: a vector).

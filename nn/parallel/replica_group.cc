@@ -32,14 +32,10 @@ void CheckDevices(const std::vector<Device>& devices) {
                       " mixes CPU and GPU devices; use GPUs only (cuda:0,1) "
                       "or CPU devices only (cpu:2)");
   }
-  std::string reason;
-  const int available = gpu::CountCudaDevices(&reason);
   for (const Device& d : devices) {
-    if (d.index >= available) {
-      throw DeviceError("replicas: " + ToString(d) +
-                        " does not exist: the CUDA runtime reports " +
-                        std::to_string(available) + " GPU(s)" +
-                        (reason.empty() ? "" : " (" + reason + ")") +
+    const std::string missing = gpu::MissingGpu(d.index);
+    if (!missing.empty()) {
+      throw DeviceError("replicas: " + missing +
                         "; list GPUs that exist, or use CPU devices (cpu:N)");
     }
   }

@@ -21,8 +21,7 @@ __device__ double BlockSum(double value, double* shared) {
 }
 
 // Element `k` of channel `ch` (k < n * hw) in NCHW storage.
-__device__ int64_t ChannelOffset(int64_t k, int64_t ch, int64_t c,
-                                 int64_t hw) {
+__device__ int64_t ChannelOffset(int64_t k, int64_t ch, int64_t c, int64_t hw) {
   const int64_t i = k / hw;
   return (i * c + ch) * hw + (k - i * hw);
 }
@@ -59,12 +58,9 @@ __global__ void channel_squared_deviations_kernel(const float* x, int64_t n,
   if (threadIdx.x == 0) sq[ch] = sum;
 }
 
-__global__ void batch_norm_statistics_kernel(const double* sums,
-                                             const double* sq, int64_t c,
-                                             float eps, float momentum,
-                                             float* mean, float* inv_std,
-                                             float* running_mean,
-                                             float* running_var) {
+__global__ void batch_norm_statistics_kernel(
+    const double* sums, const double* sq, int64_t c, float eps, float momentum,
+    float* mean, float* inv_std, float* running_mean, float* running_var) {
   const int64_t ch = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (ch >= c) return;
   const double m = sums[c];
@@ -76,12 +72,9 @@ __global__ void batch_norm_statistics_kernel(const double* sums,
                     momentum * static_cast<float>(sq[ch] / (m - 1));
 }
 
-__global__ void batch_norm_normalize_kernel(const float* x, int64_t total,
-                                            int64_t c, int64_t hw,
-                                            const float* mean,
-                                            const float* inv_std,
-                                            const float* gamma,
-                                            const float* beta, float* y) {
+__global__ void batch_norm_normalize_kernel(
+    const float* x, int64_t total, int64_t c, int64_t hw, const float* mean,
+    const float* inv_std, const float* gamma, const float* beta, float* y) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t ch = (i / hw) % c;
@@ -90,10 +83,12 @@ __global__ void batch_norm_normalize_kernel(const float* x, int64_t total,
   }
 }
 
-__global__ void batch_norm_gradient_sums_kernel(
-    const float* dy, const float* x, int64_t n, int64_t c, int64_t hw,
-    const float* mean, const float* inv_std, double* sums, float* dgamma,
-    float* dbeta) {
+__global__ void batch_norm_gradient_sums_kernel(const float* dy, const float* x,
+                                                int64_t n, int64_t c,
+                                                int64_t hw, const float* mean,
+                                                const float* inv_std,
+                                                double* sums, float* dgamma,
+                                                float* dbeta) {
   __shared__ double shared[kThreads];
   const int64_t ch = blockIdx.x;
   const float mu = mean[ch], k = inv_std[ch];
@@ -139,8 +134,8 @@ int ElementBlocks(int64_t total) {
 void channel_sums(const float* x, int64_t n, int64_t c, int64_t hw,
                   double* sums, cudaStream_t stream) {
   if (c == 0) return;
-  channel_sums_kernel<<<static_cast<int>(c), kThreads, 0, stream>>>(x, n, c,
-                                                                     hw, sums);
+  channel_sums_kernel<<<static_cast<int>(c), kThreads, 0, stream>>>(x, n, c, hw,
+                                                                    sums);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
@@ -158,9 +153,8 @@ void batch_norm_statistics(const double* sums, const double* sq, int64_t c,
                            float* inv_std, float* running_mean,
                            float* running_var, cudaStream_t stream) {
   if (c == 0) return;
-  batch_norm_statistics_kernel<<<static_cast<int>((c + kThreads - 1) /
-                                                  kThreads),
-                                 kThreads, 0, stream>>>(
+  batch_norm_statistics_kernel<<<
+      static_cast<int>((c + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
       sums, sq, c, eps, momentum, mean, inv_std, running_mean, running_var);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
@@ -178,13 +172,11 @@ void batch_norm_normalize(const float* x, int64_t n, int64_t c, int64_t hw,
 
 void batch_norm_gradient_sums(const float* dy, const float* x, int64_t n,
                               int64_t c, int64_t hw, const float* mean,
-                              const float* inv_std, double* sums,
-                              float* dgamma, float* dbeta,
-                              cudaStream_t stream) {
+                              const float* inv_std, double* sums, float* dgamma,
+                              float* dbeta, cudaStream_t stream) {
   if (c == 0) return;
-  batch_norm_gradient_sums_kernel<<<static_cast<int>(c), kThreads, 0,
-                                    stream>>>(dy, x, n, c, hw, mean, inv_std,
-                                              sums, dgamma, dbeta);
+  batch_norm_gradient_sums_kernel<<<static_cast<int>(c), kThreads, 0, stream>>>(
+      dy, x, n, c, hw, mean, inv_std, sums, dgamma, dbeta);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

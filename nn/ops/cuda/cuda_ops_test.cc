@@ -32,7 +32,7 @@ namespace ringlet::nn {
 namespace {
 
 class CudaOpsTest : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
@@ -192,32 +192,45 @@ TEST_F(CudaOpsTest, PoolingMatchesTheCpu) {
               "global avg pool backward");
 }
 
-TEST_F(CudaOpsTest, BatchNormMatchesTheCpuInTrainingAndInference) {
-  const Tensor x = Random({4, 3, 5, 5}, 40), gamma = Random({3}, 41),
-               beta = Random({3}, 42), dy = Random({4, 3, 5, 5}, 43);
+// Batch norm on the GPU against the CPU op in training (with `gpu_sum`
+// as the GPU's replica sum: null for cuDNN's path), backward and
+// inference, within `tolerance`.
+void ExpectBatchNormMatchesTheCpu(Device gpu, const ReplicaSum& gpu_sum,
+                                  float tolerance, uint32_t seed) {
+  const auto random = CudaOpsTest::Random;
+  const auto values = CudaOpsTest::Values;
+  const Tensor x = random({4, 3, 5, 5}, seed), gamma = random({3}, seed + 1),
+               beta = random({3}, seed + 2),
+               dy = random({4, 3, 5, 5}, seed + 3);
   BatchNormStats stats{Tensor({3}), Tensor({3}), 0.1f, 1e-5f};
   stats.running_var.Fill(1.0f);
-  BatchNormStats stats_gpu{stats.running_mean.To(gpu_),
-                           stats.running_var.To(gpu_), 0.1f, 1e-5f};
+  BatchNormStats stats_gpu{stats.running_mean.To(gpu),
+                           stats.running_var.To(gpu), 0.1f, 1e-5f};
   BatchNormCache cache, cache_gpu;
   const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
   const Tensor y_gpu = BatchNorm2dTrainForward(
-      x.To(gpu_), gamma.To(gpu_), beta.To(gpu_), &stats_gpu, &cache_gpu);
-  ExpectClose(Values(y_gpu), Values(y), "batchnorm train forward");
-  ExpectClose(Values(stats_gpu.running_mean), Values(stats.running_mean),
-              "running mean");
-  ExpectClose(Values(stats_gpu.running_var), Values(stats.running_var),
-              "running variance");
+      x.To(gpu), gamma.To(gpu), beta.To(gpu), &stats_gpu, &cache_gpu, gpu_sum);
+  ExpectClose(values(y_gpu), values(y), "batchnorm train forward", tolerance);
+  ExpectClose(values(stats_gpu.running_mean), values(stats.running_mean),
+              "running mean", tolerance);
+  ExpectClose(values(stats_gpu.running_var), values(stats.running_var),
+              "running variance", tolerance);
   const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cache);
   const BatchNormGrads g_gpu =
-      BatchNorm2dBackward(dy.To(gpu_), gamma.To(gpu_), cache_gpu);
-  ExpectClose(Values(g_gpu.dx), Values(g.dx), "batchnorm dx");
-  ExpectClose(Values(g_gpu.dgamma), Values(g.dgamma), "batchnorm dgamma");
-  ExpectClose(Values(g_gpu.dbeta), Values(g.dbeta), "batchnorm dbeta");
-  ExpectClose(Values(BatchNorm2dEvalForward(x.To(gpu_), gamma.To(gpu_),
-                                            beta.To(gpu_), stats_gpu)),
-              Values(BatchNorm2dEvalForward(x, gamma, beta, stats)),
-              "batchnorm inference");
+      BatchNorm2dBackward(dy.To(gpu), gamma.To(gpu), cache_gpu, gpu_sum);
+  ExpectClose(values(g_gpu.dx), values(g.dx), "batchnorm dx", tolerance);
+  ExpectClose(values(g_gpu.dgamma), values(g.dgamma), "batchnorm dgamma",
+              tolerance);
+  ExpectClose(values(g_gpu.dbeta), values(g.dbeta), "batchnorm dbeta",
+              tolerance);
+  ExpectClose(values(BatchNorm2dEvalForward(x.To(gpu), gamma.To(gpu),
+                                            beta.To(gpu), stats_gpu)),
+              values(BatchNorm2dEvalForward(x, gamma, beta, stats)),
+              "batchnorm inference", tolerance);
+}
+
+TEST_F(CudaOpsTest, BatchNormMatchesTheCpuInTrainingAndInference) {
+  ExpectBatchNormMatchesTheCpu(gpu_, nullptr, 1e-4f, 40);
 }
 
 // A training step on the GPU (convolution, ReLU, pooling, linear, loss,
@@ -276,28 +289,8 @@ TEST_F(CudaOpsTest, SoftmaxCrossEntropyMatchesTheCpu) {
 // Synchronised batch norm with one replica (a sum that changes nothing)
 // is plain batch norm: the GPU's own kernels against the CPU op.
 TEST_F(CudaOpsTest, SynchronisedBatchNormOfOneReplicaMatchesTheCpu) {
-  const ReplicaSum alone = [](double*, int64_t) {};
-  const Tensor x = Random({4, 3, 5, 5}, 60), gamma = Random({3}, 61),
-               beta = Random({3}, 62), dy = Random({4, 3, 5, 5}, 63);
-  BatchNormStats stats{Tensor({3}), Tensor({3}), 0.1f, 1e-5f};
-  stats.running_var.Fill(1.0f);
-  BatchNormStats stats_gpu{stats.running_mean.To(gpu_),
-                           stats.running_var.To(gpu_), 0.1f, 1e-5f};
-  BatchNormCache cache, cache_gpu;
-  const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
-  const Tensor y_gpu = BatchNorm2dTrainForward(
-      x.To(gpu_), gamma.To(gpu_), beta.To(gpu_), &stats_gpu, &cache_gpu, alone);
-  ExpectClose(Values(y_gpu), Values(y), "forward", 1e-5f);
-  ExpectClose(Values(stats_gpu.running_mean), Values(stats.running_mean),
-              "running mean", 1e-5f);
-  ExpectClose(Values(stats_gpu.running_var), Values(stats.running_var),
-              "running variance", 1e-5f);
-  const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cache);
-  const BatchNormGrads g_gpu =
-      BatchNorm2dBackward(dy.To(gpu_), gamma.To(gpu_), cache_gpu, alone);
-  ExpectClose(Values(g_gpu.dx), Values(g.dx), "dx", 1e-5f);
-  ExpectClose(Values(g_gpu.dgamma), Values(g.dgamma), "dgamma", 1e-5f);
-  ExpectClose(Values(g_gpu.dbeta), Values(g.dbeta), "dbeta", 1e-5f);
+  ExpectBatchNormMatchesTheCpu(
+      gpu_, [](double*, int64_t) {}, 1e-5f, 60);
 }
 
 // Sums vectors across `parties` threads, call by call (every thread makes
