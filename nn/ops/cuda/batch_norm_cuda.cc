@@ -5,13 +5,13 @@
 // the CPU path do.
 //
 // Synchronised batch norm (a ReplicaSum given) uses kernels of our own
-// (batch_norm_kernels.cu) with the CPU op's arithmetic: per-channel sums on
+// (channel_kernels.cu) with the CPU op's arithmetic: per-channel sums on
 // the device, summed across replicas in device memory, then normalised
 // with the whole batch's statistics. Both paths fill the same cache
 // (input, mean, inv_std), so either backward reads either forward's.
 #include <string>
 
-#include "nn/ops/cuda/batch_norm_kernels.h"
+#include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/cuda/cuda_ops.h"
 

@@ -12,6 +12,7 @@
 
 #include "nn/cuda/elementwise_kernels.h"
 #include "nn/gpu_precision.h"
+#include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/cuda/cuda_ops.h"
 
@@ -348,10 +349,10 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
         g.dx.device_data()));
   }
   if (has_bias) {
-    const TensorDesc bias_desc(1, w.dim(0), 1, 1);
-    RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardBias(
-        handle, &one, problem.y_desc.get(), dy.device_data(), &zero,
-        bias_desc.get(), g.db.device_data()));
+    // A reduction of our own: cuDNN's cudnnConvolutionBackwardBias took
+    // ~3.3 ms of a 34 ms ResNet-18 step on the first H100 sitting.
+    channel_sums_float(dy.device_data(), dy.dim(0), dy.dim(1),
+                       dy.dim(2) * dy.dim(3), g.db.device_data(), on.stream());
   }
   return g;
 }

@@ -1,5 +1,5 @@
 #include "nn/cuda/cuda_check.h"
-#include "nn/ops/cuda/batch_norm_kernels.h"
+#include "nn/ops/cuda/channel_kernels.h"
 
 namespace ringlet::nn::cuda_ops {
 namespace {
@@ -40,6 +40,18 @@ __global__ void channel_sums_kernel(const float* x, int64_t n, int64_t c,
     sums[ch] = sum;
     if (ch == 0) sums[c] = static_cast<double>(n * hw);
   }
+}
+
+__global__ void channel_sums_float_kernel(const float* x, int64_t n, int64_t c,
+                                          int64_t hw, float* out) {
+  __shared__ double shared[kThreads];
+  const int64_t ch = blockIdx.x;
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < n * hw; k += kThreads) {
+    sum += x[ChannelOffset(k, ch, c, hw)];
+  }
+  sum = BlockSum(sum, shared);
+  if (threadIdx.x == 0) out[ch] = static_cast<float>(sum);
 }
 
 __global__ void channel_squared_deviations_kernel(const float* x, int64_t n,
@@ -136,6 +148,14 @@ void channel_sums(const float* x, int64_t n, int64_t c, int64_t hw,
   if (c == 0) return;
   channel_sums_kernel<<<static_cast<int>(c), kThreads, 0, stream>>>(x, n, c, hw,
                                                                     sums);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void channel_sums_float(const float* x, int64_t n, int64_t c, int64_t hw,
+                        float* out, cudaStream_t stream) {
+  if (c == 0) return;
+  channel_sums_float_kernel<<<static_cast<int>(c), kThreads, 0, stream>>>(
+      x, n, c, hw, out);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

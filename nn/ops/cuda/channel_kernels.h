@@ -1,10 +1,11 @@
-// Synchronised batch norm's kernels on GPUs (cuDNN's batch norm computes
-// each replica's own statistics and cannot take the whole batch's).
-// Per-channel sums are doubles, as on the CPU; each channel is summed by
-// one block in a fixed order, so results do not change from run to run.
-// Tensors are [n, c, hw] in NCHW order; every call is queued on `stream`.
-#ifndef RINGLET_NN_OPS_CUDA_BATCH_NORM_KERNELS_H_
-#define RINGLET_NN_OPS_CUDA_BATCH_NORM_KERNELS_H_
+// Per-channel reductions on GPUs: synchronised batch norm's kernels
+// (cuDNN's batch norm computes each replica's own statistics and cannot
+// take the whole batch's) and the convolution bias gradient. Per-channel
+// sums are doubles, as on the CPU; each channel is summed by one block in a
+// fixed order, so results do not change from run to run. Tensors are
+// [n, c, hw] in NCHW order; every call is queued on `stream`.
+#ifndef RINGLET_NN_OPS_CUDA_CHANNEL_KERNELS_H_
+#define RINGLET_NN_OPS_CUDA_CHANNEL_KERNELS_H_
 
 #include <cuda_runtime.h>
 
@@ -15,6 +16,11 @@ namespace ringlet::nn::cuda_ops {
 // sums[ch] = sum of x over channel ch (ch < c); sums[c] = n * hw.
 void channel_sums(const float* x, int64_t n, int64_t c, int64_t hw,
                   double* sums, cudaStream_t stream);
+
+// out[ch] = sum of x over channel ch, as a float (a convolution's bias
+// gradient from its output gradient).
+void channel_sums_float(const float* x, int64_t n, int64_t c, int64_t hw,
+                        float* out, cudaStream_t stream);
 
 // sq[ch] = sum of (x - mean)^2 over channel ch, mean = sums[ch] / sums[c]
 // (the batch-wide sums after the replicas' sum).
@@ -54,4 +60,4 @@ void batch_norm_input_gradient(const float* dy, const float* x, int64_t n,
 
 }  // namespace ringlet::nn::cuda_ops
 
-#endif  // RINGLET_NN_OPS_CUDA_BATCH_NORM_KERNELS_H_
+#endif  // RINGLET_NN_OPS_CUDA_CHANNEL_KERNELS_H_
