@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "collectives/collective_error.h"
 #include "collectives/types.h"
 
 namespace ringlet::collectives {
@@ -71,6 +72,23 @@ class Communicator {
 
   // Returns once every rank has called Barrier.
   virtual void Barrier(const CallOptions& options = {}) = 0;
+
+  // Device-ordered allreduce in place, NCCL's shape, for communicators on
+  // GPUs that can (OrdersOnDevice()): queued on the communicator's stream
+  // after `after` (a cudaEvent_t the caller recorded, or null); `done` (a
+  // cudaEvent_t of the caller's, or null) is recorded once the sums are in
+  // place; returns without the host waiting for the device. WaitQueued()
+  // waits for every queued call, failing the group after the timeout as a
+  // blocking call does. Others throw CollectiveError.
+  virtual bool OrdersOnDevice() const { return false; }
+  virtual void QueueAllReduce(void* buffer, size_t count, DataType type,
+                              ReduceOp op, void* after, void* done) {
+    (void)buffer, (void)count, (void)type, (void)op, (void)after, (void)done;
+    throw CollectiveError("the " + backend() +
+                          " backend cannot queue a call on the device; call "
+                          "AllReduce");
+  }
+  virtual void WaitQueued(const CallOptions& options = {}) { (void)options; }
 
   // Fails the group: calls in flight on every rank, and all later calls,
   // throw CollectiveError carrying `reason`.

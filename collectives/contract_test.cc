@@ -281,5 +281,25 @@ INSTANTIATE_TEST_SUITE_P(Backends, ContractTest,
                            return info.param.name;
                          });
 
+// Host communicators cannot queue a call on a device: they say so and
+// point to the blocking call, and waiting for nothing queued is a no-op.
+TEST(HostBackends, RefuseDeviceOrderedCalls) {
+  for (const Backend& backend : Backends()) {
+    Group group = backend.make(1);
+    Communicator& comm = *group[0];
+    EXPECT_FALSE(comm.OrdersOnDevice()) << backend.name;
+    float value = 1;
+    try {
+      comm.QueueAllReduce(&value, 1, DataType::kFloat32, ReduceOp::kSum,
+                          nullptr, nullptr);
+      ADD_FAILURE() << backend.name << ": expected a CollectiveError";
+    } catch (const CollectiveError& e) {
+      EXPECT_NE(std::string(e.what()).find("call AllReduce"), std::string::npos)
+          << e.what();
+    }
+    comm.WaitQueued();
+  }
+}
+
 }  // namespace
 }  // namespace ringlet::collectives

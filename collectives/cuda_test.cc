@@ -259,5 +259,62 @@ TEST_P(OnSeveralGpus, EveryCollectiveWithOneRankPerGpu) {
 INSTANTIATE_TEST_SUITE_P(GpuBackends, OnSeveralGpus,
                          ::testing::Values("ring", "naive", "nccl"));
 
+// NCCL's device-ordered allreduce on every GPU there is (one is enough):
+// the data is written on the caller's stream, the allreduce waits for its
+// event, the caller's stream waits for the allreduce's event, and the host
+// waits once, in WaitQueued. Three calls queued back to back.
+TEST(NcclQueued, AllReduceOrderedByEventsGivesTheSums) {
+  const int gpus = Gpus();
+  if (gpus < 1) GTEST_SKIP() << "needs a GPU; the CUDA runtime reports 0";
+  std::vector<int> list;
+  for (int g = 0; g < gpus; ++g) list.push_back(g);
+  Group group = CreateNcclGroup(list);
+  const auto errors = RunRanks(group, [&](Communicator& comm) {
+    const int r = comm.rank();
+    ASSERT_TRUE(comm.OrdersOnDevice());
+    cudaSetDevice(list[r]);
+    cudaStream_t caller = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&caller, cudaStreamNonBlocking),
+              cudaSuccess);
+    constexpr size_t kCount = 1000;
+    constexpr int kCalls = 3;
+    std::vector<std::vector<float>> host(kCalls, std::vector<float>(kCount));
+    std::vector<void*> device(kCalls);
+    std::vector<cudaEvent_t> ready(kCalls), done(kCalls);
+    for (int c = 0; c < kCalls; ++c) {
+      for (size_t i = 0; i < kCount; ++i) host[c][i] = float(r + c * i);
+      ASSERT_EQ(cudaMalloc(&device[c], kCount * sizeof(float)), cudaSuccess);
+      cudaEventCreateWithFlags(&ready[c], cudaEventDisableTiming);
+      cudaEventCreateWithFlags(&done[c], cudaEventDisableTiming);
+      cudaMemcpyAsync(device[c], host[c].data(), kCount * sizeof(float),
+                      cudaMemcpyHostToDevice, caller);
+      cudaEventRecord(ready[c], caller);
+      comm.QueueAllReduce(device[c], kCount, DataType::kFloat32, ReduceOp::kSum,
+                          ready[c], done[c]);
+    }
+    comm.WaitQueued();
+    for (int c = 0; c < kCalls; ++c) {
+      cudaStreamWaitEvent(caller, done[c], 0);
+      std::vector<float> got(kCount);
+      cudaMemcpyAsync(got.data(), device[c], kCount * sizeof(float),
+                      cudaMemcpyDeviceToHost, caller);
+      cudaStreamSynchronize(caller);
+      const int n = comm.size();
+      for (size_t i = 0; i < kCount; i += 97) {
+        // Sum over ranks q of q + c * i.
+        EXPECT_EQ(got[i], float(n * (n - 1) / 2 + n * c * i))
+            << "call " << c << ", element " << i;
+      }
+      cudaFree(device[c]);
+      cudaEventDestroy(ready[c]);
+      cudaEventDestroy(done[c]);
+    }
+    cudaStreamDestroy(caller);
+  });
+  for (size_t r = 0; r < errors.size(); ++r) {
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+  }
+}
+
 }  // namespace
 }  // namespace ringlet::collectives

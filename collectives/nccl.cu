@@ -145,6 +145,34 @@ class NcclCommunicator : public Communicator {
     });
   }
 
+  bool OrdersOnDevice() const override { return true; }
+
+  void QueueAllReduce(void* buffer, size_t count, DataType type, ReduceOp op,
+                      void* after, void* done) override {
+    const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
+    Launch(call, [&] {
+      if (after != nullptr) {
+        RINGLET_CUDA_CHECK(
+            cudaStreamWaitEvent(stream_, static_cast<cudaEvent_t>(after), 0));
+      }
+      RINGLET_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, ToNccl(type),
+                                       ToNccl(op), comm_, stream_));
+      if (done != nullptr) {
+        RINGLET_CUDA_CHECK(
+            cudaEventRecord(static_cast<cudaEvent_t>(done), stream_));
+      }
+    });
+    stats_.bytes_sent += 2 * (size_ - 1) * count * SizeOf(type) / size_;
+    queued_ = call;
+    has_queued_ = true;
+  }
+
+  void WaitQueued(const CallOptions& options) override {
+    if (!has_queued_) return;
+    has_queued_ = false;
+    Await(queued_, options);
+  }
+
   void Abort(const std::string& reason) override {
     abort_reason_ = "rank " + std::to_string(rank_) + " aborted: " + reason;
     aborted_ = true;
@@ -177,8 +205,15 @@ class NcclCommunicator : public Communicator {
   }
 
   // Enqueues `launch` on the stream and waits for it until the deadline.
-  template <typename Launch>
-  void Run(const CallDesc& call, const CallOptions& options, Launch launch) {
+  template <typename LaunchFn>
+  void Run(const CallDesc& call, const CallOptions& options, LaunchFn launch) {
+    Launch(call, launch);
+    Await(call, options);
+  }
+
+  // Enqueues `launch` on the stream; a failure fails the group.
+  template <typename LaunchFn>
+  void Launch(const CallDesc& call, LaunchFn launch) {
     gpu::DeviceGuard guard(device_);
     try {
       launch();
@@ -188,6 +223,12 @@ class NcclCommunicator : public Communicator {
       Fail(call, e.what());
     }
     ++stats_.messages_sent;
+  }
+
+  // Waits for everything on the stream until the deadline, watching for
+  // NCCL's asynchronous errors; `call` names the wait in errors.
+  void Await(const CallDesc& call, const CallOptions& options) {
+    gpu::DeviceGuard guard(device_);
     const auto timeout =
         options.timeout.count() > 0 ? options.timeout : options_.timeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -218,6 +259,8 @@ class NcclCommunicator : public Communicator {
   cudaStream_t stream_ = nullptr;
   int* barrier_word_ = nullptr;
   uint64_t next_seq_ = 0;
+  CallDesc queued_;  // The last call QueueAllReduce queued, for errors.
+  bool has_queued_ = false;
   bool aborted_ = false;
   std::string abort_reason_;
   CommStats stats_;

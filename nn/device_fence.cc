@@ -16,4 +16,12 @@ void DeviceFence::Wait() const {
   if (event_) cuda::WaitStreamEvent(device_.index, event_.get());
 }
 
+void DeviceFence::QueueWait() const {
+  if (event_) cuda::QueueWaitForEvent(device_.index, event_.get());
+}
+
+void* DeviceFence::native() const {
+  return event_ ? cuda::NativeEvent(event_.get()) : nullptr;
+}
+
 }  // namespace ringlet::nn

@@ -24,6 +24,12 @@ class DeviceFence {
 
   void Record();
   void Wait() const;
+  // The calling thread's queue for the device waits, on the device, until
+  // the fence has passed; the host goes on at once. Nothing on CPUs.
+  void QueueWait() const;
+  // The cudaEvent_t behind the fence (null on CPUs), for a collective
+  // queued after it (Communicator::QueueAllReduce).
+  void* native() const;
 
  private:
   Device device_;

@@ -65,6 +65,17 @@ void WaitStreamEvent(int, void* event) {
   static_cast<gpu::Event*>(event)->Synchronize();
 }
 
+void QueueWaitForEvent(int device, void* event) {
+  DeviceContext& context = DeviceContext::For(device);
+  gpu::DeviceGuard guard(device);
+  RINGLET_CUDA_CHECK(cudaStreamWaitEvent(
+      context.stream(), static_cast<gpu::Event*>(event)->get(), 0));
+}
+
+void* NativeEvent(void* event) {
+  return static_cast<gpu::Event*>(event)->get();
+}
+
 void CopyHostToDeviceAsync(int device, float* dst, const float* src,
                            size_t count) {
   DeviceContext::For(device).UploadAsync(dst, src, count * sizeof(float));

@@ -10,7 +10,9 @@ namespace ringlet::nn {
 
 BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
                              int64_t bucket_bytes, const DeviceLane& lane)
-    : comm_(comm), lane_(lane) {
+    : comm_(comm),
+      lane_(lane),
+      on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()) {
   // Which parameters each module holds.
   VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
@@ -33,6 +35,7 @@ BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
     std::vector<Tensor*> grads;
     for (Parameter* p : b.params) grads.push_back(&p->grad);
     b.flat = FlatTensors(grads);
+    b.reduced = DeviceFence(b.flat.device());
   }
 
   VisitModules(model, [this](Module& m) {
@@ -118,6 +121,29 @@ void BucketReducer::ReduceBucket(Bucket& b) {
   comm_seconds_ += took.count();
 }
 
+void BucketReducer::QueueBucket(Bucket& b) {
+  b.flat.Pack();  // Records b.flat.packed() on the lane; no wait.
+  comm_.QueueAllReduce(b.flat.data(), b.flat.count(),
+                       collectives::DataType::kFloat32,
+                       collectives::ReduceOp::kSum, b.flat.packed().native(),
+                       b.reduced.native());
+}
+
+void BucketReducer::FinishQueued(int queued) {
+  // The one host wait of the step, with the communicator's timeout.
+  const auto start = std::chrono::steady_clock::now();
+  comm_.WaitQueued();
+  const std::chrono::duration<double> took =
+      std::chrono::steady_clock::now() - start;
+  for (int i = 0; i < queued; ++i) {
+    // Ordered by the allreduce's event, before the optimizer's step.
+    buckets_[i].reduced.QueueWait();
+    buckets_[i].flat.Unpack();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  comm_seconds_ += took.count();
+}
+
 void BucketReducer::Loop() {
   const DeviceLane::Use use(lane_);
   uint64_t seen = 0;
@@ -129,14 +155,32 @@ void BucketReducer::Loop() {
       seen = step_;
     }
     std::exception_ptr error;
+    int queued = 0;
     try {
+      bool cancelled = false;
       for (Bucket& b : buckets_) {
         {
           std::unique_lock<std::mutex> lock(mu_);
           changed_.wait(lock, [&] { return cancelled_ || b.pending == 0; });
-          if (cancelled_) break;
+          cancelled = cancelled_;
         }
-        ReduceBucket(b);
+        if (cancelled) break;
+        if (on_device_) {
+          QueueBucket(b);
+          ++queued;
+        } else {
+          ReduceBucket(b);
+        }
+      }
+      if (on_device_ && !cancelled) FinishQueued(queued);
+      if (on_device_ && cancelled && queued > 0) {
+        // Queued calls still read the buckets: let them end (the group is
+        // being aborted, so they do soon) before the step is over.
+        try {
+          comm_.WaitQueued();
+        } catch (const std::exception&) {
+          // The cause is the compute thread's failure.
+        }
       }
     } catch (const std::exception& e) {
       error = std::current_exception();

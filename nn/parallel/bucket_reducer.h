@@ -12,6 +12,13 @@
 // memory, and only this reducer's thread waits (for the pack to finish),
 // never the compute thread. The reducer's thread packs and unpacks on the
 // replica's lane, so its copies are ordered with the replica's kernels.
+//
+// With a communicator that orders calls on the device (NCCL), not even the
+// reducer's thread waits per bucket: each bucket's pack records an event,
+// its allreduce is queued on the communicator's stream after that event
+// and records its own, and the unpacks are queued on the lane after those;
+// the reducer's thread waits once per step, for the last allreduce (which
+// keeps the timeout on a missing peer).
 #ifndef RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 
@@ -56,17 +63,24 @@ class BucketReducer {
  private:
   struct Bucket {
     std::vector<Parameter*> params;
-    FlatTensors flat;  // Their gradients, on the replica's device.
-    int pending = 0;   // Parameters whose gradient is not final yet.
+    FlatTensors flat;     // Their gradients, on the replica's device.
+    DeviceFence reduced;  // Passed once the allreduce wrote the sums.
+    int pending = 0;      // Parameters whose gradient is not final yet.
   };
 
   void MarkReady(Module& module);
   void MarkReadyLocked(Parameter* param);
   void Loop();
   void ReduceBucket(Bucket& bucket);
+  // The device-ordered way: queues bucket's pack and allreduce.
+  void QueueBucket(Bucket& bucket);
+  // After a step's buckets were queued: waits for the allreduces and
+  // queues the unpacks.
+  void FinishQueued(int queued);
 
   collectives::Communicator& comm_;
   DeviceLane lane_;
+  bool on_device_ = false;  // Buckets ordered by events, not host waits.
   std::vector<Bucket> buckets_;
   std::unordered_map<Parameter*, int> bucket_of_;
   std::unordered_map<Module*, std::vector<Parameter*>> params_of_;

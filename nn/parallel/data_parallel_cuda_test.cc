@@ -169,6 +169,24 @@ TEST_F(OnOneGpu, ClippedStepsOfKReplicasTakeTheOneReplicaStep) {
   }
 }
 
+// NCCL orders the buckets' allreduces by events (no host wait per
+// bucket): with one replica its steps are the ring's, bit for bit, over
+// several buckets and steps.
+TEST_F(OnOneGpu, OneReplicaThroughNcclTakesTheRingSteps) {
+  if (on_cpu_) GTEST_SKIP() << "nccl needs a GPU";
+  const auto factory = Seeded(SmallNet, 12);
+  DataParallel ring(factory, Replicas(1), Options("ring"));
+  DataParallel nccl(factory, Replicas(1), Options("nccl"));
+  EXPECT_GT(nccl.num_buckets(), 1);
+  for (int step = 0; step < 3; ++step) {
+    const Batch b = RandomBatch(9, 8, 50 + step);
+    const TrainStepStats a = ring.TrainStep(Shards(b, 1));
+    const TrainStepStats c = nccl.TrainStep(Shards(b, 1));
+    EXPECT_EQ(c.loss_sum, a.loss_sum) << "step " << step;
+  }
+  ExpectStatesNear(nccl.State(0), ring.State(0), 0, "nccl vs ring");
+}
+
 TEST_F(OnOneGpu, ReplicasStayBitwiseIdenticalOverTenSteps) {
   DataParallel dp(Seeded(SmallNet, 4), Replicas(2), Options("ring"));
   EXPECT_EQ(dp.num_buckets() > 1, true);

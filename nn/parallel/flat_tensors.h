@@ -42,6 +42,8 @@ class FlatTensors {
   // The flat buffer's storage (device memory on a GPU), for collectives.
   float* data() { return flat_.device_data(); }
   Tensor& flat() { return flat_; }  // [count()], on device().
+  // Passed once the last Pack() has run on the device.
+  const DeviceFence& packed() const { return packed_; }
   int64_t count() const { return count_; }
   Device device() const { return flat_.device(); }
   const std::vector<Tensor*>& tensors() const { return tensors_; }
