@@ -106,7 +106,8 @@ sanitize() {  # name, tool, test binary, gtest filter
   fi
 }
 if want sanitize; then
-  # (cudnnFind times every candidate: under memcheck, for one shape only.)
+  # Without the test that runs every cuDNN candidate under three choices:
+  # memcheck slows each run 10-100 times.
   sanitize ops_memcheck memcheck nn/ops/cuda/cuda_ops_test \
     '*:-*UnderEveryAlgorithmChoice*'
   sanitize ops_racecheck racecheck nn/ops/cuda/cuda_ops_test \
