@@ -102,15 +102,7 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
             .count();
     const bool bad_gradient = nn::CountNonFinite({&flat.flat()}) > 0;
     if (shards[d].count > 0) {
-      const nn::LossResult done = loss.Finish();
-      const std::string bad_loss = nn::NonFiniteName(done.loss);
-      if (!bad_loss.empty()) {
-        r.stats.divergence =
-            "the loss became " + bad_loss + " on " + nn::ToString(device);
-      }
-      r.stats.loss_sum = done.loss;
-      r.stats.correct = done.correct;
-      r.stats.samples = shards[d].count;
+      nn::RecordLoss(loss.Finish(), shards[d].count, device, &r.stats);
     }
     // The summed gradients are the same on every device, so all skip a
     // non-finite step alike and keep the last finite values.

@@ -2,6 +2,7 @@
 // one launch shape serves every size. Compiled in CI; never run here (no
 // GPU): the tests in elementwise_kernels_test.cc check them against the CPU
 // ops wherever a GPU is present.
+#include "nn/cuda/block_sum.cuh"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/elementwise_kernels.h"
 
@@ -65,13 +66,8 @@ __global__ void sum_of_squares_partials_kernel(const float* x, int64_t n,
     const double v = x[i];
     mine += v * v;
   }
-  shared[threadIdx.x] = mine;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+  const double total = BlockSum<kThreads>(mine, shared);
+  if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
 // One atomic per block, not per element: the count is almost always 0.

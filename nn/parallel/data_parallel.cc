@@ -179,15 +179,7 @@ TrainStepStats DataParallel::TrainStep(
     }
     r.stats.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
     if (ran) {
-      const LossResult done = loss.Finish();
-      const std::string bad_loss = NonFiniteName(done.loss);
-      if (!bad_loss.empty()) {
-        r.stats.divergence = "the loss became " + bad_loss + " on " +
-                             ToString(group_.devices()[d]);
-      }
-      r.stats.loss_sum = done.loss;
-      r.stats.correct = done.correct;
-      r.stats.samples = shards[d].count;
+      RecordLoss(loss.Finish(), shards[d].count, group_.devices()[d], &r.stats);
     }
     // The summed gradients are the same on every device of the job, so
     // every device skips the step alike, keeping the last finite values.

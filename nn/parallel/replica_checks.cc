@@ -12,6 +12,18 @@ std::string NonFiniteName(double value) {
   return "";
 }
 
+void RecordLoss(const LossResult& loss, int64_t samples, Device device,
+                TrainStepStats* stats) {
+  const std::string bad_loss = NonFiniteName(loss.loss);
+  if (!bad_loss.empty()) {
+    stats->divergence =
+        "the loss became " + bad_loss + " on " + ToString(device);
+  }
+  stats->loss_sum = loss.loss;
+  stats->correct = loss.correct;
+  stats->samples = samples;
+}
+
 std::string FirstNonFinite(const float* values, int64_t count) {
   // A float is inf or NaN exactly when its exponent bits are all ones; an
   // integer test over the bits vectorises, so the common (finite) case is

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/loss.h"
 #include "nn/parallel/replica_group.h"
 #include "nn/tensor.h"
 
@@ -17,6 +18,12 @@ namespace ringlet::nn {
 
 // "nan" or "inf" ("-inf") for a non-finite value, "" for a finite one.
 std::string NonFiniteName(double value);
+
+// A replica's finished loss into its step's statistics (loss sum, correct
+// predictions, `samples`), and, when the loss is not finite, the
+// divergence "the loss became nan on cuda:0".
+void RecordLoss(const LossResult& loss, int64_t samples, Device device,
+                TrainStepStats* stats);
 
 // The first non-finite value of `values[0, count)`, as NonFiniteName, or "".
 std::string FirstNonFinite(const float* values, int64_t count);

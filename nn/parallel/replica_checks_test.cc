@@ -13,6 +13,21 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
+TEST(RecordLossTest, FillsTheStatsAndNamesANonFiniteLoss) {
+  LossResult loss;
+  loss.loss = 12.5;
+  loss.correct = 7;
+  TrainStepStats stats;
+  RecordLoss(loss, 9, Device::Cpu(1), &stats);
+  EXPECT_EQ(stats.loss_sum, 12.5);
+  EXPECT_EQ(stats.correct, 7);
+  EXPECT_EQ(stats.samples, 9);
+  EXPECT_EQ(stats.divergence, "");
+  loss.loss = std::nan("");
+  RecordLoss(loss, 9, Device::Cuda(2), &stats);
+  EXPECT_EQ(stats.divergence, "the loss became nan on cuda:2");
+}
+
 TEST(NonFiniteTest, NamesInfAndNan) {
   EXPECT_EQ(NonFiniteName(1.5), "");
   EXPECT_EQ(NonFiniteName(std::numeric_limits<double>::max()), "");

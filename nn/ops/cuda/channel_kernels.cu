@@ -1,3 +1,4 @@
+#include "nn/cuda/block_sum.cuh"
 #include "nn/cuda/cuda_check.h"
 #include "nn/ops/cuda/channel_kernels.h"
 
@@ -6,52 +7,38 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// The block's sum of `value` (every thread's), valid in thread 0. A fixed
-// tree, so the order of additions never changes.
-__device__ double BlockSum(double value, double* shared) {
-  shared[threadIdx.x] = value;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
-    __syncthreads();
-  }
-  const double total = shared[0];
-  __syncthreads();  // The buffer may be reused by the caller.
-  return total;
-}
-
 // Element `k` of channel `ch` (k < n * hw) in NCHW storage.
 __device__ int64_t ChannelOffset(int64_t k, int64_t ch, int64_t c, int64_t hw) {
   const int64_t i = k / hw;
   return (i * c + ch) * hw + (k - i * hw);
 }
 
-// One block per channel (blockIdx.x).
-__global__ void channel_sums_kernel(const float* x, int64_t n, int64_t c,
-                                    int64_t hw, double* sums) {
+using cuda::BlockSum;
+
+// The sum over channel blockIdx.x of x (one block per channel).
+__device__ double ChannelSum(const float* x, int64_t n, int64_t c, int64_t hw) {
   __shared__ double shared[kThreads];
   const int64_t ch = blockIdx.x;
   double sum = 0;
   for (int64_t k = threadIdx.x; k < n * hw; k += kThreads) {
     sum += x[ChannelOffset(k, ch, c, hw)];
   }
-  sum = BlockSum(sum, shared);
+  return BlockSum<kThreads>(sum, shared);
+}
+
+__global__ void channel_sums_kernel(const float* x, int64_t n, int64_t c,
+                                    int64_t hw, double* sums) {
+  const double sum = ChannelSum(x, n, c, hw);
   if (threadIdx.x == 0) {
-    sums[ch] = sum;
-    if (ch == 0) sums[c] = static_cast<double>(n * hw);
+    sums[blockIdx.x] = sum;
+    if (blockIdx.x == 0) sums[c] = static_cast<double>(n * hw);
   }
 }
 
 __global__ void channel_sums_float_kernel(const float* x, int64_t n, int64_t c,
                                           int64_t hw, float* out) {
-  __shared__ double shared[kThreads];
-  const int64_t ch = blockIdx.x;
-  double sum = 0;
-  for (int64_t k = threadIdx.x; k < n * hw; k += kThreads) {
-    sum += x[ChannelOffset(k, ch, c, hw)];
-  }
-  sum = BlockSum(sum, shared);
-  if (threadIdx.x == 0) out[ch] = static_cast<float>(sum);
+  const double sum = ChannelSum(x, n, c, hw);
+  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<float>(sum);
 }
 
 __global__ void channel_squared_deviations_kernel(const float* x, int64_t n,
@@ -66,7 +53,7 @@ __global__ void channel_squared_deviations_kernel(const float* x, int64_t n,
     const double d = x[ChannelOffset(k, ch, c, hw)] - mean;
     sum += d * d;
   }
-  sum = BlockSum(sum, shared);
+  sum = BlockSum<kThreads>(sum, shared);
   if (threadIdx.x == 0) sq[ch] = sum;
 }
 
@@ -111,8 +98,8 @@ __global__ void batch_norm_gradient_sums_kernel(const float* dy, const float* x,
     sum_dy += dy[at];
     sum_dy_xh += static_cast<double>(dy[at]) * x_hat;
   }
-  sum_dy = BlockSum(sum_dy, shared);
-  sum_dy_xh = BlockSum(sum_dy_xh, shared);
+  sum_dy = BlockSum<kThreads>(sum_dy, shared);
+  sum_dy_xh = BlockSum<kThreads>(sum_dy_xh, shared);
   if (threadIdx.x == 0) {
     sums[ch] = sum_dy;
     sums[c + ch] = sum_dy_xh;
