@@ -64,7 +64,8 @@ std::vector<float> Work(Device device, uint64_t seed) {
   const Tensor y = Conv2dForward(x, w, b, params);
   const Conv2dGrads g = Conv2dBackward(x, w, true, y, params);
   const Tensor flat = y.View({4, 8 * 5 * 5});
-  const Tensor lw = RandomTensor({10, 8 * 5 * 5}, seed + 3).To(device);
+  const Tensor lw =
+      RandomTensor({8 * 5 * 5, 10}, seed + 3).To(device);  // [in, out]
   const Tensor z = LinearForward(flat, lw, RandomTensor({10}, 4).To(device));
   std::vector<float> out;
   for (const Tensor* t : {&y, &g.dx, &g.dw, &g.db, &z}) {

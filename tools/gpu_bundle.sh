@@ -76,7 +76,7 @@ copy_system_libraries() {
 : >"$out/tests.txt"
 for t in "${tests[@]}"; do copy_target "$t" >>"$out/tests.txt"; done
 for p in "${programs[@]}"; do copy_target "$p" >/dev/null; done
-cp -r "$bin/_solib_k8" "$out/_solib_k8"
+cp -rL "$bin/_solib_k8" "$out/_solib_k8"  # -L: the files, not links into bazel-out
 copy_system_libraries
 cp tools/run_all.sh "$out/run_all.sh"
 cp nn/train_bench_torch.py "$out/train_bench_torch.py"

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -29,17 +31,29 @@ class ModelsOnCudaTest : public ::testing::Test {
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
   }
+  static float LargestMagnitude(const Tensor& t) {
+    const Tensor host = t.To(Device::Cpu());
+    float largest = 0;
+    for (int64_t i = 0; i < host.numel(); ++i) {
+      largest = std::max(largest, std::abs(host.data()[i]));
+    }
+    return largest;
+  }
+  // max |a - b| (either may be on the GPU); infinite for other shapes.
+  static float LargestDifference(const Tensor& a, const Tensor& b) {
+    const Tensor ha = a.To(Device::Cpu()), hb = b.To(Device::Cpu());
+    if (ha.shape() != hb.shape()) return INFINITY;
+    float worst = 0;
+    for (int64_t i = 0; i < ha.numel(); ++i) {
+      worst = std::max(worst, std::abs(ha.data()[i] - hb.data()[i]));
+    }
+    return worst;
+  }
   // Largest difference relative to the tensor's largest value.
   static void ExpectClose(const Tensor& gpu, const Tensor& cpu,
                           const std::string& what) {
-    const Tensor host = gpu.To(Device::Cpu());
-    ASSERT_EQ(host.shape(), cpu.shape()) << what;
-    float largest = 0, worst = 0;
-    for (int64_t i = 0; i < cpu.numel(); ++i) {
-      largest = std::max(largest, std::abs(cpu.data()[i]));
-      worst = std::max(worst, std::abs(host.data()[i] - cpu.data()[i]));
-    }
-    EXPECT_LE(worst, 1e-3f * (1 + largest)) << what;
+    EXPECT_LE(LargestDifference(gpu, cpu), 1e-3f * (1 + LargestMagnitude(cpu)))
+        << what;
   }
   Device gpu_;
 };
@@ -64,31 +78,57 @@ TEST_F(ModelsOnCudaTest, LeNetGradientsMatchTheCpu) {
   }
 }
 
+// One SGD step of ResNet-18 (normal(0.01) init, batch 8, lr 0.1). The first
+// H100 run found the first convolution's weights 3.0e-3 apart after the
+// step against a bound of 1.2e-3, with every other parameter within it. The
+// layer-by-layer walk (layers_cuda_test) traced that to rounding flipping
+// ReLUs whose inputs crowd around 0 with this init: models on the CPU, their
+// input perturbed by 1e-6 (relative; three draws, as a flip is hit or
+// missed by chance), measure what rounding-sized noise does to the step
+// here, and a parameter may differ by up to 10x the most it moved.
 TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
-  auto cpu = MakeResNet18();
+  constexpr int kDraws = 3;
+  auto cpu = MakeResNet18(), gpu = MakeResNet18();
+  std::vector<std::unique_ptr<Sequential>> noisy;
+  for (int i = 0; i < kDraws; ++i) noisy.push_back(MakeResNet18());
   InitParameters(*cpu, InitScheme::kNormal001, 3);
-  auto gpu = MakeResNet18();
   InitParameters(*gpu, InitScheme::kNormal001, 3);
+  for (auto& m : noisy) InitParameters(*m, InitScheme::kNormal001, 3);
   gpu->To(gpu_);
   const Tensor x = RandomTensor({8, 1, 28, 28}, 4, 0.0f, 1.0f);
   std::vector<int32_t> labels(8);
   for (int i = 0; i < 8; ++i) labels[i] = (3 * i) % 10;
   SgdOptions options;
   options.lr = 0.1f;
-  Sgd sgd_cpu(cpu->Parameters(), options), sgd_gpu(gpu->Parameters(), options);
-  for (auto [model, sgd, input] :
-       {std::make_tuple(cpu.get(), &sgd_cpu, x),
-        std::make_tuple(gpu.get(), &sgd_gpu, x.To(gpu_))}) {
-    model->ZeroGrad();
+  auto step = [&](Sequential& model, const Tensor& input) {
+    Sgd sgd(model.Parameters(), options);
+    model.ZeroGrad();
     const LossResult loss = SoftmaxCrossEntropy(
-        model->Forward(input), labels.data(), Reduction::kMean);
-    model->Backward(loss.dlogits);
-    sgd->Step();
+        model.Forward(input), labels.data(), Reduction::kMean);
+    model.Backward(loss.dlogits);
+    sgd.Step();
+  };
+  step(*cpu, x);
+  step(*gpu, x.To(gpu_));
+  for (int i = 0; i < kDraws; ++i) {
+    step(*noisy[i], testing::Perturbed(x, 1e-6, 5 + i));
   }
   const std::vector<Parameter*> want = cpu->Parameters(),
                                 got = gpu->Parameters();
   for (size_t i = 0; i < want.size(); ++i) {
-    ExpectClose(got[i]->value, want[i]->value, want[i]->name);
+    const float largest = LargestMagnitude(want[i]->value);
+    const float gpu_off = LargestDifference(got[i]->value, want[i]->value);
+    float noise = 0;
+    for (auto& m : noisy) {
+      noise = std::max(
+          noise, LargestDifference(m->Parameters()[i]->value, want[i]->value));
+    }
+    if (gpu_off > 1e-3f * (1 + largest)) {
+      std::printf("%-34s gpu off by %.3g, 1e-6 noise moves it %.3g\n",
+                  want[i]->name.c_str(), gpu_off, noise);
+    }
+    EXPECT_LE(gpu_off, std::max(1e-3f * (1 + largest), 10 * noise))
+        << want[i]->name;
   }
   const std::vector<Buffer*> want_b = cpu->Buffers(), got_b = gpu->Buffers();
   for (size_t i = 0; i < want_b.size(); ++i) {

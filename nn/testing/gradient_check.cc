@@ -16,6 +16,16 @@ Tensor RandomTensor(const Shape& shape, uint64_t seed, float lo, float hi) {
   return t;
 }
 
+Tensor Perturbed(const Tensor& t, double relative, uint64_t seed) {
+  const Tensor u = RandomTensor(t.shape(), seed, -1.0f, 1.0f);
+  Tensor out = t.To(Device::Cpu()).Clone();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    out.data()[i] =
+        static_cast<float>(out.data()[i] * (1.0 + relative * u.data()[i]));
+  }
+  return out;
+}
+
 double Project(const Tensor& y, const Tensor& r) {
   double sum = 0;
   for (int64_t i = 0; i < y.numel(); ++i) {

@@ -15,6 +15,11 @@ namespace ringlet::nn::testing {
 Tensor RandomTensor(const Shape& shape, uint64_t seed, float lo = -1.0f,
                     float hi = 1.0f);
 
+// A CPU copy of `t` with every element times (1 + u * relative), u uniform
+// in [-1, 1]: rounding-sized noise, to measure how much a computation
+// amplifies it (what a GPU's other order of additions may shift).
+Tensor Perturbed(const Tensor& t, double relative, uint64_t seed);
+
 // sum_i y[i] * r[i] in double: a scalar loss whose gradient w.r.t. y is r.
 double Project(const Tensor& y, const Tensor& r);
 
