@@ -1,3 +1,7 @@
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 #include "nn/cuda/block_sum.cuh"
 #include "nn/cuda/cuda_check.h"
 #include "nn/ops/cuda/channel_kernels.h"
@@ -35,10 +39,48 @@ __global__ void channel_sums_kernel(const float* x, int64_t n, int64_t c,
   }
 }
 
-__global__ void channel_sums_float_kernel(const float* x, int64_t n, int64_t c,
-                                          int64_t hw, float* out) {
-  const double sum = ChannelSum(x, n, c, hw);
-  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<float>(sum);
+// Whole images a block of the bias gradient's first pass sums (~8192
+// elements: 32 a thread).
+int64_t ImagesPerChunk(int64_t hw) {
+  return std::max<int64_t>(1, 8192 / std::max<int64_t>(1, hw));
+}
+
+// First pass: block (chunk, ch) sums channel ch over the images of its
+// chunk into partials[ch * chunks + chunk].
+__global__ void channel_partial_sums_kernel(const float* x, int64_t n,
+                                            int64_t c, int64_t hw,
+                                            int64_t images_per_chunk,
+                                            double* partials) {
+  __shared__ double shared[kThreads];
+  const int64_t chunk = blockIdx.x, ch = blockIdx.y;
+  const int64_t first = chunk * images_per_chunk;
+  const int64_t images =
+      n - first < images_per_chunk ? n - first : images_per_chunk;
+  // 32-bit index arithmetic inside a chunk: 64-bit division is slow.
+  const unsigned plane = static_cast<unsigned>(hw);
+  const unsigned count = static_cast<unsigned>(images * hw);
+  const float* base = x + (first * c + ch) * hw;
+  double sum = 0;
+  for (unsigned k = threadIdx.x; k < count; k += kThreads) {
+    const unsigned image = k / plane;
+    sum += base[static_cast<int64_t>(image) * c * hw + (k - image * plane)];
+  }
+  sum = BlockSum<kThreads>(sum, shared);
+  if (threadIdx.x == 0) partials[ch * gridDim.x + chunk] = sum;
+}
+
+// Second pass: one block per channel adds its chunks' partial sums, in
+// the same order every time.
+__global__ void channel_partials_to_float_kernel(const double* partials,
+                                                 int64_t chunks, float* out) {
+  __shared__ double shared[kThreads];
+  const int64_t ch = blockIdx.x;
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < chunks; k += kThreads) {
+    sum += partials[ch * chunks + k];
+  }
+  sum = BlockSum<kThreads>(sum, shared);
+  if (threadIdx.x == 0) out[ch] = static_cast<float>(sum);
 }
 
 __global__ void channel_squared_deviations_kernel(const float* x, int64_t n,
@@ -138,11 +180,32 @@ void channel_sums(const float* x, int64_t n, int64_t c, int64_t hw,
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
+size_t channel_sums_float_scratch_bytes(int64_t n, int64_t c, int64_t hw) {
+  const int64_t per_chunk = ImagesPerChunk(hw);
+  const int64_t chunks = std::max<int64_t>(1, (n + per_chunk - 1) / per_chunk);
+  return static_cast<size_t>(c * chunks) * sizeof(double);
+}
+
 void channel_sums_float(const float* x, int64_t n, int64_t c, int64_t hw,
-                        float* out, cudaStream_t stream) {
+                        double* scratch, float* out, cudaStream_t stream) {
   if (c == 0) return;
-  channel_sums_float_kernel<<<static_cast<int>(c), kThreads, 0, stream>>>(
-      x, n, c, hw, out);
+  const int64_t per_chunk = ImagesPerChunk(hw);
+  const int64_t chunks = std::max<int64_t>(1, (n + per_chunk - 1) / per_chunk);
+  if (n == 0 || hw == 0) {
+    RINGLET_CUDA_CHECK(cudaMemsetAsync(
+        out, 0, static_cast<size_t>(c) * sizeof(float), stream));
+    return;
+  }
+  if (c > 65535) {  // A grid's y extent.
+    throw std::invalid_argument("conv2d bias gradient: " + std::to_string(c) +
+                                " channels; at most 65535 on a GPU");
+  }
+  const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(c));
+  channel_partial_sums_kernel<<<grid, kThreads, 0, stream>>>(
+      x, n, c, hw, per_chunk, scratch);
+  RINGLET_CUDA_CHECK_LAUNCH();
+  channel_partials_to_float_kernel<<<static_cast<int>(c), kThreads, 0,
+                                     stream>>>(scratch, chunks, out);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpu/device_probe.h"
@@ -126,6 +127,30 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuWithStrideAndPadding) {
     ExpectClose(Values(g_gpu.dx), Values(g.dx), "conv2d dx");
     ExpectClose(Values(g_gpu.dw), Values(g.dw), "conv2d dw");
     ExpectClose(Values(g_gpu.db), Values(g.db), "conv2d db");
+  }
+}
+
+// The bias gradient sums each channel over many blocks of whole images,
+// then their partial sums (the last block short); one image, 1x1 maps and
+// many images each take another split. Same bits on a second run.
+TEST_F(CudaOpsTest, Conv2dBiasGradientOverManyImagesMatchesTheCpu) {
+  for (const auto& [n, size] :
+       {std::pair<int64_t, int64_t>{300, 9}, {1, 9}, {1000, 1}, {64, 28}}) {
+    const Tensor x = Random({n, 2, size, size}, 20),
+                 w = Random({3, 2, 1, 1}, 21);
+    const Conv2dParams params{1, 0};
+    const Tensor dy = Random({n, 3, size, size}, 22);
+    const Conv2dGrads g = Conv2dBackward(x, w, true, dy, params);
+    const Tensor dy_gpu = dy.To(gpu_);
+    const Conv2dGrads g_gpu =
+        Conv2dBackward(x.To(gpu_), w.To(gpu_), true, dy_gpu, params);
+    const std::string what = "bias gradient, " + std::to_string(n) +
+                             " images of " + std::to_string(size) + "x" +
+                             std::to_string(size);
+    ExpectClose(Values(g_gpu.db), Values(g.db), what);
+    const Conv2dGrads again =
+        Conv2dBackward(x.To(gpu_), w.To(gpu_), true, dy_gpu, params);
+    EXPECT_EQ(Values(again.db), Values(g_gpu.db)) << what << ", twice";
   }
 }
 
