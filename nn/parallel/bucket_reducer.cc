@@ -12,7 +12,8 @@ BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
                              int64_t bucket_bytes, const DeviceLane& lane)
     : comm_(comm),
       lane_(lane),
-      on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()) {
+      on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()),
+      alone_(comm.size() == 1) {
   // Which parameters each module holds.
   VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
@@ -38,6 +39,8 @@ BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
     b.reduced = DeviceFence(b.flat.device());
   }
 
+  // One rank in the whole job: its gradients are the sums already.
+  if (alone_) return;
   VisitModules(model, [this](Module& m) {
     if (auto* seq = dynamic_cast<Sequential*>(&m)) {
       seq->set_child_backward_done([this](Module& child) { MarkReady(child); });
@@ -52,10 +55,11 @@ BucketReducer::~BucketReducer() {
     stopping_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void BucketReducer::BeginStep() {
+  if (alone_) return;  // step_done_ stays true: FinishStep returns at once.
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [param, ready] : ready_) ready = false;
   for (Bucket& b : buckets_) b.pending = static_cast<int>(b.params.size());
@@ -75,6 +79,7 @@ void BucketReducer::MarkReadyLocked(Parameter* param) {
 }
 
 void BucketReducer::MarkReady(Module& module) {
+  if (alone_) return;
   auto it = params_of_.find(&module);
   if (it == params_of_.end() || it->second.empty()) return;
   {
@@ -85,6 +90,7 @@ void BucketReducer::MarkReady(Module& module) {
 }
 
 void BucketReducer::MarkAllReady() {
+  if (alone_) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [param, index] : bucket_of_) MarkReadyLocked(param);

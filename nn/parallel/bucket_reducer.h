@@ -81,6 +81,10 @@ class BucketReducer {
   collectives::Communicator& comm_;
   DeviceLane lane_;
   bool on_device_ = false;  // Buckets ordered by events, not host waits.
+  // The job has one rank: nothing to sum, no thread. (On one GPU with
+  // NCCL the progress line read "comm 52%": the host's wait for the
+  // one-rank allreduce, queued after backward, timed backward itself.)
+  bool alone_ = false;
   std::vector<Bucket> buckets_;
   std::unordered_map<Parameter*, int> bucket_of_;
   std::unordered_map<Module*, std::vector<Parameter*>> params_of_;

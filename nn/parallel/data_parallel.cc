@@ -198,9 +198,11 @@ TrainStepStats DataParallel::TrainStep(
       ClipGradNorm(grads, options_.clip_grad_norm);
     }
     r.optimizer->Step();
-    if (!options_.sync_bn && !r.buffers.empty()) {
+    Communicator& comm = group_.comm(d, kGradGroup);
+    // Alone in the job (one rank), there is no other copy to align.
+    if (!options_.sync_bn && !r.buffers.empty() && comm.size() > 1) {
       const Clock::time_point start = Clock::now();
-      BroadcastFromFirst(group_.comm(d, kGradGroup), r.buffer_flat);
+      BroadcastFromFirst(comm, r.buffer_flat);
       r.stats.comm_seconds += SecondsSince(start);
     }
   });
