@@ -289,5 +289,43 @@ done
 want bench && bench allreduce_nccl collectives/allreduce_bench --backend=nccl --ranks=1 \
   --min_bytes=1M --max_bytes=64M --factor=8 --json
 
+# Two replicas sharing one device against one, at the same total batch
+# (issue 13's goal on a GPU: per-step overhead <= 10%): each trainer's
+# second epoch (warm: the first pays for cuDNN's algorithm search), its
+# images/s from --metrics_out. Without a GPU, two CPU devices against one
+# and a few steps: only that it runs.
+replicas_overhead() {  # name, program, batch, steps
+  local name="$1" program="$2" batch="$3" steps="$4" one two
+  if [[ ! -d fashion-mnist ]]; then
+    echo "bench replicas_$name: did not run (no data: gpu_bundle.sh --with_data)"
+    return
+  fi
+  one="cuda:0" two="cuda:0,cuda:0"
+  if [[ $device != cuda:0 ]]; then one="cpu:1" two="cpu:2" steps=2; fi
+  local devices rates=()
+  for devices in "$one" "$two"; do
+    if ! timeout 600 "$program" --devices="$devices" --batch_size="$batch" \
+      --epochs=2 --limit=$((batch * steps)) --test_limit=64 --seed=5 \
+      --metrics_out="logs/replicas_${name}_${#rates[@]}.jsonl" \
+      >"logs/replicas_${name}_${#rates[@]}.log" 2>&1; then
+      echo "bench replicas_$name: did not run: $(tail -n 1 "logs/replicas_${name}_${#rates[@]}.log")"
+      return
+    fi
+    rates+=("$(python3 -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print([r for r in rows if "epoch" in r][-1]["images_per_sec"])' \
+      "logs/replicas_${name}_${#rates[@]}.jsonl")")
+  done
+  python3 -c 'import json, sys
+one, two = float(sys.argv[3]), float(sys.argv[4])
+print(json.dumps({"devices": [sys.argv[5], sys.argv[6]],
+                  "batch_size": int(sys.argv[2]), "images_per_sec": [round(one), round(two)],
+                  "step_time_ratio": round(one / two, 3)}))' \
+    "$name" "$batch" "${rates[0]}" "${rates[1]}" "$one" "$two" |
+    sed "s/^/bench replicas_$name: /"
+}
+want bench && replicas_overhead resnet_dp trainers/resnet_dp 256 40
+want bench && replicas_overhead lenet_scratch trainers/lenet_scratch 256 200
+
 echo "gpu: $passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
