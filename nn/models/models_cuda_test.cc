@@ -82,7 +82,7 @@ TEST_F(ModelsOnCudaTest, LeNetGradientsMatchTheCpu) {
 // H100 run found the first convolution's weights 3.0e-3 apart after the
 // step against a bound of 1.2e-3, with every other parameter within it. The
 // layer-by-layer walk (layers_cuda_test) traced that to rounding flipping
-// ReLUs whose inputs crowd around 0 with this init: models on the CPU, their
+// ReLUs whose inputs lie within rounding of 0: models on the CPU, their
 // input perturbed by 1e-6 (relative; three draws, as a flip is hit or
 // missed by chance), measure what rounding-sized noise does to the step
 // here, and a parameter may differ by up to 10x the most it moved.
