@@ -89,18 +89,29 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     } else {
       grads = CopyTo(nn::LeNetParams::Zeros(), device);
     }
-    // allreduce: every gradient in one flat buffer on the device.
+    // allreduce: every gradient in one flat buffer on the device. Alone in
+    // the job (one rank) the gradients are the sums already: no packing,
+    // no collective, no host wait for either (with clipping the norm is
+    // taken over the flat buffer, as with several ranks).
     const std::vector<nn::Tensor*> g = grads.All();
-    nn::FlatTensors flat(g);
-    flat.PackForCollective();
-    const auto start = std::chrono::steady_clock::now();
-    group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
-                             collectives::DataType::kFloat32,
-                             collectives::ReduceOp::kSum);
-    r.stats.comm_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    const bool bad_gradient = nn::CountNonFinite({&flat.flat()}) > 0;
+    const bool alone =
+        group_.comm(d).size() == 1 && update_.clip_grad_norm == 0;
+    nn::FlatTensors flat;
+    if (!alone) {
+      flat = nn::FlatTensors(g);
+      flat.PackForCollective();
+      const auto start = std::chrono::steady_clock::now();
+      group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
+                               collectives::DataType::kFloat32,
+                               collectives::ReduceOp::kSum);
+      r.stats.comm_seconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+    }
+    const bool bad_gradient =
+        nn::CountNonFinite(
+            alone ? std::vector<const nn::Tensor*>(g.begin(), g.end())
+                  : std::vector<const nn::Tensor*>{&flat.flat()}) > 0;
     if (shards[d].count > 0) {
       nn::RecordLoss(loss.Finish(), shards[d].count, device, &r.stats);
     }
@@ -108,7 +119,9 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
     // non-finite step alike and keep the last finite values.
     if (bad_gradient) {
       if (r.stats.divergence.empty()) {
-        const nn::Tensor host = flat.flat().To(nn::Device::Cpu());
+        nn::FlatTensors named(g);  // The flat layout NonFiniteGradient reads.
+        named.PackForCollective();
+        const nn::Tensor host = named.flat().To(nn::Device::Cpu());
         r.stats.divergence = NonFiniteGradient(host.data(), params);
       }
       return;
@@ -120,7 +133,7 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
             ? nn::ClipCoefficient(nn::GlobalNorm({&flat.flat()}) / total,
                                   update_.clip_grad_norm)
             : 1.0;
-    flat.Unpack();  // g now holds the summed gradients.
+    if (!alone) flat.Unpack();  // g now holds the summed gradients.
     const nn::SgdOptions& sgd = update_.sgd;
     if (sgd.momentum == 0 && sgd.weight_decay == 0) {
       // sgd(params, lr, batch_size): p -= lr * grad / batch_size.

@@ -128,6 +128,10 @@ void ExpectKReplicasTakeTheOneDeviceSteps(
         EXPECT_EQ(stats.samples, b.size());
         EXPECT_GT(stats.loss_sum, 0);
         EXPECT_EQ(stats.divergence, "");
+        // One device is the whole job: nothing to sum, no communication.
+        if (k == 1) {
+          EXPECT_EQ(stats.comm_seconds, 0.0);
+        }
       }
       const std::string what = backend + " on " + std::to_string(k);
       EXPECT_EQ(replicas.CompareReplicas(), "") << what;
@@ -254,6 +258,26 @@ TEST(LeNetReplicasTest, ReplicasStayBitwiseIdenticalAndRunsRepeat) {
   EXPECT_NE(std::memcmp(a.params(0).W1.data(), init.W1.data(),
                         init.W1.numel() * sizeof(float)),
             0);
+}
+
+// A non-finite gradient skips the step on every device, keeping the last
+// finite values, whether the gradients went through the allreduce (two
+// devices) or not (one device: alone in the job, nothing to sum).
+TEST(LeNetReplicasTest, ANonFiniteStepIsSkippedOnOneDeviceAndOnTwo) {
+  nn::LeNetParams init = nn::LeNetParams::Init(4);
+  init.b4.data()[3] = std::nanf("");
+  for (int k : {1, 2}) {
+    LeNetReplicas replicas(init, Cpus(k), nn::ReplicaGroupOptions(),
+                           PlainSgd(0.2f));
+    const nn::TrainStepStats stats =
+        replicas.TrainStep(Shards(RandomBatch(8, 5), k));
+    EXPECT_NE(stats.divergence, "") << k << " devices";
+    for (int d = 0; d < k; ++d) {
+      ExpectIdentical(
+          replicas.params(d), init,
+          std::to_string(k) + " devices, replica " + std::to_string(d));
+    }
+  }
 }
 
 TEST(LeNetReplicasTest, EvaluationCountsEveryShard) {
