@@ -19,19 +19,6 @@ nn::LeNetParams CopyTo(const nn::LeNetParams& params, nn::Device device) {
   return device.is_cuda() ? params.To(device) : params.Clone();
 }
 
-// "the gradient of W3 became nan": the first parameter whose part of the
-// flat gradient `grads` is not finite.
-std::string NonFiniteGradient(const float* grads,
-                              const std::vector<nn::Tensor*>& params) {
-  const std::vector<std::string> names = nn::LeNetParams::Names();
-  for (size_t i = 0; i < params.size(); ++i) {
-    const std::string bad = nn::FirstNonFinite(grads, params[i]->numel());
-    if (!bad.empty()) return "the gradient of " + names[i] + " became " + bad;
-    grads += params[i]->numel();
-  }
-  return "";
-}
-
 }  // namespace
 
 LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
@@ -62,6 +49,11 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
 }
 
 nn::TrainStepStats LeNetReplicas::TrainStep(
+    const std::vector<nn::ReplicaInput>& shards) {
+  return QueueStep(shards).Finish();
+}
+
+nn::PendingStep LeNetReplicas::QueueStep(
     const std::vector<nn::ReplicaInput>& all_shards) {
   const std::vector<nn::ReplicaInput> shards =
       group_.LocalShards(all_shards, "lenet");
@@ -69,23 +61,29 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
   int64_t total = 0;
   for (const nn::ReplicaInput& s : all_shards) total += s.count;
   if (total == 0) throw std::invalid_argument("lenet: an empty batch");
-  group_.Run([&](int d) {
+  std::vector<nn::QueuedReplicaStep> queued(group_.size());
+  // On GPUs the host queues the whole step, the update included, and
+  // waits for none of it: the loss and the gradient check are read when
+  // the step is finished (PendingStep), and a non-finite gradient skips
+  // the update on the device.
+  group_.RunQueued([&](int d) {
     Replica& r = replicas_[d];
-    r.stats = nn::TrainStepStats();
+    nn::QueuedReplicaStep& q = queued[d];
     const nn::Device device = group_.devices()[d];
+    q.device = device;
+    q.done = nn::DeviceFence(device);
+    q.samples = shards[d].count;
     const std::vector<nn::Tensor*> params = r.params.All();
     // A device without samples adds zeros to the sum.
     nn::LeNetParams grads;
-    // The loss is read after the allreduce, so on a GPU the host queues
-    // forward, backward and the packing without waiting.
-    nn::PendingLoss loss;
     if (shards[d].count > 0) {
       nn::LeNetActivations acts;
       const nn::Tensor logits = nn::LeNetForward(
           r.params, nn::ShardImages(shards[d], {1, 28, 28}, device), &acts);
-      loss = nn::StartSoftmaxCrossEntropy(logits, shards[d].labels,
-                                          nn::Reduction::kSum);
-      grads = nn::LeNetBackward(r.params, acts, loss.dlogits());
+      q.loss = nn::StartSoftmaxCrossEntropy(logits, shards[d].labels,
+                                            nn::Reduction::kSum);
+      q.has_loss = true;
+      grads = nn::LeNetBackward(r.params, acts, q.loss.dlogits());
     } else {
       grads = CopyTo(nn::LeNetParams::Zeros(), device);
     }
@@ -104,64 +102,60 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
       group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
                                collectives::DataType::kFloat32,
                                collectives::ReduceOp::kSum);
-      r.stats.comm_seconds = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count();
-    }
-    const bool bad_gradient =
-        nn::CountNonFinite(
-            alone ? std::vector<const nn::Tensor*>(g.begin(), g.end())
-                  : std::vector<const nn::Tensor*>{&flat.flat()}) > 0;
-    if (shards[d].count > 0) {
-      nn::RecordLoss(loss.Finish(), shards[d].count, device, &r.stats);
+      q.comm_seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      flat.Unpack();  // g now holds the summed gradients.
     }
     // The summed gradients are the same on every device, so all skip a
     // non-finite step alike and keep the last finite values.
-    if (bad_gradient) {
-      if (r.stats.divergence.empty()) {
-        nn::FlatTensors named(g);  // The flat layout NonFiniteGradient reads.
-        named.PackForCollective();
-        const nn::Tensor host = named.flat().To(nn::Device::Cpu());
-        r.stats.divergence = NonFiniteGradient(host.data(), params);
+    q.gradients = nn::QueueCountNonFinite(
+        std::vector<const nn::Tensor*>(g.begin(), g.end()));
+    q.gradient_names = nn::LeNetParams::Names();
+    if (device.is_cpu()) {
+      // The values are here: say which value it was.
+      const int bad = q.gradients.FirstBad();
+      if (bad >= 0) {
+        q.divergence = "the gradient of " + q.gradient_names[bad] + " became " +
+                       nn::FirstNonFinite(g[bad]->data(), g[bad]->numel());
       }
-      return;
     }
-    // The batch mean's norm is the summed gradient's over the batch size
-    // (on a GPU the host waits for it once).
-    const double clip =
-        update_.clip_grad_norm > 0
-            ? nn::ClipCoefficient(nn::GlobalNorm({&flat.flat()}) / total,
-                                  update_.clip_grad_norm)
-            : 1.0;
-    if (!alone) flat.Unpack();  // g now holds the summed gradients.
+    double clip = 1.0;
+    if (update_.clip_grad_norm > 0) {
+      // The batch mean's norm is the summed gradient's over the batch size
+      // (on a GPU the host waits for it once, and for the check first).
+      if (q.gradients.FirstBad() >= 0) {
+        q.done.Record();
+        return;
+      }
+      clip = nn::ClipCoefficient(nn::GlobalNorm({&flat.flat()}) / total,
+                                 update_.clip_grad_norm);
+    }
     const nn::SgdOptions& sgd = update_.sgd;
     if (sgd.momentum == 0 && sgd.weight_decay == 0) {
       // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
       nn::SgdOptions step;
       step.lr = static_cast<float>(clip * sgd.lr / static_cast<float>(total));
       for (size_t i = 0; i < params.size(); ++i) {
-        nn::SgdUpdate(*params[i], *g[i], nullptr, step);
+        nn::SgdUpdate(*params[i], *g[i], nullptr, step, &q.gradients);
       }
-      return;
+    } else {
+      // torch's SGD on the batch-mean gradient.
+      const std::vector<nn::Tensor*> velocity =
+          sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>();
+      for (size_t i = 0; i < params.size(); ++i) {
+        nn::DivideInPlace(*g[i], static_cast<float>(total / clip));
+        nn::SgdUpdate(*params[i], *g[i],
+                      velocity.empty() ? nullptr : velocity[i], sgd,
+                      &q.gradients);
+      }
     }
-    // torch's SGD on the batch-mean gradient.
-    const std::vector<nn::Tensor*> velocity =
-        sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>();
-    for (size_t i = 0; i < params.size(); ++i) {
-      nn::DivideInPlace(*g[i], static_cast<float>(total / clip));
-      nn::SgdUpdate(*params[i], *g[i], velocity.empty() ? nullptr : velocity[i],
-                    sgd);
-    }
+    q.done.Record();
   });
-  nn::TrainStepStats out;
-  for (const Replica& r : replicas_) {
-    out.loss_sum += r.stats.loss_sum;
-    out.correct += r.stats.correct;
-    out.samples += r.stats.samples;
-    if (out.divergence.empty()) out.divergence = r.stats.divergence;
-  }
-  out.comm_seconds = replicas_[0].stats.comm_seconds;
-  return group_.SumOverProcesses(out);
+  return nn::PendingStep(std::move(queued),
+                         [this](const nn::TrainStepStats& local) {
+                           return group_.SumOverProcesses(local);
+                         });
 }
 
 nn::NamedTensors LeNetReplicas::StateOf(int device) {

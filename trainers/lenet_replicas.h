@@ -17,6 +17,7 @@
 
 #include "nn/models/lenet.h"
 #include "nn/optim/sgd.h"
+#include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
 #include "trainers/common/training_loop.h"
@@ -50,6 +51,10 @@ class LeNetReplicas : public ParallelTrainer {
   // sum); the step divides by the batch's true size, however it was split.
   nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) override;
+  // The same step, queued: on GPUs the host does not wait for it (see
+  // nn::PendingStep); the statistics come from Finish().
+  nn::PendingStep QueueStep(
+      const std::vector<nn::ReplicaInput>& shards) override;
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override;
   // The parameters and, with momentum, the velocities; device 0's.
   nn::NamedTensors State() override { return StateOf(0); }
@@ -72,8 +77,7 @@ class LeNetReplicas : public ParallelTrainer {
 
   struct Replica {
     nn::LeNetParams params;
-    nn::LeNetParams velocity;  // With momentum only.
-    nn::TrainStepStats stats;
+    nn::LeNetParams velocity;            // With momentum only.
     std::vector<nn::Tensor> host_state;  // StateOf's copies on a GPU.
   };
 

@@ -9,6 +9,7 @@
 #include "collectives/collectives.h"
 #include "gpu/device_probe.h"
 #include "gtest/gtest.h"
+#include "nn/gpu_precision.h"
 #include "nn/ops/loss.h"
 #include "nn/optim/grad_clip.h"
 #include "nn/optim/sgd.h"
@@ -154,6 +155,53 @@ TEST(LeNetReplicasTest, ReplicasOnOneGpuTakeTheOneDeviceSteps) {
   ExpectKReplicasTakeTheOneDeviceSteps(
       [gpu](int k) { return std::vector<nn::Device>(k, gpu); },
       {"ring", "naive"}, 1e-4);
+}
+
+// The training loop's order on a GPU: step t + 1 queued before step t is
+// finished. Queued steps are the synchronous ones bit for bit
+// (deterministic algorithms), and one replica queues a step, update and
+// gradient check included, without the host waiting for the GPU.
+TEST(LeNetReplicasTest, QueuedStepsOnOneGpuAreTheSynchronousSteps) {
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+  if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+  const nn::Device gpu = nn::Device::Cuda(report.usable[0]);
+  nn::SetConvAlgorithms(nn::ConvAlgorithms::kDeterministic);
+  const nn::LeNetParams init =
+      nn::LeNetParams::Init(6, nn::InitScheme::kKaimingNormal);
+  for (int k : {1, 2}) {
+    const std::vector<nn::Device> devices(k, gpu);
+    LeNetReplicas sync(init, devices, nn::ReplicaGroupOptions(),
+                       PlainSgd(0.1f));
+    LeNetReplicas queued(init, devices, nn::ReplicaGroupOptions(),
+                         PlainSgd(0.1f));
+    // The first step chooses the algorithms and fills the memory pools.
+    sync.TrainStep(Shards(RandomBatch(16, 20), k));
+    queued.TrainStep(Shards(RandomBatch(16, 20), k));
+    std::vector<nn::TrainStepStats> want;
+    for (int step = 0; step < 3; ++step) {
+      want.push_back(sync.TrainStep(Shards(RandomBatch(16, 21 + step), k)));
+    }
+    const uint64_t before = nn::HostWaitsForGpus();
+    nn::PendingStep a = queued.QueueStep(Shards(RandomBatch(16, 21), k));
+    nn::PendingStep b = queued.QueueStep(Shards(RandomBatch(16, 22), k));
+    if (k == 1) {
+      EXPECT_EQ(nn::HostWaitsForGpus() - before, 0u)
+          << "the host waited while queuing two steps";
+    }
+    const std::string what = std::to_string(k) + " replicas";
+    EXPECT_EQ(a.Finish().loss_sum, want[0].loss_sum) << what;
+    nn::PendingStep c = queued.QueueStep(Shards(RandomBatch(16, 23), k));
+    EXPECT_EQ(b.Finish().loss_sum, want[1].loss_sum) << what;
+    EXPECT_EQ(c.Finish().loss_sum, want[2].loss_sum) << what;
+    const nn::NamedTensors got = queued.State(), expected = sync.State();
+    for (size_t t = 0; t < got.tensors.size(); ++t) {
+      const nn::Tensor& x = *got.tensors[t];
+      const nn::Tensor& y = *expected.tensors[t];
+      EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.numel() * sizeof(float)))
+          << what << ": " << got.names[t];
+    }
+  }
+  nn::SetConvAlgorithms(nn::ConvAlgorithms::kMeasure);
 }
 
 // Momentum, weight decay and clipping: k replicas on place(k) still take

@@ -25,6 +25,10 @@ class DataParallelTrainer : public ParallelTrainer {
       const std::vector<nn::ReplicaInput>& shards) override {
     return dp_.TrainStep(shards);
   }
+  nn::PendingStep QueueStep(
+      const std::vector<nn::ReplicaInput>& shards) override {
+    return dp_.QueueStep(shards);
+  }
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override {
     return dp_.CountCorrect(shards);
   }

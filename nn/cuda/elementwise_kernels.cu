@@ -38,7 +38,9 @@ __global__ void bias_add_forward_kernel(float* out, const float* bias,
 
 __global__ void sgd_update_forward_kernel(float* p, const float* g, float* v,
                                           int64_t n, float lr, float momentum,
-                                          float weight_decay) {
+                                          float weight_decay,
+                                          const unsigned int* skip) {
+  if (skip != nullptr && *skip != 0) return;
   RINGLET_GRID_STRIDE_LOOP(i, n) {
     if (v == nullptr) {
       p[i] -= lr * (g[i] + weight_decay * p[i]);
@@ -70,17 +72,24 @@ __global__ void sum_of_squares_partials_kernel(const float* x, int64_t n,
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-// One atomic per block, not per element: the count is almost always 0.
-__global__ void count_nonfinite_forward_kernel(const float* x, int64_t n,
-                                               unsigned int* count) {
+// Tensor blockIdx.y of `list`; one atomic per block, not per element (the
+// count is almost always 0).
+__global__ void count_nonfinite_each_kernel(CountedTensors list,
+                                            unsigned int* counts,
+                                            unsigned int* total) {
   __shared__ unsigned int block_count;
   if (threadIdx.x == 0) block_count = 0;
   __syncthreads();
+  const float* x = list.data[blockIdx.y];
+  const int64_t n = list.size[blockIdx.y];
   unsigned int mine = 0;
   RINGLET_GRID_STRIDE_LOOP(i, n) { mine += isfinite(x[i]) ? 0u : 1u; }
   if (mine > 0) atomicAdd(&block_count, mine);
   __syncthreads();
-  if (threadIdx.x == 0 && block_count > 0) atomicAdd(count, block_count);
+  if (threadIdx.x == 0 && block_count > 0) {
+    atomicAdd(&counts[blockIdx.y], block_count);
+    atomicAdd(total, block_count);
+  }
 }
 
 }  // namespace
@@ -105,11 +114,21 @@ void sum_of_squares_partials(const float* x, int64_t n, double* partials,
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
-void count_nonfinite_forward(const float* x, int64_t n, unsigned int* count,
-                             cudaStream_t stream) {
-  if (n == 0) return;
-  count_nonfinite_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(x, n,
-                                                                     count);
+void count_nonfinite_each(const CountedTensors& list, unsigned int* counts,
+                          unsigned int* total, cudaStream_t stream) {
+  int64_t largest = 0;
+  for (int t = 0; t < list.count; ++t) {
+    largest = list.size[t] > largest ? list.size[t] : largest;
+  }
+  if (largest == 0) return;
+  // Blocks per tensor: enough for the largest, about kMaxBlocks in all.
+  const int64_t share = kMaxBlocks / list.count;
+  const int64_t wanted = Blocks(largest);
+  const dim3 grid(static_cast<unsigned int>(
+                      wanted < share ? wanted : (share > 0 ? share : 1)),
+                  static_cast<unsigned int>(list.count));
+  count_nonfinite_each_kernel<<<grid, kThreads, 0, stream>>>(list, counts,
+                                                             total);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
@@ -137,11 +156,11 @@ void bias_add_forward(float* out, const float* bias, int64_t batch,
 
 void sgd_update_forward(float* param, const float* grad, float* velocity,
                         int64_t n, float lr, float momentum, float weight_decay,
-                        cudaStream_t stream) {
+                        const unsigned int* skip, cudaStream_t stream) {
   if (n == 0) return;
   sgd_update_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
       param, grad, momentum == 0.0f ? nullptr : velocity, n, lr, momentum,
-      weight_decay);
+      weight_decay, skip);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

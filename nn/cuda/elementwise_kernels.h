@@ -25,10 +25,12 @@ void bias_add_forward(float* out, const float* bias, int64_t batch,
 // The CPU Sgd's step (nn/optim/sgd.cc), element for element:
 // without momentum p -= lr * (g + wd * p); with momentum
 // v = momentum * v + g + wd * p, p -= lr * v. `velocity` may be null when
-// momentum is 0.
+// momentum is 0. With `skip` (device memory) non-null and *skip non-zero
+// when the kernel runs, nothing changes: a step whose gradients turned out
+// non-finite is skipped on the device, without the host reading anything.
 void sgd_update_forward(float* param, const float* grad, float* velocity,
                         int64_t n, float lr, float momentum, float weight_decay,
-                        cudaStream_t stream);
+                        const unsigned int* skip, cudaStream_t stream);
 
 // x[i] /= divisor.
 void divide_forward(float* x, int64_t n, float divisor, cudaStream_t stream);
@@ -44,10 +46,19 @@ constexpr int kSumOfSquaresBlocks = 64;
 void sum_of_squares_partials(const float* x, int64_t n, double* partials,
                              cudaStream_t stream);
 
-// *count += the number of x[i] that are nan or infinite (count is device
-// memory the caller zeroed).
-void count_nonfinite_forward(const float* x, int64_t n, unsigned int* count,
-                             cudaStream_t stream);
+// Up to kMaxCountedTensors device arrays, passed by value to one kernel.
+constexpr int kMaxCountedTensors = 64;
+struct CountedTensors {
+  const float* data[kMaxCountedTensors];
+  int64_t size[kMaxCountedTensors];
+  int count = 0;  // 1 .. kMaxCountedTensors.
+};
+
+// counts[t] += the number of elements of list tensor t that are nan or
+// infinite, and *total += all of them, in one launch (counts and total are
+// device memory the caller zeroed).
+void count_nonfinite_each(const CountedTensors& list, unsigned int* counts,
+                          unsigned int* total, cudaStream_t stream);
 
 }  // namespace ringlet::nn::cuda
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -186,7 +187,7 @@ TEST_F(KernelTest, SgdUpdateMatchesTheCpuStep) {
     float* p_dev = Upload(p);
     float* v_dev = Upload(v);
     sgd_update_forward(p_dev, Upload(g), v_dev, n, 0.1f, momentum, 1e-4f,
-                       context_->stream());
+                       /*skip=*/nullptr, context_->stream());
     Tensor p_cpu = Tensor::FromVector({n}, p);
     Tensor v_cpu = Tensor::FromVector({n}, v);
     SgdOptions options;
@@ -199,6 +200,59 @@ TEST_F(KernelTest, SgdUpdateMatchesTheCpuStep) {
       EXPECT_EQ(Download(v_dev, n), Values(v_cpu));
     }
   }
+}
+
+// A non-zero flag in device memory leaves parameter and velocity as they
+// were; a zero one lets the step through.
+TEST_F(KernelTest, SgdUpdateSkipsItselfWhenTheDeviceFlagIsSet) {
+  const int64_t n = 777;
+  const std::vector<float> p = Random(n, 12), g = Random(n, 13),
+                           v = Random(n, 14);
+  for (float flag : {0.0f, 1.0f}) {
+    // The flag's bits as an unsigned int: 0u, or non-zero.
+    float* skip = Upload({flag});
+    float* p_dev = Upload(p);
+    float* v_dev = Upload(v);
+    sgd_update_forward(p_dev, Upload(g), v_dev, n, 0.1f, 0.9f, 0.0f,
+                       reinterpret_cast<const unsigned int*>(skip),
+                       context_->stream());
+    if (flag != 0) {
+      EXPECT_EQ(Download(p_dev, n), p);
+      EXPECT_EQ(Download(v_dev, n), v);
+    } else {
+      EXPECT_NE(Download(p_dev, n), p);
+    }
+  }
+}
+
+// Each tensor's count in its own slot, their sum after them, in one launch
+// over tensors of very different sizes (empty ones included).
+TEST_F(KernelTest, CountNonFiniteEachCountsEveryTensorApart) {
+  const std::vector<int64_t> sizes = {1, 0, 300000, 5, 4097};
+  CountedTensors list;
+  std::vector<unsigned int> expected;
+  unsigned int expected_total = 0;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    std::vector<float> x = Random(sizes[t], 20 + t);
+    unsigned int bad = 0;
+    for (int64_t i = 0; i < sizes[t]; i += 997 + 13 * t) {
+      x[i] = (i % 2 == 0) ? std::nanf("") : INFINITY;
+      ++bad;
+    }
+    list.data[list.count] = x.empty() ? nullptr : Upload(x);
+    list.size[list.count] = sizes[t];
+    ++list.count;
+    expected.push_back(bad);
+    expected_total += bad;
+  }
+  float* slots = Upload(std::vector<float>(sizes.size() + 1, 0.0f));
+  unsigned int* counts = reinterpret_cast<unsigned int*>(slots);
+  count_nonfinite_each(list, counts, counts + sizes.size(), context_->stream());
+  const std::vector<float> back = Download(slots, sizes.size() + 1);
+  std::vector<unsigned int> got(back.size());
+  std::memcpy(got.data(), back.data(), back.size() * sizeof(float));
+  expected.push_back(expected_total);
+  EXPECT_EQ(got, expected);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "nn/ops/activation.h"
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
+#include "nn/ops/non_finite.h"
 #include "nn/ops/parallel.h"
 #include "nn/ops/pooling.h"
 #include "nn/testing/gradient_check.h"
@@ -30,6 +31,18 @@ TEST(Elementwise, DivideInPlaceAndCountNonFinite) {
   Tensor y = Tensor::FromVector({3}, {std::nanf(""), INFINITY, 1});
   EXPECT_EQ(CountNonFinite({&x, &y}), 2);
   EXPECT_EQ(CountNonFinite({}), 0);
+}
+
+TEST(Elementwise, NonFiniteCountsArePerTensor) {
+  const Tensor a = Tensor::FromVector({2}, {1, 2});
+  const Tensor b = Tensor::FromVector({3}, {std::nanf(""), -INFINITY, 1});
+  const NonFiniteCounts counts = QueueCountNonFinite({&a, &b, &a});
+  EXPECT_THAT(counts.Read(), ::testing::ElementsAre(0, 2, 0));
+  EXPECT_EQ(counts.FirstBad(), 1);
+  EXPECT_EQ(counts.device_total(), nullptr);  // On a CPU.
+  const NonFiniteCounts clean = QueueCountNonFinite({&a});
+  EXPECT_EQ(clean.FirstBad(), -1);
+  EXPECT_EQ(NonFiniteCounts().FirstBad(), -1);
 }
 
 TEST(Elementwise, ScaleInPlaceAndSumOfSquares) {

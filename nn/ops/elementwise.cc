@@ -4,6 +4,7 @@
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/non_finite.h"
 
 namespace ringlet::nn {
 
@@ -65,22 +66,10 @@ double SumOfSquares(const std::vector<const Tensor*>& tensors) {
 }
 
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
-  if (tensors.empty()) return 0;
-  const Device device = tensors.front()->device();
-  for (const Tensor* t : tensors) {
-    CommonDevice("count non-finite", {device, t->device()});
-  }
-  if (device.is_cuda()) {
-    return cuda_ops::CountNonFinite(tensors);
-  }
-  int64_t count = 0;
-  for (const Tensor* t : tensors) {
-    const float* v = t->data();
-    for (int64_t i = 0, n = t->numel(); i < n; ++i) {
-      count += std::isfinite(v[i]) ? 0 : 1;
-    }
-  }
-  return count;
+  const NonFiniteCounts counts = QueueCountNonFinite(tensors);
+  int64_t total = 0;
+  for (int64_t count : counts.Read()) total += count;
+  return total;
 }
 
 Tensor Flatten(const Tensor& x) {

@@ -23,8 +23,9 @@ void ScaleInPlace(Tensor& x, float factor);
 // same bits. On a GPU: partial sums per tensor, one read back.
 double SumOfSquares(const std::vector<const Tensor*>& tensors);
 // How many elements of `tensors` (all on one device) are nan or infinite.
-// On a GPU: one kernel per tensor into one counter, one value read back.
+// On a GPU: QueueCountNonFinite (non_finite.h), then one read back.
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);
+
 // [N, ...] -> [N, prod(...)], sharing storage; backward is a View back.
 Tensor Flatten(const Tensor& x);
 

@@ -9,15 +9,19 @@
 namespace ringlet::nn {
 
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
-               const SgdOptions& options) {
+               const SgdOptions& options, const NonFiniteCounts* skip_if_any) {
   ExpectShape("sgd", "gradient", grad, value.shape());
   const Device device =
       OpDevice("sgd", {&value, &grad, velocity != nullptr ? velocity : &value});
   if (device.is_cuda()) {
-    cuda_ops::SgdUpdate(value, grad, velocity, options.lr, options.momentum,
-                        options.weight_decay);
+    cuda_ops::SgdUpdate(
+        value, grad, velocity, options.lr, options.momentum,
+        options.weight_decay,
+        skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
     return;
   }
+  // On a CPU the counts are there already.
+  if (skip_if_any != nullptr && skip_if_any->FirstBad() >= 0) return;
   float* p = value.data();
   const float* g = grad.data();
   const int64_t n = value.numel();
@@ -54,10 +58,11 @@ Sgd::Sgd(std::vector<Parameter*> params, const SgdOptions& options)
   }
 }
 
-void Sgd::Step() {
+void Sgd::Step(const NonFiniteCounts* skip_if_any) {
   for (size_t i = 0; i < params_.size(); ++i) {
     SgdUpdate(params_[i]->value, params_[i]->grad,
-              velocity_.empty() ? nullptr : &velocity_[i], options_);
+              velocity_.empty() ? nullptr : &velocity_[i], options_,
+              skip_if_any);
   }
 }
 

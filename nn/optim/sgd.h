@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nn/layers/module.h"
+#include "nn/ops/non_finite.h"
 
 namespace ringlet::nn {
 
@@ -17,16 +18,21 @@ struct SgdOptions {
 };
 
 // One update of `value` by `grad`; `velocity` is used (and must be defined,
-// same shape) only with momentum.
+// same shape) only with momentum. With `skip_if_any`, nothing changes when
+// it counted a non-finite value; on a GPU that is decided on the device,
+// so the host queues the step without waiting for the counts.
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
-               const SgdOptions& options);
+               const SgdOptions& options,
+               const NonFiniteCounts* skip_if_any = nullptr);
 
 class Sgd {
  public:
   // Throws std::invalid_argument for a non-positive learning rate or a
   // momentum or weight decay outside [0, 1).
   Sgd(std::vector<Parameter*> params, const SgdOptions& options);
-  void Step();
+  // With `skip_if_any`, as SgdUpdate: no change if it counted a non-finite
+  // value (decided on the device on a GPU).
+  void Step(const NonFiniteCounts* skip_if_any = nullptr);
   void ZeroGrad();
   void set_lr(float lr) { options_.lr = lr; }
   // The momentum buffers, one per parameter in order; empty without

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace ringlet::nn {
@@ -28,6 +29,23 @@ TEST(Sgd, MomentumAccumulates) {
   sgd.Step();  // v = 1, p = -1
   sgd.Step();  // v = 1.9, p = -2.9
   EXPECT_FLOAT_EQ(p.value.data()[0], -2.9f);
+}
+
+// A step guarded by non-finite counts changes nothing (velocity included)
+// when any count is non-zero, and is the plain step otherwise.
+TEST(Sgd, AGuardedStepSkipsItselfOnNonFiniteCounts) {
+  const Tensor finite = Tensor::FromVector({1}, {1.0f});
+  const Tensor bad = Tensor::FromVector({2}, {1.0f, std::nanf("")});
+  const NonFiniteCounts clean = QueueCountNonFinite({&finite});
+  const NonFiniteCounts dirty = QueueCountNonFinite({&finite, &bad});
+  Parameter p{"w", Tensor::FromVector({1}, {0.0f}),
+              Tensor::FromVector({1}, {1.0f})};
+  Sgd sgd({&p}, {1.0f, 0.9f, 0.0f});
+  sgd.Step(&dirty);
+  EXPECT_EQ(p.value.data()[0], 0.0f);
+  EXPECT_EQ(sgd.velocity()[0].data()[0], 0.0f);
+  sgd.Step(&clean);  // v = 1, p = -1
+  EXPECT_FLOAT_EQ(p.value.data()[0], -1.0f);
 }
 
 TEST(Sgd, RejectsBadOptions) {

@@ -30,43 +30,20 @@ void BroadcastFromFirst(Communicator& comm, FlatTensors& values) {
   values.Unpack();
 }
 
-// The index of the first tensor holding a nan or an infinity, or -1, and
-// what that value is ("nan", "inf"). On a GPU one counting pass, and the
-// host looks closer only when something is wrong.
-int FirstNonFiniteGradient(const std::vector<const Tensor*>& grads,
-                           std::string* what) {
-  if (grads.empty()) return -1;
-  if (grads.front()->device().is_cpu()) {
-    const int bad = FirstNonFiniteTensor(grads);
-    if (bad >= 0) {
-      *what = FirstNonFinite(grads[bad]->data(), grads[bad]->numel());
-    }
-    return bad;
-  }
-  if (CountNonFinite(grads) == 0) return -1;
-  for (size_t i = 0; i < grads.size(); ++i) {
-    if (CountNonFinite({grads[i]}) == 0) continue;
-    const Tensor host = grads[i]->To(Device::Cpu());
-    *what = FirstNonFinite(host.data(), host.numel());
-    return static_cast<int>(i);
-  }
-  return -1;
-}
-
 }  // namespace
 
 struct DataParallel::Replica {
   std::unique_ptr<Sequential> model;
   std::unique_ptr<Sgd> optimizer;
   std::unique_ptr<BucketReducer> reducer;
-  std::vector<Parameter*> params;    // The model's, in its order.
-  std::vector<const Tensor*> grads;  // Their gradients, for the checks.
+  std::vector<Parameter*> params;       // The model's, in its order.
+  std::vector<const Tensor*> grads;     // Their gradients, for the checks.
+  std::vector<std::string> grad_names;  // The parameters' names.
   std::vector<Tensor*> buffers;
   FlatTensors buffer_flat;  // The buffers, broadcast after every step.
   // Host copies of the state of a replica on a GPU (State()).
   std::vector<Tensor> host_state;
   double bn_comm_seconds = 0;  // Synchronised batch norm, this step.
-  TrainStepStats stats;
 };
 
 namespace {
@@ -108,7 +85,10 @@ DataParallel::DataParallel(const ModelFactory& make_model,
     BroadcastFromFirst(group_.comm(d, kGradGroup), everything);
     r->buffer_flat = FlatTensors(r->buffers);
     r->params = r->model->Parameters();
-    for (const Parameter* p : r->params) r->grads.push_back(&p->grad);
+    for (const Parameter* p : r->params) {
+      r->grads.push_back(&p->grad);
+      r->grad_names.push_back(p->name);
+    }
     r->optimizer = std::make_unique<Sgd>(r->params, options_.sgd);
     if (options_.sync_bn) {
       Communicator* comm = &group_.comm(d, kBatchNormGroup);
@@ -134,6 +114,11 @@ DataParallel::DataParallel(const ModelFactory& make_model,
 DataParallel::~DataParallel() = default;
 
 TrainStepStats DataParallel::TrainStep(
+    const std::vector<ReplicaInput>& shards) {
+  return QueueStep(shards).Finish();
+}
+
+PendingStep DataParallel::QueueStep(
     const std::vector<ReplicaInput>& all_shards) {
   const std::vector<ReplicaInput> shards =
       group_.LocalShards(all_shards, "data parallel");
@@ -143,28 +128,32 @@ TrainStepStats DataParallel::TrainStep(
   if (total == 0) {
     throw std::invalid_argument("data parallel: a training step needs samples");
   }
-  group_.Run([&](int d) {
+  std::vector<QueuedReplicaStep> queued(size());
+  group_.RunQueued([&](int d) {
     Replica& r = *replicas_[d];
-    r.stats = TrainStepStats();
+    QueuedReplicaStep& q = queued[d];
+    const Device device = group_.devices()[d];
+    q.device = device;
+    q.done = DeviceFence(device);
+    q.samples = shards[d].count;
     r.bn_comm_seconds = 0;
     r.model->ZeroGrad();
     r.reducer->BeginStep();
-    // The loss is read once backward and the gradient sums are queued, not
-    // between forward and backward: on a GPU the host keeps queueing.
-    PendingLoss loss;
-    bool ran = false;
+    // The loss is read when the step is finished, not between forward and
+    // backward: on a GPU the host keeps queueing.
     try {
       const ReplicaInput& shard = shards[d];
       // With synchronised batch norm an empty shard still takes part in
       // the statistics' sums.
       if (shard.count > 0 || options_.sync_bn) {
-        const Tensor logits = r.model->Forward(
-            ShardImages(shard, options_.sample_shape, group_.devices()[d]));
-        loss = StartSoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum);
+        const Tensor logits =
+            r.model->Forward(ShardImages(shard, options_.sample_shape, device));
+        q.loss =
+            StartSoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum);
         // The mean over the whole batch, not over this shard.
-        DivideInPlace(loss.dlogits(), static_cast<float>(total));
-        r.model->Backward(loss.dlogits());
-        ran = true;
+        DivideInPlace(q.loss.dlogits(), static_cast<float>(total));
+        r.model->Backward(q.loss.dlogits());
+        q.has_loss = true;
       }
       r.reducer->MarkAllReady();
     } catch (...) {
@@ -177,44 +166,44 @@ TrainStepStats DataParallel::TrainStep(
       }
       throw;
     }
-    r.stats.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
-    if (ran) {
-      RecordLoss(loss.Finish(), shards[d].count, group_.devices()[d], &r.stats);
-    }
+    q.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
     // The summed gradients are the same on every device of the job, so
-    // every device skips the step alike, keeping the last finite values.
-    std::string what;
-    const int bad = FirstNonFiniteGradient(r.grads, &what);
-    if (bad >= 0) {
-      if (r.stats.divergence.empty()) {
-        r.stats.divergence =
-            "the gradient of " + r.params[bad]->name + " became " + what;
+    // every device skips the update alike (on a GPU, on the device),
+    // keeping the last finite values.
+    q.gradients = QueueCountNonFinite(r.grads);
+    q.gradient_names = r.grad_names;
+    if (device.is_cpu()) {
+      // The values are here: say which value it was.
+      const int bad = q.gradients.FirstBad();
+      if (bad >= 0) {
+        q.divergence =
+            "the gradient of " + r.grad_names[bad] + " became " +
+            FirstNonFinite(r.grads[bad]->data(), r.grads[bad]->numel());
       }
-      return;
     }
     if (options_.clip_grad_norm > 0) {
+      // The norm is read on the host (on a GPU a wait), after the check.
+      if (q.gradients.FirstBad() >= 0) {
+        q.done.Record();
+        return;
+      }
       std::vector<Tensor*> grads;
       for (Parameter* p : r.params) grads.push_back(&p->grad);
       ClipGradNorm(grads, options_.clip_grad_norm);
     }
-    r.optimizer->Step();
+    r.optimizer->Step(&q.gradients);
     Communicator& comm = group_.comm(d, kGradGroup);
     // Alone in the job (one rank), there is no other copy to align.
     if (!options_.sync_bn && !r.buffers.empty() && comm.size() > 1) {
       const Clock::time_point start = Clock::now();
       BroadcastFromFirst(comm, r.buffer_flat);
-      r.stats.comm_seconds += SecondsSince(start);
+      q.comm_seconds += SecondsSince(start);
     }
+    q.done.Record();
   });
-  TrainStepStats out;
-  for (const auto& r : replicas_) {
-    out.loss_sum += r->stats.loss_sum;
-    out.correct += r->stats.correct;
-    out.samples += r->stats.samples;
-    if (out.divergence.empty()) out.divergence = r->stats.divergence;
-  }
-  out.comm_seconds = replicas_[0]->stats.comm_seconds;
-  return group_.SumOverProcesses(out);
+  return PendingStep(std::move(queued), [this](const TrainStepStats& local) {
+    return group_.SumOverProcesses(local);
+  });
 }
 
 int64_t DataParallel::CountCorrect(

@@ -33,6 +33,7 @@
 #include "nn/layers/containers.h"
 #include "nn/optim/sgd.h"
 #include "nn/parallel/bucket_reducer.h"
+#include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
 
@@ -72,6 +73,12 @@ class DataParallel {
   // statistics. A failure on any device (bad labels, a collective error) is
   // rethrown here after every device has stopped.
   TrainStepStats TrainStep(const std::vector<ReplicaInput>& shards);
+  // The same step, queued: on GPUs the host returns once every device's
+  // work (the update included) is queued, without waiting for it; the
+  // statistics come from the result's Finish(). A non-finite gradient sum
+  // skips the update on the device. Finish each step before the next
+  // CountCorrect, State or LoadState (they wait for the devices anyway).
+  PendingStep QueueStep(const std::vector<ReplicaInput>& shards);
 
   // Correct predictions over the job in evaluation mode (running
   // statistics), every device classifying its shard at once.

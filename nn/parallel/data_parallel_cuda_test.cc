@@ -17,6 +17,7 @@
 
 #include "collectives/collective_error.h"
 #include "gpu/device_probe.h"
+#include "nn/gpu_precision.h"
 #include "nn/parallel/data_parallel.h"
 #include "nn/parallel/testing/batches.h"
 
@@ -231,6 +232,68 @@ TEST_F(OnOneGpu, StepsMatchTheCpuDevices) {
   ExpectStatesNear(gpu.State(0), cpu.State(0), 1e-3, "gpu vs cpu");
   EXPECT_EQ(gpu.CountCorrect(Shards(RandomBatch(12, 8, 99), 2)),
             cpu.CountCorrect(Shards(RandomBatch(12, 8, 99), 2)));
+}
+
+// Steps queued ahead (two in flight, as the training loop's next step and
+// more) and finished later give the synchronous steps; one replica alone
+// queues its steps without the host waiting for the GPU at all. Both runs
+// use deterministic algorithms, so they must agree bit for bit.
+TEST_F(OnOneGpu, QueuedStepsAreTheSynchronousStepsAndWaitForNothing) {
+  SetConvAlgorithms(ConvAlgorithms::kDeterministic);
+  for (int k : {1, 2}) {
+    const auto factory = Seeded(SmallNet, 8);
+    DataParallel sync(factory, Replicas(k), Options("ring"));
+    DataParallel queued(factory, Replicas(k), Options("ring"));
+    // The first step chooses the algorithms and fills the memory pools.
+    const Batch first = RandomBatch(12, 8, 30);
+    sync.TrainStep(Shards(first, k));
+    queued.TrainStep(Shards(first, k));
+    std::vector<TrainStepStats> want;
+    for (int step = 0; step < 3; ++step) {
+      want.push_back(sync.TrainStep(Shards(RandomBatch(12, 8, 31 + step), k)));
+    }
+    const uint64_t waits_before = HostWaitsForGpus();
+    PendingStep a = queued.QueueStep(Shards(RandomBatch(12, 8, 31), k));
+    PendingStep b = queued.QueueStep(Shards(RandomBatch(12, 8, 32), k));
+    if (k == 1) {
+      EXPECT_EQ(HostWaitsForGpus() - waits_before, 0u)
+          << "the host waited while queuing two steps of one replica";
+    }
+    const std::string what = std::to_string(k) + " replicas";
+    EXPECT_EQ(a.Finish().loss_sum, want[0].loss_sum) << what;
+    PendingStep c = queued.QueueStep(Shards(RandomBatch(12, 8, 33), k));
+    EXPECT_EQ(b.Finish().loss_sum, want[1].loss_sum) << what;
+    const TrainStepStats last = c.Finish();
+    EXPECT_EQ(last.loss_sum, want[2].loss_sum) << what;
+    EXPECT_EQ(last.correct, want[2].correct) << what;
+    EXPECT_EQ(last.samples, 12) << what;
+    ExpectStatesNear(queued.State(0), sync.State(0), 0, what);
+  }
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
+}
+
+// A step whose gradients are not finite changes nothing, decided on the
+// device (the host did not read them before queuing the update), and its
+// statistics say which gradient.
+TEST_F(OnOneGpu, ANonFiniteStepIsSkippedOnTheDevice) {
+  for (int k : {1, 2}) {
+    DataParallel dp(Seeded(SmallNet, 9), Replicas(k), Options("ring"));
+    dp.TrainStep(Shards(RandomBatch(8, 8, 40), k));
+    std::vector<Tensor> before;
+    for (const Tensor* t : dp.State(0).tensors) before.push_back(t->Clone());
+    Batch bad = RandomBatch(8, 8, 41);
+    bad.images.data()[3] = std::nanf("");
+    const TrainStepStats stats = dp.QueueStep(Shards(bad, k)).Finish();
+    EXPECT_NE(stats.divergence, "") << k << " replicas";
+    const NamedTensors after = dp.State(0);
+    for (size_t t = 0; t < before.size(); ++t) {
+      if (after.names[t].find("running") != std::string::npos) continue;
+      for (int64_t i = 0; i < before[t].numel(); ++i) {
+        ASSERT_EQ(after.tensors[t]->data()[i], before[t].data()[i])
+            << k << " replicas: " << after.names[t] << "[" << i << "]";
+      }
+    }
+  }
 }
 
 TEST_F(OnOneGpu, ABadLabelOnOneReplicaEndsEveryReplica) {

@@ -103,6 +103,15 @@ void ReplicaGroup::Fail(int device, std::exception_ptr error) {
 }
 
 void ReplicaGroup::Run(const std::function<void(int)>& fn) {
+  RunOnWorkers(fn, /*wait_for_lanes=*/true);
+}
+
+void ReplicaGroup::RunQueued(const std::function<void(int)>& fn) {
+  RunOnWorkers(fn, /*wait_for_lanes=*/false);
+}
+
+void ReplicaGroup::RunOnWorkers(const std::function<void(int)>& fn,
+                                bool wait_for_lanes) {
   first_failure_ = nullptr;
   try {
     workers_->Run([&](int d) {
@@ -110,7 +119,7 @@ void ReplicaGroup::Run(const std::function<void(int)>& fn) {
       DeviceLane::Use use(lane);
       try {
         fn(d);
-        lane.Synchronize();
+        if (wait_for_lanes) lane.Synchronize();
       } catch (...) {
         Fail(d, std::current_exception());
         try {

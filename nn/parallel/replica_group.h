@@ -79,6 +79,13 @@ class ReplicaGroup {
   // failures. Returns once every lane's queued work has run, so the caller
   // may read any replica's tensors.
   void Run(const std::function<void(int device)>& fn);
+  // As Run, but returns once every fn has returned, without waiting for
+  // the work it queued on a GPU lane: whoever reads its results waits for a
+  // DeviceFence fn recorded. Tensors fn lets go of are safe (their memory
+  // returns to the lane's pool, reused only by work queued after it); host
+  // memory a queued copy reads must stay (shards go through pinned
+  // staging, so they may not). After a failure it waits, as Run does.
+  void RunQueued(const std::function<void(int device)>& fn);
   // Records `error` as the cause unless one is recorded, and aborts device
   // d's communicators. For code that must clean up before rethrowing.
   void Fail(int device, std::exception_ptr error);
@@ -115,6 +122,9 @@ class ReplicaGroup {
   // options.processes, or an InProcessGroup when this process is the job.
   std::shared_ptr<collectives::ProcessGroup> processes_;
   std::vector<std::vector<std::unique_ptr<collectives::Communicator>>> comms_;
+  void RunOnWorkers(const std::function<void(int device)>& fn,
+                    bool wait_for_lanes);
+
   std::vector<DeviceLane> lanes_;
   std::unique_ptr<DeviceWorkers> workers_;
   std::mutex failure_mu_;

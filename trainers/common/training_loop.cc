@@ -128,6 +128,7 @@ std::vector<EpochMetrics> TrainEpochs(
   };
 
   int64_t steps_this_run = 0;
+  int64_t next_replica_check = options.replica_check_every;
   data::Batch batch;
   for (int epoch = position.epoch; epoch <= options.epochs; ++epoch) {
     // A resumed epoch starts where the checkpoint left it, sums included.
@@ -144,14 +145,24 @@ std::vector<EpochMetrics> TrainEpochs(
              (later_epochs + 1) * eval_estimate(rate);
     });
     loader.StartEpoch(epoch - 1, at.steps);
-    while (true) {
-      // Only the step is timed (as d2l's timer does), not the wait for data.
-      if (!loader.Next(&batch)) break;
-      trainer.SetLearningRate(schedule.At(epoch, at.steps));
-      const Clock::time_point start = Clock::now();
-      const nn::TrainStepStats step =
-          trainer.TrainStep(Scatter(batch, trainer.num_devices()));
-      at.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    // One step in flight: step t + 1 is queued before step t is finished,
+    // so on GPUs the devices compute step t + 1 while the host reads step
+    // t's loss and prepares batch t + 2. The epoch's seconds are the wall
+    // time of its steps, the waits for data included (as d2l's timer, which
+    // runs around its whole batch loop), the replica checks and checkpoints
+    // excluded.
+    const Clock::time_point epoch_start = Clock::now();
+    const double seconds_before = at.seconds;  // A resumed epoch's.
+    double seconds_excluded = 0;
+    nn::PendingStep in_flight;
+    bool has_in_flight = false;
+    auto finish_in_flight = [&] {
+      if (!has_in_flight) return;
+      has_in_flight = false;
+      const nn::TrainStepStats step = in_flight.Finish();
+      at.seconds =
+          seconds_before - seconds_excluded +
+          std::chrono::duration<double>(Clock::now() - epoch_start).count();
       ++at.steps;
       ++steps_this_run;
       if (!step.divergence.empty() || !std::isfinite(step.loss_sum)) {
@@ -176,8 +187,24 @@ std::vector<EpochMetrics> TrainEpochs(
                  trainer.num_devices() > 1 && at.seconds > 0
                      ? at.comm_seconds / at.seconds
                      : NAN);
-      if (options.replica_check_every > 0 &&
-          steps_this_run % options.replica_check_every == 0) {
+    };
+    while (loader.Next(&batch)) {
+      trainer.SetLearningRate(
+          schedule.At(epoch, at.steps + (has_in_flight ? 1 : 0)));
+      nn::PendingStep queued =
+          trainer.QueueStep(Scatter(batch, trainer.num_devices()));
+      finish_in_flight();
+      in_flight = std::move(queued);
+      has_in_flight = true;
+      const bool stop = options.stop != nullptr && *options.stop != 0;
+      const bool check = options.replica_check_every > 0 &&
+                         steps_this_run + 1 >= next_replica_check;
+      if (!stop && !check) continue;
+      // Checks and checkpoints see every queued step finished.
+      finish_in_flight();
+      const Clock::time_point checks_start = Clock::now();
+      if (check) {
+        next_replica_check += options.replica_check_every;
         const std::string differs = trainer.CompareReplicas();
         if (!differs.empty()) {
           throw ReplicasDiffer("after epoch " + std::to_string(epoch) +
@@ -185,7 +212,7 @@ std::vector<EpochMetrics> TrainEpochs(
                                differs);
         }
       }
-      if (options.stop != nullptr && *options.stop != 0) {
+      if (stop) {
         bar.Finish();
         const int signal = *options.stop;
         write_checkpoint(at);
@@ -198,7 +225,10 @@ std::vector<EpochMetrics> TrainEpochs(
                           "; continue with the same flags and --resume";
         throw TrainingInterrupted(signal, what);
       }
+      seconds_excluded +=
+          std::chrono::duration<double>(Clock::now() - checks_start).count();
     }
+    finish_in_flight();
     bar.Finish();
     EpochMetrics m;
     m.epoch = epoch;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "data/fashion_mnist.h"
+#include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
 #include "trainers/common/checkpoint.h"
@@ -36,6 +37,13 @@ class ParallelTrainer {
   // One step on a batch given as one shard per device; the job's statistics.
   virtual nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) = 0;
+  // The same step, queued (nn::PendingStep): the loop queues step t + 1
+  // before it finishes step t, so on GPUs the host prepares the next batch
+  // while the devices compute. By default the step runs at once.
+  virtual nn::PendingStep QueueStep(
+      const std::vector<nn::ReplicaInput>& shards) {
+    return nn::PendingStep::Finished(TrainStep(shards));
+  }
   // Correct predictions over the job, every device classifying its shard.
   virtual int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) = 0;
   // Every tensor training changes, named, as this process's first device

@@ -37,6 +37,22 @@ class FakeTrainer : public ParallelTrainer {
  public:
   explicit FakeTrainer(int devices) : devices_(devices), weight_({1}) {}
   int num_devices() const override { return devices_; }
+  // Queued as a GPU trainer's: the statistics are computed now but handed
+  // over only when the loop finishes the step, and every queue and finish
+  // is logged ("q3", "f3") to check the loop's order.
+  nn::PendingStep QueueStep(
+      const std::vector<nn::ReplicaInput>& shards) override {
+    const nn::TrainStepStats stats = TrainStep(shards);
+    const int step = steps;
+    log.push_back("q" + std::to_string(step));
+    std::vector<nn::QueuedReplicaStep> devices(1);
+    return nn::PendingStep(std::move(devices),
+                           [this, stats, step](const nn::TrainStepStats&) {
+                             log.push_back("f" + std::to_string(step));
+                             ++finished;
+                             return stats;
+                           });
+  }
   nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) override {
     nn::TrainStepStats stats;
@@ -71,11 +87,15 @@ class FakeTrainer : public ParallelTrainer {
     }
     return correct;
   }
-  nn::NamedTensors State() override { return {{"w"}, {&weight_}}; }
+  nn::NamedTensors State() override {
+    EXPECT_EQ(finished, steps) << "a checkpoint with a step in flight";
+    return {{"w"}, {&weight_}};
+  }
   void LoadState(const std::vector<const float*>& values) override {
     weight_.data()[0] = values.at(0)[0];
   }
   std::string CompareReplicas() override {
+    EXPECT_EQ(finished, steps) << "replicas compared with a step in flight";
     ++comparisons;
     return comparisons == differ_at_comparison ? "rank 1 differs in w" : "";
   }
@@ -84,7 +104,9 @@ class FakeTrainer : public ParallelTrainer {
 
   std::vector<double> lrs;  // Every SetLearningRate, in order.
   double loss_per_image = 2.0;
-  int steps = 0;
+  int steps = 0;     // Queued.
+  int finished = 0;  // Finished by the loop.
+  std::vector<std::string> log;
   double pixel_sum = 0;
   std::set<int32_t> seen_labels;
   int diverge_at_step = -1;
@@ -218,9 +240,32 @@ TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
               0u)
         << e.what();
   }
-  EXPECT_EQ(trainer.steps, 10);
+  // Step 11 was queued before step 10's statistics were read (a GPU
+  // computes it meanwhile); the loop stops before queuing step 12.
+  EXPECT_EQ(trainer.steps, 11);
+  EXPECT_EQ(trainer.finished, 10);
   EXPECT_EQ(CountLines(options.metrics_out), 1);  // Epoch 1 kept.
   EXPECT_NE(ReadFile(options.plot_out).find("</svg>"), std::string::npos);
+}
+
+// One step in flight: step t + 1 is queued before step t is finished, and
+// an epoch ends with every step finished (its metrics need them all).
+TEST(TrainingLoopTest, TheNextStepIsQueuedBeforeTheLastOneIsFinished) {
+  FakeTrainer trainer(2);
+  LoopOptions options;
+  options.epochs = 2;
+  options.batch_size = 16;  // 3 steps an epoch.
+  options.replica_check_every = 0;
+  std::ostringstream out, progress;
+  const std::vector<EpochMetrics> epochs =
+      TrainEpochs(trainer, MakeSplit(40), MakeSplit(8), options, out, progress);
+  EXPECT_EQ(trainer.log,
+            (std::vector<std::string>{"q1", "q2", "f1", "q3", "f2", "f3", "q4",
+                                      "q5", "f4", "q6", "f5", "f6"}));
+  ASSERT_EQ(epochs.size(), 2u);
+  // Every image of each epoch counted (40 a epoch; the fake "predicts" 0).
+  EXPECT_DOUBLE_EQ(epochs[0].train_acc, 4.0 / 40);
+  EXPECT_GT(epochs[0].loss, 2.0);  // loss_per_image plus w per batch.
 }
 
 TEST(TrainingLoopTest, NonFiniteLossFromAnotherProcessAlsoStops) {

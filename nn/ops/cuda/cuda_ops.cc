@@ -66,20 +66,23 @@ void DivideInPlace(Tensor& x, float divisor) {
   cuda::divide_forward(x.device_data(), x.numel(), divisor, on.stream());
 }
 
-int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
+Tensor QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
   OnDevice on(*tensors.front());
-  // One counter for every tensor, one read back: the host waits once.
-  Tensor counter({1}, tensors.front()->device());  // Zeros: 0u as well.
-  unsigned int* count = reinterpret_cast<unsigned int*>(counter.device_data());
-  for (const Tensor* t : tensors) {
-    cuda::count_nonfinite_forward(t->device_data(), t->numel(), count,
-                                  on.stream());
+  const int64_t n = static_cast<int64_t>(tensors.size());
+  Tensor slots({n + 1}, tensors.front()->device());  // Zeros: 0u as well.
+  unsigned int* counts = reinterpret_cast<unsigned int*>(slots.device_data());
+  // One launch per kMaxCountedTensors tensors (one for most models).
+  for (int64_t first = 0; first < n; first += cuda::kMaxCountedTensors) {
+    cuda::CountedTensors list;
+    for (int64_t t = first; t < n && list.count < cuda::kMaxCountedTensors;
+         ++t) {
+      list.data[list.count] = tensors[t]->device_data();
+      list.size[list.count] = tensors[t]->numel();
+      ++list.count;
+    }
+    cuda::count_nonfinite_each(list, counts + first, counts + n, on.stream());
   }
-  unsigned int host = 0;
-  RINGLET_CUDA_CHECK(cudaMemcpyAsync(&host, count, sizeof(host),
-                                     cudaMemcpyDeviceToHost, on.stream()));
-  on.context.Synchronize();
-  return host;
+  return slots;
 }
 
 void ScaleInPlace(Tensor& x, float factor) {
@@ -110,11 +113,11 @@ double SumOfSquares(const std::vector<const Tensor*>& tensors) {
 }
 
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
-               float momentum, float weight_decay) {
+               float momentum, float weight_decay, const unsigned int* skip) {
   OnDevice on(value);
   cuda::sgd_update_forward(value.device_data(), grad.device_data(),
                            velocity ? velocity->device_data() : nullptr,
-                           value.numel(), lr, momentum, weight_decay,
+                           value.numel(), lr, momentum, weight_decay, skip,
                            on.stream());
 }
 

@@ -26,7 +26,9 @@ Tensor ReluBackward(const Tensor& y, const Tensor& dy);
 Tensor Add(const Tensor& a, const Tensor& b);
 void AddInPlace(Tensor& a, const Tensor& b);
 void DivideInPlace(Tensor& x, float divisor);
-int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);
+// The tensors' non-finite counts then their sum, as n + 1 unsigned ints
+// (in float storage), queued.
+Tensor QueueCountNonFinite(const std::vector<const Tensor*>& tensors);
 void ScaleInPlace(Tensor& x, float factor);
 double SumOfSquares(const std::vector<const Tensor*>& tensors);
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
@@ -57,9 +59,10 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
 void QueueSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
                               Reduction reduction, Tensor* dlogits,
                               Tensor* rows);
-// value -= lr * (grad + wd * value), or with momentum through velocity.
+// value -= lr * (grad + wd * value), or with momentum through velocity;
+// nothing where `skip` (device memory, may be null) is non-zero.
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
-               float momentum, float weight_decay);
+               float momentum, float weight_decay, const unsigned int* skip);
 
 }  // namespace ringlet::nn::cuda_ops
 

@@ -26,6 +26,7 @@
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
 #include "nn/ops/loss.h"
+#include "nn/ops/non_finite.h"
 #include "nn/ops/pooling.h"
 #include "nn/optim/sgd.h"
 
@@ -97,6 +98,41 @@ TEST_F(CudaOpsTest, SgdStepMatchesTheCpu) {
     SgdUpdate(p_gpu, g.To(gpu_), &v_gpu, options);
     EXPECT_EQ(Values(p_gpu), Values(p)) << "momentum " << momentum;
   }
+}
+
+// The gradient check of a queued training step: per-tensor counts as on
+// the CPU (many tensors, more than one launch's list), queued without a
+// host wait, and an SGD step guarded by them skipped on the device.
+TEST_F(CudaOpsTest, NonFiniteCountsMatchTheCpuAndGuardSgdOnTheDevice) {
+  std::vector<Tensor> cpu, gpu;
+  for (int t = 0; t < 70; ++t) {
+    Tensor x = Random({t % 7 == 0 ? 0 : 31 * t + 5}, 100 + t);
+    if (x.numel() > 0 && t % 5 == 1) x.data()[t % x.numel()] = std::nanf("");
+    if (x.numel() > 0 && t % 9 == 2) x.data()[0] = -INFINITY;
+    cpu.push_back(x);
+    gpu.push_back(x.To(gpu_));
+  }
+  std::vector<const Tensor*> cpu_list, gpu_list;
+  for (size_t t = 0; t < cpu.size(); ++t) {
+    cpu_list.push_back(&cpu[t]);
+    gpu_list.push_back(&gpu[t]);
+  }
+  const uint64_t before = HostWaitsForGpus();
+  const NonFiniteCounts on_gpu = QueueCountNonFinite(gpu_list);
+  SgdOptions sgd;
+  sgd.lr = 0.5f;
+  Tensor p = Random({300}, 7).To(gpu_);
+  const Tensor g = Random({300}, 8).To(gpu_);
+  const std::vector<float> p_before = Values(p);
+  SgdUpdate(p, g, nullptr, sgd, &on_gpu);
+  EXPECT_EQ(HostWaitsForGpus() - before, 0u) << "counting made the host wait";
+  EXPECT_EQ(on_gpu.Read(), QueueCountNonFinite(cpu_list).Read());
+  EXPECT_EQ(on_gpu.FirstBad(), 1);
+  EXPECT_EQ(Values(p), p_before) << "the guarded step changed the parameter";
+  const NonFiniteCounts clean = QueueCountNonFinite({&g});
+  SgdUpdate(p, g, nullptr, sgd, &clean);
+  EXPECT_NE(Values(p), p_before) << "a clean guarded step did nothing";
+  EXPECT_EQ(clean.FirstBad(), -1);
 }
 
 // Largest |a - b| over the values, against a tolerance relative to the

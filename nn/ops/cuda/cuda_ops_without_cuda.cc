@@ -18,10 +18,11 @@ Tensor ReluBackward(const Tensor&, const Tensor&) { NoCuda(); }
 Tensor Add(const Tensor&, const Tensor&) { NoCuda(); }
 void AddInPlace(Tensor&, const Tensor&) { NoCuda(); }
 void DivideInPlace(Tensor&, float) { NoCuda(); }
-int64_t CountNonFinite(const std::vector<const Tensor*>&) { NoCuda(); }
+Tensor QueueCountNonFinite(const std::vector<const Tensor*>&) { NoCuda(); }
 void ScaleInPlace(Tensor&, float) { NoCuda(); }
 double SumOfSquares(const std::vector<const Tensor*>&) { NoCuda(); }
-void SgdUpdate(Tensor&, const Tensor&, Tensor*, float, float, float) {
+void SgdUpdate(Tensor&, const Tensor&, Tensor*, float, float, float,
+               const unsigned int*) {
   NoCuda();
 }
 Tensor Conv2dForward(const Tensor&, const Tensor&, const Tensor&,

@@ -1,0 +1,45 @@
+#include "nn/parallel/pending_step.h"
+
+#include <utility>
+
+#include "nn/parallel/replica_checks.h"
+
+namespace ringlet::nn {
+
+PendingStep PendingStep::Finished(const TrainStepStats& stats) {
+  PendingStep step;
+  step.stats_ = stats;
+  return step;
+}
+
+PendingStep::PendingStep(
+    std::vector<QueuedReplicaStep> replicas,
+    std::function<TrainStepStats(const TrainStepStats&)> sum)
+    : replicas_(std::move(replicas)), sum_(std::move(sum)) {}
+
+const TrainStepStats& PendingStep::Finish() {
+  if (replicas_.empty()) return stats_;
+  TrainStepStats local;
+  for (QueuedReplicaStep& r : replicas_) {
+    // The reads below then wait for nothing (on any thread's queue).
+    r.done.Wait();
+    TrainStepStats mine;
+    if (r.has_loss) RecordLoss(r.loss.Finish(), r.samples, r.device, &mine);
+    if (mine.divergence.empty()) mine.divergence = r.divergence;
+    const int bad = r.gradients.FirstBad();
+    if (mine.divergence.empty() && bad >= 0) {
+      mine.divergence = "the gradient of " + r.gradient_names.at(bad) +
+                        " became nan or inf on " + ToString(r.device);
+    }
+    local.loss_sum += mine.loss_sum;
+    local.correct += mine.correct;
+    local.samples += mine.samples;
+    if (local.divergence.empty()) local.divergence = mine.divergence;
+  }
+  local.comm_seconds = replicas_.front().comm_seconds;
+  replicas_.clear();
+  stats_ = sum_ ? sum_(local) : local;
+  return stats_;
+}
+
+}  // namespace ringlet::nn

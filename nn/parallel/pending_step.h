@@ -1,0 +1,71 @@
+// A training step whose work is queued on every local device but whose
+// statistics (loss, correct predictions, whether a gradient became
+// non-finite) have not been read yet. On GPUs the host hands a step to the
+// devices and goes on to prepare and queue the next one; it reads a step's
+// statistics only when it asks (Finish), by then usually while the next
+// step runs, so the GPU never idles waiting for the host. On CPU devices
+// every step has run when it is queued and Finish only adds up.
+#ifndef RINGLET_NN_PARALLEL_PENDING_STEP_H_
+#define RINGLET_NN_PARALLEL_PENDING_STEP_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nn/device.h"
+#include "nn/device_fence.h"
+#include "nn/ops/loss.h"
+#include "nn/ops/non_finite.h"
+#include "nn/parallel/replica_group.h"
+
+namespace ringlet::nn {
+
+// One local device's part of a queued step.
+struct QueuedReplicaStep {
+  Device device;
+  int64_t samples = 0;
+  bool has_loss = false;  // False for a device without samples.
+  PendingLoss loss;
+  // The gradients' non-finite counts, named; a non-zero count means the
+  // update was skipped (on the device) and the run diverged.
+  NonFiniteCounts gradients;
+  std::vector<std::string> gradient_names;
+  // Known on the host already (e.g. the exact value on a CPU); else the
+  // finish names the first counted gradient.
+  std::string divergence;
+  double comm_seconds = 0;
+  // Recorded after the device's last queued work for the step.
+  DeviceFence done;
+};
+
+class PendingStep {
+ public:
+  // A finished step with empty statistics.
+  PendingStep() = default;
+  // A step that is finished already (what a synchronous trainer returns).
+  static PendingStep Finished(const TrainStepStats& stats);
+  // `replicas` in the order of the group's local devices; `sum` adds the
+  // local statistics over the job's processes (a collective: every process
+  // finishes its steps in the same order).
+  PendingStep(std::vector<QueuedReplicaStep> replicas,
+              std::function<TrainStepStats(const TrainStepStats&)> sum);
+
+  PendingStep(PendingStep&&) = default;
+  PendingStep& operator=(PendingStep&&) = default;
+
+  // Waits for every device's part of the step and returns the job's
+  // statistics: losses and counts summed, comm_seconds device 0's, and the
+  // first divergence. Once; later calls return the same.
+  const TrainStepStats& Finish();
+  bool finished() const { return replicas_.empty(); }
+
+ private:
+  std::vector<QueuedReplicaStep> replicas_;
+  std::function<TrainStepStats(const TrainStepStats&)> sum_;
+  TrainStepStats stats_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_PARALLEL_PENDING_STEP_H_
