@@ -78,7 +78,12 @@ class DeviceContext {
     cudaEvent_t done = nullptr;
     bool in_flight = false;
   };
-  static constexpr int kPinnedSlots = 4;
+  // A training step uploads two buffers (images, labels) per lane and the
+  // loop keeps up to two steps queued: 8 leave a step's worth of slack.
+  // When the host runs further ahead (a benchmark that never reads the
+  // loss), reusing a slot waits for the GPU: flow control, counted as a
+  // host wait.
+  static constexpr int kPinnedSlots = 8;
   std::mutex upload_mu_;
   PinnedSlot pinned_[kPinnedSlots];
   int next_slot_ = 0;

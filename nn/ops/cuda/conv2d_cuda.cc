@@ -37,8 +37,12 @@ struct ConvDesc {
     RINGLET_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
         desc, padding, padding, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
         CUDNN_DATA_FLOAT));
+    // The legacy API runs tensor cores (TF32 on fp32 data, sm_80 and
+    // later) only when the descriptor asks for CUDNN_TENSOR_OP_MATH; with
+    // CUDNN_DEFAULT_MATH the second sitting's TF32 choices were all fp32
+    // kernels. (ALLOW_CONVERSION would go down to fp16: not TF32.)
     RINGLET_CUDNN_CHECK(cudnnSetConvolutionMathType(
-        desc, gpu_precision() == GpuPrecision::kTf32 ? CUDNN_DEFAULT_MATH
+        desc, gpu_precision() == GpuPrecision::kTf32 ? CUDNN_TENSOR_OP_MATH
                                                      : CUDNN_FMA_MATH));
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(desc); }

@@ -290,6 +290,39 @@ void ExpectBatchNormMatchesTheCpu(Device gpu, const ReplicaSum& gpu_sum,
               "batchnorm inference", tolerance);
 }
 
+// --precision=tf32 reaches the tensor cores: TF32 keeps 10 bits of each
+// input's mantissa, so on a shape where tensor cores win (64 channels,
+// 3x3) the result moves off the fp32 one by about 1e-3 and stays within
+// TF32's error of the CPU's. (The second sitting's TF32 convolutions ran
+// fp32 kernels: the descriptor asked for CUDNN_DEFAULT_MATH.)
+TEST_F(CudaOpsTest, Tf32ConvolutionsRunOnTensorCores) {
+  cudaDeviceProp props;
+  ASSERT_EQ(cudaGetDeviceProperties(&props, gpu_.index), cudaSuccess);
+  if (props.major < 8) {
+    GTEST_SKIP() << "TF32 needs compute capability 8.0 or later; this GPU "
+                 << props.major << "." << props.minor;
+  }
+  const Tensor x = Random({32, 64, 14, 14}, 60), w = Random({64, 64, 3, 3}, 61),
+               b = Random({64}, 62);
+  const Tensor x_gpu = x.To(gpu_), w_gpu = w.To(gpu_), b_gpu = b.To(gpu_);
+  const Conv2dParams same = {1, 1};
+  const std::vector<float> fp32 =
+      Values(Conv2dForward(x_gpu, w_gpu, b_gpu, same));
+  SetGpuPrecision(GpuPrecision::kTf32);
+  const std::vector<float> tf32 =
+      Values(Conv2dForward(x_gpu, w_gpu, b_gpu, same));
+  SetGpuPrecision(GpuPrecision::kFp32);
+  ExpectClose(tf32, Values(Conv2dForward(x, w, b, same)), "tf32 vs the CPU",
+              1e-2f);
+  float largest = 0, moved = 0;
+  for (size_t i = 0; i < fp32.size(); ++i) {
+    largest = std::max(largest, std::abs(fp32[i]));
+    moved = std::max(moved, std::abs(tf32[i] - fp32[i]));
+  }
+  EXPECT_GT(moved, 1e-5f * largest)
+      << "TF32 gave the fp32 result: the convolution ran without tensor cores";
+}
+
 TEST_F(CudaOpsTest, BatchNormMatchesTheCpuInTrainingAndInference) {
   ExpectBatchNormMatchesTheCpu(gpu_, nullptr, 1e-4f, 40);
 }
