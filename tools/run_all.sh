@@ -330,6 +330,7 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print([r for r in rows if "epoch" in r][-1]["images_per_sec"])' \
       "logs/replicas_${name}_${#rates[@]}.jsonl")")
   done
+  # step_time_ratio: two replicas' step time over one's (the goal: <= 1.10).
   python3 -c 'import json, sys
 one, two = float(sys.argv[3]), float(sys.argv[4])
 print(json.dumps({"devices": [sys.argv[5], sys.argv[6]],
