@@ -105,11 +105,17 @@ def main():
     for _ in range(args.warmup):
         step()
     sync()
+    # Only the timed steps for `ncu --profile-from-start off` (as
+    # train_bench's gpu::StartProfiling); nothing without a profiler.
+    if cuda:
+        torch.cuda.profiler.start()
     start = time.perf_counter()
     for _ in range(args.steps):
         step()
     sync()
     seconds = time.perf_counter() - start
+    if cuda:
+        torch.cuda.profiler.stop()
     print(json.dumps({
         "model": args.model, "device": str(device),
         "precision": args.precision if cuda else "fp32",

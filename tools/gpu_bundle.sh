@@ -80,6 +80,7 @@ cp -rL "$bin/_solib_k8" "$out/_solib_k8"  # -L: the files, not links into bazel-
 copy_system_libraries
 cp tools/run_all.sh "$out/run_all.sh"
 cp nn/train_bench_torch.py "$out/train_bench_torch.py"
+cp tools/ncu_top.py "$out/ncu_top.py"
 cp trainers/book_torch.py "$out/book_torch.py"
 if ((with_data)); then
   mkdir -p "$out/fashion-mnist"

@@ -7,14 +7,15 @@
 # (skipped: every case of the test skipped, e.g. no GPU). Logs in ./logs.
 #
 # Parts, all by default, or the ones named (to fit a time limit per call):
-#   run_all.sh [tests] [sanitize] [e2e] [curves] [peers] [bench]
+#   run_all.sh [tests] [sanitize] [e2e] [curves] [peers] [bench] [profile]
+# (profile is not in the default set: it needs ncu and takes minutes.)
 set -uo pipefail
 parts="${*:-tests sanitize e2e curves peers bench}"
 for part in $parts; do
   case "$part" in
-    tests | sanitize | e2e | curves | peers | bench) ;;
+    tests | sanitize | e2e | curves | peers | bench | profile) ;;
     *)
-      echo "run_all.sh: unknown part '$part'; parts: tests sanitize e2e curves peers bench" >&2
+      echo "run_all.sh: unknown part '$part'; parts: tests sanitize e2e curves peers bench profile" >&2
       exit 2
       ;;
   esac
@@ -341,6 +342,32 @@ print(json.dumps({"devices": [sys.argv[5], sys.argv[6]],
 }
 want bench && replicas_overhead resnet_dp trainers/resnet_dp 256 40
 want bench && replicas_overhead lenet_scratch trainers/lenet_scratch 256 200
+
+# Where a step's GPU time goes, ringlet's train_bench beside PyTorch's peer
+# on the configurations whose goals were missed: one profiled step after
+# three warm ones, kernels ranked by time (tools/ncu_top.py). Each program
+# marks its timed steps (cudaProfilerStart/Stop).
+profile() {  # name, model, batch, precision
+  local name="$1" model="$2" batch="$3" precision="$4"
+  if ! command -v ncu >/dev/null || [[ $device != cuda:0 ]]; then
+    echo "profile $name: did not run (needs ncu and a GPU)"
+    return
+  fi
+  local ncu=(ncu --profile-from-start off --metrics gpu__time_duration.sum --csv)
+  timeout 600 "${ncu[@]}" nn/train_bench --device=cuda:0 --model="$model"     --batch_size="$batch" --precision="$precision" --steps=1 --warmup=3     >"logs/profile_${name}_ringlet.csv" 2>&1
+  python3 ncu_top.py "logs/profile_${name}_ringlet.csv" --label="ringlet $name" |
+    sed "s/^/profile $name ringlet: /"
+  if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+    timeout 600 "${ncu[@]}" python3 train_bench_torch.py --device=cuda \
+      --model="$model" --batch_size="$batch" --precision="$precision" \
+      --steps=1 --warmup=3 >"logs/profile_${name}_pytorch.csv" 2>&1
+    python3 ncu_top.py "logs/profile_${name}_pytorch.csv" --label="pytorch $name" |
+      sed "s/^/profile $name pytorch: /"
+  fi
+}
+want profile && profile resnet18_64_fp32 resnet18 64 fp32
+want profile && profile resnet18_256_tf32 resnet18 256 tf32
+want profile && profile lenet_1024_fp32 lenet 1024 fp32
 
 echo "gpu: $passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
