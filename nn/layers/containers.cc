@@ -138,4 +138,24 @@ std::vector<Module*> Residual::Children() {
   return out;
 }
 
+int FoldConvBiasesIntoBatchNorms(Module& root) {
+  // Both list their children in the order data flows through them
+  // (Residual: conv1, bn1, relu1, conv2, bn2, [conv3], relu2).
+  const bool in_order = dynamic_cast<Sequential*>(&root) != nullptr ||
+                        dynamic_cast<Residual*>(&root) != nullptr;
+  const std::vector<Module*> children = root.Children();
+  int folded = 0;
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (in_order && i + 1 < children.size()) {
+      auto* conv = dynamic_cast<Conv2d*>(children[i]);
+      auto* bn = dynamic_cast<BatchNorm2d*>(children[i + 1]);
+      if (conv != nullptr && bn != nullptr && conv->FoldBiasInto(*bn)) {
+        ++folded;
+      }
+    }
+    folded += FoldConvBiasesIntoBatchNorms(*children[i]);
+  }
+  return folded;
+}
+
 }  // namespace ringlet::nn

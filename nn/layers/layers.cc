@@ -45,18 +45,30 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int kernel,
 
 Tensor Conv2d::Forward(const Tensor& x) {
   input_ = training() ? x : Tensor();
-  return Conv2dForward(x, weight_.value, has_bias_ ? bias_.value : Tensor(),
-                       params_);
+  return Conv2dForward(x, weight_.value,
+                       bias_applied() ? bias_.value : Tensor(), params_);
 }
 
 Tensor Conv2d::Backward(const Tensor& dy) {
   RequireForwardCache(input_.defined());
-  Conv2dGrads g =
-      Conv2dBackward(input_, weight_.value, has_bias_, dy, params_, need_dx_);
+  Conv2dGrads g = Conv2dBackward(input_, weight_.value, bias_applied(), dy,
+                                 params_, need_dx_);
   input_ = Tensor();
   AddInPlace(weight_.grad, g.dw);
-  if (has_bias_) AddInPlace(bias_.grad, g.db);
+  if (bias_applied()) AddInPlace(bias_.grad, g.db);
   return g.dx;
+}
+
+bool Conv2d::FoldBiasInto(BatchNorm2d& bn) {
+  if (!has_bias_ || bias_folded_) return false;
+  if (bn.channels() != bias_.value.numel()) {
+    throw ShapeError(
+        "conv2d: cannot fold a bias of " + std::to_string(bias_.value.numel()) +
+        " channels into a batch norm of " + std::to_string(bn.channels()));
+  }
+  bn.set_input_bias(&bias_);
+  bias_folded_ = true;
+  return true;
 }
 
 void Conv2d::CollectParameters(const std::string& prefix,
@@ -157,10 +169,27 @@ BatchNorm2d::BatchNorm2d(int64_t channels) {
 Tensor BatchNorm2d::Forward(const Tensor& x) {
   if (!training()) {
     cache_ = BatchNormCache();
-    return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, stats_);
+    if (input_bias_ == nullptr) {
+      return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, stats_);
+    }
+    // (x + b) - running_mean = x - (running_mean - b).
+    BatchNormStats shifted = stats_;
+    shifted.running_mean = stats_.running_mean.Clone();
+    Tensor minus_bias = input_bias_->value.Clone();
+    ScaleInPlace(minus_bias, -1.0f);
+    AddInPlace(shifted.running_mean, minus_bias);
+    return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, shifted);
   }
-  return BatchNorm2dTrainForward(x, gamma_.value, beta_.value, &stats_, &cache_,
-                                 replica_sum_);
+  Tensor y = BatchNorm2dTrainForward(x, gamma_.value, beta_.value, &stats_,
+                                     &cache_, replica_sum_);
+  if (input_bias_ != nullptr) {
+    // The batch mean of x + b is x's plus b: the running mean, updated
+    // with x's, gets momentum * b more. (The variance does not change.)
+    Tensor shift = input_bias_->value.Clone();
+    ScaleInPlace(shift, stats_.momentum);
+    AddInPlace(stats_.running_mean, shift);
+  }
+  return y;
 }
 
 Tensor BatchNorm2d::Backward(const Tensor& dy) {

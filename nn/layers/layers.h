@@ -12,6 +12,8 @@
 
 namespace ringlet::nn {
 
+class BatchNorm2d;
+
 class Conv2d : public Module {
  public:
   // Throws ShapeError for non-positive sizes, stride or negative padding.
@@ -24,9 +26,24 @@ class Conv2d : public Module {
                          std::vector<Parameter*>* out) override;
   void SetInputGradientNeeded(bool needed) override { need_dx_ = needed; }
 
+  // Leaves this convolution's bias to `bn`, the batch norm its output goes
+  // straight into. A per-channel bias before a batch norm changes only the
+  // batch mean: the training output and every other gradient are the same
+  // without it, and its own gradient is zero (in exact arithmetic; rounding
+  // noise when computed). So the bias is not added to every output nor its
+  // gradient summed; `bn` accounts for it in its running mean (the numbers
+  // d2l's model gives, without the cost). The bias stays a parameter, with
+  // a zero gradient. Returns false (and changes nothing) without a bias or
+  // when already folded; throws ShapeError when the channels differ.
+  bool FoldBiasInto(BatchNorm2d& bn);
+  bool bias_folded() const { return bias_folded_; }
+
  private:
+  bool bias_applied() const { return has_bias_ && !bias_folded_; }
+
   Conv2dParams params_;
   bool has_bias_;
+  bool bias_folded_ = false;
   bool need_dx_ = true;
   Parameter weight_, bias_;
   Tensor input_;
@@ -102,12 +119,17 @@ class BatchNorm2d : public Module {
   // Synchronised batch norm: training statistics summed across replicas
   // through `sum` (see ReplicaSum); null (the default) keeps them local.
   void set_replica_sum(ReplicaSum sum) { replica_sum_ = std::move(sum); }
+  // The per-channel bias its input lacks (Conv2d::FoldBiasInto): added to
+  // the running mean in training, subtracted from it in evaluation.
+  void set_input_bias(const Parameter* bias) { input_bias_ = bias; }
+  int64_t channels() const { return gamma_.value.numel(); }
 
  protected:
   void OnTensorsMoved() override;
 
  private:
   ReplicaSum replica_sum_;
+  const Parameter* input_bias_ = nullptr;  // The convolution's, when folded.
   Parameter gamma_, beta_;
   Buffer running_mean_, running_var_;
   BatchNormStats stats_;

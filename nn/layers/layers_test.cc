@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
 #include "nn/ops/batch_norm.h"
+#include "nn/tensor.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {
@@ -57,6 +59,87 @@ TEST(Layers, ResidualGradientsWithAndWithoutShortcutConv) {
   ShiftBatchNorms(strided);
   CheckModuleGradients("residual 1x1 stride 2", strided,
                        RandomTensor({3, 2, 6, 6}, 5), 6);
+}
+
+// Two copies of a module with the same values: `b` with its convolution
+// biases folded into the batch norms that follow them.
+void CopyValues(Module& from, Module& to) {
+  const std::vector<Parameter*> a = from.Parameters(), b = to.Parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) b[i]->value = a[i]->value.Clone();
+  const std::vector<Buffer*> c = from.Buffers(), d = to.Buffers();
+  ASSERT_EQ(c.size(), d.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    CopyElements(c[i]->value, 0, d[i]->value, 0, c[i]->value.numel());
+  }
+}
+
+void ExpectNear(const Tensor& got, const Tensor& want, double tol,
+                const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    diff = std::max(diff, std::fabs(double(got.data()[i]) - want.data()[i]));
+    scale = std::max(scale, std::fabs(double(want.data()[i])));
+  }
+  EXPECT_LE(diff, tol * scale + 1e-7) << what;
+}
+
+// A bias before a batch norm, folded into it: training outputs, the input
+// gradient, every other gradient and the running statistics are the
+// unfolded unit's up to rounding, evaluation too, and the folded biases'
+// gradients are exactly zero (the unfolded ones are rounding noise).
+TEST(Layers, AFoldedConvBiasGivesTheUnfoldedNumbers) {
+  Residual plain(3, 5, true, 2), folded(3, 5, true, 2);
+  InitParameters(plain, InitScheme::kKaimingNormal, 11);
+  for (Parameter* p : plain.Parameters()) {
+    if (p->name.find("bias") != std::string::npos) {
+      p->value = RandomTensor(p->value.shape(), 12);  // Far from zero.
+    }
+  }
+  CopyValues(plain, folded);
+  EXPECT_EQ(FoldConvBiasesIntoBatchNorms(folded), 2);  // Not the 1x1 conv3.
+  EXPECT_EQ(FoldConvBiasesIntoBatchNorms(folded), 0);  // Once.
+  plain.SetTraining(true);
+  folded.SetTraining(true);
+  for (int step = 0; step < 2; ++step) {
+    const Tensor x = RandomTensor({4, 3, 6, 6}, 13 + step);
+    const Tensor dy = RandomTensor({4, 5, 3, 3}, 15 + step);
+    ExpectNear(folded.Forward(x), plain.Forward(x), 1e-5, "forward");
+    plain.ZeroGrad();
+    folded.ZeroGrad();
+    ExpectNear(folded.Backward(dy), plain.Backward(dy), 1e-5, "dx");
+    const std::vector<Parameter*> a = plain.Parameters(),
+                                  b = folded.Parameters();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const bool folded_bias =
+          a[i]->name == "conv1.bias" || a[i]->name == "conv2.bias";
+      if (!folded_bias) {
+        ExpectNear(b[i]->grad, a[i]->grad, 1e-4, a[i]->name);
+        continue;
+      }
+      double noise = 0;
+      for (int64_t j = 0; j < a[i]->grad.numel(); ++j) {
+        EXPECT_EQ(b[i]->grad.data()[j], 0.0f) << a[i]->name;
+        noise = std::max(noise, std::fabs(double(a[i]->grad.data()[j])));
+      }
+      EXPECT_LT(noise, 1e-4) << a[i]->name << ": not rounding noise";
+    }
+    const std::vector<Buffer*> c = plain.Buffers(), d = folded.Buffers();
+    for (size_t i = 0; i < c.size(); ++i) {
+      ExpectNear(d[i]->value, c[i]->value, 1e-5, c[i]->name);
+    }
+  }
+  plain.SetTraining(false);
+  folded.SetTraining(false);
+  const Tensor x = RandomTensor({2, 3, 6, 6}, 20);
+  ExpectNear(folded.Forward(x), plain.Forward(x), 1e-5, "evaluation");
+
+  Conv2d conv(2, 3, 3);
+  BatchNorm2d wrong(4);
+  EXPECT_THROW(conv.FoldBiasInto(wrong), ShapeError);
+  Conv2d no_bias(2, 4, 3, 1, 0, /*bias=*/false);
+  EXPECT_FALSE(no_bias.FoldBiasInto(wrong));
 }
 
 TEST(Layers, SequentialOfEveryLayerKind) {

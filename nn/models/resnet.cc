@@ -35,6 +35,8 @@ std::unique_ptr<Sequential> MakeResNet18(int num_classes, int in_channels) {
   fc->Add(std::make_unique<Flatten>());
   fc->Add(std::make_unique<Linear>(512, num_classes));
   net->Add(std::move(fc), "fc");
+  // The stem's and every residual unit's convolutions feed batch norms.
+  FoldConvBiasesIntoBatchNorms(*net);
   return net;
 }
 
