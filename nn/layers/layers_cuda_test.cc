@@ -193,6 +193,58 @@ TEST_F(LayersOnCudaTest, ResidualUnitsWithAndWithoutTheShortcut) {
       1e-4, true);
 }
 
+// Residual units with their convolutions' biases folded into the batch
+// norms (as MakeResNet18 builds them), with biases far from zero: training
+// (outputs, gradients, running statistics) and then evaluation, where the
+// running mean is shifted by the folded bias on the device.
+TEST_F(LayersOnCudaTest, FoldedResidualUnitsInTrainingAndEvaluation) {
+  auto folded = [](int64_t in, int64_t out, bool shortcut_conv, int stride) {
+    return [=]() -> std::unique_ptr<Module> {
+      auto unit = std::make_unique<Residual>(in, out, shortcut_conv, stride);
+      InitParameters(*unit, InitScheme::kKaimingNormal, 5);
+      for (Parameter* p : unit->Parameters()) {
+        if (p->name.find("bias") != std::string::npos) {
+          p->value = RandomTensor(p->value.shape(), 8, -1.0f, 1.0f);
+        }
+      }
+      EXPECT_EQ(FoldConvBiasesIntoBatchNorms(*unit), 2);
+      return unit;
+    };
+  };
+  for (const bool shortcut_conv : {false, true}) {
+    const int64_t out = shortcut_conv ? 16 : 8;
+    const std::string what = shortcut_conv ? "folded, 1x1 stride 2" : "folded";
+    std::unique_ptr<Module> cpu =
+        folded(8, out, shortcut_conv, shortcut_conv ? 2 : 1)();
+    std::unique_ptr<Module> gpu =
+        folded(8, out, shortcut_conv, shortcut_conv ? 2 : 1)();
+    gpu->To(gpu_);
+    const Tensor x = RandomTensor({4, 8, 7, 7}, 6, -1.0f, 1.0f);
+    const Tensor y_cpu = cpu->Forward(x);
+    EXPECT_LE(RelativeDifference(gpu->Forward(x.To(gpu_)), y_cpu), 1e-4)
+        << what << " output";
+    const Tensor dy = RandomTensor(y_cpu.shape(), 7, -1.0f, 1.0f);
+    const Tensor dx_cpu = cpu->Backward(dy);
+    EXPECT_LE(RelativeDifference(gpu->Backward(dy.To(gpu_)), dx_cpu), 1e-4)
+        << what << " dx";
+    EXPECT_LE(RelativeGradientDifference(gpu->Parameters(), cpu->Parameters()),
+              1e-4)
+        << what << " parameter gradients";
+    const std::vector<Buffer*> bc = cpu->Buffers(), bg = gpu->Buffers();
+    for (size_t i = 0; i < bc.size(); ++i) {
+      EXPECT_LE(RelativeDifference(bg[i]->value, bc[i]->value), 1e-4)
+          << what << " buffer " << bc[i]->name;
+    }
+    cpu->SetTraining(false);
+    gpu->SetTraining(false);
+    const Tensor x_eval = RandomTensor({3, 8, 7, 7}, 9, -1.0f, 1.0f);
+    EXPECT_LE(
+        RelativeDifference(gpu->Forward(x_eval.To(gpu_)), cpu->Forward(x_eval)),
+        1e-4)
+        << what << " evaluation";
+  }
+}
+
 // The leaves of nested Sequentials, in order (Residual units stay whole).
 std::vector<Module*> Units(Module& root) {
   std::vector<Module*> out;
