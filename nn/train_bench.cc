@@ -144,11 +144,7 @@ int Main(int argc, char** argv) {
       const PendingLoss r = StartSoftmaxCrossEntropy(
           LeNetForward(lenet, images, &acts), labels.data(), Reduction::kMean);
       const LeNetParams g = LeNetBackward(lenet, acts, r.dlogits());
-      const std::vector<Tensor*> ps = lenet.All();
-      const std::vector<const Tensor*> gs = g.All();
-      for (size_t i = 0; i < ps.size(); ++i) {
-        SgdUpdate(*ps[i], *gs[i], nullptr, {0.1f, 0.0f, 0.0f});
-      }
+      SgdUpdateAll(lenet.All(), g.All(), {}, {0.1f, 0.0f, 0.0f});
     };
   } else {
     resnet = MakeResNet18();

@@ -132,23 +132,21 @@ nn::PendingStep LeNetReplicas::QueueStep(
                                  update_.clip_grad_norm);
     }
     const nn::SgdOptions& sgd = update_.sgd;
+    const std::vector<const nn::Tensor*> summed(g.begin(), g.end());
     if (sgd.momentum == 0 && sgd.weight_decay == 0) {
       // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
       nn::SgdOptions step;
       step.lr = static_cast<float>(clip * sgd.lr / static_cast<float>(total));
-      for (size_t i = 0; i < params.size(); ++i) {
-        nn::SgdUpdate(*params[i], *g[i], nullptr, step, &q.gradients);
-      }
+      nn::SgdUpdateAll(params, summed, {}, step, &q.gradients);
     } else {
       // torch's SGD on the batch-mean gradient.
-      const std::vector<nn::Tensor*> velocity =
-          sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>();
-      for (size_t i = 0; i < params.size(); ++i) {
-        nn::DivideInPlace(*g[i], static_cast<float>(total / clip));
-        nn::SgdUpdate(*params[i], *g[i],
-                      velocity.empty() ? nullptr : velocity[i], sgd,
-                      &q.gradients);
+      for (nn::Tensor* grad : g) {
+        nn::DivideInPlace(*grad, static_cast<float>(total / clip));
       }
+      nn::SgdUpdateAll(
+          params, summed,
+          sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>(), sgd,
+          &q.gradients);
     }
     q.done.Record();
   });

@@ -36,21 +36,6 @@ __global__ void bias_add_forward_kernel(float* out, const float* bias,
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] += bias[(i / spatial) % channels]; }
 }
 
-__global__ void sgd_update_forward_kernel(float* p, const float* g, float* v,
-                                          int64_t n, float lr, float momentum,
-                                          float weight_decay,
-                                          const unsigned int* skip) {
-  if (skip != nullptr && *skip != 0) return;
-  RINGLET_GRID_STRIDE_LOOP(i, n) {
-    if (v == nullptr) {
-      p[i] -= lr * (g[i] + weight_decay * p[i]);
-    } else {
-      v[i] = momentum * v[i] + g[i] + weight_decay * p[i];
-      p[i] -= lr * v[i];
-    }
-  }
-}
-
 __global__ void divide_forward_kernel(float* x, int64_t n, float divisor) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { x[i] /= divisor; }
 }
@@ -70,6 +55,43 @@ __global__ void sum_of_squares_partials_kernel(const float* x, int64_t n,
   }
   const double total = BlockSum<kThreads>(mine, shared);
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+// Tensor blockIdx.y of `list`, element for element as the CPU Sgd.
+__global__ void sgd_update_each_kernel(SgdTensors list, float lr,
+                                       float momentum, float weight_decay,
+                                       const unsigned int* skip) {
+  if (skip != nullptr && *skip != 0) return;
+  float* p = list.param[blockIdx.y];
+  const float* g = list.grad[blockIdx.y];
+  float* v = list.velocity[blockIdx.y];
+  const int64_t n = list.size[blockIdx.y];
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    if (v == nullptr) {
+      p[i] -= lr * (g[i] + weight_decay * p[i]);
+    } else {
+      v[i] = momentum * v[i] + g[i] + weight_decay * p[i];
+      p[i] -= lr * v[i];
+    }
+  }
+}
+
+__global__ void fill_each_kernel(FilledTensors list, float value) {
+  float* out = list.data[blockIdx.y];
+  const int64_t n = list.size[blockIdx.y];
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
+}
+
+// Blocks per listed tensor: enough for the largest, about kMaxBlocks in all.
+dim3 ListGrid(const int64_t* sizes, int count) {
+  int64_t largest = 0;
+  for (int t = 0; t < count; ++t)
+    largest = sizes[t] > largest ? sizes[t] : largest;
+  const int64_t share = kMaxBlocks / count;
+  const int64_t wanted = largest > 0 ? Blocks(largest) : 1;  // Never 0.
+  return dim3(static_cast<unsigned int>(
+                  wanted < share ? wanted : (share > 0 ? share : 1)),
+              static_cast<unsigned int>(count));
 }
 
 // Tensor blockIdx.y of `list`; one atomic per block, not per element (the
@@ -116,19 +138,25 @@ void sum_of_squares_partials(const float* x, int64_t n, double* partials,
 
 void count_nonfinite_each(const CountedTensors& list, unsigned int* counts,
                           unsigned int* total, cudaStream_t stream) {
-  int64_t largest = 0;
-  for (int t = 0; t < list.count; ++t) {
-    largest = list.size[t] > largest ? list.size[t] : largest;
-  }
-  if (largest == 0) return;
-  // Blocks per tensor: enough for the largest, about kMaxBlocks in all.
-  const int64_t share = kMaxBlocks / list.count;
-  const int64_t wanted = Blocks(largest);
-  const dim3 grid(static_cast<unsigned int>(
-                      wanted < share ? wanted : (share > 0 ? share : 1)),
-                  static_cast<unsigned int>(list.count));
-  count_nonfinite_each_kernel<<<grid, kThreads, 0, stream>>>(list, counts,
-                                                             total);
+  if (list.count == 0) return;
+  count_nonfinite_each_kernel<<<ListGrid(list.size, list.count), kThreads, 0,
+                                stream>>>(list, counts, total);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void sgd_update_each(const SgdTensors& list, float lr, float momentum,
+                     float weight_decay, const unsigned int* skip,
+                     cudaStream_t stream) {
+  if (list.count == 0) return;
+  sgd_update_each_kernel<<<ListGrid(list.size, list.count), kThreads, 0,
+                           stream>>>(list, lr, momentum, weight_decay, skip);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void fill_each(const FilledTensors& list, float value, cudaStream_t stream) {
+  if (list.count == 0) return;
+  fill_each_kernel<<<ListGrid(list.size, list.count), kThreads, 0, stream>>>(
+      list, value);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
@@ -158,10 +186,13 @@ void sgd_update_forward(float* param, const float* grad, float* velocity,
                         int64_t n, float lr, float momentum, float weight_decay,
                         const unsigned int* skip, cudaStream_t stream) {
   if (n == 0) return;
-  sgd_update_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
-      param, grad, momentum == 0.0f ? nullptr : velocity, n, lr, momentum,
-      weight_decay, skip);
-  RINGLET_CUDA_CHECK_LAUNCH();
+  SgdTensors one;  // A list of one: the same kernel as a whole model's.
+  one.param[0] = param;
+  one.grad[0] = grad;
+  one.velocity[0] = momentum == 0.0f ? nullptr : velocity;
+  one.size[0] = n;
+  one.count = 1;
+  sgd_update_each(one, lr, momentum, weight_decay, skip, stream);
 }
 
 }  // namespace ringlet::nn::cuda

@@ -60,6 +60,32 @@ struct CountedTensors {
 void count_nonfinite_each(const CountedTensors& list, unsigned int* counts,
                           unsigned int* total, cudaStream_t stream);
 
+// Up to kMaxListedTensors SGD updates (parameter, gradient, velocity or
+// null, size), passed by value to one kernel: a model's whole step in one
+// launch or a few (as torch's foreach SGD), not one launch per parameter.
+constexpr int kMaxListedTensors = 48;
+struct SgdTensors {
+  float* param[kMaxListedTensors];
+  const float* grad[kMaxListedTensors];
+  float* velocity[kMaxListedTensors];  // Null without momentum.
+  int64_t size[kMaxListedTensors];
+  int count = 0;  // 1 .. kMaxListedTensors.
+};
+// sgd_update_forward on every listed tensor (the same float operations, so
+// the same bits), skipped as a whole when *skip (may be null) is non-zero.
+void sgd_update_each(const SgdTensors& list, float lr, float momentum,
+                     float weight_decay, const unsigned int* skip,
+                     cudaStream_t stream);
+
+// out[i] = value on up to kMaxListedTensors arrays in one launch (zeroing a
+// model's gradients).
+struct FilledTensors {
+  float* data[kMaxListedTensors];
+  int64_t size[kMaxListedTensors];
+  int count = 0;  // 1 .. kMaxListedTensors.
+};
+void fill_each(const FilledTensors& list, float value, cudaStream_t stream);
+
 }  // namespace ringlet::nn::cuda
 
 #endif  // RINGLET_NN_CUDA_ELEMENTWISE_KERNELS_H_

@@ -1,5 +1,9 @@
 #include "nn/layers/module.h"
 
+#include <vector>
+
+#include "nn/ops/elementwise.h"
+
 namespace ringlet::nn {
 
 void Module::CollectParameters(const std::string&, std::vector<Parameter*>*) {}
@@ -18,7 +22,9 @@ std::vector<Buffer*> Module::Buffers() {
 }
 
 void Module::ZeroGrad() {
-  for (Parameter* p : Parameters()) p->grad.Fill(0.0f);
+  std::vector<Tensor*> grads;
+  for (Parameter* p : Parameters()) grads.push_back(&p->grad);
+  ZeroAll(grads);  // One launch on a GPU, not one per parameter.
 }
 
 void Module::To(Device device) {

@@ -33,6 +33,16 @@ TEST(Elementwise, DivideInPlaceAndCountNonFinite) {
   EXPECT_EQ(CountNonFinite({}), 0);
 }
 
+TEST(Elementwise, ZeroAllZeroesEveryTensor) {
+  Tensor a = Tensor::FromVector({2}, {1, 2});
+  Tensor b = Tensor::FromVector({1}, {3});
+  ZeroAll({&a, &b});
+  EXPECT_THAT(std::vector<float>(a.data(), a.data() + 2),
+              ::testing::ElementsAre(0, 0));
+  EXPECT_EQ(b.data()[0], 0.0f);
+  ZeroAll({});
+}
+
 TEST(Elementwise, NonFiniteCountsArePerTensor) {
   const Tensor a = Tensor::FromVector({2}, {1, 2});
   const Tensor b = Tensor::FromVector({3}, {std::nanf(""), -INFINITY, 1});

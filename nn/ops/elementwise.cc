@@ -72,6 +72,19 @@ int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
   return total;
 }
 
+void ZeroAll(const std::vector<Tensor*>& tensors) {
+  if (tensors.empty()) return;
+  const Device device = tensors.front()->device();
+  for (const Tensor* t : tensors) {
+    CommonDevice("zero", {device, t->device()});
+  }
+  if (device.is_cuda()) {
+    cuda_ops::ZeroAll(tensors);
+    return;
+  }
+  for (Tensor* t : tensors) t->Fill(0.0f);
+}
+
 Tensor Flatten(const Tensor& x) {
   if (x.rank() < 1) throw ShapeError("flatten: input is a scalar");
   int64_t features = 1;  // Not numel / N: an empty batch has features too.

@@ -26,6 +26,9 @@ double SumOfSquares(const std::vector<const Tensor*>& tensors);
 // On a GPU: QueueCountNonFinite (non_finite.h), then one read back.
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);
 
+// Every tensor (all on one device) set to 0; on a GPU one launch for up to
+// 48 tensors (a model's gradients), not one each.
+void ZeroAll(const std::vector<Tensor*>& tensors);
 // [N, ...] -> [N, prod(...)], sharing storage; backward is a View back.
 Tensor Flatten(const Tensor& x);
 

@@ -2,9 +2,11 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/elementwise.h"
 
 namespace ringlet::nn {
 
@@ -38,6 +40,43 @@ void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
   }
 }
 
+void SgdUpdateAll(const std::vector<Tensor*>& values,
+                  const std::vector<const Tensor*>& grads,
+                  const std::vector<Tensor*>& velocities,
+                  const SgdOptions& options,
+                  const NonFiniteCounts* skip_if_any) {
+  const bool momentum = options.momentum != 0.0f;
+  if (grads.size() != values.size() ||
+      (momentum && velocities.size() != values.size())) {
+    throw std::invalid_argument(
+        "sgd: " + std::to_string(values.size()) + " values, " +
+        std::to_string(grads.size()) + " gradients and " +
+        std::to_string(velocities.size()) +
+        " velocities (one each, velocities only with momentum)");
+  }
+  if (values.empty()) return;
+  const Device device = values.front()->device();
+  for (size_t i = 0; i < values.size(); ++i) {
+    ExpectShape("sgd", "gradient", *grads[i], values[i]->shape());
+    CommonDevice("sgd", {device, values[i]->device(), grads[i]->device()});
+    if (momentum) {
+      ExpectShape("sgd", "velocity", *velocities[i], values[i]->shape());
+      CommonDevice("sgd", {device, velocities[i]->device()});
+    }
+  }
+  if (device.is_cuda()) {
+    cuda_ops::SgdUpdateAll(
+        values, grads, velocities, options.lr, options.momentum,
+        options.weight_decay,
+        skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
+    return;
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    SgdUpdate(*values[i], *grads[i], momentum ? velocities[i] : nullptr,
+              options, skip_if_any);
+  }
+}
+
 Sgd::Sgd(std::vector<Parameter*> params, const SgdOptions& options)
     : params_(std::move(params)), options_(options) {
   if (!(options.lr > 0.0f)) {
@@ -59,15 +98,20 @@ Sgd::Sgd(std::vector<Parameter*> params, const SgdOptions& options)
 }
 
 void Sgd::Step(const NonFiniteCounts* skip_if_any) {
+  std::vector<Tensor*> values, velocities;
+  std::vector<const Tensor*> grads;
   for (size_t i = 0; i < params_.size(); ++i) {
-    SgdUpdate(params_[i]->value, params_[i]->grad,
-              velocity_.empty() ? nullptr : &velocity_[i], options_,
-              skip_if_any);
+    values.push_back(&params_[i]->value);
+    grads.push_back(&params_[i]->grad);
+    if (!velocity_.empty()) velocities.push_back(&velocity_[i]);
   }
+  SgdUpdateAll(values, grads, velocities, options_, skip_if_any);
 }
 
 void Sgd::ZeroGrad() {
-  for (Parameter* p : params_) p->grad.Fill(0.0f);
+  std::vector<Tensor*> grads;
+  for (Parameter* p : params_) grads.push_back(&p->grad);
+  ZeroAll(grads);
 }
 
 }  // namespace ringlet::nn

@@ -25,6 +25,17 @@ void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
                const SgdOptions& options,
                const NonFiniteCounts* skip_if_any = nullptr);
 
+// SgdUpdate on each values[i] by grads[i] (and velocities[i], which is
+// empty without momentum), all on one device: on a GPU one launch for up to
+// 48 tensors instead of one each (a training step's update of a whole
+// model), the same numbers. Throws std::invalid_argument for lists of
+// different lengths, ShapeError and DeviceError as SgdUpdate.
+void SgdUpdateAll(const std::vector<Tensor*>& values,
+                  const std::vector<const Tensor*>& grads,
+                  const std::vector<Tensor*>& velocities,
+                  const SgdOptions& options,
+                  const NonFiniteCounts* skip_if_any = nullptr);
+
 class Sgd {
  public:
   // Throws std::invalid_argument for a non-positive learning rate or a

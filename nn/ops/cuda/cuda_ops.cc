@@ -121,4 +121,42 @@ void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
                            on.stream());
 }
 
+void SgdUpdateAll(const std::vector<Tensor*>& values,
+                  const std::vector<const Tensor*>& grads,
+                  const std::vector<Tensor*>& velocities, float lr,
+                  float momentum, float weight_decay,
+                  const unsigned int* skip) {
+  OnDevice on(*values.front());
+  const bool with_velocity = momentum != 0.0f;
+  for (size_t first = 0; first < values.size();
+       first += cuda::kMaxListedTensors) {
+    cuda::SgdTensors list;
+    for (size_t t = first;
+         t < values.size() && list.count < cuda::kMaxListedTensors; ++t) {
+      list.param[list.count] = values[t]->device_data();
+      list.grad[list.count] = grads[t]->device_data();
+      list.velocity[list.count] =
+          with_velocity ? velocities[t]->device_data() : nullptr;
+      list.size[list.count] = values[t]->numel();
+      ++list.count;
+    }
+    cuda::sgd_update_each(list, lr, momentum, weight_decay, skip, on.stream());
+  }
+}
+
+void ZeroAll(const std::vector<Tensor*>& tensors) {
+  OnDevice on(*tensors.front());
+  for (size_t first = 0; first < tensors.size();
+       first += cuda::kMaxListedTensors) {
+    cuda::FilledTensors list;
+    for (size_t t = first;
+         t < tensors.size() && list.count < cuda::kMaxListedTensors; ++t) {
+      list.data[list.count] = tensors[t]->device_data();
+      list.size[list.count] = tensors[t]->numel();
+      ++list.count;
+    }
+    cuda::fill_each(list, 0.0f, on.stream());
+  }
+}
+
 }  // namespace ringlet::nn::cuda_ops

@@ -59,6 +59,14 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
 void QueueSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
                               Reduction reduction, Tensor* dlogits,
                               Tensor* rows);
+// SgdUpdate on every listed tensor in one launch per kMaxListedTensors;
+// `velocities` empty without momentum.
+void SgdUpdateAll(const std::vector<Tensor*>& values,
+                  const std::vector<const Tensor*>& grads,
+                  const std::vector<Tensor*>& velocities, float lr,
+                  float momentum, float weight_decay, const unsigned int* skip);
+// Every listed tensor set to 0, one launch per kMaxListedTensors.
+void ZeroAll(const std::vector<Tensor*>& tensors);
 // value -= lr * (grad + wd * value), or with momentum through velocity;
 // nothing where `skip` (device memory, may be null) is non-zero.
 void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,

@@ -135,6 +135,57 @@ TEST_F(CudaOpsTest, NonFiniteCountsMatchTheCpuAndGuardSgdOnTheDevice) {
   EXPECT_EQ(clean.FirstBad(), -1);
 }
 
+// A whole model's update in a few launches (70 tensors: two lists) gives
+// the per-tensor CPU update bit for bit, with and without momentum, and is
+// skipped as a whole by the guard; ZeroAll zeroes every listed tensor.
+TEST_F(CudaOpsTest, ListedSgdAndZeroingMatchTheCpu) {
+  for (float momentum : {0.0f, 0.9f}) {
+    SgdOptions options;
+    options.lr = 0.05f;
+    options.momentum = momentum;
+    options.weight_decay = 1e-4f;
+    std::vector<Tensor> p_cpu, v_cpu, g_cpu, p_gpu, v_gpu, g_gpu;
+    for (int t = 0; t < 70; ++t) {
+      const Shape shape = {t % 11 == 0 ? 1 : 37 * t + 3};
+      p_cpu.push_back(Random(shape, 200 + t));
+      v_cpu.push_back(Random(shape, 300 + t));
+      g_cpu.push_back(Random(shape, 400 + t));
+      p_gpu.push_back(p_cpu.back().To(gpu_));
+      v_gpu.push_back(v_cpu.back().To(gpu_));
+      g_gpu.push_back(g_cpu.back().To(gpu_));
+    }
+    std::vector<Tensor*> values, velocities;
+    std::vector<const Tensor*> grads;
+    for (int t = 0; t < 70; ++t) {
+      SgdUpdate(p_cpu[t], g_cpu[t], &v_cpu[t], options);
+      values.push_back(&p_gpu[t]);
+      velocities.push_back(&v_gpu[t]);
+      grads.push_back(&g_gpu[t]);
+    }
+    const std::vector<float> before = Values(p_gpu[5]);
+    const Tensor nan = Tensor::FromVector({1}, {std::nanf("")}).To(gpu_);
+    const NonFiniteCounts bad = QueueCountNonFinite({&nan});
+    SgdUpdateAll(values, grads,
+                 momentum > 0 ? velocities : std::vector<Tensor*>(), options,
+                 &bad);
+    EXPECT_EQ(Values(p_gpu[5]), before) << "a guarded list was updated";
+    SgdUpdateAll(values, grads,
+                 momentum > 0 ? velocities : std::vector<Tensor*>(), options);
+    for (int t = 0; t < 70; ++t) {
+      ASSERT_EQ(Values(p_gpu[t]), Values(p_cpu[t]))
+          << "momentum " << momentum << ", tensor " << t;
+      if (momentum > 0) {
+        ASSERT_EQ(Values(v_gpu[t]), Values(v_cpu[t])) << t;
+      }
+    }
+    ZeroAll(values);
+    for (int t = 0; t < 70; ++t) {
+      ASSERT_EQ(Values(p_gpu[t]), std::vector<float>(p_gpu[t].numel(), 0.0f))
+          << t;
+    }
+  }
+}
+
 // Largest |a - b| over the values, against a tolerance relative to the
 // largest |a|: cuDNN and cuBLAS sum in other orders than the CPU path.
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,

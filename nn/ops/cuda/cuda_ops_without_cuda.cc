@@ -25,6 +25,13 @@ void SgdUpdate(Tensor&, const Tensor&, Tensor*, float, float, float,
                const unsigned int*) {
   NoCuda();
 }
+void SgdUpdateAll(const std::vector<Tensor*>&,
+                  const std::vector<const Tensor*>&,
+                  const std::vector<Tensor*>&, float, float, float,
+                  const unsigned int*) {
+  NoCuda();
+}
+void ZeroAll(const std::vector<Tensor*>&) { NoCuda(); }
 Tensor Conv2dForward(const Tensor&, const Tensor&, const Tensor&,
                      const Conv2dParams&) {
   NoCuda();
