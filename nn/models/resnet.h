@@ -4,7 +4,9 @@
 // channels, the later stages halving the resolution with a 1x1 shortcut);
 // global average pooling; Flatten; Linear(512, classes).
 // 11,175,818 trainable parameters (convolutions with bias) and 7,808
-// running-statistic values.
+// running-statistic values. The 17 convolutions that feed a batch norm
+// leave their bias to it (FoldConvBiasesIntoBatchNorms): the same numbers
+// up to rounding, without adding the bias or summing its gradient.
 #ifndef RINGLET_NN_MODELS_RESNET_H_
 #define RINGLET_NN_MODELS_RESNET_H_
 
