@@ -323,10 +323,17 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            bool need_dx) {
   OnDevice on(x);
   Conv2dGrads g;
-  g.dw = Tensor(w.shape(), w.device());
-  if (has_bias) g.db = Tensor({w.dim(0)}, w.device());
-  if (need_dx) g.dx = Tensor(x.shape(), x.device());
-  if (dy.numel() == 0) return g;
+  if (dy.numel() == 0) {  // An empty batch: zero gradients.
+    g.dw = Tensor(w.shape(), w.device());
+    if (has_bias) g.db = Tensor({w.dim(0)}, w.device());
+    if (need_dx) g.dx = Tensor(x.shape(), x.device());
+    return g;
+  }
+  // Written whole below (cuDNN with beta 0, the channel sums): zeroing them
+  // first was a kernel each, dx's the size of an activation.
+  g.dw = Tensor::Uninitialized(w.shape(), w.device());
+  if (has_bias) g.db = Tensor::Uninitialized({w.dim(0)}, w.device());
+  if (need_dx) g.dx = Tensor::Uninitialized(x.shape(), x.device());
   const Problem problem(x, w, params, dy.dim(2), dy.dim(3));
   cudnnHandle_t handle = on.context.cudnn();
   const float one = 1.0f, zero = 0.0f;

@@ -36,10 +36,16 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
   const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
             out = static_cast<int>(w.dim(1));
   LinearGrads g;
-  g.dx = Tensor(x.shape(), x.device());
-  g.dw = Tensor(w.shape(), w.device());
-  if (has_bias) g.db = Tensor({out}, w.device());
-  if (n == 0) return g;
+  if (n == 0) {  // An empty batch: zero gradients.
+    g.dx = Tensor(x.shape(), x.device());
+    g.dw = Tensor(w.shape(), w.device());
+    if (has_bias) g.db = Tensor({out}, w.device());
+    return g;
+  }
+  // Written whole by cuBLAS with beta 0 (which does not read them).
+  g.dx = Tensor::Uninitialized(x.shape(), x.device());
+  g.dw = Tensor::Uninitialized(w.shape(), w.device());
+  if (has_bias) g.db = Tensor::Uninitialized({out}, w.device());
   cublasHandle_t handle = on.context.cublas();
   const float one = 1.0f, zero = 0.0f;
   // dx^T (in x n) = w (in x out: w's memory transposed) . dy^T (out x n).
@@ -52,7 +58,7 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
       x.device_data(), in, &zero, g.dw.device_data(), out));
   if (has_bias) {
     // db (out) = dy^T (out x n) . ones (n).
-    Tensor ones({n}, x.device());
+    Tensor ones = Tensor::Uninitialized({n}, x.device());
     ones.Fill(1.0f);
     RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemv(
         handle, CUBLAS_OP_N, out, n, &one, dy.device_data(), out,
