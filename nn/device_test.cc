@@ -92,14 +92,15 @@ TEST(GpuPrecision, ParsesNamesAndRemembersTheSetting) {
 TEST(ConvAlgorithmChoice, ParsesNamesAndRemembersTheSetting) {
   for (ConvAlgorithms choice :
        {ConvAlgorithms::kMeasure, ConvAlgorithms::kHeuristic,
-        ConvAlgorithms::kDeterministic}) {
+        ConvAlgorithms::kDeterministic, ConvAlgorithms::kGraph}) {
     EXPECT_EQ(ParseConvAlgorithms(Name(choice)), choice);
   }
   try {
     ParseConvAlgorithms("fastest");
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("measure, heuristic or deterministic"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("measure, heuristic, deterministic or graph"));
   }
   EXPECT_EQ(conv_algorithms(), ConvAlgorithms::kMeasure);  // The default.
   SetConvAlgorithms(ConvAlgorithms::kDeterministic);

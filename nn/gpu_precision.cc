@@ -41,8 +41,10 @@ ConvAlgorithms ParseConvAlgorithms(const std::string& name) {
   if (name == "measure") return ConvAlgorithms::kMeasure;
   if (name == "heuristic") return ConvAlgorithms::kHeuristic;
   if (name == "deterministic") return ConvAlgorithms::kDeterministic;
-  throw std::invalid_argument("unknown convolution algorithm choice '" + name +
-                              "'; use measure, heuristic or deterministic");
+  if (name == "graph") return ConvAlgorithms::kGraph;
+  throw std::invalid_argument(
+      "unknown convolution algorithm choice '" + name +
+      "'; use measure, heuristic, deterministic or graph");
 }
 
 const char* Name(ConvAlgorithms choice) {
@@ -51,6 +53,8 @@ const char* Name(ConvAlgorithms choice) {
       return "heuristic";
     case ConvAlgorithms::kDeterministic:
       return "deterministic";
+    case ConvAlgorithms::kGraph:
+      return "graph";
     case ConvAlgorithms::kMeasure:
       break;
   }

@@ -30,13 +30,17 @@ const char* Name(GpuPrecision precision);
 //   deterministic  the fastest of the candidates cuDNN marks deterministic
 //                  (the same bits from run to run), as PyTorch's
 //                  cudnn.deterministic = True.
+//   graph          cuDNN's graph API: its heuristics' engines, the fastest
+//                  kept (the engines PyTorch 2 runs); the legacy API's
+//                  measured choice where it offers none.
 // Measured choices may differ between runs (timings are noisy); results
 // stay within float32 rounding of each other.
-enum class ConvAlgorithms { kMeasure, kHeuristic, kDeterministic };
+enum class ConvAlgorithms { kMeasure, kHeuristic, kDeterministic, kGraph };
 
 void SetConvAlgorithms(ConvAlgorithms choice);
 ConvAlgorithms conv_algorithms();
-// "measure", "heuristic" or "deterministic"; throws std::invalid_argument
+// "measure", "heuristic", "deterministic" or "graph"; throws
+// std::invalid_argument
 // naming the choices.
 ConvAlgorithms ParseConvAlgorithms(const std::string& name);
 const char* Name(ConvAlgorithms choice);

@@ -86,8 +86,9 @@ int Main(int argc, char** argv) {
   std::string conv_algorithms = "measure";
   app.add_option("--conv_algorithms", conv_algorithms,
                  "GPU convolutions: measure (time cuDNN's candidates once "
-                 "per shape, keep the fastest), heuristic or deterministic")
-      ->check(CLI::IsMember({"measure", "heuristic", "deterministic"}))
+                 "per shape, keep the fastest), heuristic, deterministic or "
+                 "graph (cuDNN's graph-API engines, timed once per shape)")
+      ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);

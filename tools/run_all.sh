@@ -301,6 +301,27 @@ want bench && for model in lenet resnet18; do
     fi
   fi
 done
+# The goals that were missed on the H100 (ResNet-18 at batch 64, TF32;
+# LeNet at 1024), each beside PyTorch, and cuDNN's graph API
+# (--conv_algorithms=graph) beside the legacy API's measured choices.
+goal_bench() {  # name, model, batch, precision
+  local name="$1" model="$2" batch="$3" precision="$4" algorithms
+  for algorithms in measure graph; do
+    bench "goal_${name}_${algorithms}" nn/train_bench --device=cuda:0 \
+      --model="$model" --batch_size="$batch" --steps=20 \
+      --precision="$precision" --conv_algorithms="$algorithms" --json
+  done
+  if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+    bench "goal_${name}_pytorch" python3 train_bench_torch.py --device=cuda \
+      --model="$model" --batch_size="$batch" --steps=20 --precision="$precision"
+  fi
+}
+if want bench && [[ $device == cuda:0 ]]; then
+  goal_bench resnet18_64_fp32 resnet18 64 fp32
+  goal_bench resnet18_256_fp32 resnet18 256 fp32
+  goal_bench resnet18_256_tf32 resnet18 256 tf32
+  goal_bench lenet_1024_fp32 lenet 1024 fp32
+fi
 want bench && bench allreduce_nccl collectives/allreduce_bench --backend=nccl --ranks=1 \
   --min_bytes=1M --max_bytes=64M --factor=8 --json
 

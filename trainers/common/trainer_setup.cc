@@ -171,8 +171,9 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
   app.add_option("--conv_algorithms", f->conv_algorithms,
                  "on GPUs: measure (time cuDNN's candidates once per shape, "
                  "keep the fastest), heuristic (cuDNN's first guess) or "
-                 "deterministic (the fastest giving the same bits every run)")
-      ->check(CLI::IsMember({"measure", "heuristic", "deterministic"}))
+                 "deterministic (the fastest giving the same bits every run) "
+                 "or graph (cuDNN's graph-API engines, timed once per shape)")
+      ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
   app.add_option("--seed", f->seed,
                  "initial weights and the order of the batches")

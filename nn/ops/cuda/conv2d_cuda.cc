@@ -13,6 +13,7 @@
 #include "nn/cuda/elementwise_kernels.h"
 #include "nn/gpu_precision.h"
 #include "nn/ops/cuda/channel_kernels.h"
+#include "nn/ops/cuda/conv_graph.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/cuda/cuda_ops.h"
 
@@ -291,6 +292,18 @@ int64_t OutputSize(int64_t in, int64_t kernel, const Conv2dParams& params) {
   return (in + 2 * params.padding - kernel) / params.stride + 1;
 }
 
+// --conv_algorithms=graph: the graph API when it has a plan for the shape.
+bool ThroughGraph(ConvDirection direction, OnDevice& on, const Tensor& x,
+                  const Tensor& w, const Tensor& y, const Conv2dParams& params,
+                  float* x_data, float* w_data, float* y_data) {
+  if (conv_algorithms() != ConvAlgorithms::kGraph) return false;
+  const int64_t xd[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
+  const int64_t wd[4] = {w.dim(0), w.dim(1), w.dim(2), w.dim(3)};
+  const int64_t yd[4] = {y.dim(0), y.dim(1), y.dim(2), y.dim(3)};
+  return RunGraphConvolution(direction, on, xd, wd, yd, params, x_data, w_data,
+                             y_data);
+}
+
 }  // namespace
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
@@ -300,17 +313,21 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   const int64_t q = OutputSize(x.dim(3), w.dim(3), params);
   Tensor y = Tensor::Uninitialized({x.dim(0), w.dim(0), p, q}, x.device());
   if (y.numel() == 0) return y;
-  const Problem problem(x, w, params, p, q);
-  cudnnHandle_t handle = on.context.cudnn();
-  const auto choice = ForwardChoice(on, x, w, y, params, problem);
-  RINGLET_CUDNN_CHECK(
-      cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
-  Scratch workspace(on.context, choice.workspace);
-  const float one = 1.0f, zero = 0.0f;
-  RINGLET_CUDNN_CHECK(cudnnConvolutionForward(
-      handle, &one, problem.x_desc.get(), x.device_data(), problem.w_desc.desc,
-      w.device_data(), problem.conv.desc, choice.algo, workspace.data(),
-      choice.workspace, &zero, problem.y_desc.get(), y.device_data()));
+  if (!ThroughGraph(ConvDirection::kForward, on, x, w, y, params,
+                    const_cast<float*>(x.device_data()),
+                    const_cast<float*>(w.device_data()), y.device_data())) {
+    const Problem problem(x, w, params, p, q);
+    const auto choice = ForwardChoice(on, x, w, y, params, problem);
+    RINGLET_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
+    Scratch workspace(on.context, choice.workspace);
+    const float one = 1.0f, zero = 0.0f;
+    RINGLET_CUDNN_CHECK(cudnnConvolutionForward(
+        on.context.cudnn(), &one, problem.x_desc.get(), x.device_data(),
+        problem.w_desc.desc, w.device_data(), problem.conv.desc, choice.algo,
+        workspace.data(), choice.workspace, &zero, problem.y_desc.get(),
+        y.device_data()));
+  }
   if (b.defined()) {
     cuda::bias_add_forward(y.device_data(), b.device_data(), y.dim(0), y.dim(1),
                            p * q, on.stream());
@@ -337,7 +354,10 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   const Problem problem(x, w, params, dy.dim(2), dy.dim(3));
   cudnnHandle_t handle = on.context.cudnn();
   const float one = 1.0f, zero = 0.0f;
-  {
+  float* x_data = const_cast<float*>(x.device_data());
+  float* dy_data = const_cast<float*>(dy.device_data());
+  if (!ThroughGraph(ConvDirection::kBackwardFilter, on, x, w, dy, params,
+                    x_data, g.dw.device_data(), dy_data)) {
     const auto choice = FilterChoice(on, x, w, dy, g.dw, params, problem);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
@@ -348,7 +368,9 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
         workspace.data(), choice.workspace, &zero, problem.w_desc.desc,
         g.dw.device_data()));
   }
-  if (need_dx) {
+  if (need_dx && !ThroughGraph(ConvDirection::kBackwardData, on, x, w, dy,
+                               params, g.dx.device_data(),
+                               const_cast<float*>(w.device_data()), dy_data)) {
     const auto choice = DataChoice(on, x, w, dy, g.dx, params, problem);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));

@@ -23,6 +23,7 @@
 #include "nn/ops/activation.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
+#include "nn/ops/cuda/conv_graph.h"
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
 #include "nn/ops/loss.h"
@@ -270,6 +271,43 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuUnderEveryAlgorithmChoice) {
         EXPECT_EQ(Values(g_gpu.dw), first_dw) << "deterministic dw";
       }
     }
+  }
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
+}
+
+// --conv_algorithms=graph runs every direction through cuDNN's graph API
+// (counted, so a silent fallback to the legacy API fails the test) and
+// gives the CPU's results within float32 rounding, on odd sizes, stride 2
+// and ResNet's shapes at batch 64, in fp32 (no TF32 engines).
+TEST_F(CudaOpsTest, GraphApiConvolutionsMatchTheCpu) {
+  SetConvAlgorithms(ConvAlgorithms::kGraph);
+  struct Case {
+    Shape x, w;
+    Conv2dParams params;
+  };
+  for (const Case& c : {Case{{3, 4, 9, 9}, {5, 4, 3, 3}, {1, 1}},
+                        Case{{3, 4, 9, 9}, {5, 4, 3, 3}, {2, 0}},
+                        Case{{64, 64, 28, 28}, {64, 64, 3, 3}, {1, 1}},
+                        Case{{64, 128, 14, 14}, {256, 128, 1, 1}, {2, 0}}}) {
+    const std::string what = "graph " + ToString(c.x) + " * " + ToString(c.w) +
+                             " stride " + std::to_string(c.params.stride);
+    const Tensor x = Random(c.x, 30), w = Random(c.w, 31),
+                 b = Random({c.w[0]}, 32);
+    const Tensor y = Conv2dForward(x, w, b, c.params);
+    const Tensor dy = Random(y.shape(), 33);
+    const Conv2dGrads g = Conv2dBackward(x, w, true, dy, c.params);
+    const uint64_t before = cuda_ops::GraphConvolutionsRun();
+    ExpectClose(
+        Values(Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), c.params)),
+        Values(y), what + " forward");
+    const Conv2dGrads g_gpu =
+        Conv2dBackward(x.To(gpu_), w.To(gpu_), true, dy.To(gpu_), c.params);
+    ExpectClose(Values(g_gpu.dx), Values(g.dx), what + " dx");
+    ExpectClose(Values(g_gpu.dw), Values(g.dw), what + " dw");
+    ExpectClose(Values(g_gpu.db), Values(g.db), what + " db");
+    EXPECT_EQ(cuda_ops::GraphConvolutionsRun() - before, 3u)
+        << what
+        << ": fell back to the legacy API: " << cuda_ops::LastGraphFallback();
   }
   SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
