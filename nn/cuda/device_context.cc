@@ -108,6 +108,7 @@ cublasHandle_t DeviceContext::cublas() {
 
 DeviceContext::~DeviceContext() {
   gpu::DeviceGuard guard(device_);
+  op_state_.clear();  // Before the handles it was made for.
   for (PinnedSlot& slot : pinned_) {
     if (slot.in_flight) cudaEventSynchronize(slot.done);
     if (slot.done != nullptr) cudaEventDestroy(slot.done);

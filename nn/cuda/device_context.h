@@ -24,6 +24,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu/device_guard.h"
 #include "nn/cuda/caching_allocator.h"
@@ -52,6 +55,20 @@ class DeviceContext {
 
   // Waits for everything queued on the stream (before the host reads).
   void Synchronize();
+
+  // An op's state that belongs to this context and must not outlive its
+  // handles (cuDNN graph plans are made for one handle): made on first use
+  // (a T{}, thread safe), kept until the context goes, destroyed before the
+  // handles are. The op guards its own state's concurrent use.
+  template <typename T>
+  T& OpState(const char* name) {
+    std::lock_guard<std::mutex> lock(op_state_mu_);
+    for (auto& [key, state] : op_state_) {
+      if (key == name) return *static_cast<T*>(state.get());
+    }
+    op_state_.emplace_back(name, std::make_shared<T>());
+    return *static_cast<T*>(op_state_.back().second.get());
+  }
 
   // Queues a copy of `bytes` from host `src` to device `dst` on the stream
   // and returns without waiting for the device: the bytes go through
@@ -84,6 +101,9 @@ class DeviceContext {
   // loss), reusing a slot waits for the GPU: flow control, counted as a
   // host wait.
   static constexpr int kPinnedSlots = 8;
+  std::mutex op_state_mu_;
+  // By name (few: a vector); the names are string literals.
+  std::vector<std::pair<std::string, std::shared_ptr<void>>> op_state_;
   std::mutex upload_mu_;
   PinnedSlot pinned_[kPinnedSlots];
   int next_slot_ = 0;

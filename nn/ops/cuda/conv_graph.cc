@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -351,18 +350,15 @@ std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
   return best;
 }
 
-// Chosen plans by handle (a plan belongs to one), direction and shape; a
-// shape the graph API cannot do is remembered as null.
-using PlanKey = std::tuple<cudnnHandle_t, int, std::array<int64_t, 14>>;
+// A context's chosen plans (a plan belongs to the context's cuDNN handle)
+// by direction and shape; a shape the graph API cannot do is remembered as
+// null. Kept in the context (DeviceContext::OpState), so plans go with it.
+using PlanKey = std::array<int64_t, 14>;
+struct PlanCache {
+  std::mutex mu;
+  std::map<PlanKey, std::shared_ptr<Plan>> plans;
+};
 
-std::mutex& PlansMutex() {
-  static auto* mu = new std::mutex;
-  return *mu;
-}
-std::map<PlanKey, std::shared_ptr<Plan>>& Plans() {
-  static auto* plans = new std::map<PlanKey, std::shared_ptr<Plan>>;
-  return *plans;
-}
 std::atomic<uint64_t> runs{0};
 std::mutex fallback_mu;
 std::string last_fallback;
@@ -373,17 +369,26 @@ bool RunGraphConvolution(ConvDirection direction, OnDevice& on,
                          const int64_t x_dims[4], const int64_t w_dims[4],
                          const int64_t y_dims[4], const Conv2dParams& params,
                          float* x, float* w, float* y) {
-  const PlanKey key{on.context.cudnn(),
-                    static_cast<int>(direction),
-                    {x_dims[0], x_dims[1], x_dims[2], x_dims[3], w_dims[0],
-                     w_dims[2], w_dims[3], y_dims[2], y_dims[3], params.stride,
-                     params.padding, static_cast<int64_t>(gpu_precision()),
-                     static_cast<int64_t>(conv_algorithms()), 0}};
+  const PlanKey key{static_cast<int64_t>(direction),
+                    x_dims[0],
+                    x_dims[1],
+                    x_dims[2],
+                    x_dims[3],
+                    w_dims[0],
+                    w_dims[2],
+                    w_dims[3],
+                    y_dims[2],
+                    y_dims[3],
+                    params.stride,
+                    params.padding,
+                    static_cast<int64_t>(gpu_precision()),
+                    static_cast<int64_t>(conv_algorithms())};
+  PlanCache& cache = on.context.OpState<PlanCache>("conv_graph_plans");
   std::shared_ptr<Plan> plan;
   {
-    std::lock_guard<std::mutex> lock(PlansMutex());
-    auto it = Plans().find(key);
-    if (it == Plans().end()) {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.plans.find(key);
+    if (it == cache.plans.end()) {
       try {
         plan =
             ChoosePlan(direction, on, x_dims, w_dims, y_dims, params, x, w, y);
@@ -397,7 +402,7 @@ bool RunGraphConvolution(ConvDirection direction, OnDevice& on,
         }
         last_fallback = e.what();
       }
-      it = Plans().emplace(key, plan).first;
+      it = cache.plans.emplace(key, plan).first;
     }
     plan = it->second;
   }
