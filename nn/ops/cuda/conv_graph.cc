@@ -218,7 +218,34 @@ class TimingEvent {
   cudaEvent_t event_ = nullptr;
 };
 
+Desc GraphOf(const Desc& op, cudnnHandle_t handle) {
+  Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  cudnnBackendDescriptor_t op_raw = op.get();
+  graph.Set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+            &op_raw, "graph operations");
+  graph.Set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle, "graph handle");
+  graph.Finalize("operation graph");
+  return graph;
+}
+
+// Every descriptor a plan was built from: kept alive as long as the plan,
+// as cudnn_frontend keeps them (the backend may refer to them).
+struct GraphDescs {
+  GraphDescs(ConvDirection direction, const int64_t x_dims[4],
+             const int64_t w_dims[4], const int64_t y_dims[4],
+             const Conv2dParams& params, cudnnHandle_t handle)
+      : x(TensorOf(kX, x_dims)),
+        w(TensorOf(kW, w_dims)),
+        y(TensorOf(kY, y_dims)),
+        conv(ConvolutionOf(params)),
+        op(OperationOf(direction, x, w, y, conv)),
+        graph(GraphOf(op, handle)) {}
+  Desc x, w, y, conv, op, graph;
+};
+
 struct Plan {
+  std::shared_ptr<const GraphDescs> graph;
+  std::vector<Desc> config;  // Its engine configuration.
   Desc plan{CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR};
   int64_t workspace = 0;
 };
@@ -260,19 +287,11 @@ std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
                                  const Conv2dParams& params, float* x, float* w,
                                  float* y) {
   cudnnHandle_t handle = on.context.cudnn();
-  const Desc xd = TensorOf(kX, x_dims), wd = TensorOf(kW, w_dims),
-             yd = TensorOf(kY, y_dims);
-  const Desc conv = ConvolutionOf(params);
-  const Desc op = OperationOf(direction, xd, wd, yd, conv);
-  Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  cudnnBackendDescriptor_t op_raw = op.get();
-  graph.Set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-            &op_raw, "graph operations");
-  graph.Set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle, "graph handle");
-  graph.Finalize("operation graph");
+  const auto graph = std::make_shared<const GraphDescs>(
+      direction, x_dims, w_dims, y_dims, params, handle);
 
   Desc heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  heuristics.SetDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph,
+  heuristics.SetDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph->graph,
                      "heuristics graph");
   const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
   heuristics.Set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode,
@@ -301,6 +320,7 @@ std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
        ++i) {
     if (!Usable(raw[i])) continue;
     auto plan = std::make_shared<Plan>();
+    plan->graph = graph;
     try {
       plan->plan.Set(kPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle, "plan handle");
       plan->plan.Set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
@@ -314,7 +334,9 @@ std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
     } catch (const GraphUnavailable&) {
       continue;  // This engine does not support the problem: the next.
     }
-    if (plan->workspace <= kMaxWorkspace) candidates.push_back(plan);
+    if (plan->workspace > kMaxWorkspace) continue;
+    plan->config.push_back(std::move(configs[i]));
+    candidates.push_back(plan);
   }
   if (candidates.empty()) {
     throw GraphUnavailable("no usable engine among " +
