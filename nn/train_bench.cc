@@ -90,6 +90,11 @@ int Main(int argc, char** argv) {
                  "graph (cuDNN's graph-API engines, timed once per shape)")
       ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
+  bool fold_conv_biases = true;
+  app.add_option("--fold_conv_biases", fold_conv_biases,
+                 "resnet18: leave the biases of convolutions that feed a "
+                 "batch norm to it (false: add them, sum their gradients)")
+      ->capture_default_str();
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
   SetGpuPrecision(ParseGpuPrecision(precision));
@@ -148,7 +153,7 @@ int Main(int argc, char** argv) {
       SgdUpdateAll(lenet.All(), g.All(), {}, {0.1f, 0.0f, 0.0f});
     };
   } else {
-    resnet = MakeResNet18();
+    resnet = MakeResNet18(10, 1, fold_conv_biases);
     InitParameters(*resnet, InitScheme::kNormal001, 0);
     if (device.is_cuda()) resnet->To(device);
     // No gradient for the images, as in PyTorch's peer.
@@ -186,11 +191,13 @@ int Main(int argc, char** argv) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %d, "
         "\"threads\": %d, \"cpu_conv\": \"%s\", \"precision\": \"%s\", "
-        "\"conv_algorithms\": \"%s\", \"images_per_sec\": %.2f, "
+        "\"conv_algorithms\": \"%s\", \"fold_conv_biases\": %s, "
+        "\"images_per_sec\": %.2f, "
         "\"host_waits_per_step\": %.2f, \"peak_rss_bytes\": %ld}\n",
         model.c_str(), ToString(device).c_str(), batch_size, threads,
         cpu_conv.c_str(), precision.c_str(), conv_algorithms.c_str(),
-        images_per_sec, waits_per_step, PeakRssBytes());
+        fold_conv_biases ? "true" : "false", images_per_sec, waits_per_step,
+        PeakRssBytes());
   } else {
     std::printf(
         "%-9s %-6s batch %4d  threads %d  conv %-6s  %9.1f images/s  peak "

@@ -222,6 +222,11 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "(a 64-bit checksum each; 0: never)")
       ->check(WholeNumber(0, kMaxInt64))
       ->capture_default_str();
+  app.add_option("--overlap_steps", f->overlap_steps,
+                 "queue each step before reading the last one's loss, so a "
+                 "GPU computes while the host prepares the next batch; "
+                 "false waits for every step (to measure what it buys)")
+      ->capture_default_str();
 }
 
 std::string CheckpointPath(const TrainerFlags& flags,
@@ -277,6 +282,7 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   loop.plot_title = program + " on " + where;
   loop.settings = settings;
   loop.replica_check_every = flags.replica_check_every;
+  loop.overlap_steps = flags.overlap_steps;
   loop.checkpoint_every = flags.checkpoint_every;
   if (job.leader()) {
     loop.metrics_out = ResolveUserPath(flags.metrics_out);
@@ -324,6 +330,8 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"--params_in", flags.params_in, false});
   settings->push_back({"--precision", flags.precision, false});
   settings->push_back({"--conv_algorithms", flags.conv_algorithms, false});
+  settings->push_back(
+      {"--overlap_steps", flags.overlap_steps ? "true" : "false", false});
 }
 
 std::string RunLine(const std::string& where, const RunSettings& settings) {

@@ -48,6 +48,8 @@ struct TrainerFlags {
   int checkpoint_every = 1;    // Epochs.
   bool resume = false;
   int64_t replica_check_every = 100;  // Steps; 0: never.
+  // Queue step t + 1 before reading step t (LoopOptions::overlap_steps).
+  bool overlap_steps = true;
 };
 
 // Adds the trainers' flags, with range checks, to `app`. `batch_default`

@@ -196,6 +196,7 @@ std::vector<EpochMetrics> TrainEpochs(
       finish_in_flight();
       in_flight = std::move(queued);
       has_in_flight = true;
+      if (!options.overlap_steps) finish_in_flight();
       const bool stop = options.stop != nullptr && *options.stop != 0;
       const bool check = options.replica_check_every > 0 &&
                          steps_this_run + 1 >= next_replica_check;

@@ -110,6 +110,9 @@ struct LoopOptions {
   std::string resume_path;
   // Replicas are compared every this many steps; 0: never.
   int64_t replica_check_every = 100;
+  // Queue step t + 1 before finishing step t (GPUs compute while the host
+  // reads and prepares); false finishes every step before the next.
+  bool overlap_steps = true;
   // Polled after every step: once non-zero (a signal number), the loop
   // writes a checkpoint (if it has a path) and throws TrainingInterrupted.
   const volatile std::sig_atomic_t* stop = nullptr;

@@ -266,6 +266,17 @@ TEST(TrainingLoopTest, TheNextStepIsQueuedBeforeTheLastOneIsFinished) {
   // Every image of each epoch counted (40 a epoch; the fake "predicts" 0).
   EXPECT_DOUBLE_EQ(epochs[0].train_acc, 4.0 / 40);
   EXPECT_GT(epochs[0].loss, 2.0);  // loss_per_image plus w per batch.
+
+  // --overlap_steps=false: each step finished before the next is queued,
+  // the same numbers.
+  FakeTrainer waiting(2);
+  options.overlap_steps = false;
+  const std::vector<EpochMetrics> same =
+      TrainEpochs(waiting, MakeSplit(40), MakeSplit(8), options, out, progress);
+  EXPECT_EQ(waiting.log,
+            (std::vector<std::string>{"q1", "f1", "q2", "f2", "q3", "f3", "q4",
+                                      "f4", "q5", "f5", "q6", "f6"}));
+  EXPECT_EQ(MetricsNumbers(same), MetricsNumbers(epochs));
 }
 
 TEST(TrainingLoopTest, NonFiniteLossFromAnotherProcessAlsoStops) {
