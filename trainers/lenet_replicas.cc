@@ -111,12 +111,13 @@ nn::PendingStep LeNetReplicas::QueueStep(
     // non-finite step alike and keep the last finite values.
     q.gradients = nn::QueueCountNonFinite(
         std::vector<const nn::Tensor*>(g.begin(), g.end()));
-    q.gradient_names = nn::LeNetParams::Names();
+    static const std::vector<std::string> kNames = nn::LeNetParams::Names();
+    q.gradient_names = &kNames;
     if (device.is_cpu()) {
       // The values are here: say which value it was.
       const int bad = q.gradients.FirstBad();
       if (bad >= 0) {
-        q.divergence = "the gradient of " + q.gradient_names[bad] + " became " +
+        q.divergence = "the gradient of " + kNames[bad] + " became " +
                        nn::FirstNonFinite(g[bad]->data(), g[bad]->numel());
       }
     }

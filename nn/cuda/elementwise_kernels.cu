@@ -36,6 +36,11 @@ __global__ void bias_add_forward_kernel(float* out, const float* bias,
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] += bias[(i / spatial) % channels]; }
 }
 
+__global__ void add_scaled_forward_kernel(float* a, const float* b, float scale,
+                                          int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { a[i] += scale * b[i]; }
+}
+
 __global__ void divide_forward_kernel(float* x, int64_t n, float divisor) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { x[i] /= divisor; }
 }
@@ -76,7 +81,7 @@ __global__ void sgd_update_each_kernel(SgdTensors list, float lr,
   }
 }
 
-__global__ void fill_each_kernel(FilledTensors list, float value) {
+__global__ void fill_each_kernel(TensorList list, float value) {
   float* out = list.data[blockIdx.y];
   const int64_t n = list.size[blockIdx.y];
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
@@ -96,7 +101,7 @@ dim3 ListGrid(const int64_t* sizes, int count) {
 
 // Tensor blockIdx.y of `list`; one atomic per block, not per element (the
 // count is almost always 0).
-__global__ void count_nonfinite_each_kernel(CountedTensors list,
+__global__ void count_nonfinite_each_kernel(TensorList list,
                                             unsigned int* counts,
                                             unsigned int* total) {
   __shared__ unsigned int block_count;
@@ -115,6 +120,13 @@ __global__ void count_nonfinite_each_kernel(CountedTensors list,
 }
 
 }  // namespace
+
+void add_scaled_forward(float* a, const float* b, float scale, int64_t n,
+                        cudaStream_t stream) {
+  if (n == 0) return;
+  add_scaled_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(a, b, scale, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
 
 void divide_forward(float* x, int64_t n, float divisor, cudaStream_t stream) {
   if (n == 0) return;
@@ -136,7 +148,7 @@ void sum_of_squares_partials(const float* x, int64_t n, double* partials,
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
-void count_nonfinite_each(const CountedTensors& list, unsigned int* counts,
+void count_nonfinite_each(const TensorList& list, unsigned int* counts,
                           unsigned int* total, cudaStream_t stream) {
   if (list.count == 0) return;
   count_nonfinite_each_kernel<<<ListGrid(list.size, list.count), kThreads, 0,
@@ -153,7 +165,7 @@ void sgd_update_each(const SgdTensors& list, float lr, float momentum,
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
-void fill_each(const FilledTensors& list, float value, cudaStream_t stream) {
+void fill_each(const TensorList& list, float value, cudaStream_t stream) {
   if (list.count == 0) return;
   fill_each_kernel<<<ListGrid(list.size, list.count), kThreads, 0, stream>>>(
       list, value);

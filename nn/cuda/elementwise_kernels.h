@@ -32,6 +32,10 @@ void sgd_update_forward(float* param, const float* grad, float* velocity,
                         int64_t n, float lr, float momentum, float weight_decay,
                         const unsigned int* skip, cudaStream_t stream);
 
+// a[i] += scale * b[i].
+void add_scaled_forward(float* a, const float* b, float scale, int64_t n,
+                        cudaStream_t stream);
+
 // x[i] /= divisor.
 void divide_forward(float* x, int64_t n, float divisor, cudaStream_t stream);
 
@@ -46,45 +50,41 @@ constexpr int kSumOfSquaresBlocks = 64;
 void sum_of_squares_partials(const float* x, int64_t n, double* partials,
                              cudaStream_t stream);
 
-// Up to kMaxCountedTensors device arrays, passed by value to one kernel.
-constexpr int kMaxCountedTensors = 64;
-struct CountedTensors {
-  const float* data[kMaxCountedTensors];
-  int64_t size[kMaxCountedTensors];
-  int count = 0;  // 1 .. kMaxCountedTensors.
+// Kernels over a list of tensors take up to this many, by value: a model's
+// gradients in one launch or a few (as torch's foreach ops), not one
+// launch per parameter.
+constexpr int kMaxListedTensors = 48;
+// Up to kMaxListedTensors device arrays and their sizes.
+struct TensorList {
+  float* data[kMaxListedTensors];
+  int64_t size[kMaxListedTensors];
+  int count = 0;  // 0 .. kMaxListedTensors.
 };
 
 // counts[t] += the number of elements of list tensor t that are nan or
 // infinite, and *total += all of them, in one launch (counts and total are
-// device memory the caller zeroed).
-void count_nonfinite_each(const CountedTensors& list, unsigned int* counts,
+// device memory the caller zeroed; the tensors are only read).
+void count_nonfinite_each(const TensorList& list, unsigned int* counts,
                           unsigned int* total, cudaStream_t stream);
 
+// out[i] = value on every listed array in one launch (zeroing a model's
+// gradients).
+void fill_each(const TensorList& list, float value, cudaStream_t stream);
+
 // Up to kMaxListedTensors SGD updates (parameter, gradient, velocity or
-// null, size), passed by value to one kernel: a model's whole step in one
-// launch or a few (as torch's foreach SGD), not one launch per parameter.
-constexpr int kMaxListedTensors = 48;
+// null, size), passed by value to one kernel.
 struct SgdTensors {
   float* param[kMaxListedTensors];
   const float* grad[kMaxListedTensors];
   float* velocity[kMaxListedTensors];  // Null without momentum.
   int64_t size[kMaxListedTensors];
-  int count = 0;  // 1 .. kMaxListedTensors.
+  int count = 0;  // 0 .. kMaxListedTensors.
 };
 // sgd_update_forward on every listed tensor (the same float operations, so
 // the same bits), skipped as a whole when *skip (may be null) is non-zero.
 void sgd_update_each(const SgdTensors& list, float lr, float momentum,
                      float weight_decay, const unsigned int* skip,
                      cudaStream_t stream);
-
-// out[i] = value on up to kMaxListedTensors arrays in one launch (zeroing a
-// model's gradients).
-struct FilledTensors {
-  float* data[kMaxListedTensors];
-  int64_t size[kMaxListedTensors];
-  int count = 0;  // 1 .. kMaxListedTensors.
-};
-void fill_each(const FilledTensors& list, float value, cudaStream_t stream);
 
 }  // namespace ringlet::nn::cuda
 

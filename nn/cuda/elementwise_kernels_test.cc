@@ -141,6 +141,15 @@ TEST_F(KernelTest, AddAndFillMatchTheCpu) {
                                            Tensor::FromVector({n}, b))));
     fill_forward(out, n, 2.5f, context_->stream());
     EXPECT_EQ(Download(out, n), std::vector<float>(n, 2.5f));
+    // a += s * b: one multiply-add (fused or not), so within a rounding.
+    float* scaled = Upload(a);
+    add_scaled_forward(scaled, Upload(b), -0.75f, n, context_->stream());
+    Tensor want = Tensor::FromVector({n}, a);
+    AddScaledInPlace(want, Tensor::FromVector({n}, b), -0.75f);
+    const std::vector<float> got = Download(scaled, n);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(got[i], want.data()[i], 1e-6f * (1 + std::abs(a[i]))) << i;
+    }
   }
 }
 
@@ -229,7 +238,7 @@ TEST_F(KernelTest, SgdUpdateSkipsItselfWhenTheDeviceFlagIsSet) {
 // over tensors of very different sizes (empty ones included).
 TEST_F(KernelTest, CountNonFiniteEachCountsEveryTensorApart) {
   const std::vector<int64_t> sizes = {1, 0, 300000, 5, 4097};
-  CountedTensors list;
+  TensorList list;
   std::vector<unsigned int> expected;
   unsigned int expected_total = 0;
   for (size_t t = 0; t < sizes.size(); ++t) {

@@ -175,9 +175,7 @@ Tensor BatchNorm2d::Forward(const Tensor& x) {
     // (x + b) - running_mean = x - (running_mean - b).
     BatchNormStats shifted = stats_;
     shifted.running_mean = stats_.running_mean.Clone();
-    Tensor minus_bias = input_bias_->value.Clone();
-    ScaleInPlace(minus_bias, -1.0f);
-    AddInPlace(shifted.running_mean, minus_bias);
+    AddScaledInPlace(shifted.running_mean, input_bias_->value, -1.0f);
     return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, shifted);
   }
   Tensor y = BatchNorm2dTrainForward(x, gamma_.value, beta_.value, &stats_,
@@ -185,9 +183,7 @@ Tensor BatchNorm2d::Forward(const Tensor& x) {
   if (input_bias_ != nullptr) {
     // The batch mean of x + b is x's plus b: the running mean, updated
     // with x's, gets momentum * b more. (The variance does not change.)
-    Tensor shift = input_bias_->value.Clone();
-    ScaleInPlace(shift, stats_.momentum);
-    AddInPlace(stats_.running_mean, shift);
+    AddScaledInPlace(stats_.running_mean, input_bias_->value, stats_.momentum);
   }
   return y;
 }

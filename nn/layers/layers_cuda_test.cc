@@ -25,36 +25,11 @@
 namespace ringlet::nn {
 namespace {
 
+using testing::LargestDifference;
+using testing::LargestMagnitude;
 using testing::Perturbed;
 using testing::RandomTensor;
-
-// max |a - b|, either tensor read back first.
-double LargestDifference(const Tensor& a, const Tensor& b) {
-  const Tensor ha = a.To(Device::Cpu()), hb = b.To(Device::Cpu());
-  if (ha.shape() != hb.shape()) return INFINITY;
-  double worst = 0;
-  for (int64_t i = 0; i < ha.numel(); ++i) {
-    worst =
-        std::max(worst, std::abs(double{ha.data()[i]} - double{hb.data()[i]}));
-  }
-  return worst;
-}
-
-double LargestMagnitude(const Tensor& t) {
-  const Tensor host = t.To(Device::Cpu());
-  double largest = 0;
-  for (int64_t i = 0; i < host.numel(); ++i) {
-    largest = std::max(largest, std::abs(double{host.data()[i]}));
-  }
-  return largest;
-}
-
-// max |gpu - cpu| / max |cpu|.
-double RelativeDifference(const Tensor& gpu, const Tensor& cpu) {
-  const double worst = LargestDifference(gpu, cpu);
-  const double largest = LargestMagnitude(cpu);
-  return largest > 0 ? worst / largest : worst;
-}
+using testing::RelativeDifference;
 
 // The share of elements with |gpu - cpu| > relative x max |cpu|. A ReLU
 // whose input lies within rounding of 0 can fall on either side on either

@@ -76,13 +76,9 @@ void CopyValues(Module& from, Module& to) {
 
 void ExpectNear(const Tensor& got, const Tensor& want, double tol,
                 const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  double diff = 0, scale = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    diff = std::max(diff, std::fabs(double(got.data()[i]) - want.data()[i]));
-    scale = std::max(scale, std::fabs(double(want.data()[i])));
-  }
-  EXPECT_LE(diff, tol * scale + 1e-7) << what;
+  EXPECT_LE(testing::LargestDifference(got, want),
+            tol * testing::LargestMagnitude(want) + 1e-7)
+      << what;
 }
 
 // A bias before a batch norm, folded into it: training outputs, the input

@@ -22,6 +22,8 @@
 namespace ringlet::nn {
 namespace {
 
+using testing::LargestDifference;
+using testing::LargestMagnitude;
 using testing::RandomTensor;
 
 class ModelsOnCudaTest : public ::testing::Test {
@@ -31,28 +33,10 @@ class ModelsOnCudaTest : public ::testing::Test {
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
   }
-  static float LargestMagnitude(const Tensor& t) {
-    const Tensor host = t.To(Device::Cpu());
-    float largest = 0;
-    for (int64_t i = 0; i < host.numel(); ++i) {
-      largest = std::max(largest, std::abs(host.data()[i]));
-    }
-    return largest;
-  }
-  // max |a - b| (either may be on the GPU); infinite for other shapes.
-  static float LargestDifference(const Tensor& a, const Tensor& b) {
-    const Tensor ha = a.To(Device::Cpu()), hb = b.To(Device::Cpu());
-    if (ha.shape() != hb.shape()) return INFINITY;
-    float worst = 0;
-    for (int64_t i = 0; i < ha.numel(); ++i) {
-      worst = std::max(worst, std::abs(ha.data()[i] - hb.data()[i]));
-    }
-    return worst;
-  }
   // Largest difference relative to the tensor's largest value.
   static void ExpectClose(const Tensor& gpu, const Tensor& cpu,
                           const std::string& what) {
-    EXPECT_LE(LargestDifference(gpu, cpu), 1e-3f * (1 + LargestMagnitude(cpu)))
+    EXPECT_LE(LargestDifference(gpu, cpu), 1e-3 * (1 + LargestMagnitude(cpu)))
         << what;
   }
   Device gpu_;
@@ -116,18 +100,18 @@ TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
   const std::vector<Parameter*> want = cpu->Parameters(),
                                 got = gpu->Parameters();
   for (size_t i = 0; i < want.size(); ++i) {
-    const float largest = LargestMagnitude(want[i]->value);
-    const float gpu_off = LargestDifference(got[i]->value, want[i]->value);
-    float noise = 0;
+    const double largest = LargestMagnitude(want[i]->value);
+    const double gpu_off = LargestDifference(got[i]->value, want[i]->value);
+    double noise = 0;
     for (auto& m : noisy) {
       noise = std::max(
           noise, LargestDifference(m->Parameters()[i]->value, want[i]->value));
     }
-    if (gpu_off > 1e-3f * (1 + largest)) {
+    if (gpu_off > 1e-3 * (1 + largest)) {
       std::printf("%-34s gpu off by %.3g, 1e-6 noise moves it %.3g\n",
                   want[i]->name.c_str(), gpu_off, noise);
     }
-    EXPECT_LE(gpu_off, std::max(1e-3f * (1 + largest), 10 * noise))
+    EXPECT_LE(gpu_off, std::max(1e-3 * (1 + largest), 10 * noise))
         << want[i]->name;
   }
   const std::vector<Buffer*> want_b = cpu->Buffers(), got_b = gpu->Buffers();

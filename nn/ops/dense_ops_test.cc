@@ -33,6 +33,14 @@ TEST(Elementwise, DivideInPlaceAndCountNonFinite) {
   EXPECT_EQ(CountNonFinite({}), 0);
 }
 
+TEST(Elementwise, AddScaledInPlaceAddsAMultiple) {
+  Tensor a = Tensor::FromVector({3}, {1, 2, 3});
+  AddScaledInPlace(a, Tensor::FromVector({3}, {4, -2, 0.5f}), -0.5f);
+  EXPECT_THAT(std::vector<float>(a.data(), a.data() + 3),
+              ::testing::ElementsAre(-1, 3, 2.75f));
+  EXPECT_THROW(AddScaledInPlace(a, Tensor({2}), 1.0f), ShapeError);
+}
+
 TEST(Elementwise, ZeroAllZeroesEveryTensor) {
   Tensor a = Tensor::FromVector({2}, {1, 2});
   Tensor b = Tensor::FromVector({1}, {3});

@@ -30,6 +30,17 @@ void AddInPlace(Tensor& a, const Tensor& b) {
   for (int64_t i = 0, n = a.numel(); i < n; ++i) x[i] += z[i];
 }
 
+void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
+  ExpectShape("add scaled", "second input", b, a.shape());
+  if (OpDevice("add scaled", {&a, &b}).is_cuda()) {
+    cuda_ops::AddScaledInPlace(a, b, scale);
+    return;
+  }
+  float* x = a.data();
+  const float* z = b.data();
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) x[i] += scale * z[i];
+}
+
 void DivideInPlace(Tensor& x, float divisor) {
   if (OpDevice("scale", {&x}).is_cuda()) {
     cuda_ops::DivideInPlace(x, divisor);

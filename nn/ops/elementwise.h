@@ -14,6 +14,8 @@ namespace ringlet::nn {
 Tensor Add(const Tensor& a, const Tensor& b);
 // a += b, same shapes (gradient accumulation).
 void AddInPlace(Tensor& a, const Tensor& b);
+// a += scale * b, same shapes (a running mean shifted by a folded bias).
+void AddScaledInPlace(Tensor& a, const Tensor& b, float scale);
 // x /= divisor (a loss gradient made the mean over the whole batch).
 void DivideInPlace(Tensor& x, float divisor);
 // x *= factor (gradients scaled down by clipping).

@@ -32,15 +32,15 @@ BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
     bucket_elements += p->grad.numel();
     bucket_of_[p] = static_cast<int>(buckets_.size()) - 1;
   }
+  // One rank in the whole job: its gradients are the sums already (no flat
+  // buffers, no hooks, no thread).
+  if (alone_) return;
   for (Bucket& b : buckets_) {
     std::vector<Tensor*> grads;
     for (Parameter* p : b.params) grads.push_back(&p->grad);
     b.flat = FlatTensors(grads);
     b.reduced = DeviceFence(b.flat.device());
   }
-
-  // One rank in the whole job: its gradients are the sums already.
-  if (alone_) return;
   VisitModules(model, [this](Module& m) {
     if (auto* seq = dynamic_cast<Sequential*>(&m)) {
       seq->set_child_backward_done([this](Module& child) { MarkReady(child); });

@@ -171,7 +171,7 @@ PendingStep DataParallel::QueueStep(
     // every device skips the update alike (on a GPU, on the device),
     // keeping the last finite values.
     q.gradients = QueueCountNonFinite(r.grads);
-    q.gradient_names = r.grad_names;
+    q.gradient_names = &r.grad_names;
     if (device.is_cpu()) {
       // The values are here: say which value it was.
       const int bad = q.gradients.FirstBad();

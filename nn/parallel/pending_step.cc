@@ -28,8 +28,11 @@ const TrainStepStats& PendingStep::Finish() {
     if (mine.divergence.empty()) mine.divergence = r.divergence;
     const int bad = r.gradients.FirstBad();
     if (mine.divergence.empty() && bad >= 0) {
-      mine.divergence = "the gradient of " + r.gradient_names.at(bad) +
-                        " became nan or inf on " + ToString(r.device);
+      const std::string name = r.gradient_names != nullptr
+                                   ? r.gradient_names->at(bad)
+                                   : "parameter " + std::to_string(bad);
+      mine.divergence = "the gradient of " + name + " became nan or inf on " +
+                        ToString(r.device);
     }
     local.loss_sum += mine.loss_sum;
     local.correct += mine.correct;

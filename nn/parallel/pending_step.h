@@ -27,10 +27,11 @@ struct QueuedReplicaStep {
   int64_t samples = 0;
   bool has_loss = false;  // False for a device without samples.
   PendingLoss loss;
-  // The gradients' non-finite counts, named; a non-zero count means the
-  // update was skipped (on the device) and the run diverged.
+  // The gradients' non-finite counts, named (the names outlive the step:
+  // the trainer's); a non-zero count means the update was skipped (on the
+  // device) and the run diverged.
   NonFiniteCounts gradients;
-  std::vector<std::string> gradient_names;
+  const std::vector<std::string>* gradient_names = nullptr;
   // Known on the host already (e.g. the exact value on a CPU); else the
   // finish names the first counted gradient.
   std::string divergence;

@@ -26,6 +26,32 @@ Tensor Perturbed(const Tensor& t, double relative, uint64_t seed) {
   return out;
 }
 
+double LargestDifference(const Tensor& a, const Tensor& b) {
+  const Tensor ha = a.To(Device::Cpu()), hb = b.To(Device::Cpu());
+  if (ha.shape() != hb.shape()) return INFINITY;
+  double worst = 0;
+  for (int64_t i = 0; i < ha.numel(); ++i) {
+    worst =
+        std::max(worst, std::abs(double{ha.data()[i]} - double{hb.data()[i]}));
+  }
+  return worst;
+}
+
+double LargestMagnitude(const Tensor& t) {
+  const Tensor host = t.To(Device::Cpu());
+  double largest = 0;
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    largest = std::max(largest, std::abs(double{host.data()[i]}));
+  }
+  return largest;
+}
+
+double RelativeDifference(const Tensor& got, const Tensor& want) {
+  const double worst = LargestDifference(got, want);
+  const double largest = LargestMagnitude(want);
+  return largest > 0 ? worst / largest : worst;
+}
+
 double Project(const Tensor& y, const Tensor& r) {
   double sum = 0;
   for (int64_t i = 0; i < y.numel(); ++i) {

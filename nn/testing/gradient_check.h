@@ -20,6 +20,13 @@ Tensor RandomTensor(const Shape& shape, uint64_t seed, float lo = -1.0f,
 // amplifies it (what a GPU's other order of additions may shift).
 Tensor Perturbed(const Tensor& t, double relative, uint64_t seed);
 
+// Comparisons of tensors on any device (each read back to the host first):
+// max |a - b| (infinite for different shapes), max |t|, and max |got -
+// want| / max |want| (the difference itself when want is all zeros).
+double LargestDifference(const Tensor& a, const Tensor& b);
+double LargestMagnitude(const Tensor& t);
+double RelativeDifference(const Tensor& got, const Tensor& want);
+
 // sum_i y[i] * r[i] in double: a scalar loss whose gradient w.r.t. y is r.
 double Project(const Tensor& y, const Tensor& r);
 

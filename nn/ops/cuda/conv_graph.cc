@@ -118,54 +118,53 @@ Desc ConvolutionOf(const Conv2dParams& params) {
   return c;
 }
 
+// The attributes of one direction's operation descriptor.
+struct OperationAttributes {
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+};
+
 // The operation of `direction` on tensors x, w, y (for the backward ones, x
 // is dx or the input and y is dy).
 Desc OperationOf(ConvDirection direction, const Desc& x, const Desc& w,
                  const Desc& y, const Desc& conv) {
+  static constexpr OperationAttributes kForward = {
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+  static constexpr OperationAttributes kBackwardData = {
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+  static constexpr OperationAttributes kBackwardFilter = {
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+  const OperationAttributes& a = direction == ConvDirection::kForward ? kForward
+                                 : direction == ConvDirection::kBackwardData
+                                     ? kBackwardData
+                                     : kBackwardFilter;
   const float alpha = 1.0f, beta = 0.0f;
-  switch (direction) {
-    case ConvDirection::kForward: {
-      Desc op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x, "forward x");
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w, "forward w");
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y, "forward y");
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv,
-                 "forward convolution");
-      op.Set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT,
-             1, &alpha, "forward alpha");
-      op.Set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1,
-             &beta, "forward beta");
-      op.Finalize("forward operation");
-      return op;
-    }
-    case ConvDirection::kBackwardData: {
-      Desc op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x, "dgrad dx");
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w, "dgrad w");
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y, "dgrad dy");
-      op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv,
-                 "dgrad convolution");
-      op.Set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT,
-             1, &alpha, "dgrad alpha");
-      op.Set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT,
-             1, &beta, "dgrad beta");
-      op.Finalize("dgrad operation");
-      return op;
-    }
-    case ConvDirection::kBackwardFilter:
-      break;
-  }
-  Desc op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
-  op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x, "wgrad x");
-  op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, w, "wgrad dw");
-  op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, y, "wgrad dy");
-  op.SetDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv,
-             "wgrad convolution");
-  op.Set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1,
-         &alpha, "wgrad alpha");
-  op.Set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1,
-         &beta, "wgrad beta");
-  op.Finalize("wgrad operation");
+  Desc op(a.type);
+  op.SetDesc(a.x, x, "operation x");
+  op.SetDesc(a.w, w, "operation w");
+  op.SetDesc(a.y, y, "operation y");
+  op.SetDesc(a.conv, conv, "operation convolution");
+  op.Set(a.alpha, CUDNN_TYPE_FLOAT, 1, &alpha, "operation alpha");
+  op.Set(a.beta, CUDNN_TYPE_FLOAT, 1, &beta, "operation beta");
+  op.Finalize("convolution operation");
   return op;
 }
 

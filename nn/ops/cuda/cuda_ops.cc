@@ -61,26 +61,47 @@ void AddInPlace(Tensor& a, const Tensor& b) {
                     a.numel(), on.stream());
 }
 
+void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
+  OnDevice on(a);
+  cuda::add_scaled_forward(a.device_data(), b.device_data(), scale, a.numel(),
+                           on.stream());
+}
+
 void DivideInPlace(Tensor& x, float divisor) {
   OnDevice on(x);
   cuda::divide_forward(x.device_data(), x.numel(), divisor, on.stream());
 }
+
+namespace {
+
+// `tensors` in lists of up to kMaxListedTensors for the list kernels (one
+// list for most models; the counting kernel only reads them).
+template <typename T>
+std::vector<cuda::TensorList> ListsOf(const std::vector<T*>& tensors) {
+  std::vector<cuda::TensorList> lists;
+  for (T* t : tensors) {
+    if (lists.empty() || lists.back().count == cuda::kMaxListedTensors) {
+      lists.emplace_back();
+    }
+    cuda::TensorList& list = lists.back();
+    list.data[list.count] = const_cast<float*>(t->device_data());
+    list.size[list.count] = t->numel();
+    ++list.count;
+  }
+  return lists;
+}
+
+}  // namespace
 
 Tensor QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   const int64_t n = static_cast<int64_t>(tensors.size());
   Tensor slots({n + 1}, tensors.front()->device());  // Zeros: 0u as well.
   unsigned int* counts = reinterpret_cast<unsigned int*>(slots.device_data());
-  // One launch per kMaxCountedTensors tensors (one for most models).
-  for (int64_t first = 0; first < n; first += cuda::kMaxCountedTensors) {
-    cuda::CountedTensors list;
-    for (int64_t t = first; t < n && list.count < cuda::kMaxCountedTensors;
-         ++t) {
-      list.data[list.count] = tensors[t]->device_data();
-      list.size[list.count] = tensors[t]->numel();
-      ++list.count;
-    }
+  int64_t first = 0;
+  for (const cuda::TensorList& list : ListsOf(tensors)) {
     cuda::count_nonfinite_each(list, counts + first, counts + n, on.stream());
+    first += list.count;
   }
   return slots;
 }
@@ -146,15 +167,7 @@ void SgdUpdateAll(const std::vector<Tensor*>& values,
 
 void ZeroAll(const std::vector<Tensor*>& tensors) {
   OnDevice on(*tensors.front());
-  for (size_t first = 0; first < tensors.size();
-       first += cuda::kMaxListedTensors) {
-    cuda::FilledTensors list;
-    for (size_t t = first;
-         t < tensors.size() && list.count < cuda::kMaxListedTensors; ++t) {
-      list.data[list.count] = tensors[t]->device_data();
-      list.size[list.count] = tensors[t]->numel();
-      ++list.count;
-    }
+  for (const cuda::TensorList& list : ListsOf(tensors)) {
     cuda::fill_each(list, 0.0f, on.stream());
   }
 }

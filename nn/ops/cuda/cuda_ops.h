@@ -25,6 +25,7 @@ Tensor ReluForward(const Tensor& x);
 Tensor ReluBackward(const Tensor& y, const Tensor& dy);
 Tensor Add(const Tensor& a, const Tensor& b);
 void AddInPlace(Tensor& a, const Tensor& b);
+void AddScaledInPlace(Tensor& a, const Tensor& b, float scale);
 void DivideInPlace(Tensor& x, float divisor);
 // The tensors' non-finite counts then their sum, as n + 1 unsigned ints
 // (in float storage), queued.

@@ -17,6 +17,7 @@ Tensor ReluForward(const Tensor&) { NoCuda(); }
 Tensor ReluBackward(const Tensor&, const Tensor&) { NoCuda(); }
 Tensor Add(const Tensor&, const Tensor&) { NoCuda(); }
 void AddInPlace(Tensor&, const Tensor&) { NoCuda(); }
+void AddScaledInPlace(Tensor&, const Tensor&, float) { NoCuda(); }
 void DivideInPlace(Tensor&, float) { NoCuda(); }
 Tensor QueueCountNonFinite(const std::vector<const Tensor*>&) { NoCuda(); }
 void ScaleInPlace(Tensor&, float) { NoCuda(); }
