@@ -72,7 +72,8 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   app.add_option("--cpu_conv", cpu_conv,
                  "CPU convolutions: onednn, or eigen (the portable "
-                 "reference); default from $RINGLET_CPU_CONV, else onednn")
+                 "reference); default from $RINGLET_CPU_CONV, else onednn "
+                 "(eigen in a build without oneDNN)")
       ->check(CLI::IsMember({"onednn", "eigen"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup, "untimed steps first")

@@ -9,3 +9,11 @@ RINGLET_COPTS = [
     "-Werror",
     "-Wno-sign-compare",
 ]
+
+# target_compatible_with for targets that link oneDNN: skipped (not failed)
+# in builds with --define=ringlet_onednn=off. Their dependents are skipped
+# with them.
+REQUIRES_ONEDNN = select({
+    "//third_party:without_onednn": ["@platforms//:incompatible"],
+    "//conditions:default": [],
+})

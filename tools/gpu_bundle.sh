@@ -3,8 +3,13 @@
 # writes a folder that runs on another machine (one with a GPU) without
 # Bazel:
 #
-#   tools/gpu_bundle.sh --out=/tmp/bundle [--with_data]
+#   tools/gpu_bundle.sh --out=/tmp/bundle [--with_data] [--without_onednn]
 #   scp -r /tmp/bundle gpu-host: && ssh gpu-host bundle/run_all.sh
+#
+# --without_onednn builds it all with --config=without_onednn (CPU
+# convolutions through Eigen, nothing links oneDNN): the bundle for
+# `run_all.sh sanitize`, since compute-sanitizer stops every program that
+# links oneDNN before its first CUDA call.
 #
 # The folder mirrors bazel-bin (each binary at its package path, the shared
 # libraries in _solib_k8, as their run paths expect), plus run_all.sh, the
@@ -14,13 +19,14 @@
 # unpacks them and uses them only for libraries the machine does not have.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="" with_data=0
+out="" with_data=0 config=()
 for arg in "$@"; do
   case "$arg" in
     --out=*) out="${arg#--out=}" ;;
     --with_data) with_data=1 ;;
+    --without_onednn) config=(--config=without_onednn) ;;
     -h | --help)
-      sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -44,10 +50,21 @@ tests+=(//nn:tensor_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
 programs=(//nn:train_bench //collectives:allreduce_bench
   //trainers:lenet_scratch //trainers:resnet_dp)
-./bazelw build -c opt "${tests[@]}" "${programs[@]}"
+./bazelw build -c opt "${config[@]}" "${tests[@]}" "${programs[@]}"
 
-bin="$(./bazelw info -c opt bazel-bin 2>/dev/null)"
+bin="$(./bazelw info -c opt "${config[@]}" bazel-bin 2>/dev/null)"
 mkdir -p "$out"
+# What run_all.sh prints first: which commit and build this is.
+{
+  echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+    git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "built $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
+  if ((${#config[@]})); then
+    echo "oneDNN: no (--config=without_onednn: CPU convolutions through Eigen)"
+  else
+    echo "oneDNN: yes"
+  fi
+} >"$out/bundle.txt"
 copy_target() {  # //pkg:name -> $out/pkg/name
   local label="$1" pkg name
   pkg="${label#//}"

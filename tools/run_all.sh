@@ -45,6 +45,7 @@ if [[ -d syslib ]] && ((missing > 0)); then
   done
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$here/syslib"
 fi
+[[ -f bundle.txt ]] && sed 's/^/bundle: /' bundle.txt
 echo "library path: ${LD_LIBRARY_PATH:-(none)}"
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
@@ -78,9 +79,12 @@ want tests && while read -r test; do
 done <tests.txt
 
 # NVIDIA's compute-sanitizer over the tests of nn's own kernels: memcheck
-# (out-of-bounds and misaligned accesses, leaks of device memory) and
-# racecheck (shared-memory races in the block reductions). A pass needs a
-# clean report, not only passing checks.
+# (out-of-bounds and misaligned accesses, leaks of device memory),
+# racecheck (shared-memory races in the block reductions) and initcheck
+# (device memory read before anything wrote it: gradients are allocated
+# uninitialised and must be written whole). A pass needs a clean report,
+# not only passing checks. Run it from a bundle built with
+# --without_onednn: the sanitizer stops programs that link oneDNN.
 sanitize() {  # name, tool, test binary, gtest filter
   local name="$1" tool="$2" test="$3" filter="$4" log="logs/sanitize_$1.log"
   if ! nvidia-smi -L >/dev/null 2>&1; then
@@ -116,7 +120,11 @@ sanitize() {  # name, tool, test binary, gtest filter
     echo "sanitize $name: PASSED$how: $(grep -m1 'ERROR SUMMARY' "$log")"
     passed=$((passed + 1))
   else
-    echo "sanitize $name: FAILED$how: $(grep -m1 'ERROR SUMMARY' "$log" || tail -n 1 "$log")"
+    local hint=""
+    grep -q 'terminated before first instrumented' "$log" &&
+      grep -q '^oneDNN: yes' bundle.txt 2>/dev/null &&
+      hint=" (this bundle links oneDNN: build one with gpu_bundle.sh --without_onednn)"
+    echo "sanitize $name: FAILED$how: $(grep -m1 'ERROR SUMMARY' "$log" || tail -n 1 "$log")$hint"
     failed=$((failed + 1))
   fi
 }
@@ -131,6 +139,11 @@ if want sanitize; then
   sanitize lanes_memcheck memcheck nn/device_lane_test '*'
   sanitize replicas_memcheck memcheck nn/parallel/data_parallel_cuda_test \
     '*KReplicas*'
+  sanitize kernels_initcheck initcheck nn/cuda/elementwise_kernels_test '*'
+  sanitize ops_initcheck initcheck nn/ops/cuda/cuda_ops_test \
+    '*:-*UnderEveryAlgorithmChoice*'
+  sanitize replicas_initcheck initcheck nn/parallel/data_parallel_cuda_test \
+    '*KReplicas*:*Queued*'
 fi
 
 # The trainers on the GPU, end to end (needs the data: gpu_bundle.sh

@@ -9,8 +9,10 @@
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
 #include "nn/ops/im2col.h"
-#include "nn/ops/onednn/conv2d_onednn.h"
 #include "nn/ops/parallel.h"
+#ifndef RINGLET_WITHOUT_ONEDNN
+#include "nn/ops/onednn/conv2d_onednn.h"
+#endif
 
 namespace ringlet::nn {
 namespace {
@@ -67,7 +69,10 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
     return cuda_ops::Conv2dForward(x, w, b, params);
   }
   if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
+    // Never true in a build without oneDNN (the setting refuses it).
+#ifndef RINGLET_WITHOUT_ONEDNN
     return onednn::Conv2dForward(x, w, b, params);
+#endif
   }
   Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
@@ -107,7 +112,10 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
     return cuda_ops::Conv2dBackward(x, w, has_bias, dy, params, need_dx);
   }
   if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
+    // Never true in a build without oneDNN (the setting refuses it).
+#ifndef RINGLET_WITHOUT_ONEDNN
     return onednn::Conv2dBackward(x, w, has_bias, dy, params, need_dx);
+#endif
   }
   Conv2dGrads grads;
   if (need_dx) grads.dx = Tensor(x.shape());

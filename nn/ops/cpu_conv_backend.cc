@@ -7,9 +7,24 @@
 namespace ringlet::nn {
 namespace {
 
+#ifdef RINGLET_WITHOUT_ONEDNN
+constexpr bool kHasOneDnn = false;
+#else
+constexpr bool kHasOneDnn = true;
+#endif
+
+std::invalid_argument NoOneDnn() {
+  return std::invalid_argument(
+      "CPU convolution 'onednn': this build has no oneDNN (built with "
+      "--define=ringlet_onednn=off); use eigen, or build without that "
+      "define");
+}
+
 CpuConvBackend FromEnvironment() {
   const char* value = std::getenv("RINGLET_CPU_CONV");
-  if (value == nullptr || *value == '\0') return CpuConvBackend::kOneDnn;
+  if (value == nullptr || *value == '\0') {
+    return kHasOneDnn ? CpuConvBackend::kOneDnn : CpuConvBackend::kEigen;
+  }
   try {
     return ParseCpuConvBackend(value);
   } catch (const std::invalid_argument& e) {
@@ -24,8 +39,13 @@ std::atomic<CpuConvBackend>& Current() {
 
 }  // namespace
 
+bool CpuConvHasOneDnn() { return kHasOneDnn; }
+
 CpuConvBackend ParseCpuConvBackend(const std::string& name) {
-  if (name == "onednn") return CpuConvBackend::kOneDnn;
+  if (name == "onednn") {
+    if (!kHasOneDnn) throw NoOneDnn();
+    return CpuConvBackend::kOneDnn;
+  }
   if (name == "eigen") return CpuConvBackend::kEigen;
   throw std::invalid_argument("unknown CPU convolution '" + name +
                               "'; use onednn or eigen");
@@ -37,6 +57,9 @@ const char* CpuConvBackendName(CpuConvBackend backend) {
 
 CpuConvBackend GetCpuConvBackend() { return Current().load(); }
 
-void SetCpuConvBackend(CpuConvBackend backend) { Current().store(backend); }
+void SetCpuConvBackend(CpuConvBackend backend) {
+  if (backend == CpuConvBackend::kOneDnn && !kHasOneDnn) throw NoOneDnn();
+  Current().store(backend);
+}
 
 }  // namespace ringlet::nn

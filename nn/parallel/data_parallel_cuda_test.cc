@@ -77,10 +77,22 @@ class OnOneGpu : public ::testing::Test {
 };
 
 // max |a - b| <= tol * max |b| per tensor, with a floor for tensors whose
-// true value is about zero.
+// true value is about zero: tol times the largest magnitude in the whole
+// state. (A convolution's bias before a batch norm has a zero gradient in
+// exact arithmetic, so its update and momentum are rounding noise of the
+// whole gradient's size: with Eigen's convolutions 4 replicas put
+// 0.bias.momentum 1.4e-7 from one replica's, past the fixed 1e-7 floor
+// this had. A real fault moves weights by a share of the gradient, far
+// beyond either: the k replicas below without sync BN fail 384 checks.)
 void ExpectStatesNear(const NamedTensors& got, const NamedTensors& want,
                       double tol, const std::string& what) {
   ASSERT_EQ(got.tensors.size(), want.tensors.size());
+  double state_scale = 0;
+  for (const Tensor* b : want.tensors) {
+    for (int64_t i = 0; i < b->numel(); ++i) {
+      state_scale = std::max(state_scale, std::fabs(double(b->data()[i])));
+    }
+  }
   for (size_t t = 0; t < want.tensors.size(); ++t) {
     const Tensor& a = *got.tensors[t];
     const Tensor& b = *want.tensors[t];
@@ -90,7 +102,8 @@ void ExpectStatesNear(const NamedTensors& got, const NamedTensors& want,
       diff = std::max(diff, std::fabs(double(a.data()[i]) - b.data()[i]));
       scale = std::max(scale, std::fabs(double(b.data()[i])));
     }
-    EXPECT_LE(diff, tol * scale + 1e-7) << what << ": " << want.names[t];
+    EXPECT_LE(diff, tol * std::max(scale, state_scale) + 1e-9)
+        << what << ": " << want.names[t];
   }
 }
 
