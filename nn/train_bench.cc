@@ -22,6 +22,7 @@
 #include "cli/conventions.h"
 #include "gpu/device_probe.h"
 #include "gpu/profiler.h"
+#include "nn/captured_step.h"
 #include "nn/device.h"
 #include "nn/gpu_precision.h"
 #include "nn/layers/init.h"
@@ -45,6 +46,14 @@ long PeakRssBytes() {
 // it (a no-op wait on the CPU).
 void WaitFor(const Tensor& t) {
   if (t.device().is_cuda()) t.To(Device::Cpu());
+}
+
+// Milliseconds for JSON; null where not measured (negative).
+std::string JsonMs(double ms) {
+  if (ms < 0) return "null";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", ms);
+  return text;
 }
 
 int Main(int argc, char** argv) {
@@ -96,6 +105,13 @@ int Main(int argc, char** argv) {
                  "resnet18: leave the biases of convolutions that feed a "
                  "batch norm to it (false: add them, sum their gradients)")
       ->capture_default_str();
+  bool cuda_graph = false;
+  app.add_option("--cuda_graph", cuda_graph,
+                 "GPU: after the warmup, record one step as a CUDA graph and "
+                 "replay it (one launch a step instead of hundreds; the "
+                 "labels and learning rate are the captured ones, as they "
+                 "are fixed here anyway)")
+      ->capture_default_str();
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
   SetGpuPrecision(ParseGpuPrecision(precision));
@@ -118,6 +134,16 @@ int Main(int argc, char** argv) {
       throw DeviceError("--conv_algorithms=" + conv_algorithms +
                         " applies to GPUs (cuDNN); leave it out, or use "
                         "--device=cuda:N");
+    }
+    if (device.is_cpu() && cuda_graph) {
+      throw DeviceError(
+          "--cuda_graph applies to GPUs; leave it out, or use "
+          "--device=cuda:N");
+    }
+    if (cuda_graph && warmup < 1) {
+      throw DeviceError(
+          "--cuda_graph needs --warmup=1 or more: every shape runs once "
+          "before the step is captured (cuDNN's algorithms are chosen then)");
     }
     if (device.is_cuda() && device.index >= gpus) {
       throw DeviceError(
@@ -172,6 +198,36 @@ int Main(int argc, char** argv) {
   const Tensor& probe = model == "lenet" ? lenet.b4 : images;
   for (int i = 0; i < warmup; ++i) step();
   WaitFor(probe);
+  std::unique_ptr<CapturedStep> graph;
+  if (cuda_graph) {
+    try {
+      graph = std::make_unique<CapturedStep>(device, step);
+    } catch (const DeviceError& e) {
+      std::fprintf(stderr, "train_bench: %s\n", e.what());
+      return 1;
+    }
+    step = [&graph] { graph->Replay(); };
+    step();  // The first launch of a graph may cost more.
+    WaitFor(probe);
+  }
+  // On a GPU: how long the host takes to queue one step with the device
+  // idle, and that step alone to its end (best of 3). A host time near the
+  // throughput's step time means the host's launches limit the step: what
+  // --cuda_graph is for.
+  double host_ms = -1, isolated_ms = -1;
+  if (device.is_cuda()) {
+    for (int i = 0; i < 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      step();
+      const auto t1 = std::chrono::steady_clock::now();
+      WaitFor(probe);
+      const auto t2 = std::chrono::steady_clock::now();
+      const double queued = std::chrono::duration<double>(t1 - t0).count();
+      const double done = std::chrono::duration<double>(t2 - t0).count();
+      host_ms = i == 0 ? 1e3 * queued : std::min(host_ms, 1e3 * queued);
+      isolated_ms = i == 0 ? 1e3 * done : std::min(isolated_ms, 1e3 * done);
+    }
+  }
   const uint64_t waits_before = HostWaitsForGpus();
   // Only the timed steps for `ncu --profile-from-start off`.
   gpu::StartProfiling();
@@ -193,12 +249,15 @@ int Main(int argc, char** argv) {
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %d, "
         "\"threads\": %d, \"cpu_conv\": \"%s\", \"precision\": \"%s\", "
         "\"conv_algorithms\": \"%s\", \"fold_conv_biases\": %s, "
-        "\"images_per_sec\": %.2f, "
+        "\"cuda_graph\": %s, \"images_per_sec\": %.2f, "
+        "\"step_ms\": %.3f, \"host_ms_per_step\": %s, "
+        "\"isolated_step_ms\": %s, "
         "\"host_waits_per_step\": %.2f, \"peak_rss_bytes\": %ld}\n",
         model.c_str(), ToString(device).c_str(), batch_size, threads,
         cpu_conv.c_str(), precision.c_str(), conv_algorithms.c_str(),
-        fold_conv_biases ? "true" : "false", images_per_sec, waits_per_step,
-        PeakRssBytes());
+        fold_conv_biases ? "true" : "false", cuda_graph ? "true" : "false",
+        images_per_sec, 1e3 * seconds / steps, JsonMs(host_ms).c_str(),
+        JsonMs(isolated_ms).c_str(), waits_per_step, PeakRssBytes());
   } else {
     std::printf(
         "%-9s %-6s batch %4d  threads %d  conv %-6s  %9.1f images/s  peak "

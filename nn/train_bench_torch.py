@@ -8,7 +8,9 @@ Needs PyTorch (Debian's python3-torch 1.13 for the CPU; on a GPU machine
 any CUDA build); ringlet itself does not. On a GPU: fp32 with TF32 off by
 default (--precision=tf32 allows it for convolutions and matrix products),
 cudnn.benchmark on unless --no_cudnn_benchmark, time between two
-torch.cuda.synchronize() calls.
+torch.cuda.synchronize() calls; --cuda_graph captures the whole step as
+PyTorch's documentation does (warmup on a side stream, gradients set to
+None before capture) and replays it.
 The models are d2l's, built as the chapters build them: the from-scratch
 LeNet (conv 20@3x3, avg-pool, conv 50@5x5, avg-pool, 800-128-10, ReLU) and
 ResNet-18 for 1x28x28 input; SGD, lr 0.1, mean cross-entropy, random data.
@@ -80,6 +82,9 @@ def main():
     parser.add_argument("--no_cudnn_benchmark", action="store_true",
                         help="on a GPU: cuDNN's heuristics instead of timing "
                         "the algorithms once per shape")
+    parser.add_argument("--cuda_graph", action="store_true",
+                        help="on a GPU: capture one step as a CUDA graph "
+                        "after the warmup and replay it")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -102,9 +107,39 @@ def main():
         loss_fn(net(x), y).backward()
         opt.step()
 
+    if args.cuda_graph:
+        if not cuda:
+            parser.error("--cuda_graph needs --device=cuda")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(max(args.warmup, 3)):
+                opt.zero_grad(set_to_none=True)
+                loss_fn(net(x), y).backward()
+                opt.step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            loss_fn(net(x), y).backward()
+            opt.step()
+        step = graph.replay
     for _ in range(args.warmup):
         step()
     sync()
+    # As train_bench: the host's time to queue one step with the device
+    # idle, and that step alone (best of 3).
+    host_ms = isolated_ms = None
+    if cuda:
+        for _ in range(3):
+            t0 = time.perf_counter()
+            step()
+            t1 = time.perf_counter()
+            sync()
+            t2 = time.perf_counter()
+            queued, done = 1e3 * (t1 - t0), 1e3 * (t2 - t0)
+            host_ms = queued if host_ms is None else min(host_ms, queued)
+            isolated_ms = done if isolated_ms is None else min(isolated_ms, done)
     # Only the timed steps for `ncu --profile-from-start off` (as
     # train_bench's gpu::StartProfiling); nothing without a profiler.
     if cuda:
@@ -121,7 +156,11 @@ def main():
         "precision": args.precision if cuda else "fp32",
         "batch_size": args.batch_size,
         "threads": args.threads, "framework": "pytorch " + torch.__version__,
+        "cuda_graph": args.cuda_graph,
         "images_per_sec": round(args.batch_size * args.steps / seconds, 2),
+        "step_ms": round(1e3 * seconds / args.steps, 3),
+        "host_ms_per_step": None if host_ms is None else round(host_ms, 3),
+        "isolated_step_ms": None if isolated_ms is None else round(isolated_ms, 3),
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }))
 

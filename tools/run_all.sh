@@ -7,15 +7,16 @@
 # (skipped: every case of the test skipped, e.g. no GPU). Logs in ./logs.
 #
 # Parts, all by default, or the ones named (to fit a time limit per call):
-#   run_all.sh [tests] [sanitize] [e2e] [curves] [peers] [bench] [profile]
+#   run_all.sh [tests] [sanitize] [e2e] [curves] [peers] [bench] [graphs]
+#              [profile]
 # (profile is not in the default set: it needs ncu and takes minutes.)
 set -uo pipefail
-parts="${*:-tests sanitize e2e curves peers bench}"
+parts="${*:-tests sanitize e2e curves peers bench graphs}"
 for part in $parts; do
   case "$part" in
-    tests | sanitize | e2e | curves | peers | bench | profile) ;;
+    tests | sanitize | e2e | curves | peers | bench | graphs | profile) ;;
     *)
-      echo "run_all.sh: unknown part '$part'; parts: tests sanitize e2e curves peers bench profile" >&2
+      echo "run_all.sh: unknown part '$part'; parts: tests sanitize e2e curves peers bench graphs profile" >&2
       exit 2
       ;;
   esac
@@ -387,6 +388,36 @@ want bench && trainer_pair overlap_resnet_dp trainers/resnet_dp 256 40 \
   "$one" "$one --overlap_steps=false"
 want bench && trainer_pair overlap_lenet_scratch trainers/lenet_scratch 256 200 \
   "$one" "$one --overlap_steps=false"
+
+# Whole steps as CUDA graphs (train_bench --cuda_graph, the PyTorch peer
+# --cuda_graph): what one launch a step buys where the host's launches
+# limit the step. Each line also has host_ms_per_step (the host's time to
+# queue one step on an idle GPU) beside isolated_step_ms and step_ms: a
+# host time near the step time means launch-bound.
+graph_bench() {  # name, model, batch
+  local name="$1" model="$2" batch="$3" graph
+  for graph in false true; do
+    bench "graphs_${name}_ringlet_${graph}" nn/train_bench --device=cuda:0 \
+      --model="$model" --batch_size="$batch" --steps=30 --cuda_graph=$graph \
+      --json
+  done
+  if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+    bench "graphs_${name}_pytorch_false" python3 train_bench_torch.py \
+      --device=cuda --model="$model" --batch_size="$batch" --steps=30
+    bench "graphs_${name}_pytorch_true" python3 train_bench_torch.py \
+      --device=cuda --model="$model" --batch_size="$batch" --steps=30 \
+      --cuda_graph
+  fi
+}
+if want graphs && [[ $device == cuda:0 ]]; then
+  graph_bench resnet18_64 resnet18 64
+  graph_bench resnet18_256 resnet18 256
+  graph_bench lenet_256 lenet 256
+  graph_bench lenet_1024 lenet 1024
+elif want graphs; then
+  # Without a GPU: the flag's refusal is what there is to see.
+  bench graphs_refused_on_cpu nn/train_bench --device=cpu --cuda_graph=true
+fi
 
 # Where a step's GPU time goes, ringlet's train_bench beside PyTorch's peer
 # on the configurations whose goals were missed: one profiled step after

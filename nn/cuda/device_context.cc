@@ -139,9 +139,28 @@ void DeviceContext::Synchronize() {
   RINGLET_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+void DeviceContext::SetCaptureSink(std::vector<void*>* sink) {
+  std::lock_guard<std::mutex> lock(upload_mu_);
+  capture_sink_ = sink;
+}
+
 void DeviceContext::UploadAsync(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   gpu::DeviceGuard guard(device_);
+  {
+    std::lock_guard<std::mutex> lock(upload_mu_);
+    if (capture_sink_ != nullptr) {
+      // Capturing: no event on a pinned slot (a captured event cannot be
+      // waited for outside the graph), and a buffer only the graph reads.
+      void* pinned = nullptr;
+      RINGLET_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+      capture_sink_->push_back(pinned);
+      std::memcpy(pinned, src, bytes);
+      RINGLET_CUDA_CHECK(
+          cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, stream_));
+      return;
+    }
+  }
   constexpr size_t kLargest = size_t{64} << 20;
   if (bytes > kLargest) {
     // Rare (not a batch): not worth pinning this much; CUDA waits.

@@ -77,6 +77,12 @@ class DeviceContext {
   // Only work queued after it on this stream may read `dst`.
   void UploadAsync(void* dst, const void* src, size_t bytes);
 
+  // While a step is being captured into a CUDA graph (captured_work.h),
+  // UploadAsync copies into a pinned buffer of its own, kept in `sink` for
+  // the graph's lifetime (each replay copies the bytes captured); null ends
+  // that. A graph cannot read a pinned slot that later uploads reuse.
+  void SetCaptureSink(std::vector<void*>* sink);
+
   // How many times any context made the host wait for its device
   // (Synchronize, and an upload finding its pinned buffer still busy):
   // benchmarks report it per step, tests bound it.
@@ -107,6 +113,7 @@ class DeviceContext {
   std::mutex upload_mu_;
   PinnedSlot pinned_[kPinnedSlots];
   int next_slot_ = 0;
+  std::vector<void*>* capture_sink_ = nullptr;  // Guarded by upload_mu_.
 
   int device_;
   cudaStream_t stream_ = nullptr;

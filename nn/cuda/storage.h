@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace ringlet::nn::cuda {
@@ -50,6 +51,16 @@ void* NativeEvent(void* event);
 std::shared_ptr<void> CreateLane(int device);
 std::shared_ptr<void> BindLane(const std::shared_ptr<void>& lane);
 void SynchronizeLane(void* lane);
+
+// Records the work `work` queues on the calling thread's context for
+// `device` as a CUDA graph, without running it (for nn::CapturedStep).
+// Throws DeviceError naming the cause when `work` throws or makes the host
+// wait for the GPU (a graph cannot); the context stays usable.
+std::shared_ptr<void> CaptureWork(int device,
+                                  const std::function<void()>& work);
+// Queues one run of captured work on the calling thread's context for the
+// device it was captured on.
+void ReplayWork(void* captured);
 
 }  // namespace ringlet::nn::cuda
 

@@ -41,4 +41,10 @@ std::shared_ptr<void> CreateLane(int device) { NoCuda(device); }
 std::shared_ptr<void> BindLane(const std::shared_ptr<void>&) { return nullptr; }
 void SynchronizeLane(void*) {}
 
+std::shared_ptr<void> CaptureWork(int device, const std::function<void()>&) {
+  NoCuda(device);
+}
+// Never reached: no captured work exists without CUDA.
+void ReplayWork(void*) {}
+
 }  // namespace ringlet::nn::cuda

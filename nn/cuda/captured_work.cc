@@ -1,0 +1,126 @@
+// CaptureWork and ReplayWork (storage.h): a step recorded once as a CUDA
+// graph and launched whole, so a small batch's hundreds of kernels cost the
+// host one call. Stream capture records what the calling thread queues on
+// its context's stream; memory comes from the caching allocator as in an
+// eager step, and since every replay runs on that same stream, a block the
+// allocator hands out again is used in stream order, as it is eagerly.
+#include <cuda_runtime.h>
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/device_guard.h"
+#include "nn/cuda/cuda_check.h"
+#include "nn/cuda/device_context.h"
+#include "nn/cuda/storage.h"
+#include "nn/device.h"
+
+namespace ringlet::nn::cuda {
+namespace {
+
+class CapturedGraph {
+ public:
+  CapturedGraph(std::shared_ptr<DeviceContext> context, cudaGraphExec_t exec,
+                std::vector<void*> pinned)
+      : context_(std::move(context)), exec_(exec), pinned_(std::move(pinned)) {}
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  ~CapturedGraph() {
+    gpu::DeviceGuard guard(context_->device());
+    // A replay may still be reading the pinned buffers.
+    cudaStreamSynchronize(context_->stream());
+    cudaGraphExecDestroy(exec_);
+    for (void* p : pinned_) cudaFreeHost(p);
+  }
+
+  void Launch() {
+    gpu::DeviceGuard guard(context_->device());
+    RINGLET_CUDA_CHECK(cudaGraphLaunch(exec_, context_->stream()));
+  }
+
+ private:
+  std::shared_ptr<DeviceContext> context_;
+  cudaGraphExec_t exec_;
+  std::vector<void*> pinned_;
+};
+
+[[noreturn]] void ThrowCaptureError(int device, const std::string& cause) {
+  throw DeviceError(
+      "capturing a step on cuda:" + std::to_string(device) +
+      " failed: " + cause +
+      ". A captured step may not wait for the GPU or read a result on the "
+      "host (read results after a replay), and every shape in it must have "
+      "run once before (convolution algorithms are chosen then); or run "
+      "without capturing");
+}
+
+// Ends a capture that went wrong; the stream is usable afterwards.
+void AbandonCapture(cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(stream, &graph);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  cudaGetLastError();  // Capture errors are not sticky; clear the last one.
+}
+
+}  // namespace
+
+std::shared_ptr<void> CaptureWork(int device,
+                                  const std::function<void()>& work) {
+  std::shared_ptr<DeviceContext> context = DeviceContext::Current(device);
+  gpu::DeviceGuard guard(device);
+  const cudaStream_t stream = context->stream();
+  std::vector<void*> pinned;
+  const uint64_t waits_before = DeviceContext::HostWaits();
+  // Relaxed: the caching allocator may still call cudaMalloc (not
+  // captured) for a block it has not cached yet.
+  RINGLET_CUDA_CHECK(
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  context->SetCaptureSink(&pinned);
+  std::string failure;
+  try {
+    work();
+    if (DeviceContext::HostWaits() != waits_before) {
+      failure = "the step made the host wait for the GPU";
+    }
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  context->SetCaptureSink(nullptr);
+  cudaGraph_t graph = nullptr;
+  if (failure.empty()) {
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    if (ended != cudaSuccess) {
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      failure = cudaGetErrorString(ended);
+    }
+  } else {
+    AbandonCapture(stream);
+  }
+  if (!failure.empty()) {
+    for (void* p : pinned) cudaFreeHost(p);
+    ThrowCaptureError(device, failure);
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (made != cudaSuccess) {
+    for (void* p : pinned) cudaFreeHost(p);
+    ThrowCaptureError(device, std::string("cudaGraphInstantiate: ") +
+                                  cudaGetErrorString(made));
+  }
+  auto captured =
+      std::make_shared<CapturedGraph>(context, exec, std::move(pinned));
+  // Uploads the graph now rather than at its first launch.
+  RINGLET_CUDA_CHECK(cudaGraphUpload(exec, stream));
+  return captured;
+}
+
+void ReplayWork(void* captured) {
+  static_cast<CapturedGraph*>(captured)->Launch();
+}
+
+}  // namespace ringlet::nn::cuda
