@@ -13,8 +13,10 @@
 // lives across steps (parameters, gradients, momentum, batch-norm
 // statistics) is updated in place, as nn's layers and optimiser do. Each
 // replay runs the captured kernels with the captured arguments on the
-// captured memory: host data uploaded inside the step (labels) is the data
-// seen at capture, and so is every scalar (the learning rate).
+// captured memory, which is kept for the graph alone while it lives: host
+// data uploaded inside the step (labels) is the data seen at capture, and
+// so is every scalar (the learning rate); a tensor made inside the step
+// and kept after it holds what the latest replay wrote.
 #ifndef RINGLET_NN_CAPTURED_STEP_H_
 #define RINGLET_NN_CAPTURED_STEP_H_
 

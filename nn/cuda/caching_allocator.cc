@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 namespace ringlet::nn::cuda {
 
@@ -15,6 +16,8 @@ CachingAllocator::CachingAllocator(AllocatorBackend backend)
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, pool] : pools_) free_blocks_.merge(pool);
+  pools_.clear();
   EmptyCacheLocked();
 }
 
@@ -25,15 +28,26 @@ size_t CachingAllocator::RoundSize(size_t bytes) {
   return (bytes + unit - 1) / unit * unit;
 }
 
+namespace {
+
+// Takes a block of class `size` from `list`, or null.
+void* Take(std::multimap<size_t, void*>& list, size_t size) {
+  const auto it = list.find(size);
+  if (it == list.end()) return nullptr;
+  void* block = it->second;
+  list.erase(it);
+  return block;
+}
+
+}  // namespace
+
 void* CachingAllocator::Allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
   const size_t size = RoundSize(bytes);
   std::lock_guard<std::mutex> lock(mu_);
-  void* block = nullptr;
-  const auto cached = free_blocks_.find(size);
-  if (cached != free_blocks_.end()) {
-    block = cached->second;
-    free_blocks_.erase(cached);
+  void* block = open_pool_ != 0 ? Take(pools_[open_pool_], size) : nullptr;
+  if (block == nullptr) block = Take(free_blocks_, size);
+  if (block != nullptr) {
     stats_.cached_bytes -= size;
   } else {
     block = backend_.allocate(size);
@@ -45,7 +59,7 @@ void* CachingAllocator::Allocate(size_t bytes) {
     }
     ++stats_.backend_allocations;
   }
-  in_use_.emplace(block, size);
+  in_use_.emplace(block, InUse{size, open_pool_});
   stats_.in_use_bytes += size;
   stats_.peak_in_use_bytes =
       std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
@@ -61,11 +75,40 @@ void CachingAllocator::Free(void* ptr) {
         "CachingAllocator::Free: a pointer this allocator did not hand out, "
         "or one freed twice");
   }
-  const size_t size = it->second;
+  const InUse block = it->second;
   in_use_.erase(it);
-  stats_.in_use_bytes -= size;
-  stats_.cached_bytes += size;
-  free_blocks_.emplace(size, ptr);
+  stats_.in_use_bytes -= block.size;
+  stats_.cached_bytes += block.size;
+  const int pool = open_pool_ != 0 ? open_pool_ : block.pool;
+  const auto owner = pools_.find(pool);
+  (owner != pools_.end() ? owner->second : free_blocks_)
+      .emplace(block.size, ptr);
+}
+
+int CachingAllocator::BeginPool() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (open_pool_ != 0) {
+    throw std::logic_error(
+        "CachingAllocator::BeginPool: pool " + std::to_string(open_pool_) +
+        " is still open (one capture at a time per allocator)");
+  }
+  open_pool_ = next_pool_++;
+  pools_[open_pool_];
+  return open_pool_;
+}
+
+void CachingAllocator::EndPool() {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_pool_ = 0;
+}
+
+void CachingAllocator::ReleasePool(int pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pool == open_pool_) open_pool_ = 0;
+  const auto it = pools_.find(pool);
+  if (it == pools_.end()) return;
+  free_blocks_.merge(it->second);
+  pools_.erase(it);
 }
 
 void CachingAllocator::EmptyCache() {
@@ -74,9 +117,11 @@ void CachingAllocator::EmptyCache() {
 }
 
 void CachingAllocator::EmptyCacheLocked() {
-  for (const auto& [size, block] : free_blocks_) backend_.release(block);
+  for (const auto& [size, block] : free_blocks_) {
+    backend_.release(block);
+    stats_.cached_bytes -= size;
+  }
   free_blocks_.clear();
-  stats_.cached_bytes = 0;
 }
 
 AllocatorStats CachingAllocator::stats() const {

@@ -50,9 +50,22 @@ class CachingAllocator {
   // Gives a block back for reuse. Throws std::invalid_argument for a
   // pointer this allocator did not hand out (or freed twice).
   void Free(void* ptr);
-  // Returns every cached block to the backend.
+  // Returns every cached block to the backend (not those of live pools).
   void EmptyCache();
   AllocatorStats stats() const;
+
+  // Pools for captured CUDA graphs, which replay on the addresses they were
+  // captured with: no one else may be handed those while the graph lives.
+  // Between BeginPool() and EndPool() every block handed out or freed joins
+  // the new pool (a block from before, freed then, may have been read by
+  // the captured work); a pool's freed blocks are handed out again only
+  // while it is open, never go back to the backend while it lives, and
+  // return to the shared cache at ReleasePool (its blocks still in use do
+  // when freed). One pool is open at a time; BeginPool throws
+  // std::logic_error otherwise. Ids are never 0.
+  int BeginPool();
+  void EndPool();
+  void ReleasePool(int pool);
 
   // The size class of a request: multiples of 512 bytes up to 1 MiB, of
   // 2 MiB above.
@@ -61,10 +74,19 @@ class CachingAllocator {
  private:
   void EmptyCacheLocked();
 
+  struct InUse {
+    size_t size;  // Size class.
+    int pool;     // 0: the shared cache.
+  };
+  using FreeList = std::multimap<size_t, void*>;  // Size class -> block.
+
   AllocatorBackend backend_;
   mutable std::mutex mu_;
-  std::multimap<size_t, void*> free_blocks_;  // Size class -> block.
-  std::unordered_map<void*, size_t> in_use_;  // Block -> size class.
+  FreeList free_blocks_;  // The shared cache.
+  std::unordered_map<void*, InUse> in_use_;
+  std::map<int, FreeList> pools_;  // Live pools' freed blocks.
+  int open_pool_ = 0;
+  int next_pool_ = 1;
   AllocatorStats stats_;
 };
 

@@ -117,5 +117,72 @@ TEST(CachingAllocator, EmptyCacheAndDestructionReturnEveryCachedBlock) {
   EXPECT_TRUE(backend.live.empty());
 }
 
+// A captured graph's blocks (a pool) are handed out again only inside its
+// pool, while the pool is open; eager work after the capture gets others,
+// so a replay can never overwrite a tensor someone else holds.
+TEST(CachingAllocator, APoolsBlocksStayItsOwnUntilItIsReleased) {
+  CountingBackend backend;
+  CachingAllocator allocator(backend.Make());
+  void* before = allocator.Allocate(4096);
+  allocator.Free(before);  // Cached in the shared cache.
+
+  const int pool = allocator.BeginPool();
+  EXPECT_NE(pool, 0);
+  void* captured = allocator.Allocate(4096);
+  EXPECT_EQ(captured, before);  // From the shared cache, now the pool's.
+  allocator.Free(captured);
+  EXPECT_EQ(allocator.Allocate(4096), captured);  // Reused inside the pool.
+  allocator.Free(captured);
+  allocator.EndPool();
+
+  void* eager = allocator.Allocate(4096);
+  EXPECT_NE(eager, captured);  // Not the graph's block.
+  allocator.Free(eager);
+  allocator.EmptyCache();  // Returns `eager`'s block, never the pool's.
+  EXPECT_EQ(backend.live.count(captured), 1u);
+  EXPECT_EQ(backend.live.count(eager), 0u);
+  EXPECT_EQ(allocator.stats().cached_bytes, 4096u);  // The pool's block.
+
+  allocator.ReleasePool(pool);
+  EXPECT_EQ(allocator.Allocate(4096), captured);  // Shared again.
+  allocator.Free(captured);
+}
+
+TEST(CachingAllocator, BlocksFreedWhileAPoolIsOpenJoinIt) {
+  CountingBackend backend;
+  CachingAllocator allocator(backend.Make());
+  void* older = allocator.Allocate(1024);  // In use before the capture.
+  const int pool = allocator.BeginPool();
+  void* held = allocator.Allocate(2048);  // Still held when it ends.
+  allocator.Free(older);                  // Freed during the capture.
+  EXPECT_THROW(allocator.BeginPool(), std::logic_error);
+  allocator.EndPool();
+
+  allocator.Free(held);  // After the capture: back to its pool.
+  void* a = allocator.Allocate(1024);
+  void* b = allocator.Allocate(2048);
+  EXPECT_NE(a, older);
+  EXPECT_NE(b, held);
+  allocator.Free(a);
+  allocator.Free(b);
+
+  allocator.ReleasePool(pool);
+  allocator.EmptyCache();
+  EXPECT_TRUE(backend.live.empty());
+  EXPECT_EQ(allocator.stats().cached_bytes, 0u);
+}
+
+TEST(CachingAllocator, DestructionReturnsThePoolsBlocksToo) {
+  CountingBackend backend;
+  {
+    CachingAllocator allocator(backend.Make());
+    allocator.BeginPool();
+    allocator.Free(allocator.Allocate(512));
+    allocator.EndPool();
+    EXPECT_EQ(backend.live.size(), 1u);
+  }
+  EXPECT_TRUE(backend.live.empty());
+}
+
 }  // namespace
 }  // namespace ringlet::nn::cuda

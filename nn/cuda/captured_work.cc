@@ -1,9 +1,10 @@
 // CaptureWork and ReplayWork (storage.h): a step recorded once as a CUDA
 // graph and launched whole, so a small batch's hundreds of kernels cost the
 // host one call. Stream capture records what the calling thread queues on
-// its context's stream; memory comes from the caching allocator as in an
-// eager step, and since every replay runs on that same stream, a block the
-// allocator hands out again is used in stream order, as it is eagerly.
+// its context's stream. Memory comes from the context's caching allocator
+// as in an eager step, in a pool of the graph's own (caching_allocator.h):
+// a replay writes the addresses it was captured with, so until the graph
+// goes none of them is handed to anyone else, nor returned to CUDA.
 #include <cuda_runtime.h>
 
 #include <exception>
@@ -24,8 +25,11 @@ namespace {
 class CapturedGraph {
  public:
   CapturedGraph(std::shared_ptr<DeviceContext> context, cudaGraphExec_t exec,
-                std::vector<void*> pinned)
-      : context_(std::move(context)), exec_(exec), pinned_(std::move(pinned)) {}
+                std::vector<void*> pinned, int pool)
+      : context_(std::move(context)),
+        exec_(exec),
+        pinned_(std::move(pinned)),
+        pool_(pool) {}
   CapturedGraph(const CapturedGraph&) = delete;
   CapturedGraph& operator=(const CapturedGraph&) = delete;
   ~CapturedGraph() {
@@ -34,6 +38,7 @@ class CapturedGraph {
     cudaStreamSynchronize(context_->stream());
     cudaGraphExecDestroy(exec_);
     for (void* p : pinned_) cudaFreeHost(p);
+    context_->allocator().ReleasePool(pool_);
   }
 
   void Launch() {
@@ -45,6 +50,7 @@ class CapturedGraph {
   std::shared_ptr<DeviceContext> context_;
   cudaGraphExec_t exec_;
   std::vector<void*> pinned_;
+  int pool_;
 };
 
 [[noreturn]] void ThrowCaptureError(int device, const std::string& cause) {
@@ -74,10 +80,17 @@ std::shared_ptr<void> CaptureWork(int device,
   const cudaStream_t stream = context->stream();
   std::vector<void*> pinned;
   const uint64_t waits_before = DeviceContext::HostWaits();
-  // Relaxed: the caching allocator may still call cudaMalloc (not
+  // Relaxed capture: the caching allocator may still call cudaMalloc (not
   // captured) for a block it has not cached yet.
-  RINGLET_CUDA_CHECK(
-      cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  const int pool = context->allocator().BeginPool();
+  const cudaError_t began =
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
+  if (began != cudaSuccess) {
+    context->allocator().EndPool();
+    context->allocator().ReleasePool(pool);
+    ThrowCaptureError(device, std::string("cudaStreamBeginCapture: ") +
+                                  cudaGetErrorString(began));
+  }
   context->SetCaptureSink(&pinned);
   std::string failure;
   try {
@@ -89,6 +102,7 @@ std::shared_ptr<void> CaptureWork(int device,
     failure = e.what();
   }
   context->SetCaptureSink(nullptr);
+  context->allocator().EndPool();
   cudaGraph_t graph = nullptr;
   if (failure.empty()) {
     const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
@@ -102,6 +116,7 @@ std::shared_ptr<void> CaptureWork(int device,
   }
   if (!failure.empty()) {
     for (void* p : pinned) cudaFreeHost(p);
+    context->allocator().ReleasePool(pool);
     ThrowCaptureError(device, failure);
   }
   cudaGraphExec_t exec = nullptr;
@@ -109,11 +124,12 @@ std::shared_ptr<void> CaptureWork(int device,
   cudaGraphDestroy(graph);
   if (made != cudaSuccess) {
     for (void* p : pinned) cudaFreeHost(p);
+    context->allocator().ReleasePool(pool);
     ThrowCaptureError(device, std::string("cudaGraphInstantiate: ") +
                                   cudaGetErrorString(made));
   }
   auto captured =
-      std::make_shared<CapturedGraph>(context, exec, std::move(pinned));
+      std::make_shared<CapturedGraph>(context, exec, std::move(pinned), pool);
   // Uploads the graph now rather than at its first launch.
   RINGLET_CUDA_CHECK(cudaGraphUpload(exec, stream));
   return captured;
