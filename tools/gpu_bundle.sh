@@ -12,8 +12,10 @@
 # links oneDNN before its first CUDA call.
 #
 # The folder mirrors bazel-bin (each binary at its package path, the shared
-# libraries in _solib_k8, as their run paths expect), plus run_all.sh, the
-# PyTorch peer script and, with --with_data, the Fashion-MNIST files.
+# libraries in _solib_k8, as their run paths expect; packed in
+# programs.tar.xz, which run_all.sh unpacks in place first), plus
+# run_all.sh, the PyTorch peer script and, with --with_data, the
+# Fashion-MNIST files.
 # System libraries the binaries link that a bare machine may lack (oneDNN,
 # OpenMPI, ...) go to syslib/, the large ones xz-compressed; run_all.sh
 # unpacks them and uses them only for libraries the machine does not have.
@@ -95,6 +97,17 @@ for t in "${tests[@]}"; do copy_target "$t" >>"$out/tests.txt"; done
 for p in "${programs[@]}"; do copy_target "$p" >/dev/null; done
 cp -rL "$bin/_solib_k8" "$out/_solib_k8"  # -L: the files, not links into bazel-out
 copy_system_libraries
+# The programs travel xz-compressed (a quarter of their size: the bundle
+# with the data must fit the GPU machine's 64 MiB carry); run_all.sh
+# unpacks them where they were, once.
+(
+  cd "$out"
+  mapfile -t packed < <(cat tests.txt; for p in "${programs[@]}"; do
+    p="${p#//}"; echo "${p%%:*}/${p#*:}"; done)
+  tar -cf - "${packed[@]}" _solib_k8 | xz -T0 -6 >programs.tar.xz
+  rm -rf "${packed[@]}" _solib_k8
+  find . -mindepth 1 -type d -empty -delete
+)
 cp tools/run_all.sh "$out/run_all.sh"
 cp nn/train_bench_torch.py "$out/train_bench_torch.py"
 cp tools/ncu_top.py "$out/ncu_top.py"

@@ -25,6 +25,19 @@ want() { [[ " $parts " == *" $1 "* ]]; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
+# The programs travel xz-compressed (gpu_bundle.sh): unpacked in place,
+# once (xz, else Python's lzma).
+if [[ -f programs.tar.xz && ! -e .unpacked ]]; then
+  if tar -xJf programs.tar.xz 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall()' \
+      programs.tar.xz; then
+    touch .unpacked
+  else
+    echo "run_all.sh: cannot unpack programs.tar.xz (needs xz or python3)" >&2
+    exit 1
+  fi
+fi
+
 libs=()
 cuda="${CUDA_PATH:-/usr/local/cuda}"
 [[ -d "$cuda/lib64" ]] && libs+=("$cuda/lib64")
