@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -29,6 +31,13 @@ using testing::RandomTensor;
 class ModelsOnCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // RINGLET_GPU_TEST_ON_CPU=1 (models_cuda_harness_test) runs the file
+    // CPU against CPU, so the comparisons are exercised without a GPU.
+    const char* on_cpu = std::getenv("RINGLET_GPU_TEST_ON_CPU");
+    if (on_cpu != nullptr && std::string(on_cpu) == "1") {
+      gpu_ = Device::Cpu();
+      return;
+    }
     const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     gpu_ = Device::Cuda(report.usable[0]);
@@ -62,24 +71,46 @@ TEST_F(ModelsOnCudaTest, LeNetGradientsMatchTheCpu) {
   }
 }
 
-// One SGD step of ResNet-18 (normal(0.01) init, batch 8, lr 0.1). The first
-// H100 run found the first convolution's weights 3.0e-3 apart after the
-// step against a bound of 1.2e-3, with every other parameter within it. The
-// layer-by-layer walk (layers_cuda_test) traced that to rounding flipping
-// ReLUs whose inputs lie within rounding of 0: models on the CPU, their
-// input perturbed by 1e-6 (relative; three draws, as a flip is hit or
-// missed by chance), measure what rounding-sized noise does to the step
-// here, and a parameter may differ by up to 10x the most it moved.
-TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
+// Ends with "gamma" or "beta": a batch norm's scale or shift.
+bool EndsWith(const std::string& name, const std::string& tail) {
+  return name.size() >= tail.size() &&
+         name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Every batch norm's scale in [0.5, 1.5] and shift in [-0.3, 0.3]: where
+// training takes them. At initialisation (1 and 0) a fault in a term that
+// scales with gamma - 1 or with beta, or that ignores either, is invisible.
+void MoveBatchNormsAwayFromInit(Sequential& model) {
+  uint64_t seed = 100;
+  for (Parameter* p : model.Parameters()) {
+    if (EndsWith(p->name, "gamma")) {
+      p->value = RandomTensor(p->value.shape(), ++seed, 0.5f, 1.5f);
+    } else if (EndsWith(p->name, "beta")) {
+      p->value = RandomTensor(p->value.shape(), ++seed, -0.3f, 0.3f);
+    }
+  }
+}
+
+// `steps` SGD steps of ResNet-18 (batch 8, 28x28, lr 0.1) from the state
+// `init` makes, on the GPU and on the CPU. The first H100 run found the
+// first convolution's weights 3.0e-3 apart after a step against a bound of
+// 1.2e-3, with every other parameter within it. The layer-by-layer walk
+// (layers_cuda_test) traced that to rounding flipping ReLUs whose inputs
+// lie within rounding of 0: models on the CPU, their input perturbed by
+// 1e-6 (relative; three draws, as a flip is hit or missed by chance),
+// measure what rounding-sized noise does to the steps here, and a
+// parameter may differ by up to 10x the most it moved.
+void ExpectResNet18StepsMatch(const Device& gpu,
+                              const std::function<void(Sequential&)>& init,
+                              int steps) {
   constexpr int kDraws = 3;
-  auto cpu = MakeResNet18(), gpu = MakeResNet18();
+  auto cpu = MakeResNet18(), on_gpu = MakeResNet18();
   std::vector<std::unique_ptr<Sequential>> noisy;
   for (int i = 0; i < kDraws; ++i) noisy.push_back(MakeResNet18());
-  InitParameters(*cpu, InitScheme::kNormal001, 3);
-  InitParameters(*gpu, InitScheme::kNormal001, 3);
-  for (auto& m : noisy) InitParameters(*m, InitScheme::kNormal001, 3);
-  gpu->To(gpu_);
-  const Tensor x = RandomTensor({8, 1, 28, 28}, 4, 0.0f, 1.0f);
+  init(*cpu);
+  init(*on_gpu);
+  for (auto& m : noisy) init(*m);
+  on_gpu->To(gpu);
   std::vector<int32_t> labels(8);
   for (int i = 0; i < 8; ++i) labels[i] = (3 * i) % 10;
   SgdOptions options;
@@ -92,13 +123,16 @@ TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
     model.Backward(loss.dlogits);
     sgd.Step();
   };
-  step(*cpu, x);
-  step(*gpu, x.To(gpu_));
-  for (int i = 0; i < kDraws; ++i) {
-    step(*noisy[i], testing::Perturbed(x, 1e-6, 5 + i));
+  for (int s = 0; s < steps; ++s) {
+    const Tensor x = RandomTensor({8, 1, 28, 28}, 4 + 10 * s, 0.0f, 1.0f);
+    step(*cpu, x);
+    step(*on_gpu, x.To(gpu));
+    for (int i = 0; i < kDraws; ++i) {
+      step(*noisy[i], testing::Perturbed(x, 1e-6, 5 + i + 10 * s));
+    }
   }
   const std::vector<Parameter*> want = cpu->Parameters(),
-                                got = gpu->Parameters();
+                                got = on_gpu->Parameters();
   for (size_t i = 0; i < want.size(); ++i) {
     const double largest = LargestMagnitude(want[i]->value);
     const double gpu_off = LargestDifference(got[i]->value, want[i]->value);
@@ -114,10 +148,33 @@ TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
     EXPECT_LE(gpu_off, std::max(1e-3 * (1 + largest), 10 * noise))
         << want[i]->name;
   }
-  const std::vector<Buffer*> want_b = cpu->Buffers(), got_b = gpu->Buffers();
+  const std::vector<Buffer*> want_b = cpu->Buffers(), got_b = on_gpu->Buffers();
   for (size_t i = 0; i < want_b.size(); ++i) {
-    ExpectClose(got_b[i]->value, want_b[i]->value, want_b[i]->name);
+    EXPECT_LE(LargestDifference(got_b[i]->value, want_b[i]->value),
+              1e-3 * (1 + LargestMagnitude(want_b[i]->value)))
+        << want_b[i]->name;
   }
+}
+
+// normal(0.01) init, one step.
+TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
+  ExpectResNet18StepsMatch(
+      gpu_, [](Sequential& m) { InitParameters(m, InitScheme::kNormal001, 3); },
+      1);
+}
+
+// Issue 12's open question: on the H100 the GPU's second-epoch training
+// loss sat 5-10% above the CPU's. The one-step comparison above starts at
+// initialisation; this one starts where training goes (Kaiming weights,
+// batch norms scaled and shifted) and takes two steps.
+TEST_F(ModelsOnCudaTest, ResNet18StepsMatchTheCpuAwayFromInit) {
+  ExpectResNet18StepsMatch(
+      gpu_,
+      [](Sequential& m) {
+        InitParameters(m, InitScheme::kKaimingNormal, 9);
+        MoveBatchNormsAwayFromInit(m);
+      },
+      2);
 }
 
 }  // namespace
