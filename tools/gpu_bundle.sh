@@ -111,6 +111,7 @@ copy_system_libraries
 cp tools/run_all.sh "$out/run_all.sh"
 cp nn/train_bench_torch.py "$out/train_bench_torch.py"
 cp tools/ncu_top.py "$out/ncu_top.py"
+cp tools/bench_goals.py "$out/bench_goals.py"
 cp trainers/book_torch.py "$out/book_torch.py"
 if ((with_data)); then
   mkdir -p "$out/fashion-mnist"

@@ -71,6 +71,13 @@ fi
 
 mkdir -p logs
 passed=0 failed=0 skipped=0
+# Prints a result line and keeps it in logs/results.txt, from which
+# bench_goals.py says which goals are met (the latest line of a name wins,
+# across calls while the folder stays).
+result() {
+  echo "$1"
+  echo "$1" >>logs/results.txt
+}
 want tests && while read -r test; do
   [[ -n "$test" ]] || continue
   log="logs/$(echo "$test" | tr / _).log"
@@ -183,10 +190,10 @@ e2e() {  # name, minimum test accuracy, program and flags
   accuracy="$(echo "$closing" | sed -n 's/^test acc: \([0-9.]*\).*/\1/p')"
   if ((rc == 0)) && [[ -n "$accuracy" ]] &&
     python3 -c "import sys; sys.exit(not float('$accuracy') >= $minimum)"; then
-    echo "e2e $name: PASSED: $closing"
+    result "e2e $name: PASSED: $closing"
     passed=$((passed + 1))
   else
-    echo "e2e $name: FAILED (exit $rc): ${closing:-$(tail -n 1 "$log")}"
+    result "e2e $name: FAILED (exit $rc): ${closing:-$(tail -n 1 "$log")}"
     failed=$((failed + 1))
   fi
 }
@@ -279,7 +286,7 @@ peer() {  # name, program
   fi
   if timeout 1800 python3 book_torch.py --program="$program" \
     --devices=cuda:0 --epochs="$epochs" >"$log" 2>&1; then
-    echo "peer $name: $(grep '^test acc:' "$log" | tail -n 1)"
+    result "peer $name: $(grep '^test acc:' "$log" | tail -n 1)"
   else
     echo "peer $name: failed: $(tail -n 1 "$log")"
   fi
@@ -296,11 +303,13 @@ want e2e && e2e lenet_scratch_2x_cuda0 0 trainers/lenet_scratch --devices=cuda:0
 bench() {
   local name="$1"
   shift
-  local output
+  local output line
   if output="$(timeout 600 "$@" 2>&1)"; then
-    echo "$output" | grep '^{' | sed "s/^/bench $name: /"
+    while read -r line; do
+      result "bench $name: $line"
+    done < <(echo "$output" | grep '^{')
   else
-    echo "bench $name: did not run: $(echo "$output" | tail -n 1)"
+    result "bench $name: did not run: $(echo "$output" | tail -n 1)"
   fi
 }
 # On the GPU when there is one, else on the CPU; the PyTorch peer beside it
@@ -364,18 +373,18 @@ want bench && bench allreduce_nccl collectives/allreduce_bench --backend=nccl --
 trainer_pair() {  # bench name, program, batch, steps, flags A, flags B
   local name="$1" program="$2" batch="$3" steps="$4" a="$5" b="$6"
   if [[ ! -d fashion-mnist ]]; then
-    echo "bench $name: did not run (no data: gpu_bundle.sh --with_data)"
+    result "bench $name: did not run (no data: gpu_bundle.sh --with_data)"
     return
   fi
   [[ $device != cuda:0 ]] && steps=2
-  local flags rates=()
+  local flags line rates=()
   for flags in "$a" "$b"; do
     local log="logs/${name}_${#rates[@]}"
     # shellcheck disable=SC2086  # Flags split on purpose.
     if ! timeout 600 "$program" $flags --batch_size="$batch" --epochs=2 \
       --limit=$((batch * steps)) --test_limit=64 --seed=5 \
       --metrics_out="$log.jsonl" >"$log.log" 2>&1; then
-      echo "bench $name: did not run: $(tail -n 1 "$log.log")"
+      result "bench $name: did not run: $(tail -n 1 "$log.log")"
       return
     fi
     rates+=("$(python3 -c 'import json, sys
@@ -388,7 +397,7 @@ print(json.dumps({"flags": [sys.argv[5], sys.argv[6]],
                   "batch_size": int(sys.argv[2]), "images_per_sec": [round(a), round(b)],
                   "step_time_ratio": round(a / b, 3)}))' \
     "$name" "$batch" "${rates[0]}" "${rates[1]}" "$a" "$b" |
-    sed "s/^/bench $name: /"
+    while read -r line; do result "bench $name: $line"; done
 }
 # Two replicas sharing one GPU against one at the same total batch (issue
 # 13's goal: step_time_ratio <= 1.10), and what queueing each step before
@@ -457,6 +466,13 @@ profile() {  # name, model, batch, precision
 want profile && profile resnet18_64_fp32 resnet18 64 fp32
 want profile && profile resnet18_256_tf32 resnet18 256 tf32
 want profile && profile lenet_1024_fp32 lenet 1024 fp32
+
+# The issues' goals from this folder's results so far (tools/bench_goals.py).
+if { want bench || want graphs || want e2e || want peers; } &&
+  [[ -f logs/results.txt ]]; then
+  python3 bench_goals.py logs/results.txt ||
+    echo "goals: bench_goals.py failed (see above)"
+fi
 
 echo "gpu: $passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""The GPU issues' goals, met or not, from what run_all.sh printed.
+
+  python3 bench_goals.py logs/results.txt
+
+run_all.sh keeps every `bench NAME: {json}`, `e2e NAME: ...` and
+`peer NAME: ...` line it prints in logs/results.txt (the latest line of a
+name wins) and ends its bench, graphs, e2e and peers parts with this
+summary: one line per goal, `goal <what>: <numbers>: MET|MISSED|NOT RUN`,
+then one line per CUDA-graph comparison. The goals are issue 12's and 13's
+(ratios against PyTorch on the same GPU in the same sitting).
+"""
+import argparse
+import json
+import re
+import sys
+
+# (what, ringlet lines (best taken), PyTorch line, least ratio)
+SPEED_GOALS = [
+    ("ResNet-18 batch 256 fp32 >= 1.0x PyTorch",
+     ["goal_resnet18_256_fp32_measure", "goal_resnet18_256_fp32_graph"],
+     "goal_resnet18_256_fp32_pytorch", 1.0),
+    ("ResNet-18 batch 64 fp32 >= 1.3x PyTorch",
+     ["goal_resnet18_64_fp32_measure", "goal_resnet18_64_fp32_graph"],
+     "goal_resnet18_64_fp32_pytorch", 1.3),
+    ("ResNet-18 batch 256 TF32 >= 1.0x PyTorch's TF32",
+     ["goal_resnet18_256_tf32_measure", "goal_resnet18_256_tf32_graph"],
+     "goal_resnet18_256_tf32_pytorch", 1.0),
+    ("LeNet batch 1024 fp32 >= 1.0x PyTorch",
+     ["goal_lenet_1024_fp32_measure", "goal_lenet_1024_fp32_graph"],
+     "goal_lenet_1024_fp32_pytorch", 1.0),
+    ("LeNet batch 256 fp32 >= 1.4x PyTorch",
+     ["train_bench_lenet"], "pytorch_lenet", 1.4),
+]
+# (what, bench line, largest step-time ratio)
+REPLICA_GOALS = [
+    ("2 replicas on one GPU, resnet_dp: step time <= 1.10x one replica's",
+     "replicas_resnet_dp", 1.10),
+    ("2 replicas on one GPU, lenet_scratch: step time <= 1.10x one replica's",
+     "replicas_lenet_scratch", 1.10),
+]
+# (what, e2e line, peer line, largest time ratio, least test accuracy)
+BOOK_GOALS = [
+    ("resnet_dp on cuda:0: <= 0.75x the book's sec/epoch at test acc >= 0.90",
+     "resnet_dp_cuda0", "book_concise_cuda0", 0.75, 0.90),
+    ("lenet_scratch on cuda:0: <= 0.75x the book's sec/epoch at test acc >= 0.83",
+     "lenet_scratch_cuda0", "book_scratch_cuda0", 0.75, 0.83),
+]
+GRAPH_CONFIGS = ["resnet18_64", "resnet18_256", "lenet_256", "lenet_1024"]
+
+LINE = re.compile(r"^(bench|e2e|peer) ([A-Za-z0-9_]+): (.*)$")
+BOOK_LINE = re.compile(r"test acc: ([0-9.]+), ([0-9.]+) sec/epoch")
+
+
+def read_results(path):
+    """{(kind, name): text}, the latest line of each name."""
+    results = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = LINE.match(line.strip())
+                if m:
+                    results[(m.group(1), m.group(2))] = m.group(3)
+    except OSError as e:
+        sys.exit(f"bench_goals: cannot read {path}: {e.strerror}")
+    return results
+
+
+def bench_json(results, name, gpu_only=False):
+    """The JSON of bench line `name`; with gpu_only, only a GPU's (a CPU
+    run without a GPU only shows that the program runs)."""
+    text = results.get(("bench", name), "")
+    if not text.startswith("{"):
+        return None
+    try:
+        j = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if gpu_only and not str(j.get("device", "")).startswith("cuda"):
+        return None
+    return j
+
+
+def book_numbers(text):
+    """(test acc, sec/epoch) from a line with the book's closing words."""
+    m = BOOK_LINE.search(text or "")
+    return (float(m.group(1)), float(m.group(2))) if m else None
+
+
+def verdict(ok):
+    return "MET" if ok else "MISSED"
+
+
+def shown(ratio):
+    """A ratio as printed (two decimals), so a goal and its line agree:
+    5.7 s against 7.6 s is 0.75x, within <= 0.75x."""
+    return round(ratio, 2)
+
+
+def speed_goals(results):
+    for what, ours, peer, least in SPEED_GOALS:
+        rates = {}
+        for name in ours:
+            j = bench_json(results, name, gpu_only=True)
+            if j is not None:
+                rates[j.get("conv_algorithms", name)] = j["images_per_sec"]
+        theirs = bench_json(results, peer, gpu_only=True)
+        if not rates or theirs is None:
+            missing = [n for n in ours + [peer]
+                       if bench_json(results, n, gpu_only=True) is None]
+            yield f"goal {what}: NOT RUN (no result for {', '.join(missing)})"
+            continue
+        best_how, best = max(rates.items(), key=lambda kv: kv[1])
+        ratio = best / theirs["images_per_sec"]
+        ringlet = ", ".join(f"{r:,.0f} ({how})" for how, r in rates.items())
+        yield (f"goal {what}: ringlet {ringlet} img/s, PyTorch "
+               f"{theirs['images_per_sec']:,.0f}: {ratio:.2f}x with {best_how}: "
+               f"{verdict(shown(ratio) >= least)}")
+
+
+def replica_goals(results):
+    for what, name, most in REPLICA_GOALS:
+        j = bench_json(results, name)
+        if j is None:
+            yield f"goal {what}: NOT RUN (no result for {name})"
+            continue
+        ratio = j["step_time_ratio"]
+        yield f"goal {what}: {ratio:.3f}x: {verdict(round(ratio, 3) <= most)}"
+
+
+def book_goals(results):
+    for what, ours, peer, most, least_acc in BOOK_GOALS:
+        mine = book_numbers(results.get(("e2e", ours)))
+        book = book_numbers(results.get(("peer", peer)))
+        if mine is None or book is None:
+            missing = [n for n, v in ((ours, mine), (peer, book)) if v is None]
+            yield f"goal {what}: NOT RUN (no closing line for {', '.join(missing)})"
+            continue
+        ratio = mine[1] / book[1]
+        yield (f"goal {what}: ringlet {mine[1]} s at {mine[0]}, the book "
+               f"{book[1]} s at {book[0]}: {ratio:.2f}x: "
+               f"{verdict(shown(ratio) <= most and mine[0] >= least_acc)}")
+
+
+def graph_lines(results):
+    for config in GRAPH_CONFIGS:
+        j = {(who, graph): bench_json(results, f"graphs_{config}_{who}_{graph}",
+                                      gpu_only=True)
+             for who in ("ringlet", "pytorch") for graph in ("false", "true")}
+        if all(v is None for v in j.values()):
+            continue
+        parts = []
+        for who in ("ringlet", "pytorch"):
+            eager, graph = j[(who, "false")], j[(who, "true")]
+            if eager is None or graph is None:
+                parts.append(f"{who}: not run")
+                continue
+            host = eager.get("host_ms_per_step")
+            host_text = f", host {host:.2f} of {eager['step_ms']:.2f} ms" if host else ""
+            parts.append(
+                f"{who} {eager['images_per_sec']:,.0f} -> "
+                f"{graph['images_per_sec']:,.0f} img/s "
+                f"({graph['images_per_sec'] / eager['images_per_sec']:.2f}x"
+                f"{host_text})")
+        yield f"graphs {config}: " + "; ".join(parts)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="logs/results.txt of run_all.sh")
+    args = parser.parse_args()
+    results = read_results(args.results)
+    for section in (speed_goals, replica_goals, book_goals, graph_lines):
+        for line in section(results):
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

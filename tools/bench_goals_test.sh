@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tools/bench_goals.py on a recorded logs/results.txt: each goal MET,
+# MISSED or NOT RUN from the right lines (the latest of a name, GPU lines
+# only, the best of ringlet's algorithm choices), and a clear error for a
+# missing file.
+set -euo pipefail
+script="tools/bench_goals.py"
+results="tools/testdata/run_all_results.txt"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+out="$(python3 "$script" "$results")"
+expect() {  # a line of the output that must be there, whole
+  echo "$out" | grep -qxF -- "$1" || fail "missing line: $1
+got:
+$out"
+}
+expect "goal ResNet-18 batch 256 fp32 >= 1.0x PyTorch: ringlet 12,199 (measure) img/s, PyTorch 11,147: 1.09x with measure: MET"
+expect "goal ResNet-18 batch 64 fp32 >= 1.3x PyTorch: ringlet 7,305 (measure), 8,100 (graph) img/s, PyTorch 8,171: 0.99x with graph: MISSED"
+expect "goal ResNet-18 batch 256 TF32 >= 1.0x PyTorch's TF32: NOT RUN (no result for goal_resnet18_256_tf32_measure, goal_resnet18_256_tf32_graph, goal_resnet18_256_tf32_pytorch)"
+expect "goal LeNet batch 256 fp32 >= 1.4x PyTorch: ringlet 321,517 (train_bench_lenet) img/s, PyTorch 219,298: 1.47x with train_bench_lenet: MET"
+expect "goal 2 replicas on one GPU, resnet_dp: step time <= 1.10x one replica's: 1.053x: MET"
+expect "goal 2 replicas on one GPU, lenet_scratch: step time <= 1.10x one replica's: 1.250x: MISSED"
+expect "goal resnet_dp on cuda:0: <= 0.75x the book's sec/epoch at test acc >= 0.90: ringlet 5.7 s at 0.91, the book 7.6 s at 0.86: 0.75x: MET"
+expect "goal lenet_scratch on cuda:0: <= 0.75x the book's sec/epoch at test acc >= 0.83: ringlet 0.4 s at 0.84, the book 0.5 s at 0.81: 0.80x: MISSED"
+expect "graphs resnet18_64: ringlet 7,300 -> 9,125 img/s (1.25x, host 6.10 of 8.77 ms); pytorch: not run"
+
+# Only GPU lines count: a CPU run's train_bench line alone is NOT RUN.
+cpu_only="$(mktemp)"
+head -n 1 "$results" >"$cpu_only"
+python3 "$script" "$cpu_only" | grep -qxF "goal LeNet batch 256 fp32 >= 1.4x PyTorch: NOT RUN (no result for train_bench_lenet, pytorch_lenet)" ||
+  fail "a CPU line counted: $(python3 "$script" "$cpu_only")"
+
+if err="$(python3 "$script" /nonexistent.txt 2>&1)"; then fail "a missing file passed"; fi
+echo "$err" | grep -q "cannot read /nonexistent.txt" || fail "missing file message: $err"
+echo PASS
