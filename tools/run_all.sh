@@ -145,7 +145,14 @@ sanitize() {  # name, tool, test binary, gtest filter
     grep -q 'terminated before first instrumented' "$log" &&
       grep -q '^oneDNN: yes' bundle.txt 2>/dev/null &&
       hint=" (this bundle links oneDNN: build one with gpu_bundle.sh --without_onednn)"
-    echo "sanitize $name: FAILED$how: $(grep -m1 'ERROR SUMMARY' "$log" || tail -n 1 "$log")$hint"
+    # Which kernels the reports name (ringlet's own, or a library's: cuDNN's
+    # kernels may read workspace they never wrote, which initcheck flags).
+    local kernels
+    kernels="$(grep -E '^=+ +at .* in ' "$log" |
+      sed -E 's/^=+ +at [^ ]+ in //; s/\([^()]*\)$//; s/^[^ ]*:[0-9]+://' |
+      sort | uniq -c | sort -rn | head -n 3 |
+      awk '{n=$1; $1=""; printf "%s%s x%s", (NR>1?"; ":""), substr($0,2), n}')"
+    echo "sanitize $name: FAILED$how: $(grep -m1 'ERROR SUMMARY' "$log" || tail -n 1 "$log")$hint${kernels:+ (in: $kernels)}"
     failed=$((failed + 1))
   fi
 }
