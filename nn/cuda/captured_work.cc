@@ -63,14 +63,6 @@ class CapturedGraph {
       "without capturing");
 }
 
-// Ends a capture that went wrong; the stream is usable afterwards.
-void AbandonCapture(cudaStream_t stream) {
-  cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture(stream, &graph);
-  if (graph != nullptr) cudaGraphDestroy(graph);
-  cudaGetLastError();  // Capture errors are not sticky; clear the last one.
-}
-
 }  // namespace
 
 std::shared_ptr<void> CaptureWork(int device,
@@ -83,13 +75,17 @@ std::shared_ptr<void> CaptureWork(int device,
   // Relaxed capture: the caching allocator may still call cudaMalloc (not
   // captured) for a block it has not cached yet.
   const int pool = context->allocator().BeginPool();
+  // Every way out before the graph exists: its buffers and pool go back.
+  auto give_up = [&](const std::string& cause) {
+    for (void* p : pinned) cudaFreeHost(p);
+    context->allocator().ReleasePool(pool);  // Closes it too.
+    ThrowCaptureError(device, cause);
+  };
   const cudaError_t began =
       cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
   if (began != cudaSuccess) {
-    context->allocator().EndPool();
-    context->allocator().ReleasePool(pool);
-    ThrowCaptureError(device, std::string("cudaStreamBeginCapture: ") +
-                                  cudaGetErrorString(began));
+    give_up(std::string("cudaStreamBeginCapture: ") +
+            cudaGetErrorString(began));
   }
   context->SetCaptureSink(&pinned);
   std::string failure;
@@ -104,29 +100,17 @@ std::shared_ptr<void> CaptureWork(int device,
   context->SetCaptureSink(nullptr);
   context->allocator().EndPool();
   cudaGraph_t graph = nullptr;
-  if (failure.empty()) {
-    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
-    if (ended != cudaSuccess) {
-      if (graph != nullptr) cudaGraphDestroy(graph);
-      cudaGetLastError();
-      failure = cudaGetErrorString(ended);
-    }
-  } else {
-    AbandonCapture(stream);
-  }
-  if (!failure.empty()) {
-    for (void* p : pinned) cudaFreeHost(p);
-    context->allocator().ReleasePool(pool);
-    ThrowCaptureError(device, failure);
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  if (!failure.empty() || ended != cudaSuccess) {
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    cudaGetLastError();  // Capture errors are not sticky; clear the last one.
+    give_up(failure.empty() ? cudaGetErrorString(ended) : failure);
   }
   cudaGraphExec_t exec = nullptr;
   const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   if (made != cudaSuccess) {
-    for (void* p : pinned) cudaFreeHost(p);
-    context->allocator().ReleasePool(pool);
-    ThrowCaptureError(device, std::string("cudaGraphInstantiate: ") +
-                                  cudaGetErrorString(made));
+    give_up(std::string("cudaGraphInstantiate: ") + cudaGetErrorString(made));
   }
   auto captured =
       std::make_shared<CapturedGraph>(context, exec, std::move(pinned), pool);
