@@ -1,9 +1,100 @@
 #include "cli/conventions.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <string>
+#include <vector>
 
 namespace ringlet::cli {
+namespace {
+
+constexpr char kPrintFlags[] = "--print_flags";
+
+// "--batch-size=512" -> "--batch_size=512" when `app` knows --batch_size
+// and not --batch-size; anything else is left as it is.
+std::string Underscored(const CLI::App& app, const std::string& arg) {
+  if (arg.size() < 4 || arg.compare(0, 2, "--") != 0) return arg;
+  const size_t eq = arg.find('=');
+  const std::string name = arg.substr(0, eq);
+  if (name.find('-', 2) == std::string::npos) return arg;
+  std::string plain = name;
+  std::replace(plain.begin() + 2, plain.end(), '-', '_');
+  if (app.get_option_no_throw(name) != nullptr ||
+      app.get_option_no_throw(plain) == nullptr) {
+    return arg;
+  }
+  return eq == std::string::npos ? plain : plain + arg.substr(eq);
+}
+
+// Words in --help: a value option of type bool reads "true|false" with a
+// default of "true" or "false" (CLI11 shows "BOOLEAN=1").
+void NameTypesInWords(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_name() != "BOOLEAN" || opt->get_expected_min() == 0) {
+      continue;
+    }
+    opt->type_name("true|false");
+    const std::string shown = opt->get_default_str();
+    if (shown == "1") opt->default_str("true");
+    if (shown == "0") opt->default_str("false");
+  }
+}
+
+std::vector<std::string> LongNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+  }
+  return names;
+}
+
+// "prog: --epoch=1: no such flag; did you mean --epochs? (see --help)"
+std::string UnknownFlagMessage(const CLI::App& app, const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  std::string line = app.get_name() + ": " + arg + ": ";
+  line += name.rfind("-", 0) == 0 ? "no such flag" : "unexpected argument";
+  const std::string near = NearestFlag(name, LongNames(app));
+  if (!near.empty()) line += "; did you mean " + near + "?";
+  return line + " (see --help)\n";
+}
+
+}  // namespace
+
+std::string NearestFlag(const std::string& unknown,
+                        const std::vector<std::string>& known) {
+  auto bare = [](const std::string& s) {
+    std::string out = s.substr(s.find_first_not_of('-') == std::string::npos
+                                   ? s.size()
+                                   : s.find_first_not_of('-'));
+    std::replace(out.begin(), out.end(), '-', '_');
+    return out;
+  };
+  const std::string a = bare(unknown);
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, a.size() / 3) + 1;
+  for (const std::string& candidate : known) {
+    const std::string b = bare(candidate);
+    // Levenshtein distance, one row at a time.
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                           diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row[b.size()] < best_distance) {
+      best_distance = row[b.size()];
+      best = candidate;
+    }
+  }
+  return best;
+}
 
 void UseConventions(CLI::App& app) {
   app.option_defaults()->always_capture_default()->multi_option_policy(
@@ -13,16 +104,36 @@ void UseConventions(CLI::App& app) {
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     return a->get_name() + ": " + e.what() + " (see --help)\n";
   });
+  app.add_flag(kPrintFlags,
+               "print every flag's value as this run would use it (config-file "
+               "form) and exit");
+  // Unknown arguments are collected and named by ParseFlags.
+  app.allow_extras();
+  app.footer("Dashed spellings work too (--batch-size is --batch_size).");
 }
 
 int ParseFlags(CLI::App& app, int argc, char** argv) {
+  NameTypesInWords(app);
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) args.push_back(Underscored(app, argv[i]));
   try {
-    app.parse(argc, argv);
-    return -1;
+    app.parse(args);  // CLI11 takes the arguments last first.
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // Prints --help, or the failure message.
     return code == 0 ? 0 : kUsageError;
   }
+  const std::vector<std::string> extra = app.remaining();
+  if (!extra.empty()) {
+    const std::string line = UnknownFlagMessage(app, extra.front());
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    return kUsageError;
+  }
+  if (app.get_option(kPrintFlags)->count() > 0) {
+    std::cout << app.config_to_str(/*default_also=*/true,
+                                   /*write_description=*/false);
+    return 0;
+  }
+  return -1;
 }
 
 }  // namespace ringlet::cli

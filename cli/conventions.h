@@ -1,11 +1,20 @@
 // The command-line conventions of every ringlet binary, over CLI11:
-//  - --help shows each option's default;
+//  - --help shows each option's default, and types as words (INT, NUMBER,
+//    true|false); every default it shows is accepted when passed back;
 //  - a flag given twice takes its last value (as gflags and argparse do),
 //    so a script can append an override;
+//  - dashed spellings are aliases of the underscored names (--batch-size is
+//    --batch_size), as torchrun users type them;
 //  - a usage error is one line, "<program>: <what> (see --help)", and exit
-//    code 2 (the shell convention; CLI11's own codes are 105 to 115).
+//    code 2 (the shell convention; CLI11's own codes are 105 to 115); an
+//    unknown flag names the nearest known one ("did you mean --epochs?");
+//  - --print_flags prints every flag's value, as a config file would hold
+//    it, and exits: what a run with these flags would use.
 #ifndef RINGLET_CLI_CONVENTIONS_H_
 #define RINGLET_CLI_CONVENTIONS_H_
+
+#include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 
@@ -18,9 +27,15 @@ inline constexpr int kUsageError = 2;
 void UseConventions(CLI::App& app);
 
 // Parses argv into `app`. Returns -1 when the program should go on, else
-// the code to exit with: 0 after --help, kUsageError after a bad flag
-// (its message printed on stderr).
+// the code to exit with: 0 after --help or --print_flags, kUsageError
+// after a bad flag (its message printed on stderr).
 int ParseFlags(CLI::App& app, int argc, char** argv);
+
+// The known long flag nearest to `unknown` ("--epoch" -> "--epochs") by
+// edit distance, or "" when none is close (more than a third of its
+// letters, and at least 2, would have to change).
+std::string NearestFlag(const std::string& unknown,
+                        const std::vector<std::string>& known);
 
 }  // namespace ringlet::cli
 

@@ -10,16 +10,20 @@ namespace {
 
 // Parses `args` (after the program name) into a fresh app with one int
 // option --n (default 7); returns ParseFlags' result.
-int Parse(std::vector<std::string> args, int* n, std::string* help = nullptr) {
+int Parse(std::vector<std::string> args, int* n, std::string* help = nullptr,
+          bool* fast = nullptr) {
   CLI::App app("test program", "prog");
   UseConventions(app);
   *n = 7;
   app.add_option("--n", *n, "a number")->check(CLI::Range(1, 100));
-  if (help != nullptr) *help = app.help();
+  bool unused = true;
+  app.add_option("--go_fast", fast != nullptr ? *fast : unused, "a switch");
   args.insert(args.begin(), "prog");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return ParseFlags(app, static_cast<int>(argv.size()), argv.data());
+  const int code = ParseFlags(app, static_cast<int>(argv.size()), argv.data());
+  if (help != nullptr) *help = app.help();
+  return code;
 }
 
 TEST(ParseFlags, GoesOnWhenTheFlagsAreGood) {
@@ -52,6 +56,45 @@ TEST(ParseFlags, HelpExitsWithZeroAndShowsDefaults) {
   EXPECT_EQ(Parse({"--help"}, &n, &help), 0);
   testing::internal::GetCapturedStdout();
   EXPECT_NE(help.find("=7"), std::string::npos) << help;
+}
+
+TEST(ParseFlags, DashedSpellingsAreAliases) {
+  int n = 0;
+  bool fast = true;
+  EXPECT_EQ(Parse({"--go-fast=false", "--n=3"}, &n, nullptr, &fast), -1);
+  EXPECT_FALSE(fast);
+  EXPECT_EQ(n, 3);
+}
+
+TEST(ParseFlags, AnUnknownFlagNamesTheNearestKnownOne) {
+  int n = 0;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Parse({"--go_fst=true"}, &n), kUsageError);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err,
+            "prog: --go_fst=true: no such flag; did you mean --go_fast? (see "
+            "--help)\n");
+}
+
+TEST(ParseFlags, BooleansReadAsWordsInHelpAndPrintFlagsExits) {
+  int n = 0;
+  std::string help;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(Parse({"--print_flags", "--n=4"}, &n, &help), 0);
+  const std::string printed = testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("n=4"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("go_fast=true"), std::string::npos) << printed;
+  EXPECT_NE(help.find("--go_fast true|false=true"), std::string::npos) << help;
+  EXPECT_EQ(help.find("BOOLEAN"), std::string::npos) << help;
+}
+
+TEST(NearestFlag, FindsCloseNamesOnly) {
+  const std::vector<std::string> known = {"--epochs", "--batch_size", "--lr"};
+  EXPECT_EQ(NearestFlag("--epoch", known), "--epochs");
+  EXPECT_EQ(NearestFlag("--batchsize", known), "--batch_size");
+  EXPECT_EQ(NearestFlag("--batch-sise", known), "--batch_size");
+  EXPECT_EQ(NearestFlag("--devices", known), "");
+  EXPECT_EQ(NearestFlag("--l", known), "--lr");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // ProbeCudaDevices() for builds with CUDA: the runtime's device count, then a
 // one-thread kernel per device to prove ringlet's code runs there.
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -15,6 +16,23 @@ __global__ void probe_forward_kernel(int* out) { *out = kProbeValue; }
 
 std::string Describe(cudaError_t err) {
   return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+}
+
+// Why the runtime found no device, for people: without a driver the runtime
+// reports cudaErrorInsufficientDriver, which reads as "update the driver"
+// on a machine that has none. The runtime's own words follow in brackets.
+std::string NoDeviceReason(cudaError_t err) {
+  const std::string runtime = " (CUDA runtime: " + Describe(err) + ")";
+  const bool driver_loaded = access("/proc/driver/nvidia/version", F_OK) == 0;
+  if (err == cudaErrorInsufficientDriver && driver_loaded) {
+    return "the NVIDIA driver is older than this build's CUDA runtime "
+           "needs; update the driver" +
+           runtime;
+  }
+  if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
+    return "this machine has no usable NVIDIA GPU or driver" + runtime;
+  }
+  return "CUDA runtime: " + Describe(err);
 }
 
 // Runs the probe kernel on `device`; on failure returns the reason.
@@ -43,7 +61,7 @@ int CountCudaDevices(std::string* reason) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     cudaGetLastError();  // Clear the error so later calls start clean.
-    if (reason != nullptr) *reason = "CUDA runtime: " + Describe(err);
+    if (reason != nullptr) *reason = NoDeviceReason(err);
     return 0;
   }
   if (count == 0 && reason != nullptr) {
@@ -59,7 +77,7 @@ CudaDeviceReport ProbeCudaDevices() {
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     cudaGetLastError();  // Clear the sticky error so later calls start clean.
-    report.reason = "CUDA runtime: " + Describe(err);
+    report.reason = NoDeviceReason(err);
     return report;
   }
   report.reported = count;

@@ -1,6 +1,7 @@
 #include "gpu/device_probe.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -42,6 +43,29 @@ TEST(DeviceProbe, CountAgreesWithTheReport) {
     EXPECT_FALSE(reason.empty()) << "no GPU needs a reason";
   }
   EXPECT_EQ(CountCudaDevices(), count);  // The reason is optional.
+}
+
+TEST(DeviceProbe, NoDriverSaysNoGpuNotUpdateTheDriver) {
+  // Where no NVIDIA driver is loaded (this repository's CI), the runtime
+  // reports an "insufficient" driver: the reason must say there is none.
+  if (access("/proc/driver/nvidia/version", F_OK) == 0) {
+    GTEST_SKIP() << "an NVIDIA driver is loaded here";
+  }
+  const CudaDeviceReport report = ProbeCudaDevices();
+  ASSERT_TRUE(report.usable.empty());
+  if (!report.compiled_with_cuda) {
+    EXPECT_NE(report.reason.find("without CUDA"), std::string::npos)
+        << report.reason;
+    return;
+  }
+  EXPECT_EQ(report.reason.rfind("this machine has no usable NVIDIA GPU or "
+                                "driver (CUDA runtime: ",
+                                0),
+            0u)
+      << report.reason;
+  std::string reason;
+  CountCudaDevices(&reason);
+  EXPECT_EQ(reason, report.reason);
 }
 
 }  // namespace

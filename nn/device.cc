@@ -27,7 +27,8 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 }
 
 constexpr char kForms[] =
-    "use auto, cpu:K (K CPU devices) or cuda:I[,J...] (a GPU may repeat)";
+    "use auto, cpu:K (K CPU devices), cpu:I,J (those CPU devices) or "
+    "cuda:I[,J...] (a GPU may repeat)";
 
 }  // namespace
 
@@ -71,13 +72,31 @@ std::vector<Device> ResolveDevices(const std::string& spec, int usable_gpus,
   const std::string kind = spec.substr(0, colon);
   const std::string rest =
       colon == std::string::npos ? "" : spec.substr(colon + 1);
-  if (kind == "cpu") {
-    if (rest.find(',') != std::string::npos) {
-      throw DeviceError("--devices=" + spec +
-                        ": CPU devices are given as a count, not a list "
-                        "(cpu:2 means cpu:0 and cpu:1); " +
-                        kForms);
+  if (kind == "cpu" && rest.find(',') != std::string::npos) {
+    // cpu:0,1 (or cpu:0,cpu:1): those CPU devices, each once.
+    for (std::string part : Split(rest, ',')) {
+      if (part.rfind("cpu:", 0) == 0) part = part.substr(4);
+      const int index = ParseIndex(part);
+      if (index < 0) {
+        throw DeviceError("--devices=" + spec + ": '" + part +
+                          "' is not a CPU device index; " + kForms);
+      }
+      const Device device = Device::Cpu(index);
+      if (std::find(devices.begin(), devices.end(), device) != devices.end()) {
+        throw DeviceError("--devices=" + spec + ": cpu:" + part +
+                          " is named twice; a CPU device is one replica "
+                          "(for more, name more: cpu:4 is cpu:0 to cpu:3)");
+      }
+      devices.push_back(device);
     }
+    if (static_cast<int>(devices.size()) > kMaxCpuDevices) {
+      throw DeviceError("--devices=" + spec + ": at most " +
+                        std::to_string(kMaxCpuDevices) +
+                        " CPU devices per process");
+    }
+    return devices;
+  }
+  if (kind == "cpu") {
     const int count = ParseIndex(rest);
     if (count < 0) {
       throw DeviceError("--devices=" + spec + ": '" + rest +

@@ -49,6 +49,7 @@ Device ParseDevice(const std::string& text);
 //               CPU devices (d2l's try_all_gpus falls back to the CPU)
 //   cpu:K       K CPU devices, cpu:0 .. cpu:K-1 (CPU devices are replicas,
 //               each with a worker thread; K at most kMaxCpuDevices)
+//   cpu:I,J..   the listed CPU devices ("cpu:0,cpu:1" too), each once
 //   cuda:I,J..  the listed GPUs ("cuda:0,cuda:1" too); each must exist; a
 //               GPU may repeat (cuda:0,0: two replicas on one GPU)
 // Throws DeviceError naming the spec, and for a missing GPU how many exist

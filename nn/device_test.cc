@@ -62,11 +62,21 @@ TEST(Device, MissingGpuIsAClearError) {
   EXPECT_THAT(ErrorOf("cuda:0,cuda:x", 2), HasSubstr("'x' is not a GPU index"));
 }
 
+TEST(Device, ACpuListNamesThoseDevices) {
+  EXPECT_EQ(ResolveDevices("cpu:0,1", 0),
+            (std::vector<Device>{Device::Cpu(0), Device::Cpu(1)}));
+  EXPECT_EQ(ResolveDevices("cpu:0,cpu:2", 0),
+            (std::vector<Device>{Device::Cpu(0), Device::Cpu(2)}));
+  // A count without a comma, as before.
+  EXPECT_EQ(ResolveDevices("cpu:1", 0), (std::vector<Device>{Device::Cpu(0)}));
+}
+
 TEST(Device, BadSpecsNameTheSpec) {
   EXPECT_THAT(ErrorOf("cpu:0", 0), HasSubstr("at least 1"));
   // Each of these once said "cpu needs a count of at least 1".
-  EXPECT_THAT(ErrorOf("cpu:0,cpu:0", 0),
-              HasSubstr("CPU devices are given as a count, not a list"));
+  EXPECT_THAT(ErrorOf("cpu:0,cpu:0", 0), HasSubstr("cpu:0 is named twice"));
+  EXPECT_THAT(ErrorOf("cpu:0,x", 0),
+              HasSubstr("'x' is not a CPU device index"));
   EXPECT_THAT(ErrorOf("cpu:2x", 0),
               HasSubstr("'2x' is not a whole number of CPU devices"));
   // cpu:1000 was killed by the out-of-memory killer after 96 s.

@@ -115,10 +115,12 @@ wait "$pid" || status=$?
 grep -q 'stopped by SIGTERM after epoch 2, step [0-9]*; checkpoint written to .*; continue with the same flags and --resume' \
   "$dir/run.err" || fail "SIGTERM: no message: $(tail -n 2 "$dir/run.err")"
 "$lenet" "${flags[@]}" --checkpoint_dir="$dir/ckpt" --resume \
-  --params_out="$dir/resumed.bin" >/dev/null 2>&1 ||
+  --params_out="$dir/resumed.bin" >"$dir/resumed.txt" 2>/dev/null ||
   fail "SIGTERM: the resumed run failed"
 cmp "$dir/straight.bin" "$dir/resumed.bin" ||
   fail "SIGTERM: the resumed run differs from the uninterrupted one"
+grep -qE "^resumed from .*lenet_scratch.ckpt at epoch 2, step [1-9][0-9]* " \
+  "$dir/resumed.txt" || fail "SIGTERM: no resumed-from line"
 echo "PASS: $(tail -n 1 "$dir/run.err")"
 
 # 4. Another device count: one step per epoch (--limit = --batch_size), so
@@ -141,6 +143,26 @@ for devices in 1 4; do
 done
 echo "PASS: a checkpoint of 2 devices resumes on 1 and 4"
 
+# 4b. Left out, --batch_size and --lr are the checkpoint's on another device
+# count (resnet_dp's defaults scale with the devices: 512 and 0.2 on two),
+# and the resumed run says where it resumed from.
+dir="$out/defaults"
+mkdir -p "$dir"
+flags=(--limit=512 --test_limit=16 --seed=6)
+"$resnet" --devices=cpu:2 "${flags[@]}" --epochs=1 \
+  --checkpoint_dir="$dir/ckpt" >"$dir/first.txt" 2>&1 ||
+  fail "resnet_dp on 2 devices failed: $(tail -n 2 "$dir/first.txt")"
+grep -q 'batch 512 (256 per device, scaled for 2 devices), lr 0.2 (scaled for 2 devices)' \
+  "$dir/first.txt" || fail "the header does not say how batch and lr were scaled: $(head -n 1 "$dir/first.txt")"
+"$resnet" --devices=cpu:1 "${flags[@]}" --epochs=2 --checkpoint_dir="$dir/ckpt" \
+  --resume >"$dir/resumed.txt" 2>&1 ||
+  fail "resuming resnet_dp on 1 device without --batch_size: $(tail -n 2 "$dir/resumed.txt")"
+grep -q "batch 512 (the checkpoint's), lr 0.2 (the checkpoint's)" \
+  "$dir/resumed.txt" || fail "the resumed header: $(grep batch "$dir/resumed.txt")"
+grep -qE "^resumed from $dir/ckpt/resnet_dp.ckpt at epoch 2, step 0 \(written [0-9T:-]+Z on \[cpu:0, cpu:1\]\)$" \
+  "$dir/resumed.txt" || fail "no resumed-from line: $(head -n 3 "$dir/resumed.txt")"
+echo "PASS: resnet_dp resumed on 1 device with the checkpoint's batch and lr"
+
 # 5. What must be refused.
 expect_refusal() {
   local want="$1"
@@ -151,10 +173,10 @@ expect_refusal() {
 }
 ckpt="$out/lenet_scratch/ckpt"
 lenet_flags=(--devices=cpu:2 --test_limit=200 --seed=3 --epochs=6)
-expect_refusal "was written with training data 2000 images" \
+expect_refusal "was written with training_data 2000 images" \
   "$lenet" "${lenet_flags[@]}" --lr=0.9 --limit=1000 \
   --checkpoint_dir="$ckpt" --resume
-expect_refusal "was written with --lr 0.9, this run has 0.5" \
+expect_refusal "was written with lr 0.9, this run has 0.5" \
   "$lenet" "${lenet_flags[@]}" --lr=0.5 --limit=2000 \
   --checkpoint_dir="$ckpt" --resume
 mkdir -p "$out/foreign"

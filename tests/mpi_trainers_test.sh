@@ -131,12 +131,12 @@ expect_disagreement() {
   grep -q '^epoch 1/1:' "$out/disagree.txt" && fail "$*: trained anyway"
   echo "disagreement named: $(grep -m1 -o 'processes disagree on [^;]*' "$out/disagree.txt")"
 }
-expect_disagreement "--lr: 0.9 on process 0, 5 on process 1" --lr=5
-expect_disagreement "--seed: 7 on process 0, 8 on process 1" --seed=8
-expect_disagreement "--epochs: 1 on process 0, 2 on process 1" --epochs=2
-expect_disagreement "--backend: ring on process 0, naive on process 1" \
+expect_disagreement "lr: 0.9 on process 0, 5 on process 1" --lr=5
+expect_disagreement "seed: 7 on process 0, 8 on process 1" --seed=8
+expect_disagreement "epochs: 1 on process 0, 2 on process 1" --epochs=2
+expect_disagreement "backend: ring on process 0, naive on process 1" \
   --backend=naive
-expect_disagreement "training data: 3000 images, fingerprint [0-9a-f]* on process 0, 2999 images" \
+expect_disagreement "training_data: 3000 images, fingerprint [0-9a-f]* on process 0, 2999 images" \
   --limit=2999
 
 # 5. Process 1 killed after the first epoch.

@@ -26,7 +26,9 @@ int Main(int argc, char** argv) {
       "--backend. Defaults: batch 256, lr 0.2, 10 epochs.",
       kProgram);
   TrainerFlags flags;
-  AddTrainerFlags(app, &flags, /*default_epochs=*/10, "256", "0.2");
+  AddTrainerFlags(app, &flags, /*default_epochs=*/10,
+                  "256 (the chapter's, whatever the devices)",
+                  "0.2 (the chapter's)");
   return RunTrainerMain(app, argc, argv, [&] {
     const std::vector<nn::Device> devices =
         ResolveTrainerDevices(flags.devices);
@@ -35,12 +37,14 @@ int Main(int argc, char** argv) {
     const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
     // Bad output paths fail now, not after hours of training.
     if (job.leader()) CheckTrainerOutputs(flags, kProgram);
-    const int64_t batch_size = flags.batch_size > 0 ? flags.batch_size : 256;
-    const double lr = flags.lr > 0 ? flags.lr : 0.2;
+    const auto resume = ReadResumeCheckpoint(flags, kProgram);
+    const BatchAndLr run = ResolveBatchAndLr(
+        flags, TrainerDefaults{256, 0.2, /*per_device=*/false}, job.ranks,
+        resume.get());
     const data::FashionMnist data = LoadTrainerData(flags);
     RunSettings settings =
-        CommonSettings(kProgram, kModel, data, flags.epochs, batch_size, lr,
-                       flags.seed, backend, flags.replica_check_every);
+        CommonSettings(kProgram, kModel, data, flags.epochs, run.batch_size,
+                       run.lr, flags.seed, backend, flags.replica_check_every);
     AddTrainingSettings(flags, &settings);
     CheckProcessesAgree(job.processes.get(), settings);
     nn::ReplicaGroupOptions group;
@@ -48,7 +52,7 @@ int Main(int argc, char** argv) {
     group.threads_per_device =
         ThreadsPerDevice(flags.threads_per_device, devices.size());
     group.processes = job.processes;
-    LeNetUpdate update = PlainSgd(static_cast<float>(lr));
+    LeNetUpdate update = PlainSgd(static_cast<float>(run.lr));
     update.sgd.momentum = static_cast<float>(flags.momentum);
     update.sgd.weight_decay = static_cast<float>(flags.weight_decay);
     update.clip_grad_norm = flags.clip_grad_norm;
@@ -56,16 +60,16 @@ int Main(int argc, char** argv) {
                            update);
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
-    const LoopOptions loop = TrainerLoopOptions(flags, kProgram, job, where,
-                                                batch_size, lr, settings);
+    const LoopOptions loop =
+        TrainerLoopOptions(flags, kProgram, job, where, run, settings, resume);
     if (LoadParamsAndMaybeEvaluate(flags, replicas, kModel, data.test,
-                                   batch_size, where, loop.terminal, out,
+                                   run.batch_size, where, loop.terminal, out,
                                    job.LeaderOnly(std::cerr))) {
       return 0;
     }
-    out << SetupLine(kProgram, where, job.ranks, backend, batch_size, lr,
+    out << SetupLine(kProgram, where, job.ranks, backend, run, flags,
                      devices.front().is_cuda() ? 0 : group.threads_per_device,
-                     data, flags.epochs)
+                     data)
         << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         replicas, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));

@@ -1,6 +1,6 @@
 // //trainers:resnet_dp — d2l's "Concise Implementation for Multiple GPUs":
 // ResNet-18 behind DataParallel. Defaults as in the chapter: batch 256 and
-// lr 0.1 on one device, both times the number of devices unless given
+// lr 0.1 on one device, each times the number of devices when left out
 // (512 and 0.2 on two), 10 epochs.
 #include <iostream>
 
@@ -57,8 +57,9 @@ int Main(int argc, char** argv) {
       "10 epochs.",
       kProgram);
   TrainerFlags flags;
-  AddTrainerFlags(app, &flags, /*default_epochs=*/10, "256 per device",
-                  "0.1 per device");
+  AddTrainerFlags(app, &flags, /*default_epochs=*/10,
+                  "256 per device, times the devices",
+                  "0.1 per device, times the devices");
   bool sync_bn = false;
   app.add_flag("--sync_bn", sync_bn,
                "batch norm with the whole batch's statistics, summed across "
@@ -72,21 +73,21 @@ int Main(int argc, char** argv) {
     // Bad output paths fail now, not after hours of training.
     if (job.leader()) CheckTrainerOutputs(flags, kProgram);
     const int n = job.ranks;
-    const int64_t batch_size =
-        flags.batch_size > 0 ? flags.batch_size : int64_t{256} * n;
-    const double lr = flags.lr > 0 ? flags.lr : 0.1 * n;
+    const auto resume = ReadResumeCheckpoint(flags, kProgram);
+    const BatchAndLr run = ResolveBatchAndLr(
+        flags, TrainerDefaults{256, 0.1, /*per_device=*/true}, n, resume.get());
     const data::FashionMnist data = LoadTrainerData(flags);
     RunSettings settings =
-        CommonSettings(kProgram, kModel, data, flags.epochs, batch_size, lr,
-                       flags.seed, backend, flags.replica_check_every);
+        CommonSettings(kProgram, kModel, data, flags.epochs, run.batch_size,
+                       run.lr, flags.seed, backend, flags.replica_check_every);
     AddTrainingSettings(flags, &settings);
     // Per-device or whole-batch statistics: different trajectories.
-    settings.push_back({"--sync_bn", sync_bn ? "true" : "false", true});
+    settings.push_back({"sync_bn", sync_bn ? "true" : "false", true});
     CheckProcessesAgree(job.processes.get(), settings);
 
     nn::DataParallelOptions options;
     options.backend = backend;
-    options.sgd.lr = static_cast<float>(lr);
+    options.sgd.lr = static_cast<float>(run.lr);
     options.sgd.momentum = static_cast<float>(flags.momentum);
     options.sgd.weight_decay = static_cast<float>(flags.weight_decay);
     options.clip_grad_norm = flags.clip_grad_norm;
@@ -105,16 +106,16 @@ int Main(int argc, char** argv) {
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
     DataParallelTrainer trainer(dp);
-    const LoopOptions loop = TrainerLoopOptions(flags, kProgram, job, where,
-                                                batch_size, lr, settings);
+    const LoopOptions loop =
+        TrainerLoopOptions(flags, kProgram, job, where, run, settings, resume);
     if (LoadParamsAndMaybeEvaluate(flags, trainer, kModel, data.test,
-                                   batch_size, where, loop.terminal, out,
+                                   run.batch_size, where, loop.terminal, out,
                                    job.LeaderOnly(std::cerr))) {
       return 0;
     }
-    out << SetupLine(kProgram, where, n, backend, batch_size, lr,
+    out << SetupLine(kProgram, where, n, backend, run, flags,
                      devices.front().is_cuda() ? 0 : options.threads_per_device,
-                     data, flags.epochs)
+                     data)
         << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         trainer, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));

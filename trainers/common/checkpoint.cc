@@ -1,5 +1,6 @@
 #include "trainers/common/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -26,6 +27,13 @@ uint64_t ReadU64(const std::string& bytes, size_t at) {
   return v;
 }
 
+// Settings were once named as flags ("--lr") or in words ("training data").
+std::string PlainSettingName(std::string name) {
+  if (name.rfind("--", 0) == 0) name.erase(0, 2);
+  std::replace(name.begin(), name.end(), ' ', '_');
+  return name;
+}
+
 int64_t Elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -41,6 +49,8 @@ std::string EncodeCheckpoint(const Checkpoint& c) {
     if (s.resume_must_match) settings.push_back({s.name, s.value});
   }
   header["settings"] = settings;
+  header["written"] = c.written;
+  header["devices"] = c.devices;
   const RunPosition& p = c.position;
   header["position"] = {{"epoch", p.epoch},
                         {"steps", p.steps},
@@ -96,9 +106,11 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
     const nlohmann::json h =
         nlohmann::json::parse(bytes.substr(header_at, header_bytes));
     for (const auto& s : h.at("settings")) {
-      c.settings.push_back(
-          {s.at(0).get<std::string>(), s.at(1).get<std::string>(), true});
+      c.settings.push_back({PlainSettingName(s.at(0).get<std::string>()),
+                            s.at(1).get<std::string>(), true});
     }
+    c.written = h.value("written", "");
+    c.devices = h.value("devices", "");
     const auto& p = h.at("position");
     c.position.epoch = p.at("epoch").get<int>();
     c.position.steps = p.at("steps").get<int64_t>();

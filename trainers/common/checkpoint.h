@@ -48,6 +48,8 @@ struct RunPosition {
 
 struct Checkpoint {
   RunSettings settings;  // Only those with resume_must_match are kept.
+  std::string written;   // When, in UTC ("2026-11-25T10:00:00Z").
+  std::string devices;   // On what ("[cpu:0, cpu:1]").
   RunPosition position;
   std::vector<EpochMetrics> history;  // Epochs finished before `position`.
   std::vector<CheckpointTensor> tensors;

@@ -18,8 +18,10 @@ std::string TempPath(const std::string& name) {
 Checkpoint Sample() {
   Checkpoint c;
   c.settings = {{"program", "lenet_scratch", true},
-                {"--lr", "0.20000000000000001", true},
-                {"--epochs", "10", false}};
+                {"lr", "0.20000000000000001", true},
+                {"epochs", "10", false}};
+  c.written = "2026-11-25T10:00:00Z";
+  c.devices = "[cpu:0, cpu:1]";
   c.position.epoch = 3;
   c.position.steps = 17;
   c.position.loss_sum = 1234.5678901234567;
@@ -48,8 +50,10 @@ TEST(CheckpointTest, RoundTripsExactly) {
   const Checkpoint out = DecodeCheckpoint(EncodeCheckpoint(in), "ck");
   // Only the settings a resumed run must match are kept.
   ASSERT_EQ(out.settings.size(), 2u);
-  EXPECT_EQ(out.settings[1].name, "--lr");
+  EXPECT_EQ(out.settings[1].name, "lr");
   EXPECT_EQ(out.settings[1].value, "0.20000000000000001");
+  EXPECT_EQ(out.written, "2026-11-25T10:00:00Z");
+  EXPECT_EQ(out.devices, "[cpu:0, cpu:1]");
   EXPECT_EQ(out.position.epoch, 3);
   EXPECT_EQ(out.position.steps, 17);
   EXPECT_EQ(out.position.loss_sum, in.position.loss_sum);  // Bit for bit.
@@ -112,15 +116,24 @@ std::string ResumeError(const RunSettings& settings,
   return "";
 }
 
+TEST(CheckpointTest, SettingsNamedAsFlagsOrWordsReadAsPlainNames) {
+  Checkpoint c = Sample();
+  c.settings = {{"--lr", "0.2", true}, {"training data", "3 images", true}};
+  const Checkpoint out = DecodeCheckpoint(EncodeCheckpoint(c), "ck");
+  ASSERT_EQ(out.settings.size(), 2u);
+  EXPECT_EQ(out.settings[0].name, "lr");
+  EXPECT_EQ(out.settings[1].name, "training_data");
+}
+
 TEST(CheckpointTest, ResumableOnlyWithTheSameSettingsAndModel) {
   const RunSettings same = {{"program", "lenet_scratch", true},
-                            {"--lr", "0.20000000000000001", true},
-                            {"--epochs", "20", false}};  // May change.
+                            {"lr", "0.20000000000000001", true},
+                            {"epochs", "20", false}};  // May change.
   EXPECT_EQ(ResumeError(same, {"W1", "b1"}, {6, 2}), "");
   RunSettings other_lr = same;
   other_lr[1].value = "0.5";
   EXPECT_NE(ResumeError(other_lr, {"W1", "b1"}, {6, 2})
-                .find("was written with --lr 0.20000000000000001, this run "
+                .find("was written with lr 0.20000000000000001, this run "
                       "has 0.5"),
             std::string::npos);
   EXPECT_NE(ResumeError(same, {"W1"}, {6}).find("another model"),
@@ -128,11 +141,11 @@ TEST(CheckpointTest, ResumableOnlyWithTheSameSettingsAndModel) {
   EXPECT_NE(ResumeError(same, {"W1", "b1"}, {6, 3}).find("another model"),
             std::string::npos);
   RunSettings more = same;
-  more.push_back({"--sync_bn", "true", true});
+  more.push_back({"sync_bn", "true", true});
   // A checkpoint of an earlier version lacks the settings added since (the
   // training knobs): the message says so and how to go on.
   const std::string older = ResumeError(more, {"W1", "b1"}, {6, 2});
-  EXPECT_NE(older.find("does not record --sync_bn"), std::string::npos);
+  EXPECT_NE(older.find("does not record sync_bn"), std::string::npos);
   EXPECT_NE(older.find("older ringlet; leave out --resume"), std::string::npos)
       << older;
 }

@@ -74,8 +74,10 @@ std::string ProgressBar::Line(int64_t images, double elapsed, double loss,
   std::string line = label_ + " [" + std::string(filled, '#') +
                      std::string(kBarWidth - filled, '.') + "] " +
                      WithCommas(images) + "/" + WithCommas(total_);
-  if (images > 0 && elapsed > 0) {
-    const double rate = images / elapsed;
+  // A resumed pass's earlier images were not done in this `elapsed`.
+  const int64_t done_here = images - images_before_;
+  if (done_here > 0 && elapsed > 0) {
+    const double rate = done_here / elapsed;
     const double left = (total_ - images) / rate;
     line += " " + WithCommas(static_cast<int64_t>(rate)) + " img/s";
     if (std::isfinite(loss)) {

@@ -34,6 +34,10 @@ class ProgressBar {
     seconds_after_ = std::move(estimate);
   }
 
+  // `images` of the pass were done before this bar started (a resumed
+  // epoch): they count towards the bar, not towards the rate.
+  void set_images_before(int64_t images) { images_before_ = images; }
+
   // `images` of the pass are done; `loss` is the running mean loss (NaN:
   // none, as in evaluation); `comm_fraction` the share of the step time
   // spent in collectives so far (NaN: not shown, as with one device).
@@ -56,6 +60,7 @@ class ProgressBar {
   double start_ = 0;
   double last_print_ = -1e9;
   int64_t last_printed_images_ = 0;
+  int64_t images_before_ = 0;
   size_t drawn_width_ = 0;
 };
 

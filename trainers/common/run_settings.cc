@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -10,11 +11,8 @@
 #include "trainers/common/checksum.h"
 
 namespace ringlet::trainers {
-namespace {
 
-// The shortest text that reads back as exactly `v` ("0.9", not
-// "0.90000000000000002").
-std::string Number(double v) {
+std::string FormatNumber(double v) {
   char buf[32];
   for (int digits = 1; digits <= 17; ++digits) {
     std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
@@ -23,7 +21,22 @@ std::string Number(double v) {
   return buf;
 }
 
-}  // namespace
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+const Setting* FindSetting(const RunSettings& settings,
+                           const std::string& name) {
+  for (const Setting& s : settings) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
 
 std::string DataFingerprint(const data::Split& split) {
   uint64_t h = Checksum64(split.pixels.data(), split.pixels.size());
@@ -48,16 +61,16 @@ RunSettings CommonSettings(const std::string& program, const std::string& model,
   return {
       {"program", program, true},
       {"model", model, true},
-      {"training data", DataFingerprint(data.train), true},
-      {"--batch_size", std::to_string(batch_size), true},
-      {"--lr", Number(lr), true},
-      {"--seed", std::to_string(seed), true},
-      {"test data", DataFingerprint(data.test), false},
-      {"--epochs", std::to_string(epochs), false},
-      {"--backend", backend, false},
+      {"training_data", DataFingerprint(data.train), true},
+      {"batch_size", std::to_string(batch_size), true},
+      {"lr", FormatNumber(lr), true},
+      {"seed", std::to_string(seed), true},
+      {"test_data", DataFingerprint(data.test), false},
+      {"epochs", std::to_string(epochs), false},
+      {"backend", backend, false},
       // A collective every so many steps: all processes must call it.
-      {"--replica_check_every", std::to_string(replica_check_every), false},
-      {"build (checksum of the program file)", BuildFingerprint(), false},
+      {"replica_check_every", std::to_string(replica_check_every), false},
+      {"program_checksum", BuildFingerprint(), false},
   };
 }
 

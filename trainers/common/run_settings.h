@@ -24,7 +24,7 @@ class ProcessesDisagree : public std::runtime_error {
 };
 
 struct Setting {
-  std::string name;   // "--lr", "training data", ...
+  std::string name;   // "lr", "training_data", ... (the flag's name, if one)
   std::string value;  // As text: "0.2", "60000 images, fingerprint 1a2b..."
   // Part of what a checkpoint holds and a resumed run must match (the
   // trajectory of the parameters). Others (--epochs, --test_limit,
@@ -34,6 +34,17 @@ struct Setting {
 };
 
 using RunSettings = std::vector<Setting>;
+
+// The setting named `name`, or null.
+const Setting* FindSetting(const RunSettings& settings,
+                           const std::string& name);
+
+// Now, in UTC: "2026-11-25T10:00:00Z".
+std::string UtcNow();
+
+// The shortest text that reads back as exactly `v` ("0.9", not
+// "0.90000000000000002"); what settings, CSV and JSON files hold.
+std::string FormatNumber(double v);
 
 // "60000 images, fingerprint 0123456789abcdef": a 64-bit checksum of the
 // split's pixels and labels.

@@ -36,26 +36,41 @@ namespace {
 
 // "must be a number above 0" for anything else, as one short line (CLI11's
 // PositiveNumber prints the whole range of a double). inf and nan are not
-// numbers a run can use (--lr=inf trained on NaN).
-const CLI::Validator kPositive(
-    [](std::string& text) -> std::string {
-      try {
-        size_t used = 0;
-        const double v = std::stod(text, &used);
-        if (v > 0 && std::isfinite(v) && used == text.size()) return "";
-      } catch (const std::exception&) {
-      }
-      return "must be a finite number above 0, got '" + text + "'";
-    },
-    "POSITIVE");
+// numbers a run can use (--lr=inf trained on NaN). With `auto_ok`, "auto"
+// reads as 0: the trainer's default.
+CLI::Validator Positive(bool auto_ok) {
+  return CLI::Validator(
+      [auto_ok](std::string& text) -> std::string {
+        if (auto_ok && text == "auto") {
+          text = "0";
+          return "";
+        }
+        try {
+          size_t used = 0;
+          const double v = std::stod(text, &used);
+          if (v > 0 && std::isfinite(v) && used == text.size()) return "";
+        } catch (const std::exception&) {
+        }
+        return std::string("must be ") + (auto_ok ? "auto or " : "") +
+               "a finite number above 0, got '" + text + "'";
+      },
+      "");
+}
 
 // A whole number in [min, max], checked before CLI11 converts it (whose
 // own message for --epochs=1.5 was "At Most 1 required but received 2").
-CLI::Validator WholeNumber(int64_t min, int64_t max) {
+// With `auto_ok`, "auto" reads as 0: the trainer's default.
+CLI::Validator WholeNumber(int64_t min, int64_t max, bool auto_ok = false) {
   return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
+      [min, max, auto_ok](std::string& text) -> std::string {
+        if (auto_ok && text == "auto") {
+          text = "0";
+          return "";
+        }
         const std::string range =
-            min == 0 ? "0 or more" : "above " + std::to_string(min - 1);
+            (auto_ok ? "auto or a whole number " : "a whole number ") +
+            (min == 0 ? std::string("0 or more")
+                      : "above " + std::to_string(min - 1));
         try {
           size_t used = 0;
           const long long v = std::stoll(text, &used);
@@ -65,14 +80,29 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
                    "'";
           }
         } catch (const std::out_of_range&) {
-          return "must be a whole number " + range + " and at most " +
-                 std::to_string(max) + ", got '" + text + "'";
+          return "must be " + range + " and at most " + std::to_string(max) +
+                 ", got '" + text + "'";
         } catch (const std::exception&) {
         }
-        return "must be a whole number " + range + ", got '" + text + "'";
+        return "must be " + range + ", got '" + text + "'";
       },
-      "INT");
+      "");
 }
+
+// --devices: the forms ResolveDevices reads (whether the GPUs exist is
+// checked later, against the machine).
+const CLI::Validator kDeviceSpec(
+    [](std::string& text) -> std::string {
+      if (text == "auto") return "";
+      try {
+        // As if every index named a GPU (ParseIndex reads up to 6 digits).
+        nn::ResolveDevices(text, /*usable_gpus=*/1000000);
+        return "";
+      } catch (const nn::DeviceError& e) {
+        return e.what();
+      }
+    },
+    "");
 
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
@@ -114,7 +144,7 @@ CLI::Validator RealIn(double min, double max) {
         return "must be a number " + std::string(range) + ", got '" + text +
                "'";
       },
-      "NUMBER");
+      "");
 }
 
 }  // namespace
@@ -125,24 +155,31 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
   f->epochs = default_epochs;
   cli::UseConventions(app);
   app.add_option("--devices", f->devices,
-                 "auto (every GPU, else one CPU device), cpu:K (K CPU "
-                 "devices), or cuda:I,J,...")
+                 "auto (every GPU, else one CPU device); cpu:K (K CPU "
+                 "devices: cpu:2 is cpu:0 and cpu:1) or cpu:I,J (those CPU "
+                 "devices); cuda:I,J,... (those GPUs, by index; a GPU may "
+                 "repeat)")
+      ->check(kDeviceSpec)
       ->capture_default_str();
   app.add_option("--backend", f->backend,
                  "how gradients are summed: ring, naive or nccl (under "
                  "mpirun also mpi); auto: nccl when every device is its own "
                  "GPU, else ring")
+      ->check(CLI::IsMember({"auto", "ring", "naive", "nccl", "mpi"}))
       ->capture_default_str();
   app.add_option("--epochs", f->epochs, "passes over the training set")
       ->check(WholeNumber(1, kMaxInt))
       ->capture_default_str();
-  app.add_option("--batch_size", f->batch_size,
-                 "images per step over all devices")
-      ->check(WholeNumber(1, kMaxInt64))
-      ->default_str(batch_default);
-  app.add_option("--lr", f->lr, "SGD learning rate")
-      ->check(kPositive)
-      ->default_str(lr_default);
+  app.add_option(
+         "--batch_size", f->batch_size,
+         "images per step over all devices, as given; auto: " + batch_default)
+      ->type_name("INT")
+      ->transform(WholeNumber(1, kMaxInt64, /*auto_ok=*/true))
+      ->default_str("auto");
+  app.add_option("--lr", f->lr, "learning rate, as given; auto: " + lr_default)
+      ->type_name("NUMBER")
+      ->transform(Positive(/*auto_ok=*/true))
+      ->default_str("auto");
   app.add_option("--momentum", f->momentum,
                  "SGD momentum, as torch.optim.SGD (0: the chapter's plain "
                  "SGD)")
@@ -182,14 +219,16 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "Fashion-MNIST folder (default: $FASHION_MNIST_DIR, else " +
                      std::string(data::kDefaultFashionMnistDir) + ")");
   app.add_option("--threads_per_device", f->threads_per_device,
-                 "cores each device's ops use (default: the cores shared out)")
-      ->check(WholeNumber(1, 1024));
+                 "cores each device's ops use (0: the machine's cores shared "
+                 "out)")
+      ->check(WholeNumber(0, 1024));
   app.add_option("--limit", f->limit,
-                 "train on the first N training images only (quick runs)")
-      ->check(WholeNumber(1, kMaxInt64));
+                 "train on the first N training images only (quick runs; 0: "
+                 "all)")
+      ->check(WholeNumber(0, kMaxInt64));
   app.add_option("--test_limit", f->test_limit,
-                 "evaluate on the first N test images only")
-      ->check(WholeNumber(1, kMaxInt64));
+                 "evaluate on the first N test images only (0: all)")
+      ->check(WholeNumber(0, kMaxInt64));
   app.add_option("--metrics_out", f->metrics_out,
                  "write one JSON line per epoch to this file");
   app.add_option("--plot_out", f->plot_out,
@@ -267,36 +306,35 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
 LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
                                const std::string& program,
                                const TrainerJob& job, const std::string& where,
-                               int64_t batch_size, double lr,
-                               const RunSettings& settings) {
+                               const BatchAndLr& run,
+                               const RunSettings& settings,
+                               std::shared_ptr<const Checkpoint> resume) {
   LoopOptions loop;
   loop.schedule.kind = flags.lr_schedule;
-  loop.schedule.base_lr = lr;
+  loop.schedule.base_lr = run.lr;
   loop.schedule.warmup_epochs = flags.warmup_epochs;
   loop.epochs = flags.epochs;
-  loop.batch_size = batch_size;
+  loop.batch_size = run.batch_size;
   loop.seed = flags.seed;
   // mpirun hands processes a pseudo-terminal even when its own output is
   // a log, so a job of several processes logs plain lines.
   loop.terminal = IsTerminal(2) && job.num_processes == 1;
+  loop.where = where;
   loop.plot_title = program + " on " + where;
   loop.settings = settings;
   loop.replica_check_every = flags.replica_check_every;
   loop.overlap_steps = flags.overlap_steps;
   loop.checkpoint_every = flags.checkpoint_every;
+  if (resume != nullptr) {
+    loop.resume_path = CheckpointPath(flags, program);
+    loop.resume = std::move(resume);
+  }
   if (job.leader()) {
     loop.metrics_out = ResolveUserPath(flags.metrics_out);
-    loop.run_line = RunLine(where, settings);
+    loop.run_line = RunLine(where, settings, loop.resume_path);
     loop.csv_out = ResolveUserPath(flags.csv_out);
     loop.plot_out = ResolveUserPath(flags.plot_out);
     loop.checkpoint_path = CheckpointPath(flags, program);
-  }
-  if (flags.resume) {
-    // Every process reads the checkpoint process 0 wrote (one host, or a
-    // shared folder).
-    loop.resume_path = CheckpointPath(flags, program);
-    loop.resume =
-        std::make_shared<const Checkpoint>(ReadCheckpoint(loop.resume_path));
   }
   if (!flags.checkpoint_dir.empty() && job.num_processes == 1) {
     std::signal(SIGINT, RecordStop);
@@ -313,36 +351,65 @@ void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,
 }
 
 void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
-  // The shortest text that reads back as the same double ("0.9").
-  auto number = [](double v) {
-    char text[32];
-    for (int digits = 6; digits <= 17; ++digits) {
-      std::snprintf(text, sizeof(text), "%.*g", digits, v);
-      if (std::strtod(text, nullptr) == v) break;
-    }
-    return std::string(text);
-  };
-  settings->push_back({"--momentum", number(flags.momentum), true});
-  settings->push_back({"--weight_decay", number(flags.weight_decay), true});
-  settings->push_back({"--lr_schedule", flags.lr_schedule, true});
-  settings->push_back({"--warmup_epochs", number(flags.warmup_epochs), true});
-  settings->push_back({"--clip_grad_norm", number(flags.clip_grad_norm), true});
-  settings->push_back({"--params_in", flags.params_in, false});
-  settings->push_back({"--precision", flags.precision, false});
-  settings->push_back({"--conv_algorithms", flags.conv_algorithms, false});
+  const auto number = FormatNumber;
+  settings->push_back({"momentum", number(flags.momentum), true});
+  settings->push_back({"weight_decay", number(flags.weight_decay), true});
+  settings->push_back({"lr_schedule", flags.lr_schedule, true});
+  settings->push_back({"warmup_epochs", number(flags.warmup_epochs), true});
+  settings->push_back({"clip_grad_norm", number(flags.clip_grad_norm), true});
+  settings->push_back({"params_in", flags.params_in, false});
+  settings->push_back({"precision", flags.precision, false});
+  settings->push_back({"conv_algorithms", flags.conv_algorithms, false});
   settings->push_back(
-      {"--overlap_steps", flags.overlap_steps ? "true" : "false", false});
+      {"overlap_steps", flags.overlap_steps ? "true" : "false", false});
 }
 
-std::string RunLine(const std::string& where, const RunSettings& settings) {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char started[32];
-  std::strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  nlohmann::ordered_json run = {{"started", started}, {"devices", where}};
+std::string RunLine(const std::string& where, const RunSettings& settings,
+                    const std::string& resumed_from) {
+  nlohmann::ordered_json run = {{"started", UtcNow()}, {"devices", where}};
+  if (!resumed_from.empty()) run["resumed_from"] = resumed_from;
   for (const Setting& s : settings) run[s.name] = s.value;
   return nlohmann::ordered_json({{"run", run}}).dump();
+}
+
+std::shared_ptr<const Checkpoint> ReadResumeCheckpoint(
+    const TrainerFlags& flags, const std::string& program) {
+  if (!flags.resume) return nullptr;
+  // Every process reads the checkpoint process 0 wrote (one host, or a
+  // shared folder).
+  return std::make_shared<const Checkpoint>(
+      ReadCheckpoint(CheckpointPath(flags, program)));
+}
+
+BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
+                             const TrainerDefaults& defaults, int ranks,
+                             const Checkpoint* resume) {
+  const std::string scaled = "scaled for " + std::to_string(ranks) + " devices";
+  BatchAndLr out;
+  auto saved = [&](const char* name) -> const Setting* {
+    return resume != nullptr ? FindSetting(resume->settings, name) : nullptr;
+  };
+  if (flags.batch_size > 0) {
+    out.batch_size = flags.batch_size;
+  } else if (const Setting* s = saved("batch_size")) {
+    out.batch_size = std::stoll(s->value);
+    out.batch_note = "the checkpoint's";
+  } else {
+    const int scale = defaults.per_device ? ranks : 1;
+    out.batch_size = defaults.batch_size * scale;
+    if (scale > 1) out.batch_note = scaled;
+  }
+  if (flags.lr > 0) {
+    out.lr = flags.lr;
+  } else if (const Setting* s = saved("lr")) {
+    out.lr = std::stod(s->value);
+    out.lr_note = "the checkpoint's";
+  } else {
+    const int scale = defaults.per_device ? ranks : 1;
+    out.lr = defaults.lr * scale;
+    if (scale > 1) out.lr_note = scaled;
+  }
+  return out;
 }
 
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
@@ -397,13 +464,12 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
     return {
         GpuOfLocalRank(local_rank ? std::atoi(local_rank) : 0, gpus.usable)};
   }
-  try {
-    return nn::ResolveDevices(spec, usable);
-  } catch (const nn::DeviceError& e) {
-    // A missing GPU: say what the runtime reported, too.
-    if (usable > 0 || spec.rfind("cuda", 0) != 0) throw;
-    throw nn::DeviceError(std::string(e.what()) + " (" + gpus.reason + ")");
+  if (usable == 0 && spec.rfind("cuda", 0) == 0) {
+    // No GPU at all: say why, in the runtime's words too.
+    throw nn::DeviceError("--devices=" + spec + ": " + gpus.reason +
+                          "; use --devices=cpu:2 or --devices=auto");
   }
+  return nn::ResolveDevices(spec, usable);
 }
 
 void ApplyGpuFlags(const TrainerFlags& flags,
@@ -466,23 +532,39 @@ data::FashionMnist LoadTrainerData(const TrainerFlags& flags) {
 }
 
 std::string SetupLine(const std::string& program, const std::string& where,
-                      int n, const std::string& backend, int64_t batch_size,
-                      double lr, int threads_per_device,
-                      const data::FashionMnist& data, int epochs) {
-  char lr_text[32];
-  std::snprintf(lr_text, sizeof(lr_text), "%g", lr);
+                      int n, const std::string& backend, const BatchAndLr& run,
+                      const TrainerFlags& flags, int threads_per_device,
+                      const data::FashionMnist& data) {
+  const int64_t batch = run.batch_size;
   std::string line = program + " on " + where + ": backend " + backend +
-                     ", batch " + std::to_string(batch_size);
+                     ", batch " + std::to_string(batch);
+  std::string batch_notes;
   if (n > 1) {
-    line += " (" + std::to_string(batch_size / n) +
-            (batch_size % n ? "-" + std::to_string(batch_size / n + 1) : "") +
-            " per device)";
+    batch_notes = std::to_string(batch / n) +
+                  (batch % n ? "-" + std::to_string(batch / n + 1) : "") +
+                  " per device";
   }
-  line += ", lr " + std::string(lr_text) + ", ";
+  if (!run.batch_note.empty()) {
+    batch_notes += (batch_notes.empty() ? "" : ", ") + run.batch_note;
+  }
+  if (!batch_notes.empty()) line += " (" + batch_notes + ")";
+  line += ", lr " + FormatNumber(run.lr);
+  if (!run.lr_note.empty()) line += " (" + run.lr_note + ")";
+  line += ", sgd (momentum " + FormatNumber(flags.momentum) +
+          ", weight decay " + FormatNumber(flags.weight_decay) + ")";
+  line += ", " + flags.lr_schedule + " schedule";
+  if (flags.warmup_epochs > 0) {
+    line += " (warmup " + FormatNumber(flags.warmup_epochs) + " epochs)";
+  }
+  if (flags.clip_grad_norm > 0) {
+    line += ", clip grad norm " + FormatNumber(flags.clip_grad_norm);
+  }
+  line += ", " + flags.precision + ", ";
   if (threads_per_device > 0) {  // CPU devices; GPUs use no op threads.
     line += std::to_string(threads_per_device) + " thread" +
             (threads_per_device == 1 ? "" : "s") + " per device, ";
   }
+  const int epochs = flags.epochs;
   line += std::to_string(data.train.size()) + " training and " +
           std::to_string(data.test.size()) + " test images, " +
           std::to_string(epochs) + " epoch" + (epochs == 1 ? "" : "s");

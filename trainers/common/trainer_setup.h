@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "data/fashion_mnist.h"
 #include "nn/device.h"
 #include "nn/tensor.h"
+#include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
 #include "trainers/common/run_settings.h"
 #include "trainers/common/training_loop.h"
@@ -26,8 +28,8 @@ struct TrainerFlags {
   // GPUs: how cuDNN's convolution algorithms are chosen (ApplyGpuFlags).
   std::string conv_algorithms = "measure";
   int epochs = 10;
-  int64_t batch_size = 0;  // 0: the trainer's default.
-  double lr = 0;           // 0: the trainer's default.
+  int64_t batch_size = 0;  // 0 (auto): see ResolveBatchAndLr.
+  double lr = 0;           // 0 (auto): see ResolveBatchAndLr.
   uint64_t seed = 0;
   std::string data_dir;
   int threads_per_device = 0;  // 0: the machine's cores shared out.
@@ -53,7 +55,7 @@ struct TrainerFlags {
 };
 
 // Adds the trainers' flags, with range checks, to `app`. `batch_default`
-// and `lr_default` describe the trainer's defaults in --help.
+// and `lr_default` say in --help what auto means for --batch_size and --lr.
 void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs,
                      const std::string& batch_default,
                      const std::string& lr_default);
@@ -69,9 +71,44 @@ void CheckTrainerOutputs(const TrainerFlags& flags, const std::string& program);
 // change the trajectory, so a resumed run and every process must match.
 void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings);
 
-// {"run": {...}}: when the run started (UTC), where, and `settings`; the
-// metrics file's first line.
-std::string RunLine(const std::string& where, const RunSettings& settings);
+// {"run": {...}}: when the run started (UTC), where, the checkpoint it
+// resumed from (when not empty), and `settings`; the metrics file's first
+// line.
+std::string RunLine(const std::string& where, const RunSettings& settings,
+                    const std::string& resumed_from = "");
+
+// --resume's checkpoint, read once before anything is built (its batch and
+// lr are the run's unless given); null without --resume. Throws
+// CheckpointError.
+std::shared_ptr<const Checkpoint> ReadResumeCheckpoint(
+    const TrainerFlags& flags, const std::string& program);
+
+// What --batch_size=auto and --lr=auto mean for a trainer: d2l's values,
+// per device and scaled by the job's devices (resnet_dp: 256 and 0.1 each),
+// or for the whole batch (lenet_scratch: 256 and 0.2).
+struct TrainerDefaults {
+  int64_t batch_size = 256;
+  double lr = 0.1;
+  bool per_device = false;
+};
+
+// The run's global batch and learning rate, each with a note for the
+// header ("scaled for 2 devices", "the checkpoint's", or "").
+struct BatchAndLr {
+  int64_t batch_size = 0;
+  double lr = 0;
+  std::string batch_note;
+  std::string lr_note;
+};
+
+// One rule for both: a value given is taken as given (the batch over all
+// devices, split across them; the lr as written). Left out, a resumed run
+// keeps its checkpoint's (so it continues on another number of devices
+// unchanged), and a fresh run takes `defaults`, scaled by `ranks` when
+// they are per device.
+BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
+                             const TrainerDefaults& defaults, int ranks,
+                             const Checkpoint* resume);
 
 // --params_in before training, --eval_only instead of it: loads the file
 // into `trainer` (when given); with --eval_only evaluates on `test`, prints
@@ -91,13 +128,14 @@ std::string CheckpointPath(const TrainerFlags& flags,
 // The loop's options from the flags: epochs, seed, outputs (process 0
 // only), progress, checkpoints and the stop-on-signal flag (one process
 // only: under mpirun the job ends on a signal and resumes from the last
-// epoch's checkpoint), --resume's checkpoint, the replica check. `batch_size`
-// and `settings` are the run's own.
+// epoch's checkpoint), `resume` (ReadResumeCheckpoint's), the replica
+// check. `run` and `settings` are the run's own.
 LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
                                const std::string& program,
                                const TrainerJob& job, const std::string& where,
-                               int64_t batch_size, double lr,
-                               const RunSettings& settings);
+                               const BatchAndLr& run,
+                               const RunSettings& settings,
+                               std::shared_ptr<const Checkpoint> resume);
 
 // The devices --devices names: `auto` is every usable GPU, else one CPU
 // device (d2l's try_all_gpus); under mpirun `auto` is the GPU of this
@@ -131,15 +169,17 @@ int ThreadsPerDevice(int requested, int devices);
 // --test_limit images. Throws data::DataError.
 data::FashionMnist LoadTrainerData(const TrainerFlags& flags);
 
-// The one-line summary printed at start: "lenet_scratch on [cpu:0, cpu:1]:
-// backend ring, batch 256 (128 per device), lr 0.2, 1 thread per device,
-// 60000 training and 10000 test images, 10 epochs". `where` names the
-// devices (TrainerJob::Where), `ranks` counts them over the job; the
-// threads are left out when threads_per_device is 0 (GPU devices).
+// The one-line summary printed at start: "resnet_dp on [cpu:0, cpu:1]:
+// backend ring, batch 512 (256 per device, scaled for 2 devices), lr 0.2
+// (scaled for 2 devices), sgd (momentum 0, weight decay 0), constant
+// schedule, fp32, 1 thread per device, 60000 training and 10000 test
+// images, 10 epochs". `where` names the devices (TrainerJob::Where),
+// `ranks` counts them over the job; the threads are left out when
+// threads_per_device is 0 (GPU devices).
 std::string SetupLine(const std::string& program, const std::string& where,
-                      int ranks, const std::string& backend, int64_t batch_size,
-                      double lr, int threads_per_device,
-                      const data::FashionMnist& data, int epochs);
+                      int ranks, const std::string& backend,
+                      const BatchAndLr& run, const TrainerFlags& flags,
+                      int threads_per_device, const data::FashionMnist& data);
 
 // --params_out (when given): `state`'s model tensors with their names and
 // shapes (parameter_file.h), written atomically.

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace ringlet::trainers {
@@ -39,6 +40,67 @@ TEST(ApplyGpuFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
   flags.conv_algorithms = "fastest";
   EXPECT_THROW(ApplyGpuFlags(flags, {nn::Device::Cpu(0)}),
                std::invalid_argument);
+}
+
+// resnet_dp's defaults (per device) and lenet_scratch's (the whole batch).
+const TrainerDefaults kResNet{256, 0.1, /*per_device=*/true};
+const TrainerDefaults kLeNet{256, 0.2, /*per_device=*/false};
+
+TEST(ResolveBatchAndLrTest, LeftOutPerDeviceDefaultsScaleWithTheDevices) {
+  for (int devices : {1, 2, 4}) {
+    const BatchAndLr run = ResolveBatchAndLr({}, kResNet, devices, nullptr);
+    EXPECT_EQ(run.batch_size, 256 * devices);
+    EXPECT_DOUBLE_EQ(run.lr, 0.1 * devices);
+    const std::string note =
+        devices == 1 ? ""
+                     : "scaled for " + std::to_string(devices) + " devices";
+    EXPECT_EQ(run.batch_note, note);
+    EXPECT_EQ(run.lr_note, note);
+    // The chapter's LeNet: the same batch and lr on any number of devices.
+    const BatchAndLr lenet = ResolveBatchAndLr({}, kLeNet, devices, nullptr);
+    EXPECT_EQ(lenet.batch_size, 256);
+    EXPECT_DOUBLE_EQ(lenet.lr, 0.2);
+    EXPECT_EQ(lenet.batch_note + lenet.lr_note, "");
+  }
+}
+
+TEST(ResolveBatchAndLrTest, GivenValuesAreTakenAsGiven) {
+  TrainerFlags flags;
+  flags.batch_size = 256;
+  flags.lr = 0.05;
+  for (int devices : {1, 2, 4}) {
+    for (const TrainerDefaults& d : {kResNet, kLeNet}) {
+      const BatchAndLr run = ResolveBatchAndLr(flags, d, devices, nullptr);
+      EXPECT_EQ(run.batch_size, 256);
+      EXPECT_DOUBLE_EQ(run.lr, 0.05);
+      EXPECT_EQ(run.batch_note + run.lr_note, "");
+    }
+  }
+  // One given, one left out: each by its own rule.
+  TrainerFlags batch_only;
+  batch_only.batch_size = 100;
+  const BatchAndLr run = ResolveBatchAndLr(batch_only, kResNet, 2, nullptr);
+  EXPECT_EQ(run.batch_size, 100);
+  EXPECT_DOUBLE_EQ(run.lr, 0.2);
+  EXPECT_EQ(run.lr_note, "scaled for 2 devices");
+}
+
+TEST(ResolveBatchAndLrTest, AResumedRunKeepsTheCheckpointsUnlessGiven) {
+  Checkpoint written_on_two;
+  written_on_two.settings = {{"batch_size", "512", true}, {"lr", "0.2", true}};
+  for (int devices : {1, 2, 4}) {
+    const BatchAndLr run =
+        ResolveBatchAndLr({}, kResNet, devices, &written_on_two);
+    EXPECT_EQ(run.batch_size, 512);
+    EXPECT_DOUBLE_EQ(run.lr, 0.2);
+    EXPECT_EQ(run.batch_note, "the checkpoint's");
+  }
+  TrainerFlags flags;
+  flags.lr = 0.3;
+  const BatchAndLr run = ResolveBatchAndLr(flags, kResNet, 4, &written_on_two);
+  EXPECT_EQ(run.batch_size, 512);
+  EXPECT_DOUBLE_EQ(run.lr, 0.3);
+  EXPECT_EQ(run.lr_note, "");
 }
 
 }  // namespace

@@ -42,6 +42,8 @@ Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
                     const std::vector<EpochMetrics>& history) {
   Checkpoint c;
   c.settings = options.settings;
+  c.written = UtcNow();
+  c.devices = options.where;
   c.position = position;
   c.history = history;
   const nn::NamedTensors state = trainer.State();
@@ -54,6 +56,20 @@ Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
     c.tensors.push_back(std::move(saved));
   }
   return c;
+}
+
+// "resumed from DIR/x.ckpt at epoch 2, step 6 (written 2026-11-25T10:00:00Z
+// on [cpu:0, cpu:1])"
+std::string ResumedLine(const Checkpoint& c, const std::string& path) {
+  std::string line = "resumed from " + path + " at epoch " +
+                     std::to_string(c.position.epoch) + ", step " +
+                     std::to_string(c.position.steps);
+  if (!c.written.empty()) {
+    line += " (written " + c.written;
+    if (!c.devices.empty()) line += " on " + c.devices;
+    line += ")";
+  }
+  return line;
 }
 
 // Loads the checkpoint into the trainer after checking it fits.
@@ -97,6 +113,7 @@ std::vector<EpochMetrics> TrainEpochs(
     Resume(trainer, options);
     history = options.resume->history;
     position = options.resume->position;
+    out << ResumedLine(*options.resume, options.resume_path) << std::endl;
   }
   std::unique_ptr<MetricsFile> metrics_file;
   if (!options.metrics_out.empty()) {
@@ -138,6 +155,7 @@ std::vector<EpochMetrics> TrainEpochs(
         std::to_string(epoch) + "/" + std::to_string(options.epochs);
     const int later_epochs = options.epochs - epoch;
     ProgressBar bar(progress, options.terminal, "epoch " + of, train.size());
+    bar.set_images_before(at.images);
     bar.set_seconds_after([&, later_epochs](double rate) {
       const double train_each =
           last_train_seconds > 0 ? last_train_seconds : train.size() / rate;

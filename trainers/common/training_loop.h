@@ -96,6 +96,7 @@ struct LoopOptions {
   std::string csv_out;      // CSV, when not empty; rewritten every epoch.
   std::string plot_out;     // SVG, when not empty; rewritten every epoch.
   std::string plot_title;
+  std::string where;  // The devices, as a checkpoint records them.
 
   // A checkpoint is written to checkpoint_path (when not empty) after
   // every checkpoint_every-th epoch, after the last one, and when a stop is
@@ -105,7 +106,8 @@ struct LoopOptions {
   RunSettings settings;
   // Continue from this checkpoint (read from resume_path): its state is
   // checked against the trainer's and `settings` (CheckpointError), loaded,
-  // and the run goes on from its position with its metrics.
+  // "resumed from PATH at epoch E, step S (written DATE on DEVICES)" is
+  // printed, and the run goes on from its position with its metrics.
   std::shared_ptr<const Checkpoint> resume;
   std::string resume_path;
   // Replicas are compared every this many steps; 0: never.
