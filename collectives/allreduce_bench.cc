@@ -165,22 +165,23 @@ int Main(int argc, char** argv) {
   Flags flags;
   CLI::App app{
       "Allreduce time and bandwidth per message size, one thread per rank, "
-      "in the manner of nccl-tests.",
+      "in the manner of nccl-tests (whose short flags -b -e -f -g -n -w "
+      "work here too).",
       "allreduce_bench"};
   ringlet::cli::UseConventions(app);
   app.add_option("--backend", flags.backend,
                  "ring, naive, nccl (one GPU per rank) or, under mpirun, mpi")
       ->check(CLI::IsMember({"ring", "naive", "nccl", "mpi"}));
-  app.add_option("--ranks", flags.ranks,
+  app.add_option("-g,--ranks", flags.ranks,
                  "ranks (threads); under mpirun, per process")
       ->check(CLI::Range(1, 64));
-  app.add_option("--min_bytes", flags.min_bytes, "smallest size (K, M, G)");
-  app.add_option("--max_bytes", flags.max_bytes, "largest size (K, M, G)");
-  app.add_option("--factor", flags.factor, "size multiplier between rows")
+  app.add_option("-b,--min_bytes", flags.min_bytes, "smallest size (K, M, G)");
+  app.add_option("-e,--max_bytes", flags.max_bytes, "largest size (K, M, G)");
+  app.add_option("-f,--factor", flags.factor, "size multiplier between rows")
       ->check(CLI::Range(1.01, 1024.0));
-  app.add_option("--iters", flags.iters, "timed calls per row (at least)")
+  app.add_option("-n,--iters", flags.iters, "timed calls per row (at least)")
       ->check(CLI::Range(1, 1000000));
-  app.add_option("--warmup", flags.warmup, "untimed calls per row")
+  app.add_option("-w,--warmup", flags.warmup, "untimed calls per row")
       ->check(CLI::Range(0, 1000000));
   app.add_option("--op", flags.op, "sum, avg, max or min")
       ->check(CLI::IsMember({"sum", "avg", "max", "min"}));

@@ -37,6 +37,13 @@ for backend in ring naive; do
   done
 done
 
+# nccl-tests' short flags: -b -e -f -g -n -w.
+out="$("$bench" -b 1M -e 4M -f 2 -g 2 -n 2 -w 1 --json)" ||
+  fail "short flags: exit $?"
+[[ "$(grep -c '"bytes":' <<<"$out")" == 6 ]] ||
+  fail "-b 1M -e 4M -f 2: not 6 rows: $out"
+[[ "$(grep -c '"ranks":2,' <<<"$out")" == 6 ]] || fail "-g 2: not 2 ranks: $out"
+
 # The table as nccl-tests prints it: both placements, units, the footer.
 table="$("$bench" --ranks=2 --min_bytes=1K --max_bytes=4K --iters=2)" ||
   fail "the table run failed"

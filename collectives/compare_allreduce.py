@@ -19,6 +19,28 @@ import subprocess
 import sys
 
 
+COLUMNS = """columns (busbw in GB/s, nccl-tests' bus bandwidth: algbw x 2(n-1)/n):
+  bytes        message size of each rank
+  ring         ringlet's ring allreduce, ranks as threads of one process
+  naive        ringlet's reduce-to-one-then-broadcast, threads of one process
+  mpi          OpenMPI's MPI_Allreduce, one process per rank (mpirun)
+  ring-mp      ringlet's ring over MPI messages, one process per rank
+  mpi-be       ringlet's mpi backend (MPI_Allreduce behind ringlet's API),
+               one process per rank
+  ring/naive   ring's busbw over naive's
+  ring/mpi     ring's busbw over mpi's (above 1: ringlet is faster)
+  ring-mp/mpi  ring-mp's busbw over mpi's (the same processes and wire)
+  ring sent    bytes each ring rank sent (2(n-1)/n of the message)
+  naive sent   bytes the naive root sent ((n-1) times the message)
+  #wrong       elements that differed from the expected sum, all backends
+The MPI columns are left out where mpirun is absent."""
+
+
+class Formatter(argparse.ArgumentDefaultsHelpFormatter,
+                argparse.RawDescriptionHelpFormatter):
+    """Defaults in --help, and the column list as written."""
+
+
 def run(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows = [json.loads(line) for line in out.splitlines()]
@@ -40,7 +62,8 @@ def sizes(lo, hi, factor):
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        epilog=COLUMNS,
+        formatter_class=Formatter)
     parser.add_argument("--ranks", type=int, default=2,
                         help="ranks (threads, or processes for MPI)")
     parser.add_argument("--min_bytes", default="4",

@@ -22,7 +22,8 @@ for bin in "$@"; do
   # follows the '=' that ends the type (single spaces inside the type, two
   # or more before the description).
   mapfile -t args < <(sed -nE \
-    's/^ +(--[a-z0-9_]+) (([^ ]| [^ ])*)=([^ ]+)( {2,}.*)?$/\1=\4/p' <<<"$help")
+    's/^ +(-[a-z],)?(--[a-z0-9_]+) (([^ ]| [^ ])*)=([^ ]+)( {2,}.*)?$/\2=\5/p' \
+    <<<"$help")
   ((${#args[@]} >= 1)) || fail "$name: found no default in --help"
   printed="$("$bin" "${args[@]}" --print_flags 2>&1)"
   rc=$?

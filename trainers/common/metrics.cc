@@ -1,5 +1,6 @@
 #include "trainers/common/metrics.h"
 
+#include <charconv>
 #include <cstdio>
 #include <stdexcept>
 
@@ -7,6 +8,13 @@
 #include "trainers/common/output_files.h"
 
 namespace ringlet::trainers {
+
+std::string FormatNumber(double v) {
+  // Shortest round trip, fixed or scientific, whichever is shorter.
+  char buf[32];
+  const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
+}
 
 std::string EpochLine(const EpochMetrics& m, int epochs) {
   char buf[256];
@@ -28,6 +36,7 @@ std::string ToJsonLine(const EpochMetrics& m) {
       {"eval_seconds", m.eval_seconds},
       {"images_per_sec", m.images_per_sec},
       {"comm_fraction", m.comm_fraction},
+      {"lr", m.lr},
   };
   return j.dump();
 }
@@ -44,6 +53,7 @@ EpochMetrics FromJsonLine(const std::string& line) {
     m.eval_seconds = j.value("eval_seconds", 0.0);
     m.images_per_sec = j.at("images_per_sec").get<double>();
     m.comm_fraction = j.at("comm_fraction").get<double>();
+    m.lr = j.value("lr", 0.0);
     return m;
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument("metrics line \"" + line + "\": " + e.what());
@@ -53,14 +63,14 @@ EpochMetrics FromJsonLine(const std::string& line) {
 std::string ToCsv(const std::vector<EpochMetrics>& epochs) {
   std::string out =
       "epoch,loss,train_acc,test_acc,seconds,eval_seconds,images_per_sec,"
-      "comm_fraction\n";
-  char row[256];
+      "comm_fraction,lr\n";
   for (const EpochMetrics& m : epochs) {
-    std::snprintf(row, sizeof(row),
-                  "%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", m.epoch,
-                  m.loss, m.train_acc, m.test_acc, m.seconds, m.eval_seconds,
-                  m.images_per_sec, m.comm_fraction);
-    out += row;
+    out += std::to_string(m.epoch);
+    for (double v : {m.loss, m.train_acc, m.test_acc, m.seconds, m.eval_seconds,
+                     m.images_per_sec, m.comm_fraction, m.lr}) {
+      out += "," + FormatNumber(v);
+    }
+    out += "\n";
   }
   return out;
 }

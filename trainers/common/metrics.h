@@ -17,7 +17,13 @@ struct EpochMetrics {
   double eval_seconds = 0;    // Evaluation on the test set after it.
   double images_per_sec = 0;  // Training images / seconds.
   double comm_fraction = 0;   // Share of `seconds` in collective calls.
+  double lr = 0;              // The learning rate of the epoch's last step.
 };
+
+// The shortest text that reads back as exactly `v` ("0.1015", not
+// "0.10150000000000001"): what CSV files and settings hold (nlohmann's
+// JSON does the same).
+std::string FormatNumber(double v);
 
 // "epoch 3/10: loss 0.512, train acc 0.812, test acc 0.801, 21.4 s,
 //  2,803 img/s, comm 4.1%"
@@ -25,8 +31,8 @@ std::string EpochLine(const EpochMetrics& m, int epochs);
 
 // {"epoch":3,"loss":0.512,...}: the keys of EpochMetrics.
 std::string ToJsonLine(const EpochMetrics& m);
-// Parses a line of ToJsonLine (eval_seconds may be missing: files of
-// earlier versions); throws std::invalid_argument.
+// Parses a line of ToJsonLine (eval_seconds and lr may be missing: files
+// of earlier versions); throws std::invalid_argument.
 EpochMetrics FromJsonLine(const std::string& line);
 
 // --csv_out: a header row and one row per epoch, the JSON line's keys.

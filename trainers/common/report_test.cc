@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -108,12 +109,12 @@ TEST(ProgressTest, FormatsDurations) {
 }
 
 TEST(MetricsTest, JsonLineRoundTripsWithTheIssuesKeys) {
-  EpochMetrics m{3, 0.5, 0.81, 0.79, 12.5, 1.5, 4800, 0.04};
+  EpochMetrics m{3, 0.5, 0.81, 0.79, 12.5, 1.5, 4800, 0.04, 0.05};
   const std::string line = ToJsonLine(m);
   for (const char* key :
        {"\"epoch\":3", "\"loss\":", "\"train_acc\":", "\"test_acc\":",
         "\"seconds\":", "\"eval_seconds\":1.5",
-        "\"images_per_sec\":", "\"comm_fraction\":"}) {
+        "\"images_per_sec\":", "\"comm_fraction\":", "\"lr\":0.05"}) {
     EXPECT_NE(line.find(key), std::string::npos) << key << " in " << line;
   }
   const EpochMetrics back = FromJsonLine(line);
@@ -121,6 +122,7 @@ TEST(MetricsTest, JsonLineRoundTripsWithTheIssuesKeys) {
   EXPECT_DOUBLE_EQ(back.test_acc, 0.79);
   EXPECT_DOUBLE_EQ(back.comm_fraction, 0.04);
   EXPECT_DOUBLE_EQ(back.eval_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(back.lr, 0.05);
   EXPECT_THROW(FromJsonLine("{\"epoch\":1}"), std::invalid_argument);
   // Lines of earlier versions have no eval_seconds.
   EXPECT_EQ(FromJsonLine("{\"epoch\":1,\"loss\":1,\"train_acc\":0,"
@@ -133,24 +135,36 @@ TEST(MetricsTest, JsonLineRoundTripsWithTheIssuesKeys) {
             "4800 img/s, comm 4.0%");
 }
 
-TEST(MetricsTest, CsvHasAHeaderAndARowPerEpoch) {
-  const std::string csv = ToCsv({{1, 0.5, 0.8, 0.75, 10, 2, 6000, 0.1},
-                                 {2, 0.25, 0.9, 0.85, 11, 2, 5500, 0.1}});
+TEST(MetricsTest, CsvHasAHeaderAndARowPerEpochInShortestNumbers) {
+  const std::string csv =
+      ToCsv({{1, 0.5, 0.8, 0.75, 10, 2, 6000, 0.1, 0.2},
+             {2, 0.25, 0.9, 0.85, 11, 2, 5500, 0.1, 0.1015}});
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "epoch,loss,train_acc,test_acc,seconds,eval_seconds,"
-            "images_per_sec,comm_fraction");
+            "images_per_sec,comm_fraction,lr");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
-  EXPECT_NE(csv.find("\n2,0.25,0.90000000000000002,0.84999999999999998,11,2,"
-                     "5500,0.10000000000000001\n"),
+  // Not 0.90000000000000002 nor 0.10150000000000001.
+  EXPECT_NE(csv.find("\n2,0.25,0.9,0.85,11,2,5500,0.1,0.1015\n"),
             std::string::npos)
       << csv;
+}
+
+TEST(MetricsTest, FormatNumberIsTheShortestTextThatReadsBack) {
+  for (double v : {0.1, 0.1015, 1.0 / 3, 1e-30, 123456789.125, -2.5, 0.0}) {
+    const std::string text = FormatNumber(v);
+    EXPECT_EQ(std::strtod(text.c_str(), nullptr), v) << text;
+  }
+  EXPECT_EQ(FormatNumber(0.1015), "0.1015");
+  EXPECT_EQ(FormatNumber(1.0 / 3), "0.3333333333333333");
+  EXPECT_EQ(FormatNumber(6000), "6000");
+  EXPECT_EQ(FormatNumber(1e-30), "1e-30");
 }
 
 TEST(MetricsTest, TheRunLineComesFirst) {
   const std::string path =
       std::string(std::getenv("TEST_TMPDIR")) + "/run.jsonl";
   MetricsFile file(path, {}, "{\"run\":{\"--lr\":\"0.1\"}}");
-  file.Append({1, 0.5, 0.8, 0.75, 10, 2, 6000, 0.1});
+  file.Append({1, 0.5, 0.8, 0.75, 10, 2, 6000, 0.1, 0.1});
   std::ifstream in(path);
   std::string first, second;
   std::getline(in, first);

@@ -12,15 +12,6 @@
 
 namespace ringlet::trainers {
 
-std::string FormatNumber(double v) {
-  char buf[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
 std::string UtcNow() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};

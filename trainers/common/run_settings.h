@@ -13,6 +13,7 @@
 
 #include "collectives/process_group.h"
 #include "data/fashion_mnist.h"
+#include "trainers/common/metrics.h"
 
 namespace ringlet::trainers {
 
@@ -41,10 +42,6 @@ const Setting* FindSetting(const RunSettings& settings,
 
 // Now, in UTC: "2026-11-25T10:00:00Z".
 std::string UtcNow();
-
-// The shortest text that reads back as exactly `v` ("0.9", not
-// "0.90000000000000002"); what settings, CSV and JSON files hold.
-std::string FormatNumber(double v);
 
 // "60000 images, fingerprint 0123456789abcdef": a 64-bit checksum of the
 // split's pixels and labels.

@@ -206,9 +206,10 @@ std::vector<EpochMetrics> TrainEpochs(
                      ? at.comm_seconds / at.seconds
                      : NAN);
     };
+    double lr = schedule.At(epoch, at.steps);
     while (loader.Next(&batch)) {
-      trainer.SetLearningRate(
-          schedule.At(epoch, at.steps + (has_in_flight ? 1 : 0)));
+      lr = schedule.At(epoch, at.steps + (has_in_flight ? 1 : 0));
+      trainer.SetLearningRate(lr);
       nn::PendingStep queued =
           trainer.QueueStep(Scatter(batch, trainer.num_devices()));
       finish_in_flight();
@@ -274,6 +275,7 @@ std::vector<EpochMetrics> TrainEpochs(
     m.seconds = at.seconds;
     m.images_per_sec = at.seconds > 0 ? at.images / at.seconds : 0;
     m.comm_fraction = at.seconds > 0 ? at.comm_seconds / at.seconds : 0;
+    m.lr = lr;
     history.push_back(m);
     out << EpochLine(m, options.epochs) << std::endl;
     if (metrics_file) metrics_file->Append(m);
