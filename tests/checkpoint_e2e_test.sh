@@ -74,7 +74,7 @@ check_two_plus_two() {
     fail "$name: the straight run failed"
   "$bin" "$@" --epochs=2 --checkpoint_dir="$dir/ckpt" >/dev/null 2>&1 ||
     fail "$name: the first half failed"
-  [[ -s "$dir/ckpt/$name.ckpt" ]] || fail "$name: no checkpoint written"
+  compgen -G "$dir/ckpt/*.ckpt" >/dev/null || fail "$name: no checkpoint written"
   "$bin" "$@" --epochs=4 --checkpoint_dir="$dir/ckpt" --resume \
     --params_out="$dir/resumed.bin" --metrics_out="$dir/resumed.jsonl" \
     >"$dir/resumed.txt" 2>&1 || fail "$name: the resumed run failed"
@@ -90,6 +90,9 @@ check_two_plus_two() {
 
 check_two_plus_two lenet_scratch "$lenet" --devices=cpu:2 --limit=2000 \
   --test_limit=200 --lr=0.9 --seed=3
+# AdamW's moments and step travel in the checkpoint too.
+check_two_plus_two lenet_adamw "$lenet" --devices=cpu:2 --limit=2000 \
+  --test_limit=200 --optimizer=adamw --weight_decay=0.01 --seed=3
 check_two_plus_two resnet_dp "$resnet" --devices=cpu:2 --limit=96 \
   --test_limit=32 --batch_size=32 --lr=0.05 --seed=3
 

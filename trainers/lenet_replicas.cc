@@ -28,24 +28,22 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
     : group_(devices, group_options),
       update_(update),
       replicas_(devices.size()) {
-  const nn::SgdOptions& sgd = update.sgd;
-  if (!(sgd.lr > 0)) throw std::invalid_argument("lenet: lr must be positive");
-  if (!(sgd.momentum >= 0 && sgd.momentum < 1) ||
-      !(sgd.weight_decay >= 0 && sgd.weight_decay < 1)) {
-    throw std::invalid_argument(
-        "lenet: momentum and weight decay must be in [0, 1)");
-  }
   if (!(update.clip_grad_norm >= 0)) {
     throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
   }
+  nn::MakeOptimizer(update.optimizer, {}, {});  // Checks the options here.
   // get_params: each device's copy is made on its own thread.
   group_.Run([&](int d) {
     Replica& r = replicas_[d];
     r.params = CopyTo(params, group_.devices()[d]);
-    if (sgd.momentum > 0) {
-      r.velocity = CopyTo(nn::LeNetParams::Zeros(), group_.devices()[d]);
-    }
+    r.optimizer = nn::MakeOptimizer(update.optimizer, r.params.All(),
+                                    nn::LeNetParams::Names());
   });
+}
+
+void LeNetReplicas::SetLearningRate(double lr) {
+  update_.optimizer.lr = static_cast<float>(lr);
+  for (Replica& r : replicas_) r.optimizer->set_lr(update_.optimizer.lr);
 }
 
 nn::TrainStepStats LeNetReplicas::TrainStep(
@@ -132,22 +130,19 @@ nn::PendingStep LeNetReplicas::QueueStep(
       clip = nn::ClipCoefficient(nn::GlobalNorm({&flat.flat()}) / total,
                                  update_.clip_grad_norm);
     }
-    const nn::SgdOptions& sgd = update_.sgd;
+    const nn::OptimizerOptions& o = update_.optimizer;
     const std::vector<const nn::Tensor*> summed(g.begin(), g.end());
-    if (sgd.momentum == 0 && sgd.weight_decay == 0) {
+    if (o.name == "sgd" && o.momentum == 0 && o.weight_decay == 0) {
       // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
       nn::SgdOptions step;
-      step.lr = static_cast<float>(clip * sgd.lr / static_cast<float>(total));
+      step.lr = static_cast<float>(clip * o.lr / static_cast<float>(total));
       nn::SgdUpdateAll(params, summed, {}, step, &q.gradients);
     } else {
-      // torch's SGD on the batch-mean gradient.
+      // torch's optimizers on the batch-mean gradient.
       for (nn::Tensor* grad : g) {
         nn::DivideInPlace(*grad, static_cast<float>(total / clip));
       }
-      nn::SgdUpdateAll(
-          params, summed,
-          sgd.momentum > 0 ? r.velocity.All() : std::vector<nn::Tensor*>(), sgd,
-          &q.gradients);
+      r.optimizer->Step(summed, &q.gradients);
     }
     q.done.Record();
   });
@@ -166,11 +161,9 @@ nn::NamedTensors LeNetReplicas::LiveStateOf(int device) {
   nn::NamedTensors state;
   state.names = nn::LeNetParams::Names();
   for (const nn::Tensor* t : r.params.All()) state.tensors.push_back(t);
-  if (update_.sgd.momentum > 0) {
-    for (const std::string& name : nn::LeNetParams::Names()) {
-      state.names.push_back(name + ".momentum");
-    }
-    for (const nn::Tensor* t : r.velocity.All()) state.tensors.push_back(t);
+  for (const auto& [name, tensor] : r.optimizer->State()) {
+    state.names.push_back(name);
+    state.tensors.push_back(tensor);
   }
   return state;
 }

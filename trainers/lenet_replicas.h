@@ -4,19 +4,21 @@
 // device at once, the gradients summed across devices with a collectives
 // backend (allreduce), and the same SGD step on every device with the full
 // batch size (sgd(params, lr, batch_size)). Beyond the chapter, optional
-// momentum, weight decay and gradient clipping (off by default).
+// momentum, weight decay, gradient clipping, and Adam or AdamW instead of
+// SGD (all off by default).
 //
 // Devices: CPU devices, or GPUs (several replicas may share one); on GPUs
 // the parameters, the flat gradient buffer and the update stay in device
-// memory. Gradient clipping works on CPU devices only so far.
+// memory.
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nn/models/lenet.h"
-#include "nn/optim/sgd.h"
+#include "nn/optim/optimizer.h"
 #include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
@@ -26,14 +28,14 @@ namespace ringlet::trainers {
 
 // How the summed gradients update the parameters.
 struct LeNetUpdate {
-  nn::SgdOptions sgd;         // lr, momentum, weight decay (torch's SGD).
-  double clip_grad_norm = 0;  // Above 0: the batch-mean gradient's limit.
+  nn::OptimizerOptions optimizer;  // SGD (torch's), Adam or AdamW.
+  double clip_grad_norm = 0;       // Above 0: the batch-mean gradient's limit.
 };
 
 // The chapter's update: plain SGD at `lr`.
 inline LeNetUpdate PlainSgd(float lr) {
   LeNetUpdate update;
-  update.sgd.lr = lr;
+  update.optimizer.lr = lr;
   return update;
 }
 
@@ -56,11 +58,10 @@ class LeNetReplicas : public ParallelTrainer {
   nn::PendingStep QueueStep(
       const std::vector<nn::ReplicaInput>& shards) override;
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override;
-  // The parameters and, with momentum, the velocities; device 0's.
+  // The parameters, then the optimizer's state (Optimizer::State); device
+  // 0's.
   nn::NamedTensors State() override { return StateOf(0); }
-  void SetLearningRate(double lr) override {
-    update_.sgd.lr = static_cast<float>(lr);
-  }
+  void SetLearningRate(double lr) override;
   void LoadState(const std::vector<const float*>& values) override;
   std::string CompareReplicas() override;
 
@@ -77,8 +78,8 @@ class LeNetReplicas : public ParallelTrainer {
 
   struct Replica {
     nn::LeNetParams params;
-    nn::LeNetParams velocity;            // With momentum only.
-    std::vector<nn::Tensor> host_state;  // StateOf's copies on a GPU.
+    std::unique_ptr<nn::Optimizer> optimizer;  // Of `params`.
+    std::vector<nn::Tensor> host_state;        // StateOf's copies on a GPU.
   };
 
   nn::ReplicaGroup group_;

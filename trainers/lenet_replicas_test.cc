@@ -211,8 +211,8 @@ void ExpectUpdatesMatchTheReference(
     const std::function<std::vector<nn::Device>(int)>& place,
     const std::string& backend, double rel_tol) {
   LeNetUpdate update = PlainSgd(0.1f);
-  update.sgd.momentum = 0.9f;
-  update.sgd.weight_decay = 0.01f;
+  update.optimizer.momentum = 0.9f;
+  update.optimizer.weight_decay = 0.01f;
   update.clip_grad_norm = 0.5;
   const std::vector<Batch> batches = {RandomBatch(64, 1), RandomBatch(61, 2),
                                       RandomBatch(32, 3)};
@@ -234,7 +234,9 @@ void ExpectUpdatesMatchTheReference(
     clipped += nn::ClipGradNorm(g, update.clip_grad_norm) > 0.5;
     const std::vector<nn::Tensor*> p = reference.All(), v = velocity.All();
     for (size_t t = 0; t < p.size(); ++t) {
-      nn::SgdUpdate(*p[t], *g[t], v[t], update.sgd);
+      nn::SgdUpdate(*p[t], *g[t], v[t],
+                    {update.optimizer.lr, update.optimizer.momentum,
+                     update.optimizer.weight_decay});
     }
   }
   EXPECT_GT(clipped, 0) << "the test should exercise clipping";
@@ -269,6 +271,66 @@ TEST(LeNetReplicasTest, MomentumDecayAndClippingOnOneGpu) {
       [gpu](int k) { return std::vector<nn::Device>(k, gpu); }, "ring", 1e-4);
 }
 
+// AdamW: k replicas on place(k) take torch's AdamW steps on the batch-mean
+// gradient, and the state a checkpoint saves holds both moments and t.
+void ExpectAdamWMatchesTheReference(
+    const std::function<std::vector<nn::Device>(int)>& place, double rel_tol) {
+  LeNetUpdate update;
+  update.optimizer.name = "adamw";
+  update.optimizer.lr = 0.01f;
+  update.optimizer.weight_decay = 0.05f;
+  const std::vector<Batch> batches = {RandomBatch(64, 1), RandomBatch(61, 2),
+                                      RandomBatch(32, 3)};
+  const nn::LeNetParams init =
+      nn::LeNetParams::Init(7, nn::InitScheme::kKaimingNormal);
+  nn::LeNetParams reference = init.Clone();
+  nn::LeNetParams m = nn::LeNetParams::Zeros(), v = nn::LeNetParams::Zeros();
+  int64_t step = 0;
+  for (const Batch& b : batches) {
+    nn::Tensor x = nn::Tensor::Uninitialized({b.size(), 1, 28, 28});
+    std::memcpy(x.data(), b.images.data(), b.images.size() * sizeof(float));
+    nn::LeNetActivations acts;
+    const nn::LossResult loss =
+        nn::SoftmaxCrossEntropy(nn::LeNetForward(reference, x, &acts),
+                                b.labels.data(), nn::Reduction::kMean);
+    nn::LeNetParams grads = nn::LeNetBackward(reference, acts, loss.dlogits);
+    const std::vector<nn::Tensor*> g = grads.All();
+    nn::AdamUpdateAll(reference.All(),
+                      std::vector<const nn::Tensor*>(g.begin(), g.end()),
+                      m.All(), v.All(), update.optimizer, ++step);
+  }
+  for (int k : {1, 3}) {
+    LeNetReplicas replicas(init, place(k), nn::ReplicaGroupOptions(), update);
+    for (const Batch& b : batches) replicas.TrainStep(Shards(b, k));
+    const std::string what = "adamw on " + std::to_string(k);
+    const nn::NamedTensors state = replicas.State();
+    const size_t n = init.All().size();
+    ASSERT_EQ(state.names.size(), 3 * n + 1) << what;
+    EXPECT_EQ(state.names[n], "W1.exp_avg");
+    EXPECT_EQ(state.names[2 * n], "W1.exp_avg_sq");
+    EXPECT_EQ(state.names.back(), "adamw.step");
+    EXPECT_EQ(state.tensors.back()->data()[0], 3.0f);
+    const std::vector<const nn::Tensor*> params(state.tensors.begin(),
+                                                state.tensors.begin() + n);
+    const std::vector<nn::Tensor*> want = reference.All();
+    ExpectNear(params, std::vector<const nn::Tensor*>(want.begin(), want.end()),
+               rel_tol, what);
+    EXPECT_EQ(replicas.CompareReplicas(), "") << what;
+  }
+}
+
+TEST(LeNetReplicasTest, AdamWMatchesTheReference) {
+  ExpectAdamWMatchesTheReference(Cpus, 2e-5);
+}
+
+TEST(LeNetReplicasTest, AdamWOnOneGpu) {
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+  if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+  const nn::Device gpu = nn::Device::Cuda(report.usable[0]);
+  ExpectAdamWMatchesTheReference(
+      [gpu](int k) { return std::vector<nn::Device>(k, gpu); }, 1e-4);
+}
+
 TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {
   const Batch batch = RandomBatch(16, 5);
   const nn::LeNetParams init = nn::LeNetParams::Init(2);
@@ -282,7 +344,7 @@ TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {
 
 TEST(LeNetReplicasTest, RefusesABadUpdate) {
   LeNetUpdate update = PlainSgd(0.1f);
-  update.sgd.momentum = 1.5f;
+  update.optimizer.momentum = 1.5f;
   EXPECT_THROW(LeNetReplicas(nn::LeNetParams::Init(1), Cpus(1),
                              nn::ReplicaGroupOptions(), update),
                std::invalid_argument);

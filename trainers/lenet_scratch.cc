@@ -52,9 +52,8 @@ int Main(int argc, char** argv) {
     group.threads_per_device =
         ThreadsPerDevice(flags.threads_per_device, devices.size());
     group.processes = job.processes;
-    LeNetUpdate update = PlainSgd(static_cast<float>(run.lr));
-    update.sgd.momentum = static_cast<float>(flags.momentum);
-    update.sgd.weight_decay = static_cast<float>(flags.weight_decay);
+    LeNetUpdate update;
+    update.optimizer = OptimizerOf(flags, run.lr);
     update.clip_grad_norm = flags.clip_grad_norm;
     LeNetReplicas replicas(nn::LeNetParams::Init(flags.seed), devices, group,
                            update);

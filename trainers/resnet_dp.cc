@@ -87,9 +87,7 @@ int Main(int argc, char** argv) {
 
     nn::DataParallelOptions options;
     options.backend = backend;
-    options.sgd.lr = static_cast<float>(run.lr);
-    options.sgd.momentum = static_cast<float>(flags.momentum);
-    options.sgd.weight_decay = static_cast<float>(flags.weight_decay);
+    options.optimizer = OptimizerOf(flags, run.lr);
     options.clip_grad_norm = flags.clip_grad_norm;
     options.sync_bn = sync_bn;
     options.threads_per_device =

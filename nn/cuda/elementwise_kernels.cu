@@ -81,6 +81,29 @@ __global__ void sgd_update_each_kernel(SgdTensors list, float lr,
   }
 }
 
+// Tensor blockIdx.y of `list`, element for element as the CPU Adam.
+__global__ void adam_update_each_kernel(AdamTensors list, float beta1,
+                                        float beta2, float eps, float step_size,
+                                        float bc2_sqrt, float decay,
+                                        float grad_decay,
+                                        const unsigned int* skip) {
+  if (skip != nullptr && *skip != 0) return;
+  float* p = list.param[blockIdx.y];
+  const float* g = list.grad[blockIdx.y];
+  float* m = list.exp_avg[blockIdx.y];
+  float* v = list.exp_avg_sq[blockIdx.y];
+  const int64_t n = list.size[blockIdx.y];
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    const float grad = g[i] + grad_decay * p[i];
+    const float param = p[i] * decay;
+    const float mean = beta1 * m[i] + (1.0f - beta1) * grad;
+    const float square = beta2 * v[i] + (1.0f - beta2) * grad * grad;
+    m[i] = mean;
+    v[i] = square;
+    p[i] = param - step_size * (mean / (sqrtf(square) / bc2_sqrt + eps));
+  }
+}
+
 __global__ void fill_each_kernel(TensorList list, float value) {
   float* out = list.data[blockIdx.y];
   const int64_t n = list.size[blockIdx.y];
@@ -162,6 +185,18 @@ void sgd_update_each(const SgdTensors& list, float lr, float momentum,
   if (list.count == 0) return;
   sgd_update_each_kernel<<<ListGrid(list.size, list.count), kThreads, 0,
                            stream>>>(list, lr, momentum, weight_decay, skip);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void adam_update_each(const AdamTensors& list, float beta1, float beta2,
+                      float eps, float step_size, float bias_correction2_sqrt,
+                      float decay, float grad_decay, const unsigned int* skip,
+                      cudaStream_t stream) {
+  if (list.count == 0) return;
+  adam_update_each_kernel<<<ListGrid(list.size, list.count), kThreads, 0,
+                            stream>>>(list, beta1, beta2, eps, step_size,
+                                      bias_correction2_sqrt, decay, grad_decay,
+                                      skip);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

@@ -86,6 +86,25 @@ void sgd_update_each(const SgdTensors& list, float lr, float momentum,
                      float weight_decay, const unsigned int* skip,
                      cudaStream_t stream);
 
+// Up to kMaxListedTensors Adam updates (parameter, gradient, first and
+// second moments, size), passed by value to one kernel.
+struct AdamTensors {
+  float* param[kMaxListedTensors];
+  const float* grad[kMaxListedTensors];
+  float* exp_avg[kMaxListedTensors];
+  float* exp_avg_sq[kMaxListedTensors];
+  int64_t size[kMaxListedTensors];
+  int count = 0;  // 0 .. kMaxListedTensors.
+};
+// The CPU AdamUpdateAll's step (nn/optim/optimizer.cc), element for
+// element: g' = g + grad_decay p; p *= decay; m = b1 m + (1 - b1) g';
+// v = b2 v + (1 - b2) g'^2; p -= step_size m / (sqrt(v) / bc2_sqrt + eps).
+// Skipped as a whole when *skip (may be null) is non-zero.
+void adam_update_each(const AdamTensors& list, float beta1, float beta2,
+                      float eps, float step_size, float bias_correction2_sqrt,
+                      float decay, float grad_decay, const unsigned int* skip,
+                      cudaStream_t stream);
+
 }  // namespace ringlet::nn::cuda
 
 #endif  // RINGLET_NN_CUDA_ELEMENTWISE_KERNELS_H_

@@ -34,7 +34,7 @@ void BroadcastFromFirst(Communicator& comm, FlatTensors& values) {
 
 struct DataParallel::Replica {
   std::unique_ptr<Sequential> model;
-  std::unique_ptr<Sgd> optimizer;
+  std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<BucketReducer> reducer;
   std::vector<Parameter*> params;       // The model's, in its order.
   std::vector<const Tensor*> grads;     // Their gradients, for the checks.
@@ -89,7 +89,10 @@ DataParallel::DataParallel(const ModelFactory& make_model,
       r->grads.push_back(&p->grad);
       r->grad_names.push_back(p->name);
     }
-    r->optimizer = std::make_unique<Sgd>(r->params, options_.sgd);
+    std::vector<Tensor*> param_values;
+    for (Parameter* p : r->params) param_values.push_back(&p->value);
+    r->optimizer =
+        MakeOptimizer(options_.optimizer, param_values, r->grad_names);
     if (options_.sync_bn) {
       Communicator* comm = &group_.comm(d, kBatchNormGroup);
       Replica* raw = r.get();
@@ -191,7 +194,7 @@ PendingStep DataParallel::QueueStep(
       for (Parameter* p : r.params) grads.push_back(&p->grad);
       ClipGradNorm(grads, options_.clip_grad_norm);
     }
-    r.optimizer->Step(&q.gradients);
+    r.optimizer->Step(r.grads, &q.gradients);
     Communicator& comm = group_.comm(d, kGradGroup);
     // Alone in the job (one rank), there is no other copy to align.
     if (!options_.sync_bn && !r.buffers.empty() && comm.size() > 1) {
@@ -243,10 +246,9 @@ NamedTensors DataParallel::LiveState(int device) {
     state.names.push_back(b->name);
     state.tensors.push_back(&b->value);
   }
-  std::vector<Tensor>& velocity = r.optimizer->velocity();
-  for (size_t i = 0; i < velocity.size(); ++i) {
-    state.names.push_back(r.params[i]->name + ".momentum");
-    state.tensors.push_back(&velocity[i]);
+  for (const auto& [name, tensor] : r.optimizer->State()) {
+    state.names.push_back(name);
+    state.tensors.push_back(tensor);
   }
   return state;
 }

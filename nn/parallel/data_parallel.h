@@ -2,8 +2,8 @@
 // per device, parameters broadcast from the first; each batch arrives
 // scattered in shards, one per device; forward and backward run on every
 // device at once (a thread each); gradients are summed in buckets while
-// backward still runs (BucketReducer) and every replica takes the same SGD
-// step, so replicas stay bitwise identical.
+// backward still runs (BucketReducer) and every replica takes the same
+// optimizer step, so replicas stay bitwise identical.
 //
 // Devices: CPU devices (each a thread with its own op threads), or GPUs,
 // where a GPU may hold several replicas (`cuda:0,cuda:0`) with the ring and
@@ -31,7 +31,7 @@
 #include "collectives/communicator.h"
 #include "nn/device.h"
 #include "nn/layers/containers.h"
-#include "nn/optim/sgd.h"
+#include "nn/optim/optimizer.h"
 #include "nn/parallel/bucket_reducer.h"
 #include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
@@ -41,7 +41,7 @@ namespace ringlet::nn {
 
 struct DataParallelOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
-  SgdOptions sgd;
+  OptimizerOptions optimizer;    // SGD, Adam or AdamW (nn/optim).
   // Above 0: the summed gradients are clipped to this global L2 norm before
   // the SGD step (torch.nn.utils.clip_grad_norm_); every replica holds the
   // same gradients, so every replica clips alike.
@@ -68,7 +68,7 @@ class DataParallel {
                const DataParallelOptions& options);
   ~DataParallel();
 
-  // One SGD step on the batch whose shard for rank r of the job is
+  // One optimizer step on the batch whose shard for rank r of the job is
   // shards[r] (in one process, rank r is device r); returns the job's
   // statistics. A failure on any device (bad labels, a collective error) is
   // rethrown here after every device has stopped.
@@ -85,8 +85,9 @@ class DataParallel {
   int64_t CountCorrect(const std::vector<ReplicaInput>& shards);
 
   // Every tensor training changes on local device `device`, named:
-  // parameters, batch-norm statistics, then momentum buffers (if any). What
-  // a checkpoint saves. Always host memory: for a replica on a GPU, copies
+  // parameters, batch-norm statistics, then the optimizer's state (momentum
+  // buffers, or Adam's moments and step; see Optimizer::State). What a
+  // checkpoint saves. Always host memory: for a replica on a GPU, copies
   // valid until the next State() call for that device.
   NamedTensors State(int device);
   // Copies `values` (host memory, in State()'s order and sizes) into every

@@ -67,8 +67,8 @@ class OnOneGpu : public ::testing::Test {
     DataParallelOptions options;
     options.backend = backend;
     options.sample_shape = {1, 8, 8};
-    options.sgd.lr = 0.1f;
-    options.sgd.momentum = 0.9f;
+    options.optimizer.lr = 0.1f;
+    options.optimizer.momentum = 0.9f;
     options.bucket_bytes = 256;  // Several buckets even for a tiny model.
     return options;
   }

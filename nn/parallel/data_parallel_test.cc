@@ -105,7 +105,7 @@ TEST(DataParallelTest, SyncBnResNet18StepOnKDevicesEqualsOneDevice) {
     for (int k = 1; k <= 4; ++k) {
       DataParallelOptions options;
       options.backend = backend;
-      options.sgd = sgd;
+      options.optimizer = FromSgd(sgd);
       options.sync_bn = true;
       DataParallel dp(factory, Cpus(k), options);
       for (const Batch& b : batches) dp.TrainStep(Shards(b, k));
@@ -126,7 +126,7 @@ TEST(DataParallelTest, SyncBnWithEmptyAndUnevenShardsEqualsOneDevice) {
     auto reference = factory();
     ReferenceSteps(*reference, batches, sgd);
     DataParallelOptions options;
-    options.sgd = sgd;
+    options.optimizer = FromSgd(sgd);
     options.sync_bn = true;
     options.sample_shape = {1, 8, 8};
     DataParallel dp(factory, Cpus(4), options);
@@ -145,7 +145,7 @@ TEST(DataParallelTest, OneDeviceIsExactlyThePlainStep) {
   auto reference = factory();
   ReferenceSteps(*reference, batches, sgd);
   DataParallelOptions options;
-  options.sgd = sgd;
+  options.optimizer = FromSgd(sgd);
   options.sample_shape = {1, 8, 8};
   DataParallel dp(factory, {Device::Cpu()}, options);
   double loss_sum = 0;
@@ -168,7 +168,7 @@ TEST(DataParallelTest, ReplicasStartFromTheFirstAndStayBitwiseIdentical) {
     return net;
   };
   DataParallelOptions options;
-  options.sgd = {0.05f, 0.9f, 0.0f};
+  options.optimizer = FromSgd({0.05f, 0.9f, 0.0f});
   options.sample_shape = {1, 8, 8};
   options.bucket_bytes = 256;  // Many buckets.
   DataParallel dp(factory, Cpus(3), options);

@@ -109,6 +109,10 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
       c.settings.push_back({PlainSettingName(s.at(0).get<std::string>()),
                             s.at(1).get<std::string>(), true});
     }
+    // Checkpoints written before the optimizer was a setting are SGD's.
+    if (FindSetting(c.settings, "optimizer") == nullptr) {
+      c.settings.push_back({"optimizer", "sgd", true});
+    }
     c.written = h.value("written", "");
     c.devices = h.value("devices", "");
     const auto& p = h.at("position");

@@ -48,8 +48,11 @@ CheckpointError DecodeError(const std::string& bytes) {
 TEST(CheckpointTest, RoundTripsExactly) {
   const Checkpoint in = Sample();
   const Checkpoint out = DecodeCheckpoint(EncodeCheckpoint(in), "ck");
-  // Only the settings a resumed run must match are kept.
-  ASSERT_EQ(out.settings.size(), 2u);
+  // Only the settings a resumed run must match are kept (and a checkpoint
+  // that names no optimizer is SGD's).
+  ASSERT_EQ(out.settings.size(), 3u);
+  EXPECT_EQ(out.settings[2].name, "optimizer");
+  EXPECT_EQ(out.settings[2].value, "sgd");
   EXPECT_EQ(out.settings[1].name, "lr");
   EXPECT_EQ(out.settings[1].value, "0.20000000000000001");
   EXPECT_EQ(out.written, "2026-11-25T10:00:00Z");
@@ -120,7 +123,7 @@ TEST(CheckpointTest, SettingsNamedAsFlagsOrWordsReadAsPlainNames) {
   Checkpoint c = Sample();
   c.settings = {{"--lr", "0.2", true}, {"training data", "3 images", true}};
   const Checkpoint out = DecodeCheckpoint(EncodeCheckpoint(c), "ck");
-  ASSERT_EQ(out.settings.size(), 2u);
+  ASSERT_EQ(out.settings.size(), 3u);
   EXPECT_EQ(out.settings[0].name, "lr");
   EXPECT_EQ(out.settings[1].name, "training_data");
 }

@@ -180,13 +180,30 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->type_name("NUMBER")
       ->transform(Positive(/*auto_ok=*/true))
       ->default_str("auto");
+  app.add_option("--optimizer", f->optimizer,
+                 "sgd (torch.optim.SGD; the chapters'), adam or adamw "
+                 "(torch.optim.Adam, AdamW)")
+      ->check(CLI::IsMember(nn::OptimizerNames()))
+      ->capture_default_str();
   app.add_option("--momentum", f->momentum,
                  "SGD momentum, as torch.optim.SGD (0: the chapter's plain "
                  "SGD)")
       ->check(RealIn(0, 1));
   app.add_option("--weight_decay", f->weight_decay,
-                 "L2 penalty added to each gradient, as torch.optim.SGD")
+                 "sgd, adam: L2 penalty added to each gradient; adamw: the "
+                 "decoupled decay (as torch.optim's)")
       ->check(RealIn(0, 1));
+  app.add_option("--beta1", f->beta1,
+                 "adam, adamw: decay of the gradient's running mean")
+      ->check(RealIn(0, 1))
+      ->capture_default_str();
+  app.add_option("--beta2", f->beta2,
+                 "adam, adamw: decay of the squared gradient's running mean")
+      ->check(RealIn(0, 1))
+      ->capture_default_str();
+  app.add_option("--eps", f->eps, "adam, adamw: added to the denominator")
+      ->check(Positive(/*auto_ok=*/false))
+      ->capture_default_str();
   app.add_option("--lr_schedule", f->lr_schedule,
                  "constant; step (x0.1 from half way, x0.01 from three "
                  "quarters); or cosine (to 0 at the end)")
@@ -350,8 +367,26 @@ void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,
   WriteParameterFile(ResolveUserPath(flags.params_out), model, state);
 }
 
+nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr) {
+  nn::OptimizerOptions o;
+  o.name = flags.optimizer;
+  o.lr = static_cast<float>(lr);
+  o.momentum = static_cast<float>(flags.momentum);
+  o.weight_decay = static_cast<float>(flags.weight_decay);
+  o.beta1 = static_cast<float>(flags.beta1);
+  o.beta2 = static_cast<float>(flags.beta2);
+  o.eps = static_cast<float>(flags.eps);
+  return o;
+}
+
 void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   const auto number = FormatNumber;
+  settings->push_back({"optimizer", flags.optimizer, true});
+  if (flags.optimizer != "sgd") {
+    settings->push_back({"beta1", number(flags.beta1), true});
+    settings->push_back({"beta2", number(flags.beta2), true});
+    settings->push_back({"eps", number(flags.eps), true});
+  }
   settings->push_back({"momentum", number(flags.momentum), true});
   settings->push_back({"weight_decay", number(flags.weight_decay), true});
   settings->push_back({"lr_schedule", flags.lr_schedule, true});
@@ -404,6 +439,9 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
   } else if (const Setting* s = saved("lr")) {
     out.lr = std::stod(s->value);
     out.lr_note = "the checkpoint's";
+  } else if (flags.optimizer != "sgd") {
+    out.lr = 0.001;
+    out.lr_note = "torch's default for " + flags.optimizer;
   } else {
     const int scale = defaults.per_device ? ranks : 1;
     out.lr = defaults.lr * scale;
@@ -550,8 +588,15 @@ std::string SetupLine(const std::string& program, const std::string& where,
   if (!batch_notes.empty()) line += " (" + batch_notes + ")";
   line += ", lr " + FormatNumber(run.lr);
   if (!run.lr_note.empty()) line += " (" + run.lr_note + ")";
-  line += ", sgd (momentum " + FormatNumber(flags.momentum) +
-          ", weight decay " + FormatNumber(flags.weight_decay) + ")";
+  if (flags.optimizer == "sgd") {
+    line += ", sgd (momentum " + FormatNumber(flags.momentum) +
+            ", weight decay " + FormatNumber(flags.weight_decay) + ")";
+  } else {
+    line += ", " + flags.optimizer + " (betas " + FormatNumber(flags.beta1) +
+            ", " + FormatNumber(flags.beta2) + ", eps " +
+            FormatNumber(flags.eps) + ", weight decay " +
+            FormatNumber(flags.weight_decay) + ")";
+  }
   line += ", " + flags.lr_schedule + " schedule";
   if (flags.warmup_epochs > 0) {
     line += " (warmup " + FormatNumber(flags.warmup_epochs) + " epochs)";

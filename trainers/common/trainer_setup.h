@@ -13,6 +13,7 @@
 #include "CLI/CLI.hpp"
 #include "data/fashion_mnist.h"
 #include "nn/device.h"
+#include "nn/optim/optimizer.h"
 #include "nn/tensor.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
@@ -39,10 +40,12 @@ struct TrainerFlags {
   std::string plot_out;
   std::string csv_out;
   std::string params_out;
-  std::string params_in;   // Start from these parameters.
-  bool eval_only = false;  // Evaluate --params_in, do not train.
-  double momentum = 0;     // SGD as torch.optim.SGD; 0: d2l's plain SGD.
+  std::string params_in;          // Start from these parameters.
+  bool eval_only = false;         // Evaluate --params_in, do not train.
+  std::string optimizer = "sgd";  // sgd, adam or adamw (nn/optim).
+  double momentum = 0;            // SGD as torch.optim.SGD; 0: d2l's plain SGD.
   double weight_decay = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam's and AdamW's.
   std::string lr_schedule = "constant";
   double warmup_epochs = 0;
   double clip_grad_norm = 0;   // 0: no clipping.
@@ -83,6 +86,9 @@ std::string RunLine(const std::string& where, const RunSettings& settings,
 std::shared_ptr<const Checkpoint> ReadResumeCheckpoint(
     const TrainerFlags& flags, const std::string& program);
 
+// The optimizer the flags name, at learning rate `lr`.
+nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr);
+
 // What --batch_size=auto and --lr=auto mean for a trainer: d2l's values,
 // per device and scaled by the job's devices (resnet_dp: 256 and 0.1 each),
 // or for the whole batch (lenet_scratch: 256 and 0.2).
@@ -105,7 +111,8 @@ struct BatchAndLr {
 // devices, split across them; the lr as written). Left out, a resumed run
 // keeps its checkpoint's (so it continues on another number of devices
 // unchanged), and a fresh run takes `defaults`, scaled by `ranks` when
-// they are per device.
+// they are per device; with --optimizer=adam or adamw the lr left out is
+// torch's default for them, 0.001, whatever the devices.
 BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
                              const TrainerDefaults& defaults, int ranks,
                              const Checkpoint* resume);

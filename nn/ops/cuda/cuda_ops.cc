@@ -165,6 +165,32 @@ void SgdUpdateAll(const std::vector<Tensor*>& values,
   }
 }
 
+void AdamUpdateAll(const std::vector<Tensor*>& values,
+                   const std::vector<const Tensor*>& grads,
+                   const std::vector<Tensor*>& exp_avgs,
+                   const std::vector<Tensor*>& exp_avg_sqs, float beta1,
+                   float beta2, float eps, float step_size,
+                   float bias_correction2_sqrt, float decay, float grad_decay,
+                   const unsigned int* skip) {
+  OnDevice on(*values.front());
+  for (size_t first = 0; first < values.size();
+       first += cuda::kMaxListedTensors) {
+    cuda::AdamTensors list;
+    for (size_t t = first;
+         t < values.size() && list.count < cuda::kMaxListedTensors; ++t) {
+      list.param[list.count] = values[t]->device_data();
+      list.grad[list.count] = grads[t]->device_data();
+      list.exp_avg[list.count] = exp_avgs[t]->device_data();
+      list.exp_avg_sq[list.count] = exp_avg_sqs[t]->device_data();
+      list.size[list.count] = values[t]->numel();
+      ++list.count;
+    }
+    cuda::adam_update_each(list, beta1, beta2, eps, step_size,
+                           bias_correction2_sqrt, decay, grad_decay, skip,
+                           on.stream());
+  }
+}
+
 void ZeroAll(const std::vector<Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   for (const cuda::TensorList& list : ListsOf(tensors)) {

@@ -66,6 +66,16 @@ void SgdUpdateAll(const std::vector<Tensor*>& values,
                   const std::vector<const Tensor*>& grads,
                   const std::vector<Tensor*>& velocities, float lr,
                   float momentum, float weight_decay, const unsigned int* skip);
+// One Adam or AdamW step (nn/optim/optimizer.h) on every listed tensor,
+// one launch per kMaxListedTensors; the step's shared factors computed by
+// the caller; nothing where `skip` (device memory, may be null) is non-zero.
+void AdamUpdateAll(const std::vector<Tensor*>& values,
+                   const std::vector<const Tensor*>& grads,
+                   const std::vector<Tensor*>& exp_avgs,
+                   const std::vector<Tensor*>& exp_avg_sqs, float beta1,
+                   float beta2, float eps, float step_size,
+                   float bias_correction2_sqrt, float decay, float grad_decay,
+                   const unsigned int* skip);
 // Every listed tensor set to 0, one launch per kMaxListedTensors.
 void ZeroAll(const std::vector<Tensor*>& tensors);
 // value -= lr * (grad + wd * value), or with momentum through velocity;

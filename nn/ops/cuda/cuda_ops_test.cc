@@ -29,6 +29,7 @@
 #include "nn/ops/loss.h"
 #include "nn/ops/non_finite.h"
 #include "nn/ops/pooling.h"
+#include "nn/optim/optimizer.h"
 #include "nn/optim/sgd.h"
 
 namespace ringlet::nn {
@@ -183,6 +184,58 @@ TEST_F(CudaOpsTest, ListedSgdAndZeroingMatchTheCpu) {
     for (int t = 0; t < 70; ++t) {
       ASSERT_EQ(Values(p_gpu[t]), std::vector<float>(p_gpu[t].numel(), 0.0f))
           << t;
+    }
+  }
+}
+
+// Adam and AdamW through the listed kernel: the CPU step within float
+// rounding (nvcc may fuse a multiply and an add), skipped when guarded.
+TEST_F(CudaOpsTest, ListedAdamMatchesTheCpu) {
+  for (const char* name : {"adam", "adamw"}) {
+    OptimizerOptions options;
+    options.name = name;
+    options.lr = 0.01f;
+    options.weight_decay = 0.05f;
+    std::vector<Tensor> p_cpu, m_cpu, v_cpu, g_cpu, p_gpu, m_gpu, v_gpu, g_gpu;
+    for (int t = 0; t < 70; ++t) {
+      const Shape shape = {t % 11 == 0 ? 1 : 37 * t + 3};
+      p_cpu.push_back(Random(shape, 200 + t));
+      m_cpu.push_back(Random(shape, 300 + t));
+      Tensor v = Random(shape, 500 + t);
+      for (int64_t i = 0; i < v.numel(); ++i) v.data()[i] *= v.data()[i];
+      v_cpu.push_back(v);
+      g_cpu.push_back(Random(shape, 400 + t));
+      p_gpu.push_back(p_cpu.back().To(gpu_));
+      m_gpu.push_back(m_cpu.back().To(gpu_));
+      v_gpu.push_back(v_cpu.back().To(gpu_));
+      g_gpu.push_back(g_cpu.back().To(gpu_));
+    }
+    auto pointers = [](std::vector<Tensor>& list) {
+      std::vector<Tensor*> out;
+      for (Tensor& t : list) out.push_back(&t);
+      return out;
+    };
+    std::vector<const Tensor*> grads_cpu, grads_gpu;
+    for (int t = 0; t < 70; ++t) {
+      grads_cpu.push_back(&g_cpu[t]);
+      grads_gpu.push_back(&g_gpu[t]);
+    }
+    AdamUpdateAll(pointers(p_cpu), grads_cpu, pointers(m_cpu), pointers(v_cpu),
+                  options, /*step=*/3);
+    const std::vector<float> before = Values(p_gpu[5]);
+    const Tensor nan = Tensor::FromVector({1}, {std::nanf("")}).To(gpu_);
+    const NonFiniteCounts bad = QueueCountNonFinite({&nan});
+    AdamUpdateAll(pointers(p_gpu), grads_gpu, pointers(m_gpu), pointers(v_gpu),
+                  options, 3, &bad);
+    EXPECT_EQ(Values(p_gpu[5]), before) << "a guarded list was updated";
+    AdamUpdateAll(pointers(p_gpu), grads_gpu, pointers(m_gpu), pointers(v_gpu),
+                  options, 3);
+    for (int t = 0; t < 70; ++t) {
+      const std::vector<float> got = Values(p_gpu[t]), want = Values(p_cpu[t]);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-6f * (1 + std::abs(want[i])))
+            << name << ", tensor " << t << ", element " << i;
+      }
     }
   }
 }

@@ -32,6 +32,13 @@ void SgdUpdateAll(const std::vector<Tensor*>&,
                   const unsigned int*) {
   NoCuda();
 }
+void AdamUpdateAll(const std::vector<Tensor*>&,
+                   const std::vector<const Tensor*>&,
+                   const std::vector<Tensor*>&, const std::vector<Tensor*>&,
+                   float, float, float, float, float, float, float,
+                   const unsigned int*) {
+  NoCuda();
+}
 void ZeroAll(const std::vector<Tensor*>&) { NoCuda(); }
 Tensor Conv2dForward(const Tensor&, const Tensor&, const Tensor&,
                      const Conv2dParams&) {

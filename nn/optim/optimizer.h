@@ -1,0 +1,85 @@
+// Optimizers behind one interface, as torch.optim: the trainers and
+// DataParallel hold an Optimizer and never name SGD or AdamW.
+//   sgd    p -= lr (g + wd p), or with momentum v = m v + g + wd p,
+//          p -= lr v (torch.optim.SGD)
+//   adamw  torch.optim.AdamW: p -= lr wd p (decoupled weight decay), then
+//   adam   the Adam step below; torch.optim.Adam adds wd p to g instead
+//          m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//          p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// On a GPU each step is one launch per 48 tensors (a listed kernel, as
+// torch's foreach optimizers), and a step guarded by non-finite counts is
+// skipped on the device.
+#ifndef RINGLET_NN_OPTIM_OPTIMIZER_H_
+#define RINGLET_NN_OPTIM_OPTIMIZER_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/ops/non_finite.h"
+#include "nn/optim/sgd.h"
+#include "nn/tensor.h"
+
+namespace ringlet::nn {
+
+struct OptimizerOptions {
+  std::string name = "sgd";  // sgd, adam or adamw.
+  float lr = 0.1f;
+  float weight_decay = 0.0f;
+  float momentum = 0.0f;  // sgd only.
+  float beta1 = 0.9f;     // adam and adamw.
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+};
+
+// SGD with `sgd`'s rate, momentum and weight decay.
+inline OptimizerOptions FromSgd(const SgdOptions& sgd) {
+  OptimizerOptions o;
+  o.lr = sgd.lr;
+  o.momentum = sgd.momentum;
+  o.weight_decay = sgd.weight_decay;
+  return o;
+}
+
+// The optimizer names MakeOptimizer takes.
+inline const std::vector<std::string>& OptimizerNames() {
+  static const std::vector<std::string> names = {"sgd", "adam", "adamw"};
+  return names;
+}
+
+// One optimizer step of Adam or AdamW on each listed tensor, all on one
+// device; `step` is t, counted from 1. Throws std::invalid_argument for lists
+// of different lengths, ShapeError and DeviceError as the ops do.
+void AdamUpdateAll(const std::vector<Tensor*>& values,
+                   const std::vector<const Tensor*>& grads,
+                   const std::vector<Tensor*>& exp_avgs,
+                   const std::vector<Tensor*>& exp_avg_sqs,
+                   const OptimizerOptions& options, int64_t step,
+                   const NonFiniteCounts* skip_if_any = nullptr);
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // Updates the parameters by `grads` (the parameters' order and shapes).
+  // With `skip_if_any`, nothing changes (state included) when it counted a
+  // non-finite value; on a GPU that is decided on the device.
+  virtual void Step(const std::vector<const Tensor*>& grads,
+                    const NonFiniteCounts* skip_if_any = nullptr) = 0;
+  virtual void set_lr(float lr) = 0;
+  // The state a checkpoint saves, named after the parameters:
+  // "w.momentum" (sgd with momentum), "w.exp_avg" and "w.exp_avg_sq" then
+  // "adamw.step" (a host tensor of one value: t). Empty for plain SGD.
+  virtual std::vector<std::pair<std::string, Tensor*>> State() = 0;
+};
+
+// An optimizer of `values` (named `names`, same order), its state on their
+// devices. Throws std::invalid_argument for an unknown name or a value out
+// of range (lr > 0; weight decay, momentum, betas in [0, 1); eps > 0).
+std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerOptions& options,
+                                         std::vector<Tensor*> values,
+                                         std::vector<std::string> names);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_OPTIM_OPTIMIZER_H_
