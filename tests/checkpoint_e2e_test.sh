@@ -93,6 +93,9 @@ check_two_plus_two lenet_scratch "$lenet" --devices=cpu:2 --limit=2000 \
 # AdamW's moments and step travel in the checkpoint too.
 check_two_plus_two lenet_adamw "$lenet" --devices=cpu:2 --limit=2000 \
   --test_limit=200 --optimizer=adamw --weight_decay=0.01 --seed=3
+# Three batches a step: a checkpoint's position counts steps.
+check_two_plus_two lenet_accumulate "$lenet" --devices=cpu:2 --limit=2000 \
+  --test_limit=200 --accumulate_steps=3 --batch_size=100 --seed=3
 check_two_plus_two resnet_dp "$resnet" --devices=cpu:2 --limit=96 \
   --test_limit=32 --batch_size=32 --lr=0.05 --seed=3
 

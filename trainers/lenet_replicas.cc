@@ -53,11 +53,19 @@ nn::TrainStepStats LeNetReplicas::TrainStep(
 
 nn::PendingStep LeNetReplicas::QueueStep(
     const std::vector<nn::ReplicaInput>& all_shards) {
-  const std::vector<nn::ReplicaInput> shards =
-      group_.LocalShards(all_shards, "lenet");
+  return QueueAccumulatedStep(
+      std::vector<std::vector<nn::ReplicaInput>>{all_shards});
+}
+
+nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
+    const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
+  std::vector<std::vector<nn::ReplicaInput>> local;
   // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const nn::ReplicaInput& s : all_shards) total += s.count;
+  for (const std::vector<nn::ReplicaInput>& all_shards : micro_batches) {
+    local.push_back(group_.LocalShards(all_shards, "lenet"));
+    for (const nn::ReplicaInput& s : all_shards) total += s.count;
+  }
   if (total == 0) throw std::invalid_argument("lenet: an empty batch");
   std::vector<nn::QueuedReplicaStep> queued(group_.size());
   // On GPUs the host queues the whole step, the update included, and
@@ -70,21 +78,30 @@ nn::PendingStep LeNetReplicas::QueueStep(
     const nn::Device device = group_.devices()[d];
     q.device = device;
     q.done = nn::DeviceFence(device);
-    q.samples = shards[d].count;
     const std::vector<nn::Tensor*> params = r.params.All();
-    // A device without samples adds zeros to the sum.
+    // A device without samples adds zeros to the sum; micro-batches add
+    // their gradients up before the one allreduce.
     nn::LeNetParams grads;
-    if (shards[d].count > 0) {
+    for (const std::vector<nn::ReplicaInput>& shards : local) {
+      const nn::ReplicaInput& shard = shards[d];
+      q.samples += shard.count;
+      if (shard.count == 0) continue;
       nn::LeNetActivations acts;
       const nn::Tensor logits = nn::LeNetForward(
-          r.params, nn::ShardImages(shards[d], {1, 28, 28}, device), &acts);
-      q.loss = nn::StartSoftmaxCrossEntropy(logits, shards[d].labels,
-                                            nn::Reduction::kSum);
-      q.has_loss = true;
-      grads = nn::LeNetBackward(r.params, acts, q.loss.dlogits());
-    } else {
-      grads = CopyTo(nn::LeNetParams::Zeros(), device);
+          r.params, nn::ShardImages(shard, {1, 28, 28}, device), &acts);
+      q.losses.push_back(nn::StartSoftmaxCrossEntropy(logits, shard.labels,
+                                                      nn::Reduction::kSum));
+      nn::LeNetParams micro =
+          nn::LeNetBackward(r.params, acts, q.losses.back().dlogits());
+      if (q.losses.size() == 1) {
+        grads = std::move(micro);
+      } else {
+        const std::vector<nn::Tensor*> sum = grads.All(), add = micro.All();
+        for (size_t t = 0; t < sum.size(); ++t)
+          nn::AddInPlace(*sum[t], *add[t]);
+      }
     }
+    if (q.losses.empty()) grads = CopyTo(nn::LeNetParams::Zeros(), device);
     // allreduce: every gradient in one flat buffer on the device. Alone in
     // the job (one rank) the gradients are the sums already: no packing,
     // no collective, no host wait for either (with clipping the norm is

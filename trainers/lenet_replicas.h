@@ -57,6 +57,10 @@ class LeNetReplicas : public ParallelTrainer {
   // nn::PendingStep); the statistics come from Finish().
   nn::PendingStep QueueStep(
       const std::vector<nn::ReplicaInput>& shards) override;
+  // One step over several micro-batches: their gradients added up, then
+  // summed across devices once (gradient accumulation).
+  nn::PendingStep QueueAccumulatedStep(
+      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) override;
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override;
   // The parameters, then the optimizer's state (Optimizer::State); device
   // 0's.

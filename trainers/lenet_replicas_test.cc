@@ -331,6 +331,42 @@ TEST(LeNetReplicasTest, AdamWOnOneGpu) {
       [gpu](int k) { return std::vector<nn::Device>(k, gpu); }, 1e-4);
 }
 
+// Gradient accumulation: micro-batches of b and c samples take the step of
+// one batch of b + c, on 1 and 2 devices (summing each micro-batch across
+// devices would count the first twice).
+TEST(LeNetReplicasTest, AccumulatedMicroBatchesTakeTheWholeBatchStep) {
+  const Batch a = RandomBatch(32, 1), b = RandomBatch(29, 2);
+  Batch whole;
+  whole.images = a.images;
+  whole.images.insert(whole.images.end(), b.images.begin(), b.images.end());
+  whole.labels = a.labels;
+  whole.labels.insert(whole.labels.end(), b.labels.begin(), b.labels.end());
+  const nn::LeNetParams init =
+      nn::LeNetParams::Init(7, nn::InitScheme::kKaimingNormal);
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    LeNetUpdate update = PlainSgd(0.5f);
+    update.optimizer.name = optimizer;
+    if (std::string(optimizer) == "adamw") update.optimizer.lr = 0.01f;
+    for (int k : {1, 2}) {
+      LeNetReplicas accumulated(init, Cpus(k), nn::ReplicaGroupOptions(),
+                                update);
+      LeNetReplicas reference(init, Cpus(k), nn::ReplicaGroupOptions(), update);
+      const std::string what =
+          std::string(optimizer) + " on " + std::to_string(k);
+      for (int step = 0; step < 2; ++step) {
+        const nn::TrainStepStats acc =
+            accumulated.QueueAccumulatedStep({Shards(a, k), Shards(b, k)})
+                .Finish();
+        const nn::TrainStepStats ref = reference.TrainStep(Shards(whole, k));
+        EXPECT_EQ(acc.samples, 61) << what;
+        EXPECT_NEAR(acc.loss_sum, ref.loss_sum, 1e-4 * ref.loss_sum) << what;
+      }
+      ExpectNear(accumulated.params(0).All(), reference.params(0).All(), 1e-5,
+                 what);
+    }
+  }
+}
+
 TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {
   const Batch batch = RandomBatch(16, 5);
   const nn::LeNetParams init = nn::LeNetParams::Init(2);

@@ -29,6 +29,11 @@ class DataParallelTrainer : public ParallelTrainer {
       const std::vector<nn::ReplicaInput>& shards) override {
     return dp_.QueueStep(shards);
   }
+  nn::PendingStep QueueAccumulatedStep(
+      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches)
+      override {
+    return dp_.QueueStep(micro_batches);
+  }
   int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override {
     return dp_.CountCorrect(shards);
   }

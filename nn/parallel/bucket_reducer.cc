@@ -84,6 +84,9 @@ void BucketReducer::MarkReady(Module& module) {
   if (it == params_of_.end() || it->second.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Outside a step (the micro-batches before an accumulated step's last)
+    // backward only adds to the gradients.
+    if (step_done_) return;
     for (Parameter* p : it->second) MarkReadyLocked(p);
   }
   changed_.notify_all();

@@ -48,7 +48,9 @@ class BucketReducer {
   BucketReducer(const BucketReducer&) = delete;
   BucketReducer& operator=(const BucketReducer&) = delete;
 
-  // Starts a step: no gradient is final yet.
+  // Starts a step: no gradient is final yet. Backward passes run outside a
+  // step (between FinishStep and the next BeginStep) reduce nothing: their
+  // gradients accumulate into the next step's, as DDP's no_sync.
   void BeginStep();
   // Every gradient is final (a replica that skipped backward: zeros).
   void MarkAllReady();

@@ -123,11 +123,18 @@ TrainStepStats DataParallel::TrainStep(
 
 PendingStep DataParallel::QueueStep(
     const std::vector<ReplicaInput>& all_shards) {
-  const std::vector<ReplicaInput> shards =
-      group_.LocalShards(all_shards, "data parallel");
+  return QueueStep(std::vector<std::vector<ReplicaInput>>{all_shards});
+}
+
+PendingStep DataParallel::QueueStep(
+    const std::vector<std::vector<ReplicaInput>>& micro_batches) {
+  std::vector<std::vector<ReplicaInput>> local;
   // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const ReplicaInput& s : all_shards) total += s.count;
+  for (const std::vector<ReplicaInput>& all_shards : micro_batches) {
+    local.push_back(group_.LocalShards(all_shards, "data parallel"));
+    for (const ReplicaInput& s : all_shards) total += s.count;
+  }
   if (total == 0) {
     throw std::invalid_argument("data parallel: a training step needs samples");
   }
@@ -138,25 +145,29 @@ PendingStep DataParallel::QueueStep(
     const Device device = group_.devices()[d];
     q.device = device;
     q.done = DeviceFence(device);
-    q.samples = shards[d].count;
+    for (const std::vector<ReplicaInput>& shards : local) {
+      q.samples += shards[d].count;
+    }
     r.bn_comm_seconds = 0;
     r.model->ZeroGrad();
-    r.reducer->BeginStep();
     // The loss is read when the step is finished, not between forward and
     // backward: on a GPU the host keeps queueing.
     try {
-      const ReplicaInput& shard = shards[d];
-      // With synchronised batch norm an empty shard still takes part in
-      // the statistics' sums.
-      if (shard.count > 0 || options_.sync_bn) {
+      for (size_t j = 0; j < local.size(); ++j) {
+        // Gradients are summed across devices after the last micro-batch
+        // only: before it the reducer's hooks ignore backward.
+        if (j + 1 == local.size()) r.reducer->BeginStep();
+        const ReplicaInput& shard = local[j][d];
+        // With synchronised batch norm an empty shard still takes part in
+        // the statistics' sums.
+        if (shard.count == 0 && !options_.sync_bn) continue;
         const Tensor logits =
             r.model->Forward(ShardImages(shard, options_.sample_shape, device));
-        q.loss =
-            StartSoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum);
-        // The mean over the whole batch, not over this shard.
-        DivideInPlace(q.loss.dlogits(), static_cast<float>(total));
-        r.model->Backward(q.loss.dlogits());
-        q.has_loss = true;
+        q.losses.push_back(
+            StartSoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum));
+        // The mean over the whole step's samples, not over this shard.
+        DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
+        r.model->Backward(q.losses.back().dlogits());
       }
       r.reducer->MarkAllReady();
     } catch (...) {

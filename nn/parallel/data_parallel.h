@@ -73,6 +73,14 @@ class DataParallel {
   // statistics. A failure on any device (bad labels, a collective error) is
   // rethrown here after every device has stopped.
   TrainStepStats TrainStep(const std::vector<ReplicaInput>& shards);
+  // One optimizer step over several micro-batches (gradient accumulation,
+  // DDP's no_sync): each micro-batch's forward and backward add to the
+  // gradients, which are summed across devices once, after the last; the
+  // loss is the mean over every sample of every micro-batch. Without batch
+  // norm, k micro-batches of b samples take the step of one batch of k b.
+  // micro_batches[j] holds micro-batch j's shards, as `shards` below.
+  PendingStep QueueStep(
+      const std::vector<std::vector<ReplicaInput>>& micro_batches);
   // The same step, queued: on GPUs the host returns once every device's
   // work (the update included) is queued, without waiting for it; the
   // statistics come from the result's Finish(). A non-finite gradient sum

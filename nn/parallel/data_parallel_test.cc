@@ -10,6 +10,7 @@
 #include "collectives/collectives.h"
 #include "gtest/gtest.h"
 #include "nn/layers/init.h"
+#include "nn/layers/layers.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/loss.h"
 #include "nn/parallel/testing/batches.h"
@@ -134,6 +135,62 @@ TEST(DataParallelTest, SyncBnWithEmptyAndUnevenShardsEqualsOneDevice) {
     EXPECT_EQ(stats.samples, batch);
     ExpectStateNear(dp.replica(0), *reference, 1e-6,
                     "batch " + std::to_string(batch));
+  }
+}
+
+// A model without batch norm (whose statistics would see each micro-batch
+// apart): flatten, linear, ReLU, linear.
+std::unique_ptr<Sequential> Mlp() {
+  auto net = std::make_unique<Sequential>();
+  net->Add(std::make_unique<Flatten>());
+  net->Add(std::make_unique<Linear>(64, 16));
+  net->Add(std::make_unique<ReLU>());
+  net->Add(std::make_unique<Linear>(16, 10));
+  return net;
+}
+
+// `a` and `b` as one batch.
+Batch Joined(const Batch& a, const Batch& b) {
+  Batch out;
+  out.images = Tensor::Uninitialized({a.size() + b.size(), 1, 8, 8});
+  std::memcpy(out.images.data(), a.images.data(),
+              a.images.numel() * sizeof(float));
+  std::memcpy(out.images.data() + a.images.numel(), b.images.data(),
+              b.images.numel() * sizeof(float));
+  out.labels = a.labels;
+  out.labels.insert(out.labels.end(), b.labels.begin(), b.labels.end());
+  return out;
+}
+
+// Gradient accumulation: two micro-batches of b samples take the step of
+// one batch of 2b, on 1 and 2 devices, with SGD and AdamW (the gradients
+// are summed across devices once; summing each micro-batch's would count
+// the first twice).
+TEST(DataParallelTest, AccumulatedMicroBatchesTakeTheWholeBatchStep) {
+  const Batch a = RandomBatch(6, 8, 1), b = RandomBatch(5, 8, 2);
+  const Batch whole = Joined(a, b);
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    for (int k : {1, 2}) {
+      DataParallelOptions options;
+      options.optimizer.name = optimizer;
+      options.optimizer.lr = std::string(optimizer) == "sgd" ? 0.5f : 0.01f;
+      options.sample_shape = {1, 8, 8};
+      options.bucket_bytes = 256;  // Several buckets.
+      const std::string what =
+          std::string(optimizer) + " on " + std::to_string(k) + " devices";
+      DataParallel accumulated(Seeded(Mlp, 4), Cpus(k), options);
+      DataParallel reference(Seeded(Mlp, 4), Cpus(k), options);
+      for (int step = 0; step < 2; ++step) {
+        const TrainStepStats acc =
+            accumulated.QueueStep({Shards(a, k), Shards(b, k)}).Finish();
+        const TrainStepStats ref = reference.TrainStep(Shards(whole, k));
+        EXPECT_EQ(acc.samples, 11) << what;
+        EXPECT_NEAR(acc.loss_sum, ref.loss_sum, 1e-4 * ref.loss_sum) << what;
+        EXPECT_EQ(acc.correct, ref.correct) << what;
+      }
+      ExpectStateNear(accumulated.replica(0), reference.replica(0), 1e-5, what);
+      EXPECT_EQ(accumulated.CompareReplicas(), "") << what;
+    }
   }
 }
 

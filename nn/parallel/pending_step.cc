@@ -24,7 +24,14 @@ const TrainStepStats& PendingStep::Finish() {
     // The reads below then wait for nothing (on any thread's queue).
     r.done.Wait();
     TrainStepStats mine;
-    if (r.has_loss) RecordLoss(r.loss.Finish(), r.samples, r.device, &mine);
+    for (PendingLoss& loss : r.losses) {
+      TrainStepStats part;
+      RecordLoss(loss.Finish(), 0, r.device, &part);
+      mine.loss_sum += part.loss_sum;
+      mine.correct += part.correct;
+      if (mine.divergence.empty()) mine.divergence = part.divergence;
+    }
+    mine.samples = r.samples;
     if (mine.divergence.empty()) mine.divergence = r.divergence;
     const int bad = r.gradients.FirstBad();
     if (mine.divergence.empty() && bad >= 0) {

@@ -25,8 +25,8 @@ namespace ringlet::nn {
 struct QueuedReplicaStep {
   Device device;
   int64_t samples = 0;
-  bool has_loss = false;  // False for a device without samples.
-  PendingLoss loss;
+  // One per micro-batch the device ran (none for a device without samples).
+  std::vector<PendingLoss> losses;
   // The gradients' non-finite counts, named (the names outlive the step:
   // the trainer's); a non-zero count means the update was skipped (on the
   // device) and the run diverged.

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "nlohmann/json.hpp"
 #include "trainers/common/checksum.h"
@@ -109,9 +110,14 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
       c.settings.push_back({PlainSettingName(s.at(0).get<std::string>()),
                             s.at(1).get<std::string>(), true});
     }
-    // Checkpoints written before the optimizer was a setting are SGD's.
-    if (FindSetting(c.settings, "optimizer") == nullptr) {
-      c.settings.push_back({"optimizer", "sgd", true});
+    // Checkpoints written before these were settings: one batch a step,
+    // SGD.
+    for (const auto& [name, value] :
+         {std::pair<const char*, const char*>{"accumulate_steps", "1"},
+          {"optimizer", "sgd"}}) {
+      if (FindSetting(c.settings, name) == nullptr) {
+        c.settings.push_back({name, value, true});
+      }
     }
     c.written = h.value("written", "");
     c.devices = h.value("devices", "");

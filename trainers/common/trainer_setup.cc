@@ -176,6 +176,12 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->type_name("INT")
       ->transform(WholeNumber(1, kMaxInt64, /*auto_ok=*/true))
       ->default_str("auto");
+  app.add_option("--accumulate_steps", f->accumulate_steps,
+                 "batches per optimizer step: their gradients are added up "
+                 "and summed across devices once (DDP's no_sync), a step of "
+                 "batch_size x this many images")
+      ->check(WholeNumber(1, kMaxInt))
+      ->capture_default_str();
   app.add_option("--lr", f->lr, "learning rate, as given; auto: " + lr_default)
       ->type_name("NUMBER")
       ->transform(Positive(/*auto_ok=*/true))
@@ -332,6 +338,7 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   loop.schedule.warmup_epochs = flags.warmup_epochs;
   loop.epochs = flags.epochs;
   loop.batch_size = run.batch_size;
+  loop.accumulate_steps = flags.accumulate_steps;
   loop.seed = flags.seed;
   // mpirun hands processes a pseudo-terminal even when its own output is
   // a log, so a job of several processes logs plain lines.
@@ -381,6 +388,8 @@ nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr) {
 
 void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   const auto number = FormatNumber;
+  settings->push_back(
+      {"accumulate_steps", std::to_string(flags.accumulate_steps), true});
   settings->push_back({"optimizer", flags.optimizer, true});
   if (flags.optimizer != "sgd") {
     settings->push_back({"beta1", number(flags.beta1), true});
@@ -586,6 +595,10 @@ std::string SetupLine(const std::string& program, const std::string& where,
     batch_notes += (batch_notes.empty() ? "" : ", ") + run.batch_note;
   }
   if (!batch_notes.empty()) line += " (" + batch_notes + ")";
+  if (flags.accumulate_steps > 1) {
+    line += " x " + std::to_string(flags.accumulate_steps) +
+            " accumulated per step";
+  }
   line += ", lr " + FormatNumber(run.lr);
   if (!run.lr_note.empty()) line += " (" + run.lr_note + ")";
   if (flags.optimizer == "sgd") {

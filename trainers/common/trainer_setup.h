@@ -29,8 +29,9 @@ struct TrainerFlags {
   // GPUs: how cuDNN's convolution algorithms are chosen (ApplyGpuFlags).
   std::string conv_algorithms = "measure";
   int epochs = 10;
-  int64_t batch_size = 0;  // 0 (auto): see ResolveBatchAndLr.
-  double lr = 0;           // 0 (auto): see ResolveBatchAndLr.
+  int64_t batch_size = 0;    // 0 (auto): see ResolveBatchAndLr.
+  int accumulate_steps = 1;  // Batches per optimizer step.
+  double lr = 0;             // 0 (auto): see ResolveBatchAndLr.
   uint64_t seed = 0;
   std::string data_dir;
   int threads_per_device = 0;  // 0: the machine's cores shared out.

@@ -126,7 +126,9 @@ std::vector<EpochMetrics> TrainEpochs(
   data::BatchLoader loader(train, loader_options);
   LrSchedule schedule = options.schedule;
   schedule.epochs = options.epochs;
-  schedule.steps_per_epoch = std::max<int64_t>(1, loader.batches_per_epoch());
+  const int64_t k = std::max(1, options.accumulate_steps);
+  schedule.steps_per_epoch =
+      std::max<int64_t>(1, (loader.batches_per_epoch() + k - 1) / k);
   schedule.Check();
 
   // For the run's ETA: the last epoch's training and evaluation seconds
@@ -146,7 +148,7 @@ std::vector<EpochMetrics> TrainEpochs(
 
   int64_t steps_this_run = 0;
   int64_t next_replica_check = options.replica_check_every;
-  data::Batch batch;
+  std::vector<data::Batch> micro(k);  // The batches of one step.
   for (int epoch = position.epoch; epoch <= options.epochs; ++epoch) {
     // A resumed epoch starts where the checkpoint left it, sums included.
     RunPosition at = epoch == position.epoch ? position : RunPosition();
@@ -162,7 +164,8 @@ std::vector<EpochMetrics> TrainEpochs(
       return later_epochs * train_each +
              (later_epochs + 1) * eval_estimate(rate);
     });
-    loader.StartEpoch(epoch - 1, at.steps);
+    loader.StartEpoch(epoch - 1,
+                      std::min(at.steps * k, loader.batches_per_epoch()));
     // One step in flight: step t + 1 is queued before step t is finished,
     // so on GPUs the devices compute step t + 1 while the host reads step
     // t's loss and prepares batch t + 2. The epoch's seconds are the wall
@@ -207,11 +210,22 @@ std::vector<EpochMetrics> TrainEpochs(
                      : NAN);
     };
     double lr = schedule.At(epoch, at.steps);
-    while (loader.Next(&batch)) {
+    while (true) {
+      int64_t got = 0;
+      while (got < k && loader.Next(&micro[got])) ++got;
+      if (got == 0) break;
       lr = schedule.At(epoch, at.steps + (has_in_flight ? 1 : 0));
       trainer.SetLearningRate(lr);
-      nn::PendingStep queued =
-          trainer.QueueStep(Scatter(batch, trainer.num_devices()));
+      nn::PendingStep queued;
+      if (k == 1) {
+        queued = trainer.QueueStep(Scatter(micro[0], trainer.num_devices()));
+      } else {
+        std::vector<std::vector<nn::ReplicaInput>> micro_batches;
+        for (int64_t j = 0; j < got; ++j) {
+          micro_batches.push_back(Scatter(micro[j], trainer.num_devices()));
+        }
+        queued = trainer.QueueAccumulatedStep(micro_batches);
+      }
       finish_in_flight();
       in_flight = std::move(queued);
       has_in_flight = true;

@@ -44,6 +44,17 @@ class ParallelTrainer {
       const std::vector<nn::ReplicaInput>& shards) {
     return nn::PendingStep::Finished(TrainStep(shards));
   }
+  // One step over several micro-batches (gradient accumulation): each
+  // micro_batches[j] as QueueStep's shards; their gradients are added up
+  // and summed across devices once. By default only one micro-batch.
+  virtual nn::PendingStep QueueAccumulatedStep(
+      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
+    if (micro_batches.size() != 1) {
+      throw std::invalid_argument(
+          "this trainer takes one batch per step (no --accumulate_steps)");
+    }
+    return QueueStep(micro_batches.front());
+  }
   // Correct predictions over the job, every device classifying its shard.
   virtual int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) = 0;
   // Every tensor training changes, named, as this process's first device
@@ -86,6 +97,10 @@ class TrainingInterrupted : public std::runtime_error {
 struct LoopOptions {
   int epochs = 10;
   int64_t batch_size = 256;
+  // Batches per optimizer step (gradient accumulation); the epoch's last
+  // step takes what is left. A step counts as one for the schedule, the
+  // replica checks and a checkpoint's position.
+  int accumulate_steps = 1;
   uint64_t seed = 0;
   // The learning rate of every step (schedule.epochs and steps_per_epoch
   // are filled in by the loop).
