@@ -52,11 +52,19 @@ def resnet18(num_classes=10, in_channels=1):
             else:
                 layers.append(Residual(cout, cout))
         return nn.Sequential(*layers)
-    return nn.Sequential(
+    # The book's module names (its state_dict's keys: "resnet_block1...",
+    # "fc.1.weight"), which ringlet's safetensors files use.
+    net = nn.Sequential(
         nn.Conv2d(in_channels, 64, 3, stride=1, padding=1), nn.BatchNorm2d(64),
-        nn.ReLU(), block(64, 64, 2, True), block(64, 128, 2, False),
-        block(128, 256, 2, False), block(256, 512, 2, False),
-        nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(512, num_classes))
+        nn.ReLU())
+    net.add_module("resnet_block1", block(64, 64, 2, True))
+    net.add_module("resnet_block2", block(64, 128, 2, False))
+    net.add_module("resnet_block3", block(128, 256, 2, False))
+    net.add_module("resnet_block4", block(256, 512, 2, False))
+    net.add_module("global_avg_pool", nn.AdaptiveAvgPool2d((1, 1)))
+    net.add_module("fc", nn.Sequential(nn.Flatten(),
+                                       nn.Linear(512, num_classes)))
+    return net
 
 
 def lenet():

@@ -1,11 +1,14 @@
 #include "trainers/common/parameter_file.h"
 
+#include <fstream>
+#include <sstream>
+
+#include "nn/optim/optimizer.h"
 #include "trainers/common/output_files.h"
+#include "trainers/common/safetensors.h"
 
 namespace ringlet::trainers {
 namespace {
-
-constexpr char kSuffix[] = ".momentum";
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string out = "[";
@@ -15,15 +18,139 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return out + "]";
 }
 
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The name the book's PyTorch model gives a state tensor of ringlet's
+// `model`, and whether its values are transposed there. ResNet-18 (d2l's
+// nn.Module): batch norm's gamma and beta are weight and bias, and
+// nn.Linear keeps its weight [out, in] where ringlet keeps [in, out]. LeNet
+// (the scratch chapter's tensors W1 .. b4): ringlet's names and layout.
+struct TorchName {
+  std::string name;
+  bool transposed = false;
+};
+
+TorchName TorchNameOf(const std::string& model, const std::string& name,
+                      const std::vector<int64_t>& shape) {
+  if (model != "resnet18") return {name};
+  if (EndsWith(name, ".gamma")) {
+    return {name.substr(0, name.size() - 6) + ".weight"};
+  }
+  if (EndsWith(name, ".beta")) {
+    return {name.substr(0, name.size() - 5) + ".bias"};
+  }
+  return {name, EndsWith(name, ".weight") && shape.size() == 2};
+}
+
+// [rows, cols] values as [cols, rows].
+std::vector<float> Transposed(const float* values,
+                              const std::vector<int64_t>& shape) {
+  const int64_t rows = shape[0], cols = shape[1];
+  std::vector<float> out(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = values[r * cols + c];
+  }
+  return out;
+}
+
+bool IsSafetensors(const std::string& path) {
+  return EndsWith(path, ".safetensors");
+}
+
+void WriteSafetensorsFile(const std::string& path, const std::string& model,
+                          const nn::NamedTensors& state) {
+  Safetensors file;
+  file.metadata = {{"format", "pt"}, {"model", model}, {"writer", "ringlet"}};
+  for (size_t i = 0; i < state.tensors.size(); ++i) {
+    const std::string& name = state.names[i];
+    if (IsOptimizerState(name)) continue;
+    const nn::Tensor& t = *state.tensors[i];
+    const TorchName torch = TorchNameOf(model, name, t.shape());
+    if (torch.transposed) {
+      file.f32.push_back({torch.name,
+                          {t.shape()[1], t.shape()[0]},
+                          Transposed(t.data(), t.shape())});
+    } else {
+      file.f32.push_back(
+          {torch.name, t.shape(), {t.data(), t.data() + t.numel()}});
+    }
+    // PyTorch's batch norm also keeps a count of batches (used only with
+    // momentum=None, cumulative averages; ringlet does not count them).
+    if (model == "resnet18" && EndsWith(name, ".running_mean")) {
+      file.i64_shapes.push_back(
+          {name.substr(0, name.size() - 13) + ".num_batches_tracked", {}});
+      file.i64_values.push_back({0});
+    }
+  }
+  WriteFileAtomically(path, EncodeSafetensors(file), "--params_out");
+}
+
+// The safetensors file at `path` as ringlet's tensors of `model`: the
+// book's names mapped back (TorchNameOf), transposed values transposed
+// back. Tensors ringlet does not hold (num_batches_tracked) are left out.
+std::vector<CheckpointTensor> ReadSafetensorsFile(
+    const std::string& path, const std::string& model,
+    const nn::NamedTensors& state) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw CheckpointError("--params_in: no file at " + path +
+                          "; give a file written by --params_out");
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const Safetensors file = DecodeSafetensors(bytes.str(), path);
+  auto it = file.metadata.find("model");
+  if (it != file.metadata.end() && it->second != model) {
+    throw CheckpointError("--params_in: " + path + " holds a " + it->second +
+                          ", this program trains a " + model);
+  }
+  std::vector<CheckpointTensor> out;
+  for (size_t i = 0; i < state.tensors.size(); ++i) {
+    const std::string& name = state.names[i];
+    if (IsOptimizerState(name)) continue;
+    const std::vector<int64_t>& shape = state.tensors[i]->shape();
+    const TorchName torch = TorchNameOf(model, name, shape);
+    for (const CheckpointTensor& t : file.f32) {
+      if (t.name != torch.name) continue;
+      if (!torch.transposed) {
+        out.push_back({name, t.shape, t.values});
+      } else if (t.shape.size() == 2) {
+        out.push_back({name,
+                       {t.shape[1], t.shape[0]},
+                       Transposed(t.values.data(), t.shape)});
+      } else {
+        out.push_back({name, t.shape, t.values});  // Refused by shape.
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool IsOptimizerState(const std::string& name) {
-  const size_t n = sizeof(kSuffix) - 1;
-  return name.size() > n && name.compare(name.size() - n, n, kSuffix) == 0;
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
+               0;
+  };
+  // nn::Optimizer::State's names.
+  for (const std::string& optimizer : nn::OptimizerNames()) {
+    if (name == optimizer + ".step") return true;
+  }
+  return ends_with(".momentum") || ends_with(".exp_avg") ||
+         ends_with(".exp_avg_sq");
 }
 
 void WriteParameterFile(const std::string& path, const std::string& model,
                         const nn::NamedTensors& state) {
+  if (IsSafetensors(path)) {
+    WriteSafetensorsFile(path, model, state);
+    return;
+  }
   Checkpoint file;
   file.settings.push_back({"model", model, true});
   for (size_t i = 0; i < state.tensors.size(); ++i) {
@@ -37,16 +164,21 @@ void WriteParameterFile(const std::string& path, const std::string& model,
 
 void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
                        const std::string& model) {
-  const Checkpoint file =
-      ReadCheckpoint(path, "--params_in",
-                     "give a file written by --params_out, or a checkpoint");
+  const nn::NamedTensors state = trainer.State();
+  Checkpoint file;
+  if (IsSafetensors(path)) {
+    file.tensors = ReadSafetensorsFile(path, model, state);
+  } else {
+    file =
+        ReadCheckpoint(path, "--params_in",
+                       "give a file written by --params_out, or a checkpoint");
+  }
   for (const Setting& s : file.settings) {
     if (s.name == "model" && s.value != model) {
       throw CheckpointError("--params_in: " + path + " holds a " + s.value +
                             ", this program trains a " + model);
     }
   }
-  const nn::NamedTensors state = trainer.State();
   std::vector<const float*> values;
   std::vector<std::vector<float>> kept;  // Optimizer state, unchanged.
   kept.reserve(state.tensors.size());

@@ -1,9 +1,12 @@
 // --params_out and --params_in: a trained model's state in a file that
-// describes itself. The container is the checkpoint's (checkpoint.h: a JSON
-// header with each tensor's name and shape, float32 values, a checksum),
-// holding the model's parameters and batch-norm statistics without optimizer
-// state or position, and recording the model's name. --params_in reads such
-// a file or a whole checkpoint.
+// describes itself. A path ending in .safetensors is the safetensors format
+// (safetensors.h) under the names of the book's PyTorch model, so
+// model.load_state_dict(safetensors.torch.load_file(path)) loads it (see
+// TorchNameOf in parameter_file.cc); any other path is ringlet's own: The
+// container is the checkpoint's (checkpoint.h: a JSON header with each tensor's
+// name and shape, float32 values, a checksum), holding the model's parameters
+// and batch-norm statistics without optimizer state or position, and recording
+// the model's name. --params_in reads such a file or a whole checkpoint.
 #ifndef RINGLET_TRAINERS_COMMON_PARAMETER_FILE_H_
 #define RINGLET_TRAINERS_COMMON_PARAMETER_FILE_H_
 
@@ -15,7 +18,8 @@
 
 namespace ringlet::trainers {
 
-// True for a state tensor that belongs to the optimizer ("W1.momentum").
+// True for a state tensor that belongs to the optimizer ("W1.momentum",
+// "W1.exp_avg", "adamw.step": nn::Optimizer::State's names).
 bool IsOptimizerState(const std::string& name);
 
 // Writes `state`'s model tensors (IsOptimizerState ones left out) with the
