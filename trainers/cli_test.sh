@@ -141,6 +141,24 @@ for bin in "$1" "$2"; do
   want="$(sed -E 's/.*test acc ([0-9.]+),.*/\1/' <<<"$trained")"
   [[ "$evaluated" == "test acc: $want on 16 images in "* ]] ||
     fail "$bin --eval_only: '$evaluated', the run ended at test acc $want"
+  # --validation and --eval_every: held-out images, a line per evaluation,
+  # the metrics' eval records and the epoch's val_acc.
+  rm -f "$tmp/val.jsonl"
+  run="$("$bin" --epochs=1 --validation=0.25 --eval_every=1 \
+    --metrics_out="$tmp/val.jsonl" "${quick[@]}" 2>/dev/null)" ||
+    fail "$bin --validation --eval_every failed"
+  [[ "$run" == *"48 training (16 held out for validation) and 16 test images"* ]] ||
+    fail "$bin --validation: the header does not say what was held out: $run"
+  [[ "$(grep -c '^step [12] (epoch 1): validation acc [0-9.]* on 16 images' <<<"$run")" == 2 ]] ||
+    fail "$bin --eval_every=1: not one line per step: $run"
+  grep -q '^epoch 1/1: .*, val acc [0-9.]*, test acc' <<<"$run" ||
+    fail "$bin --validation: no val acc in the epoch line: $run"
+  [[ "$(grep -c '"eval":{"epoch":1,"step":' "$tmp/val.jsonl")" == 2 ]] ||
+    fail "$bin --eval_every: no eval records in the metrics"
+  expect_usage_error "$bin" "--validation: must be a number at least 0 and below 1" \
+    --validation=1
+  expect_error "$bin" "leaves none to train on" --validation=0.99 \
+    --limit=10 --test_limit=8 --devices=cpu:1
   help="$("$bin" --help)" || fail "$bin --help: non-zero exit"
   [[ "$help" == *"--devices"* && "$help" == *"--plot_out"* ]] ||
     fail "$bin --help lacks the flags"

@@ -41,7 +41,8 @@ int Main(int argc, char** argv) {
     const BatchAndLr run = ResolveBatchAndLr(
         flags, TrainerDefaults{256, 0.2, /*per_device=*/false}, job.ranks,
         resume.get());
-    const data::FashionMnist data = LoadTrainerData(flags);
+    data::Split validation;
+    const data::FashionMnist data = LoadTrainerData(flags, &validation);
     RunSettings settings =
         CommonSettings(kProgram, kModel, data, flags.epochs, run.batch_size,
                        run.lr, flags.seed, backend, flags.replica_check_every);
@@ -59,8 +60,9 @@ int Main(int argc, char** argv) {
                            update);
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
-    const LoopOptions loop =
+    LoopOptions loop =
         TrainerLoopOptions(flags, kProgram, job, where, run, settings, resume);
+    if (validation.size() > 0) loop.validation = &validation;
     if (LoadParamsAndMaybeEvaluate(flags, replicas, kModel, data.test,
                                    run.batch_size, where, loop.terminal, out,
                                    job.LeaderOnly(std::cerr))) {
@@ -68,7 +70,7 @@ int Main(int argc, char** argv) {
     }
     out << SetupLine(kProgram, where, job.ranks, backend, run, flags,
                      devices.front().is_cuda() ? 0 : group.threads_per_device,
-                     data)
+                     data, validation.size())
         << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         replicas, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));

@@ -81,7 +81,8 @@ int Main(int argc, char** argv) {
     const auto resume = ReadResumeCheckpoint(flags, kProgram);
     const BatchAndLr run = ResolveBatchAndLr(
         flags, TrainerDefaults{256, 0.1, /*per_device=*/true}, n, resume.get());
-    const data::FashionMnist data = LoadTrainerData(flags);
+    data::Split validation;
+    const data::FashionMnist data = LoadTrainerData(flags, &validation);
     RunSettings settings =
         CommonSettings(kProgram, kModel, data, flags.epochs, run.batch_size,
                        run.lr, flags.seed, backend, flags.replica_check_every);
@@ -109,8 +110,9 @@ int Main(int argc, char** argv) {
     std::ostream& out = job.LeaderOnly(std::cout);
     const std::string where = job.Where(devices);
     DataParallelTrainer trainer(dp);
-    const LoopOptions loop =
+    LoopOptions loop =
         TrainerLoopOptions(flags, kProgram, job, where, run, settings, resume);
+    if (validation.size() > 0) loop.validation = &validation;
     if (LoadParamsAndMaybeEvaluate(flags, trainer, kModel, data.test,
                                    run.batch_size, where, loop.terminal, out,
                                    job.LeaderOnly(std::cerr))) {
@@ -118,7 +120,7 @@ int Main(int argc, char** argv) {
     }
     out << SetupLine(kProgram, where, n, backend, run, flags,
                      devices.front().is_cuda() ? 0 : options.threads_per_device,
-                     data)
+                     data, validation.size())
         << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
     const std::vector<EpochMetrics> epochs = TrainEpochs(
         trainer, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));

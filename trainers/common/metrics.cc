@@ -17,12 +17,36 @@ std::string FormatNumber(double v) {
 }
 
 std::string EpochLine(const EpochMetrics& m, int epochs) {
+  char val[32] = "";
+  if (m.val_acc >= 0) {
+    std::snprintf(val, sizeof(val), ", val acc %.3f", m.val_acc);
+  }
   char buf[256];
   std::snprintf(buf, sizeof(buf),
-                "epoch %d/%d: loss %.3f, train acc %.3f, test acc %.3f, "
+                "epoch %d/%d: loss %.3f, train acc %.3f%s, test acc %.3f, "
                 "%.1f s, %.0f img/s, comm %.1f%%",
-                m.epoch, epochs, m.loss, m.train_acc, m.test_acc, m.seconds,
-                m.images_per_sec, 100 * m.comm_fraction);
+                m.epoch, epochs, m.loss, m.train_acc, val, m.test_acc,
+                m.seconds, m.images_per_sec, 100 * m.comm_fraction);
+  return buf;
+}
+
+std::string ToJsonLine(const StepEval& e) {
+  const nlohmann::ordered_json j = {{"eval",
+                                     {{"epoch", e.epoch},
+                                      {"step", e.step},
+                                      {"split", e.split},
+                                      {"accuracy", e.accuracy},
+                                      {"images", e.images},
+                                      {"seconds", e.seconds}}}};
+  return j.dump();
+}
+
+std::string EvalLine(const StepEval& e) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf),
+                "step %lld (epoch %d): %s acc %.3f on %lld images, %.1f s",
+                static_cast<long long>(e.step), e.epoch, e.split.c_str(),
+                e.accuracy, static_cast<long long>(e.images), e.seconds);
   return buf;
 }
 
@@ -37,6 +61,8 @@ std::string ToJsonLine(const EpochMetrics& m) {
       {"images_per_sec", m.images_per_sec},
       {"comm_fraction", m.comm_fraction},
       {"lr", m.lr},
+      {"val_acc", m.val_acc >= 0 ? nlohmann::ordered_json(m.val_acc)
+                                 : nlohmann::ordered_json(nullptr)},
   };
   return j.dump();
 }
@@ -54,6 +80,8 @@ EpochMetrics FromJsonLine(const std::string& line) {
     m.images_per_sec = j.at("images_per_sec").get<double>();
     m.comm_fraction = j.at("comm_fraction").get<double>();
     m.lr = j.value("lr", 0.0);
+    const auto val = j.find("val_acc");
+    m.val_acc = val != j.end() && val->is_number() ? val->get<double>() : -1;
     return m;
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument("metrics line \"" + line + "\": " + e.what());
@@ -63,14 +91,15 @@ EpochMetrics FromJsonLine(const std::string& line) {
 std::string ToCsv(const std::vector<EpochMetrics>& epochs) {
   std::string out =
       "epoch,loss,train_acc,test_acc,seconds,eval_seconds,images_per_sec,"
-      "comm_fraction,lr\n";
+      "comm_fraction,lr,val_acc\n";
   for (const EpochMetrics& m : epochs) {
     out += std::to_string(m.epoch);
     for (double v : {m.loss, m.train_acc, m.test_acc, m.seconds, m.eval_seconds,
                      m.images_per_sec, m.comm_fraction, m.lr}) {
       out += "," + FormatNumber(v);
     }
-    out += "\n";
+    // Empty without validation.
+    out += "," + (m.val_acc >= 0 ? FormatNumber(m.val_acc) : "") + "\n";
   }
   return out;
 }
@@ -86,6 +115,15 @@ MetricsFile::MetricsFile(const std::string& path,
 
 void MetricsFile::Append(const EpochMetrics& m) {
   lines_ += ToJsonLine(m) + "\n";
+  Write();
+}
+
+void MetricsFile::Append(const StepEval& e) {
+  lines_ += ToJsonLine(e) + "\n";
+  Write();
+}
+
+void MetricsFile::Write() {
   WriteFileAtomically(path_, lines_, "--metrics_out");
 }
 

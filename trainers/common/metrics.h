@@ -18,6 +18,7 @@ struct EpochMetrics {
   double images_per_sec = 0;  // Training images / seconds.
   double comm_fraction = 0;   // Share of `seconds` in collective calls.
   double lr = 0;              // The learning rate of the epoch's last step.
+  double val_acc = -1;        // On --validation's images; -1: none held out.
 };
 
 // The shortest text that reads back as exactly `v` ("0.1015", not
@@ -29,7 +30,22 @@ std::string FormatNumber(double v);
 //  2,803 img/s, comm 4.1%"
 std::string EpochLine(const EpochMetrics& m, int epochs);
 
-// {"epoch":3,"loss":0.512,...}: the keys of EpochMetrics.
+// {"eval": {...}}: an evaluation between epochs (--eval_every), a line of
+// the metrics file.
+struct StepEval {
+  int epoch = 0;
+  int64_t step = 0;   // Optimizer steps since the run began.
+  std::string split;  // "validation" or "test".
+  double accuracy = 0;
+  int64_t images = 0;
+  double seconds = 0;
+};
+std::string ToJsonLine(const StepEval& e);
+// "step 200 (epoch 2): validation acc 0.812 on 6000 images, 1.4 s"
+std::string EvalLine(const StepEval& e);
+
+// {"epoch":3,"loss":0.512,...}: the keys of EpochMetrics (val_acc null
+// without validation).
 std::string ToJsonLine(const EpochMetrics& m);
 // Parses a line of ToJsonLine (eval_seconds and lr may be missing: files
 // of earlier versions); throws std::invalid_argument.
@@ -52,8 +68,10 @@ class MetricsFile {
                        const std::vector<EpochMetrics>& earlier = {},
                        const std::string& run_line = "");
   void Append(const EpochMetrics& m);
+  void Append(const StepEval& e);
 
  private:
+  void Write();
   std::string path_;
   std::string lines_;
 };

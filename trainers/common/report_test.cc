@@ -141,12 +141,32 @@ TEST(MetricsTest, CsvHasAHeaderAndARowPerEpochInShortestNumbers) {
              {2, 0.25, 0.9, 0.85, 11, 2, 5500, 0.1, 0.1015}});
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "epoch,loss,train_acc,test_acc,seconds,eval_seconds,"
-            "images_per_sec,comm_fraction,lr");
+            "images_per_sec,comm_fraction,lr,val_acc");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
   // Not 0.90000000000000002 nor 0.10150000000000001.
-  EXPECT_NE(csv.find("\n2,0.25,0.9,0.85,11,2,5500,0.1,0.1015\n"),
+  EXPECT_NE(csv.find("\n2,0.25,0.9,0.85,11,2,5500,0.1,0.1015,\n"),
             std::string::npos)
       << csv;
+}
+
+TEST(MetricsTest, ValidationAccuracyAppearsOnlyWhenHeldOut) {
+  EpochMetrics m{2, 0.5, 0.81, 0.79, 12.5, 1.5, 4800, 0.04, 0.05};
+  EXPECT_NE(ToJsonLine(m).find("\"val_acc\":null"), std::string::npos);
+  EXPECT_EQ(FromJsonLine(ToJsonLine(m)).val_acc, -1);
+  EXPECT_EQ(EpochLine(m, 10).find("val acc"), std::string::npos);
+  m.val_acc = 0.75;
+  EXPECT_DOUBLE_EQ(FromJsonLine(ToJsonLine(m)).val_acc, 0.75);
+  EXPECT_EQ(EpochLine(m, 10),
+            "epoch 2/10: loss 0.500, train acc 0.810, val acc 0.750, test acc "
+            "0.790, 12.5 s, 4800 img/s, comm 4.0%");
+  EXPECT_NE(ToCsv({m}).find(",0.05,0.75\n"), std::string::npos) << ToCsv({m});
+  const StepEval e{2, 300, "validation", 0.8125, 6000, 1.25};
+  EXPECT_EQ(EvalLine(e),
+            "step 300 (epoch 2): validation acc 0.812 on 6000 images, 1.2 s");
+  EXPECT_EQ(ToJsonLine(e),
+            "{\"eval\":{\"epoch\":2,\"step\":300,\"split\":"
+            "\"validation\",\"accuracy\":0.8125,\"images\":6000,"
+            "\"seconds\":1.25}}");
 }
 
 TEST(MetricsTest, FormatNumberIsTheShortestTextThatReadsBack) {

@@ -14,6 +14,8 @@
 #include <exception>
 #include <iostream>
 #include <limits>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -249,6 +251,18 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "train on the first N training images only (quick runs; 0: "
                  "all)")
       ->check(WholeNumber(0, kMaxInt64));
+  app.add_option("--validation", f->validation,
+                 "hold out this share of the training images (chosen by "
+                 "--seed) and report their accuracy after each epoch (0: "
+                 "none)")
+      ->check(RealIn(0, 1))
+      ->capture_default_str();
+  app.add_option("--eval_every", f->eval_every,
+                 "also evaluate every N optimizer steps, on the held-out "
+                 "images (else the test set), logged as a line and in the "
+                 "metrics (0: after each epoch only)")
+      ->check(WholeNumber(0, kMaxInt64))
+      ->capture_default_str();
   app.add_option("--test_limit", f->test_limit,
                  "evaluate on the first N test images only (0: all)")
       ->check(WholeNumber(0, kMaxInt64));
@@ -347,6 +361,7 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   loop.plot_title = program + " on " + where;
   loop.settings = settings;
   loop.replica_check_every = flags.replica_check_every;
+  loop.eval_every = flags.eval_every;
   loop.overlap_steps = flags.overlap_steps;
   loop.checkpoint_every = flags.checkpoint_every;
   if (resume != nullptr) {
@@ -570,18 +585,55 @@ void Truncate(data::Split* split, int64_t limit) {
 
 }  // namespace
 
-data::FashionMnist LoadTrainerData(const TrainerFlags& flags) {
+data::Split HoldOut(data::Split* train, double fraction, uint64_t seed) {
+  const int64_t n = train->size();
+  const int64_t held = std::llround(fraction * static_cast<double>(n));
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(),
+               std::mt19937_64(seed ^ 0x76616c6964ull));  // "valid"
+  std::vector<bool> is_held(n, false);
+  for (int64_t i = 0; i < held; ++i) is_held[order[i]] = true;
+  data::Split kept, out;
+  kept.name = train->name;
+  out.name = "validation";
+  for (int64_t i = 0; i < n; ++i) {
+    data::Split& to = is_held[i] ? out : kept;
+    to.labels.push_back(train->labels[i]);
+    to.pixels.insert(to.pixels.end(), train->image(i),
+                     train->image(i) + data::kImagePixels);
+  }
+  *train = std::move(kept);
+  return out;
+}
+
+data::FashionMnist LoadTrainerData(const TrainerFlags& flags,
+                                   data::Split* validation) {
   data::FashionMnist data =
       data::LoadFashionMnist(data::ResolveFashionMnistDir(flags.data_dir));
   Truncate(&data.train, flags.limit);
   Truncate(&data.test, flags.test_limit);
+  if (flags.validation > 0) {
+    if (validation == nullptr) {
+      throw std::invalid_argument("--validation: this program holds none out");
+    }
+    *validation = HoldOut(&data.train, flags.validation, flags.seed);
+    if (validation->size() == 0 || data.train.size() == 0) {
+      throw std::invalid_argument(
+          "--validation=" + FormatNumber(flags.validation) + " of " +
+          std::to_string(data.train.size() + validation->size()) +
+          " training images leaves " +
+          (validation->size() == 0 ? "none held out" : "none to train on") +
+          "; use a larger share, a smaller one or a larger --limit");
+    }
+  }
   return data;
 }
 
 std::string SetupLine(const std::string& program, const std::string& where,
                       int n, const std::string& backend, const BatchAndLr& run,
                       const TrainerFlags& flags, int threads_per_device,
-                      const data::FashionMnist& data) {
+                      const data::FashionMnist& data, int64_t validation) {
   const int64_t batch = run.batch_size;
   std::string line = program + " on " + where + ": backend " + backend +
                      ", batch " + std::to_string(batch);
@@ -623,8 +675,11 @@ std::string SetupLine(const std::string& program, const std::string& where,
             (threads_per_device == 1 ? "" : "s") + " per device, ";
   }
   const int epochs = flags.epochs;
-  line += std::to_string(data.train.size()) + " training and " +
-          std::to_string(data.test.size()) + " test images, " +
+  line += std::to_string(data.train.size()) + " training ";
+  if (validation > 0) {
+    line += "(" + std::to_string(validation) + " held out for validation) ";
+  }
+  line += "and " + std::to_string(data.test.size()) + " test images, " +
           std::to_string(epochs) + " epoch" + (epochs == 1 ? "" : "s");
   return line;
 }

@@ -36,6 +36,8 @@ struct TrainerFlags {
   std::string data_dir;
   int threads_per_device = 0;  // 0: the machine's cores shared out.
   int64_t limit = 0;           // 0: every training image.
+  double validation = 0;       // Share of the training images held out.
+  int64_t eval_every = 0;      // Steps; 0: after each epoch only.
   int64_t test_limit = 0;      // 0: every test image.
   std::string metrics_out;
   std::string plot_out;
@@ -174,8 +176,15 @@ std::string ResolveBackend(const std::string& flag,
 int ThreadsPerDevice(int requested, int devices);
 
 // The data set from --data_dir (or its defaults), cut to --limit and
-// --test_limit images. Throws data::DataError.
-data::FashionMnist LoadTrainerData(const TrainerFlags& flags);
+// --test_limit images; with --validation, that share of the training images
+// (chosen by --seed, at least one) moves to *validation, which may be null
+// only without it. Throws data::DataError, std::invalid_argument.
+data::FashionMnist LoadTrainerData(const TrainerFlags& flags,
+                                   data::Split* validation = nullptr);
+
+// Moves round(fraction x size) images of `train`, chosen by a shuffle
+// seeded with `seed`, into a split of their own (both keep their order).
+data::Split HoldOut(data::Split* train, double fraction, uint64_t seed);
 
 // The one-line summary printed at start: "resnet_dp on [cpu:0, cpu:1]:
 // backend ring, batch 512 (256 per device, scaled for 2 devices), lr 0.2
@@ -183,11 +192,13 @@ data::FashionMnist LoadTrainerData(const TrainerFlags& flags);
 // schedule, fp32, 1 thread per device, 60000 training and 10000 test
 // images, 10 epochs". `where` names the devices (TrainerJob::Where),
 // `ranks` counts them over the job; the threads are left out when
-// threads_per_device is 0 (GPU devices).
+// threads_per_device is 0 (GPU devices); `validation` is how many training
+// images were held out.
 std::string SetupLine(const std::string& program, const std::string& where,
                       int ranks, const std::string& backend,
                       const BatchAndLr& run, const TrainerFlags& flags,
-                      int threads_per_device, const data::FashionMnist& data);
+                      int threads_per_device, const data::FashionMnist& data,
+                      int64_t validation = 0);
 
 // --params_out (when given): `state`'s model tensors with their names and
 // shapes (parameter_file.h), written atomically.

@@ -233,7 +233,12 @@ std::vector<EpochMetrics> TrainEpochs(
       const bool stop = options.stop != nullptr && *options.stop != 0;
       const bool check = options.replica_check_every > 0 &&
                          steps_this_run + 1 >= next_replica_check;
-      if (!stop && !check) continue;
+      // The queued step's number over the whole run.
+      const int64_t step_of_run =
+          (epoch - 1) * schedule.steps_per_epoch + at.steps + 1;
+      const bool eval =
+          options.eval_every > 0 && step_of_run % options.eval_every == 0;
+      if (!stop && !check && !eval) continue;
       // Checks and checkpoints see every queued step finished.
       finish_in_flight();
       const Clock::time_point checks_start = Clock::now();
@@ -245,6 +250,22 @@ std::vector<EpochMetrics> TrainEpochs(
                                ", step " + std::to_string(at.steps) + ": " +
                                differs);
         }
+      }
+      if (eval) {
+        const data::Split& split =
+            options.validation != nullptr ? *options.validation : test;
+        StepEval e;
+        e.epoch = epoch;
+        e.step = step_of_run;
+        e.split = options.validation != nullptr ? "validation" : "test";
+        const Clock::time_point eval_start = Clock::now();
+        e.accuracy = EvaluateAccuracy(trainer, split, options.batch_size);
+        e.images = split.size();
+        e.seconds =
+            std::chrono::duration<double>(Clock::now() - eval_start).count();
+        bar.Finish();
+        out << EvalLine(e) << std::endl;
+        if (metrics_file) metrics_file->Append(e);
       }
       if (stop) {
         bar.Finish();
@@ -281,6 +302,12 @@ std::vector<EpochMetrics> TrainEpochs(
           });
       m.test_acc =
           EvaluateAccuracy(trainer, test, options.batch_size, &eval_bar);
+    }
+    if (options.validation != nullptr) {
+      ProgressBar val_bar(progress, options.terminal, "val " + of,
+                          options.validation->size());
+      m.val_acc = EvaluateAccuracy(trainer, *options.validation,
+                                   options.batch_size, &val_bar);
     }
     m.eval_seconds =
         std::chrono::duration<double>(Clock::now() - eval_start).count();

@@ -125,6 +125,13 @@ struct LoopOptions {
   // printed, and the run goes on from its position with its metrics.
   std::shared_ptr<const Checkpoint> resume;
   std::string resume_path;
+  // Held-out images (--validation), evaluated after every epoch (val_acc)
+  // and by eval_every; null: none.
+  const data::Split* validation = nullptr;
+  // Every this many optimizer steps (counted over the run), the accuracy on
+  // `validation` (else the test set) is printed (EvalLine) and appended to
+  // the metrics; 0: only after each epoch.
+  int64_t eval_every = 0;
   // Replicas are compared every this many steps; 0: never.
   int64_t replica_check_every = 100;
   // Queue step t + 1 before finishing step t (GPUs compute while the host
