@@ -50,6 +50,12 @@ AdamFactors FactorsOf(const OptimizerOptions& o, int64_t step) {
           decoupled ? 0.0f : o.weight_decay};
 }
 
+std::vector<Tensor*> Pointers(std::vector<Tensor>* tensors) {
+  std::vector<Tensor*> out;
+  for (Tensor& t : *tensors) out.push_back(&t);
+  return out;
+}
+
 class SgdOptimizer : public Optimizer {
  public:
   SgdOptimizer(const OptimizerOptions& o, std::vector<Tensor*> values,
@@ -76,11 +82,6 @@ class SgdOptimizer : public Optimizer {
   }
 
  private:
-  static std::vector<Tensor*> Pointers(std::vector<Tensor>* tensors) {
-    std::vector<Tensor*> out;
-    for (Tensor& t : *tensors) out.push_back(&t);
-    return out;
-  }
   std::vector<Tensor*> values_;
   std::vector<std::string> names_;
   SgdOptions sgd_;
@@ -123,11 +124,6 @@ class AdamOptimizer : public Optimizer {
   }
 
  private:
-  static std::vector<Tensor*> Pointers(std::vector<Tensor>* tensors) {
-    std::vector<Tensor*> out;
-    for (Tensor& t : *tensors) out.push_back(&t);
-    return out;
-  }
   OptimizerOptions options_;
   std::vector<Tensor*> values_;
   std::vector<std::string> names_;

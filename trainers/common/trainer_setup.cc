@@ -448,10 +448,25 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
   auto saved = [&](const char* name) -> const Setting* {
     return resume != nullptr ? FindSetting(resume->settings, name) : nullptr;
   };
+  // A checkpoint's number, or a clear error for one that is not.
+  auto number = [](const Setting& s) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s.value, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != s.value.size() || !(v > 0) || !std::isfinite(v)) {
+      throw CheckpointError("the checkpoint records " + s.name + " '" +
+                            s.value + "', not a number above 0; give --" +
+                            s.name);
+    }
+    return v;
+  };
   if (flags.batch_size > 0) {
     out.batch_size = flags.batch_size;
   } else if (const Setting* s = saved("batch_size")) {
-    out.batch_size = std::stoll(s->value);
+    out.batch_size = static_cast<int64_t>(number(*s));
     out.batch_note = "the checkpoint's";
   } else {
     const int scale = defaults.per_device ? ranks : 1;
@@ -461,7 +476,7 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
   if (flags.lr > 0) {
     out.lr = flags.lr;
   } else if (const Setting* s = saved("lr")) {
-    out.lr = std::stod(s->value);
+    out.lr = number(*s);
     out.lr_note = "the checkpoint's";
   } else if (flags.optimizer != "sgd") {
     out.lr = 0.001;

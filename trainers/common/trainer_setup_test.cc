@@ -95,6 +95,9 @@ TEST(ResolveBatchAndLrTest, AResumedRunKeepsTheCheckpointsUnlessGiven) {
     EXPECT_DOUBLE_EQ(run.lr, 0.2);
     EXPECT_EQ(run.batch_note, "the checkpoint's");
   }
+  Checkpoint garbled = written_on_two;
+  garbled.settings[0].value = "5x";
+  EXPECT_THROW(ResolveBatchAndLr({}, kResNet, 1, &garbled), CheckpointError);
   TrainerFlags flags;
   flags.lr = 0.3;
   const BatchAndLr run = ResolveBatchAndLr(flags, kResNet, 4, &written_on_two);
