@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,16 @@ void NameTypesInWords(CLI::App& app) {
     if (shown == "0") opt->default_str("false");
   }
 }
+
+// CLI11 writes a range's type twice ("INT:INT in [1 - 64]"): once.
+class WordsFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    static const std::regex kTwice(R"(\b([A-Z]+):\1 in \[)");
+    return std::regex_replace(CLI::Formatter::make_option_opts(opt), kTwice,
+                              "$1 in [");
+  }
+};
 
 std::vector<std::string> LongNames(const CLI::App& app) {
   std::vector<std::string> names;
@@ -104,6 +116,7 @@ void UseConventions(CLI::App& app) {
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     return a->get_name() + ": " + e.what() + " (see --help)\n";
   });
+  app.formatter(std::make_shared<WordsFormatter>());
   app.add_flag(kPrintFlags,
                "print every flag's value as this run would use it (config-file "
                "form) and exit");

@@ -56,6 +56,8 @@ TEST(ParseFlags, HelpExitsWithZeroAndShowsDefaults) {
   EXPECT_EQ(Parse({"--help"}, &n, &help), 0);
   testing::internal::GetCapturedStdout();
   EXPECT_NE(help.find("=7"), std::string::npos) << help;
+  // The range's type once: "INT in [1 - 100]", not "INT:INT in [1 - 100]".
+  EXPECT_NE(help.find("--n INT in [1 - 100]=7"), std::string::npos) << help;
 }
 
 TEST(ParseFlags, DashedSpellingsAreAliases) {

@@ -19,10 +19,10 @@ for bin in "$@"; do
     continue
   }
   # "  --epochs INT=10   passes over..." -> --epochs=10: the default
-  # follows the '=' that ends the type (single spaces inside the type, two
-  # or more before the description).
+  # follows the '=' that ends the type (a word in capitals, or true|false,
+  # perhaps with a range: "INT in [0 - 12]").
   mapfile -t args < <(sed -nE \
-    's/^ +(-[a-z],)?(--[a-z0-9_]+) (([^ ]| [^ ])*)=([^ ]+)( {2,}.*)?$/\2=\5/p' \
+    's/^ +(-[a-z],)?(--[a-z0-9_]+) (true\|false|[A-Z][^=]*)=([^ ]+).*$/\2=\4/p' \
     <<<"$help")
   ((${#args[@]} >= 1)) || fail "$name: found no default in --help"
   printed="$("$bin" "${args[@]}" --print_flags 2>&1)"
