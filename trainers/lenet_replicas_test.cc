@@ -204,6 +204,18 @@ TEST(LeNetReplicasTest, QueuedStepsOnOneGpuAreTheSynchronousSteps) {
   nn::SetConvAlgorithms(nn::ConvAlgorithms::kMeasure);
 }
 
+// The gradient of `b`'s mean loss at `params`, on one CPU device: the
+// references' step.
+nn::LeNetParams MeanGradient(const nn::LeNetParams& params, const Batch& b) {
+  nn::Tensor x = nn::Tensor::Uninitialized({b.size(), 1, 28, 28});
+  std::memcpy(x.data(), b.images.data(), b.images.size() * sizeof(float));
+  nn::LeNetActivations acts;
+  const nn::LossResult loss =
+      nn::SoftmaxCrossEntropy(nn::LeNetForward(params, x, &acts),
+                              b.labels.data(), nn::Reduction::kMean);
+  return nn::LeNetBackward(params, acts, loss.dlogits);
+}
+
 // Momentum, weight decay and clipping: k replicas on place(k) still take
 // one device's steps, and the steps are torch's SGD on the batch-mean
 // gradient.
@@ -223,13 +235,7 @@ void ExpectUpdatesMatchTheReference(
   nn::LeNetParams velocity = nn::LeNetParams::Zeros();
   int clipped = 0;
   for (const Batch& b : batches) {
-    nn::Tensor x = nn::Tensor::Uninitialized({b.size(), 1, 28, 28});
-    std::memcpy(x.data(), b.images.data(), b.images.size() * sizeof(float));
-    nn::LeNetActivations acts;
-    const nn::LossResult loss =
-        nn::SoftmaxCrossEntropy(nn::LeNetForward(reference, x, &acts),
-                                b.labels.data(), nn::Reduction::kMean);
-    nn::LeNetParams grads = nn::LeNetBackward(reference, acts, loss.dlogits);
+    nn::LeNetParams grads = MeanGradient(reference, b);
     std::vector<nn::Tensor*> g = grads.All();
     clipped += nn::ClipGradNorm(g, update.clip_grad_norm) > 0.5;
     const std::vector<nn::Tensor*> p = reference.All(), v = velocity.All();
@@ -287,13 +293,7 @@ void ExpectAdamWMatchesTheReference(
   nn::LeNetParams m = nn::LeNetParams::Zeros(), v = nn::LeNetParams::Zeros();
   int64_t step = 0;
   for (const Batch& b : batches) {
-    nn::Tensor x = nn::Tensor::Uninitialized({b.size(), 1, 28, 28});
-    std::memcpy(x.data(), b.images.data(), b.images.size() * sizeof(float));
-    nn::LeNetActivations acts;
-    const nn::LossResult loss =
-        nn::SoftmaxCrossEntropy(nn::LeNetForward(reference, x, &acts),
-                                b.labels.data(), nn::Reduction::kMean);
-    nn::LeNetParams grads = nn::LeNetBackward(reference, acts, loss.dlogits);
+    nn::LeNetParams grads = MeanGradient(reference, b);
     const std::vector<nn::Tensor*> g = grads.All();
     nn::AdamUpdateAll(reference.All(),
                       std::vector<const nn::Tensor*>(g.begin(), g.end()),
