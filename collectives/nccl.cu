@@ -5,11 +5,19 @@
 // host waits for that stream by polling, so a peer that never arrives
 // becomes a CollectiveError at the deadline (after ncclCommAbort) instead of
 // a hang. NCCL does not compare calls across ranks; a mismatch shows up as
-// that timeout. Compiled in CI; no GPU was available to run it.
+// that timeout.
+//
+// Abort may come from any thread, any number of times (a replica's compute
+// thread and its gradient reducer both do when a step fails), while
+// another thread waits in a call: the NCCL communicator is aborted (freed)
+// exactly once, under a lock every NCCL call takes, and is not touched
+// again.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -24,50 +32,47 @@
 namespace ringlet::collectives {
 namespace {
 
-#define RINGLET_NCCL_CHECK(call)                                         \
-  do {                                                                   \
-    const ncclResult_t rc_ = (call);                                     \
-    if (rc_ != ncclSuccess) {                                            \
-      throw CollectiveError(std::string(__FILE__) + ":" +                \
-                            std::to_string(__LINE__) + ": " #call ": " + \
-                            ncclGetErrorString(rc_));                    \
-    }                                                                    \
+#define RINGLET_NCCL_CHECK(call)                                               \
+  do {                                                                         \
+    const ncclResult_t rc_ = (call);                                           \
+    if (rc_ != ncclSuccess) {                                                  \
+      throw CollectiveError(std::string(__FILE__) + ":" +                      \
+                            std::to_string(__LINE__) + ": " #call ": " +       \
+                            ncclGetErrorString(rc_));                          \
+    }                                                                          \
   } while (0)
 
 ncclDataType_t ToNccl(DataType type) {
   switch (type) {
-    case DataType::kFloat32:
-      return ncclFloat32;
-    case DataType::kFloat64:
-      return ncclFloat64;
-    case DataType::kInt32:
-      return ncclInt32;
+  case DataType::kFloat32:
+    return ncclFloat32;
+  case DataType::kFloat64:
+    return ncclFloat64;
+  case DataType::kInt32:
+    return ncclInt32;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t ToNccl(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum:
-      return ncclSum;
-    case ReduceOp::kAvg:
-      return ncclAvg;
-    case ReduceOp::kMax:
-      return ncclMax;
-    case ReduceOp::kMin:
-      return ncclMin;
+  case ReduceOp::kSum:
+    return ncclSum;
+  case ReduceOp::kAvg:
+    return ncclAvg;
+  case ReduceOp::kMax:
+    return ncclMax;
+  case ReduceOp::kMin:
+    return ncclMin;
   }
   return ncclSum;
 }
 
 class NcclCommunicator : public Communicator {
- public:
+public:
   NcclCommunicator(int rank, int size, int device, ncclComm_t comm,
-                   const CommOptions& options)
-      : rank_(rank),
-        size_(size),
-        device_(device),
-        comm_(comm),
+                   const CommOptions &options)
+      : rank_(rank), size_(size), device_(device), comm_(comm),
         options_(options) {
     gpu::DeviceGuard guard(device_);
     RINGLET_CUDA_CHECK(
@@ -75,88 +80,93 @@ class NcclCommunicator : public Communicator {
   }
   ~NcclCommunicator() override {
     cudaSetDevice(device_);
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-    if (aborted_) {
-      ncclCommAbort(comm_);
-    } else {
-      ncclCommDestroy(comm_);
+    {
+      // ncclCommAbort freed it already when aborted (comm_ is null then).
+      std::lock_guard<std::mutex> lock(comm_mu_);
+      if (comm_ != nullptr)
+        ncclCommDestroy(comm_);
+      comm_ = nullptr;
     }
+    if (barrier_word_ != nullptr)
+      cudaFree(barrier_word_);
+    if (stream_ != nullptr)
+      cudaStreamDestroy(stream_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend() const override { return "nccl"; }
 
-  void AllReduce(const void* send, void* recv, size_t count, DataType type,
-                 ReduceOp op, const CallOptions& options) override {
+  void AllReduce(const void *send, void *recv, size_t count, DataType type,
+                 ReduceOp op, const CallOptions &options) override {
     const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
-    Run(call, options, [&] {
+    Run(call, options, [&](ncclComm_t comm) {
       RINGLET_NCCL_CHECK(ncclAllReduce(send, recv, count, ToNccl(type),
-                                       ToNccl(op), comm_, stream_));
+                                       ToNccl(op), comm, stream_));
     });
     stats_.bytes_sent += 2 * (size_ - 1) * count * SizeOf(type) / size_;
   }
 
-  void Broadcast(const void* send, void* recv, size_t count, DataType type,
-                 int root, const CallOptions& options) override {
+  void Broadcast(const void *send, void *recv, size_t count, DataType type,
+                 int root, const CallOptions &options) override {
     const CallDesc call =
         Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root, count);
     if (root < 0 || root >= size_) {
       Fail(call, "root " + std::to_string(root) + " is out of range for " +
                      std::to_string(size_) + " ranks");
     }
-    Run(call, options, [&] {
+    Run(call, options, [&](ncclComm_t comm) {
       RINGLET_NCCL_CHECK(
-          ncclBroadcast(send, recv, count, ToNccl(type), root, comm_, stream_));
+          ncclBroadcast(send, recv, count, ToNccl(type), root, comm, stream_));
     });
   }
 
-  void ReduceScatter(const void* send, void* recv, size_t recv_count,
+  void ReduceScatter(const void *send, void *recv, size_t recv_count,
                      DataType type, ReduceOp op,
-                     const CallOptions& options) override {
+                     const CallOptions &options) override {
     const CallDesc call =
         Begin(OpKind::kReduceScatter, type, op, 0, recv_count);
-    Run(call, options, [&] {
+    Run(call, options, [&](ncclComm_t comm) {
       RINGLET_NCCL_CHECK(ncclReduceScatter(send, recv, recv_count, ToNccl(type),
-                                           ToNccl(op), comm_, stream_));
+                                           ToNccl(op), comm, stream_));
     });
   }
 
-  void AllGather(const void* send, void* recv, size_t send_count, DataType type,
-                 const CallOptions& options) override {
+  void AllGather(const void *send, void *recv, size_t send_count, DataType type,
+                 const CallOptions &options) override {
     const CallDesc call =
         Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0, send_count);
-    Run(call, options, [&] {
+    Run(call, options, [&](ncclComm_t comm) {
       RINGLET_NCCL_CHECK(
-          ncclAllGather(send, recv, send_count, ToNccl(type), comm_, stream_));
+          ncclAllGather(send, recv, send_count, ToNccl(type), comm, stream_));
     });
   }
 
-  void Barrier(const CallOptions& options) override {
+  void Barrier(const CallOptions &options) override {
     // NCCL has no barrier: an allreduce of one int on the device.
     const CallDesc call =
         Begin(OpKind::kBarrier, DataType::kInt32, ReduceOp::kSum, 0, 0);
-    Run(call, options, [&] {
+    Run(call, options, [&](ncclComm_t comm) {
       if (barrier_word_ == nullptr) {
         RINGLET_CUDA_CHECK(cudaMalloc(&barrier_word_, sizeof(int)));
       }
       RINGLET_NCCL_CHECK(ncclAllReduce(barrier_word_, barrier_word_, 1,
-                                       ncclInt32, ncclSum, comm_, stream_));
+                                       ncclInt32, ncclSum, comm, stream_));
     });
   }
 
   bool OrdersOnDevice() const override { return true; }
 
-  void QueueAllReduce(void* buffer, size_t count, DataType type, ReduceOp op,
-                      void* after, void* done) override {
+  void QueueAllReduce(void *buffer, size_t count, DataType type, ReduceOp op,
+                      void *after, void *done) override {
     const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
-    Launch(call, [&] {
+    Launch(call, [&](ncclComm_t comm) {
       if (after != nullptr) {
         RINGLET_CUDA_CHECK(
             cudaStreamWaitEvent(stream_, static_cast<cudaEvent_t>(after), 0));
       }
       RINGLET_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, ToNccl(type),
-                                       ToNccl(op), comm_, stream_));
+                                       ToNccl(op), comm, stream_));
       if (done != nullptr) {
         RINGLET_CUDA_CHECK(
             cudaEventRecord(static_cast<cudaEvent_t>(done), stream_));
@@ -167,21 +177,27 @@ class NcclCommunicator : public Communicator {
     has_queued_ = true;
   }
 
-  void WaitQueued(const CallOptions& options) override {
-    if (!has_queued_) return;
+  void WaitQueued(const CallOptions &options) override {
+    if (!has_queued_)
+      return;
     has_queued_ = false;
     Await(queued_, options);
   }
 
-  void Abort(const std::string& reason) override {
+  void Abort(const std::string &reason) override {
+    std::lock_guard<std::mutex> lock(comm_mu_);
+    if (comm_ == nullptr)
+      return; // Aborted before: the first reason stays.
     abort_reason_ = "rank " + std::to_string(rank_) + " aborted: " + reason;
-    aborted_ = true;
-    ncclCommAbort(comm_);
+    aborted_.store(true);
+    gpu::DeviceGuard guard(device_);
+    ncclCommAbort(comm_); // Frees it; NCCL's kernels on the stream stop.
+    comm_ = nullptr;
   }
 
   CommStats stats() const override { return stats_; }
 
- private:
+private:
   CallDesc Begin(OpKind kind, DataType type, ReduceOp op, int root,
                  size_t count) {
     CallDesc call;
@@ -191,13 +207,22 @@ class NcclCommunicator : public Communicator {
     call.op = op;
     call.root = root;
     call.count = count;
-    if (aborted_) {
-      throw CollectiveError("communicator was aborted: " + abort_reason_);
-    }
+    ThrowIfAborted();
     return call;
   }
 
-  [[noreturn]] void Fail(const CallDesc& call, const std::string& problem) {
+  void ThrowIfAborted() {
+    if (aborted_.load()) {
+      throw CollectiveError("communicator was aborted: " + AbortReason());
+    }
+  }
+
+  std::string AbortReason() {
+    std::lock_guard<std::mutex> lock(comm_mu_);
+    return abort_reason_;
+  }
+
+  [[noreturn]] void Fail(const CallDesc &call, const std::string &problem) {
     const std::string message =
         "rank " + std::to_string(rank_) + " " + Describe(call) + ": " + problem;
     Abort(message);
@@ -206,20 +231,26 @@ class NcclCommunicator : public Communicator {
 
   // Enqueues `launch` on the stream and waits for it until the deadline.
   template <typename LaunchFn>
-  void Run(const CallDesc& call, const CallOptions& options, LaunchFn launch) {
+  void Run(const CallDesc &call, const CallOptions &options, LaunchFn launch) {
     Launch(call, launch);
     Await(call, options);
   }
 
-  // Enqueues `launch` on the stream; a failure fails the group.
+  // Enqueues launch(comm) on the stream, under the lock Abort takes; a
+  // failure fails the group.
   template <typename LaunchFn>
-  void Launch(const CallDesc& call, LaunchFn launch) {
+  void Launch(const CallDesc &call, LaunchFn launch) {
     gpu::DeviceGuard guard(device_);
     try {
-      launch();
-    } catch (const CollectiveError& e) {
+      std::unique_lock<std::mutex> lock(comm_mu_);
+      if (comm_ == nullptr) {
+        lock.unlock();
+        ThrowIfAborted();
+      }
+      launch(comm_);
+    } catch (const CollectiveError &e) {
       Fail(call, e.what());
-    } catch (const gpu::CudaError& e) {
+    } catch (const gpu::CudaError &e) {
       Fail(call, e.what());
     }
     ++stats_.messages_sent;
@@ -227,19 +258,28 @@ class NcclCommunicator : public Communicator {
 
   // Waits for everything on the stream until the deadline, watching for
   // NCCL's asynchronous errors; `call` names the wait in errors.
-  void Await(const CallDesc& call, const CallOptions& options) {
+  void Await(const CallDesc &call, const CallOptions &options) {
     gpu::DeviceGuard guard(device_);
     const auto timeout =
         options.timeout.count() > 0 ? options.timeout : options_.timeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
       const cudaError_t status = cudaStreamQuery(stream_);
-      if (status == cudaSuccess) return;
+      // An abort from another thread ends the call (its kernels stop): an
+      // error, whatever the stream says.
+      if (aborted_.load())
+        Fail(call, AbortReason());
+      if (status == cudaSuccess)
+        return;
       if (status != cudaErrorNotReady) {
         Fail(call, std::string("CUDA: ") + cudaGetErrorString(status));
       }
       ncclResult_t async_error = ncclSuccess;
-      ncclCommGetAsyncError(comm_, &async_error);
+      {
+        std::lock_guard<std::mutex> lock(comm_mu_);
+        if (comm_ != nullptr)
+          ncclCommGetAsyncError(comm_, &async_error);
+      }
       if (async_error != ncclSuccess) {
         Fail(call, std::string("NCCL: ") + ncclGetErrorString(async_error));
       }
@@ -253,36 +293,39 @@ class NcclCommunicator : public Communicator {
   }
 
   const int rank_, size_;
-  const int device_;  // The GPU this rank runs on, in this process.
+  const int device_; // The GPU this rank runs on, in this process.
+  // Guards comm_ (null once aborted) and abort_reason_.
+  std::mutex comm_mu_;
   ncclComm_t comm_;
   const CommOptions options_;
   cudaStream_t stream_ = nullptr;
-  int* barrier_word_ = nullptr;
+  int *barrier_word_ = nullptr;
   uint64_t next_seq_ = 0;
-  CallDesc queued_;  // The last call QueueAllReduce queued, for errors.
+  CallDesc queued_; // The last call QueueAllReduce queued, for errors.
   bool has_queued_ = false;
-  bool aborted_ = false;
+  std::atomic<bool> aborted_{false};
   std::string abort_reason_;
   CommStats stats_;
 };
 
-}  // namespace
+} // namespace
 
 bool NcclCompiledIn() { return true; }
 
-std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
-    int size, const CommOptions& options) {
+std::vector<std::unique_ptr<Communicator>>
+CreateNcclGroup(int size, const CommOptions &options) {
   if (size < 1) {
     throw std::invalid_argument("a group needs at least 1 rank, got " +
                                 std::to_string(size));
   }
   std::vector<int> gpus(size);
-  for (int i = 0; i < size; ++i) gpus[i] = i;
+  for (int i = 0; i < size; ++i)
+    gpus[i] = i;
   return CreateNcclGroup(gpus, options);
 }
 
-std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
-    const std::vector<int>& gpus, const CommOptions& options) {
+std::vector<std::unique_ptr<Communicator>>
+CreateNcclGroup(const std::vector<int> &gpus, const CommOptions &options) {
   CheckGpuList("nccl", gpus, /*one_rank_per_gpu=*/true);
   std::string reason;
   CheckGpusExist("nccl", gpus, gpu::CountCudaDevices(&reason), reason);
@@ -295,16 +338,17 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
       out.push_back(std::make_unique<NcclCommunicator>(i, size, gpus[i],
                                                        comms[i], options));
     }
-  } catch (const gpu::CudaError& e) {
+  } catch (const gpu::CudaError &e) {
     throw CollectiveError("the nccl backend could not start on " +
                           GpuListName(gpus) + ": " + e.what());
   }
   return out;
 }
 
-std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
-    const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
-    const CommOptions& options) {
+std::vector<std::unique_ptr<Communicator>>
+CreateNcclRanks(const NcclProcessLayout &layout,
+                const NcclIdBroadcast &broadcast_id,
+                const CommOptions &options) {
   std::string reason;
   const int devices = gpu::CountCudaDevices(&reason);
   if (devices == 0) {
@@ -322,7 +366,8 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
   }
   // Rank 0 makes the id; every process receives it before joining.
   ncclUniqueId id;
-  if (layout.first_rank == 0) RINGLET_NCCL_CHECK(ncclGetUniqueId(&id));
+  if (layout.first_rank == 0)
+    RINGLET_NCCL_CHECK(ncclGetUniqueId(&id));
   broadcast_id(&id, sizeof(id));
   std::vector<ncclComm_t> comms(local_ranks);
   // Several ranks of one process join inside one group call.
@@ -341,4 +386,4 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
   return out;
 }
 
-}  // namespace ringlet::collectives
+} // namespace ringlet::collectives
