@@ -36,7 +36,7 @@ TEST(CudaBackends, AGpuThatDoesNotExistIsNamed) {
   try {
     CreateCudaRingGroup({0, gpus});
     ADD_FAILURE() << "no error asking for cuda:" << gpus;
-  } catch (const CollectiveError &e) {
+  } catch (const CollectiveError& e) {
     EXPECT_THAT(e.what(), HasSubstr("cuda:" + std::to_string(gpus)));
     EXPECT_THAT(e.what(),
                 HasSubstr("this machine has " + std::to_string(gpus)));
@@ -47,7 +47,7 @@ TEST(CudaBackends, AGpuThatDoesNotExistIsNamed) {
 }
 
 TEST(CudaBackends, NcclRefusesTwoRanksOnOneGpuNamingThem) {
-  for (const auto &make : std::vector<std::function<Group()>>{
+  for (const auto& make : std::vector<std::function<Group()>>{
            [] {
              return CreateNcclGroup(std::vector<int>{1, 0, 1});
            },
@@ -58,7 +58,7 @@ TEST(CudaBackends, NcclRefusesTwoRanksOnOneGpuNamingThem) {
     try {
       make();
       ADD_FAILURE() << "nccl accepted two ranks on cuda:1";
-    } catch (const CollectiveError &e) {
+    } catch (const CollectiveError& e) {
       EXPECT_THAT(e.what(), HasSubstr("ranks 0 and 2"));
       EXPECT_THAT(e.what(), HasSubstr("both on cuda:1"));
       EXPECT_THAT(e.what(), HasSubstr("--backend=ring"));
@@ -85,26 +85,26 @@ TEST(CudaBackends, CreateGroupRefusesBadDeviceLists) {
 
 // Device memory for one rank's test buffer, freed on scope exit.
 class DeviceBuffer {
-public:
+ public:
   DeviceBuffer(int device, size_t bytes) : bytes_(bytes) {
     cudaSetDevice(device);
     EXPECT_EQ(cudaMalloc(&data_, bytes > 0 ? bytes : 1), cudaSuccess);
   }
   ~DeviceBuffer() { cudaFree(data_); }
-  void *data() { return data_; }
-  void Upload(const Buffer &host) {
+  void* data() { return data_; }
+  void Upload(const Buffer& host) {
     EXPECT_EQ(
         cudaMemcpy(data_, host.data(), host.bytes(), cudaMemcpyHostToDevice),
         cudaSuccess);
   }
-  void Download(Buffer *host) {
+  void Download(Buffer* host) {
     EXPECT_EQ(
         cudaMemcpy(host->data(), data_, host->bytes(), cudaMemcpyDeviceToHost),
         cudaSuccess);
   }
 
-private:
-  void *data_ = nullptr;
+ private:
+  void* data_ = nullptr;
   size_t bytes_;
 };
 
@@ -117,9 +117,9 @@ constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax,
 // Every collective on device buffers for a group whose rank r runs on
 // gpus[r]: allreduce (in place and not) for every type and op, broadcast
 // from every root, reduce-scatter and all-gather.
-void CheckContractOnDevice(Group &group, const std::vector<int> &gpus) {
+void CheckContractOnDevice(Group& group, const std::vector<int>& gpus) {
   const int n = static_cast<int>(gpus.size());
-  const auto errors = RunRanks(group, [&](Communicator &comm) {
+  const auto errors = RunRanks(group, [&](Communicator& comm) {
     const int r = comm.rank();
     const int device = gpus[r];
     for (size_t count : kCounts) {
@@ -127,12 +127,11 @@ void CheckContractOnDevice(Group &group, const std::vector<int> &gpus) {
         for (ReduceOp op : kOps) {
           for (bool in_place : {true, false}) {
             Buffer host(type, count);
-            for (size_t i = 0; i < count; ++i)
-              host.Set(i, TestValue(r, i));
+            for (size_t i = 0; i < count; ++i) host.Set(i, TestValue(r, i));
             DeviceBuffer send(device, host.bytes());
             DeviceBuffer recv(device, host.bytes());
             send.Upload(host);
-            void *out = in_place ? send.data() : recv.data();
+            void* out = in_place ? send.data() : recv.data();
             comm.AllReduce(send.data(), out, count, type, op);
             (in_place ? send : recv).Download(&host);
             size_t wrong = 0;
@@ -149,8 +148,7 @@ void CheckContractOnDevice(Group &group, const std::vector<int> &gpus) {
       // values, so a rank that kept its data fails.
       for (int root = 0; root < n; ++root) {
         Buffer host(DataType::kFloat32, count);
-        for (size_t i = 0; i < count; ++i)
-          host.Set(i, TestValue(r, i));
+        for (size_t i = 0; i < count; ++i) host.Set(i, TestValue(r, i));
         DeviceBuffer buffer(device, host.bytes());
         buffer.Upload(host);
         comm.Broadcast(buffer.data(), buffer.data(), count, DataType::kFloat32,
@@ -166,8 +164,7 @@ void CheckContractOnDevice(Group &group, const std::vector<int> &gpus) {
       // Reduce-scatter of n * count, then all-gather of the pieces: rank r
       // holds the sum of piece r, then everyone holds every sum.
       Buffer whole(DataType::kFloat32, count * n);
-      for (size_t i = 0; i < whole.count(); ++i)
-        whole.Set(i, TestValue(r, i));
+      for (size_t i = 0; i < whole.count(); ++i) whole.Set(i, TestValue(r, i));
       DeviceBuffer send(device, whole.bytes());
       DeviceBuffer piece(device, count * sizeof(float));
       send.Upload(whole);
@@ -191,12 +188,11 @@ void CheckContractOnDevice(Group &group, const std::vector<int> &gpus) {
       ASSERT_EQ(wrong, 0u) << "rank " << r << " all-gather [" << count << "]";
     }
   });
-  for (int r = 0; r < n; ++r)
-    EXPECT_EQ(errors[r], "") << "rank " << r;
+  for (int r = 0; r < n; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
 }
 
 class OnOneGpu : public ::testing::TestWithParam<std::string> {
-protected:
+ protected:
   void SetUp() override {
     std::string reason;
     if (gpu::CountCudaDevices(&reason) == 0) {
@@ -223,7 +219,7 @@ TEST_P(OnOneGpu, MismatchedCallsFailOnEveryRankWithinTheTimeout) {
   const std::vector<int> gpus(3, 0);
   Group group = CreateCudaRingGroup(gpus, GetParam(), options);
   const auto start = std::chrono::steady_clock::now();
-  const auto errors = RunRanks(group, [&](Communicator &comm) {
+  const auto errors = RunRanks(group, [&](Communicator& comm) {
     const size_t count = comm.rank() == 1 ? 1000 : 1024;
     DeviceBuffer buffer(0, 1024 * sizeof(float));
     comm.AllReduce(buffer.data(), buffer.data(), count, DataType::kFloat32,
@@ -270,13 +266,11 @@ INSTANTIATE_TEST_SUITE_P(GpuBackends, OnSeveralGpus,
 // waits once, in WaitQueued. Three calls queued back to back.
 TEST(NcclQueued, AllReduceOrderedByEventsGivesTheSums) {
   const int gpus = Gpus();
-  if (gpus < 1)
-    GTEST_SKIP() << "needs a GPU; the CUDA runtime reports 0";
+  if (gpus < 1) GTEST_SKIP() << "needs a GPU; the CUDA runtime reports 0";
   std::vector<int> list;
-  for (int g = 0; g < gpus; ++g)
-    list.push_back(g);
+  for (int g = 0; g < gpus; ++g) list.push_back(g);
   Group group = CreateNcclGroup(list);
-  const auto errors = RunRanks(group, [&](Communicator &comm) {
+  const auto errors = RunRanks(group, [&](Communicator& comm) {
     const int r = comm.rank();
     ASSERT_TRUE(comm.OrdersOnDevice());
     cudaSetDevice(list[r]);
@@ -286,11 +280,10 @@ TEST(NcclQueued, AllReduceOrderedByEventsGivesTheSums) {
     constexpr size_t kCount = 1000;
     constexpr int kCalls = 3;
     std::vector<std::vector<float>> host(kCalls, std::vector<float>(kCount));
-    std::vector<void *> device(kCalls);
+    std::vector<void*> device(kCalls);
     std::vector<cudaEvent_t> ready(kCalls), done(kCalls);
     for (int c = 0; c < kCalls; ++c) {
-      for (size_t i = 0; i < kCount; ++i)
-        host[c][i] = float(r + c * i);
+      for (size_t i = 0; i < kCount; ++i) host[c][i] = float(r + c * i);
       ASSERT_EQ(cudaMalloc(&device[c], kCount * sizeof(float)), cudaSuccess);
       cudaEventCreateWithFlags(&ready[c], cudaEventDisableTiming);
       cudaEventCreateWithFlags(&done[c], cudaEventDisableTiming);
@@ -331,8 +324,7 @@ TEST(NcclQueued, AllReduceOrderedByEventsGivesTheSums) {
 // destructor leaves an aborted communicator alone, and calls after it
 // throw the first reason.
 TEST(NcclAbort, TwiceFromTwoThreadsThenDestroyIsSafe) {
-  if (Gpus() < 1)
-    GTEST_SKIP() << "needs a GPU; the CUDA runtime reports 0";
+  if (Gpus() < 1) GTEST_SKIP() << "needs a GPU; the CUDA runtime reports 0";
   for (int round = 0; round < 20; ++round) {
     Group group = CreateNcclGroup(std::vector<int>{0});
     DeviceBuffer buffer(0, 64 * sizeof(float));
@@ -346,12 +338,12 @@ TEST(NcclAbort, TwiceFromTwoThreadsThenDestroyIsSafe) {
       group[0]->AllReduce(buffer.data(), buffer.data(), 64, DataType::kFloat32,
                           ReduceOp::kSum);
       ADD_FAILURE() << "no error after Abort";
-    } catch (const CollectiveError &e) {
+    } catch (const CollectiveError& e) {
       EXPECT_THAT(e.what(), HasSubstr("was aborted"));
       EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("once more")));
     }
   }
 }
 
-} // namespace
-} // namespace ringlet::collectives
+}  // namespace
+}  // namespace ringlet::collectives

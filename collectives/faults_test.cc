@@ -20,15 +20,15 @@ using testing::RunRanks;
 using Ms = std::chrono::milliseconds;
 
 class FaultsTest : public ::testing::TestWithParam<std::string> {
-protected:
+ protected:
   Group Make(int n, Ms timeout = Ms(10000)) {
     return CreateGroup(GetParam(), n, CommOptions{timeout});
   }
   // Runs body on every rank and returns the errors, checking that the run
   // took less than `limit` (the fault must be caught, not waited out).
-  std::vector<std::string>
-  RunQuickly(Group &group, const std::function<void(Communicator &)> &body,
-             Ms limit = Ms(3000)) {
+  std::vector<std::string> RunQuickly(
+      Group& group, const std::function<void(Communicator&)>& body,
+      Ms limit = Ms(3000)) {
     const auto start = std::chrono::steady_clock::now();
     auto errors = RunRanks(group, body);
     EXPECT_LT(std::chrono::steady_clock::now() - start, limit);
@@ -40,13 +40,13 @@ std::vector<float> Floats(size_t n) { return std::vector<float>(n, 1.0f); }
 
 TEST_P(FaultsTest, CountMismatchIsCaughtOnTheFirstMessage) {
   Group group = Make(2);
-  const auto errors = RunQuickly(group, [](Communicator &comm) {
+  const auto errors = RunQuickly(group, [](Communicator& comm) {
     const size_t count = comm.rank() == 1 ? 61706 : 61696;
     std::vector<float> buf = Floats(count);
     comm.AllReduce(buf.data(), buf.data(), count, DataType::kFloat32,
                    ReduceOp::kSum);
   });
-  for (const std::string &e : errors) {
+  for (const std::string& e : errors) {
     EXPECT_THAT(e, AllOf(HasSubstr("allreduce #0 float32[61706] sum"),
                          HasSubstr("does not match"),
                          HasSubstr("allreduce #0 float32[61696] sum")));
@@ -56,27 +56,27 @@ TEST_P(FaultsTest, CountMismatchIsCaughtOnTheFirstMessage) {
 
 TEST_P(FaultsTest, OpTypeAndKindMismatchesAreNamed) {
   struct Case {
-    std::function<void(Communicator &, std::vector<float> &)> call;
+    std::function<void(Communicator&, std::vector<float>&)> call;
     std::vector<std::string> expected;
   };
   const std::vector<Case> cases = {
-      {[](Communicator &c, std::vector<float> &b) {
+      {[](Communicator& c, std::vector<float>& b) {
          c.AllReduce(b.data(), b.data(), 8, DataType::kFloat32,
                      c.rank() == 0 ? ReduceOp::kSum : ReduceOp::kMax);
        },
        {"float32[8] sum", "float32[8] max", "does not match"}},
-      {[](Communicator &c, std::vector<float> &b) {
+      {[](Communicator& c, std::vector<float>& b) {
          c.AllReduce(b.data(), b.data(), 8,
                      c.rank() == 0 ? DataType::kFloat32 : DataType::kInt32,
                      ReduceOp::kSum);
        },
        {"float32[8]", "int32[8]", "does not match"}},
-      {[](Communicator &c, std::vector<float> &b) {
+      {[](Communicator& c, std::vector<float>& b) {
          c.Broadcast(b.data(), b.data(), 8, DataType::kFloat32,
                      c.rank() == 0 ? 0 : 1);
        },
        {"root 0", "root 1", "does not match"}},
-      {[](Communicator &c, std::vector<float> &b) {
+      {[](Communicator& c, std::vector<float>& b) {
          if (c.rank() == 0) {
            c.AllReduce(b.data(), b.data(), 8, DataType::kFloat32,
                        ReduceOp::kSum);
@@ -86,14 +86,14 @@ TEST_P(FaultsTest, OpTypeAndKindMismatchesAreNamed) {
        },
        {"allreduce #0", "broadcast #0", "does not match"}},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     Group group = Make(3);
-    const auto errors = RunQuickly(group, [&](Communicator &comm) {
+    const auto errors = RunQuickly(group, [&](Communicator& comm) {
       std::vector<float> buf = Floats(8);
       c.call(comm, buf);
     });
-    for (const std::string &e : errors) {
-      for (const std::string &part : c.expected)
+    for (const std::string& e : errors) {
+      for (const std::string& part : c.expected)
         EXPECT_THAT(e, HasSubstr(part));
     }
   }
@@ -101,9 +101,8 @@ TEST_P(FaultsTest, OpTypeAndKindMismatchesAreNamed) {
 
 TEST_P(FaultsTest, MissingRankTimesOutOnEveryWaitingRank) {
   Group group = Make(3);
-  const auto errors = RunQuickly(group, [](Communicator &comm) {
-    if (comm.rank() == 2)
-      return; // Never arrives.
+  const auto errors = RunQuickly(group, [](Communicator& comm) {
+    if (comm.rank() == 2) return;  // Never arrives.
     std::vector<float> buf = Floats(100);
     CallOptions options;
     options.timeout = Ms(300);
@@ -122,19 +121,19 @@ TEST_P(FaultsTest, MissingRankTimesOutOnEveryWaitingRank) {
     group[2]->AllReduce(buf.data(), buf.data(), 100, DataType::kFloat32,
                         ReduceOp::kSum);
     ADD_FAILURE() << "no error after the group was aborted";
-  } catch (const CollectiveError &e) {
+  } catch (const CollectiveError& e) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("aborted"), HasSubstr("timed out")));
   }
 }
 
 TEST_P(FaultsTest, NullBufferFailsEveryRank) {
   Group group = Make(3);
-  const auto errors = RunQuickly(group, [](Communicator &comm) {
+  const auto errors = RunQuickly(group, [](Communicator& comm) {
     std::vector<float> buf = Floats(10);
-    const float *send = comm.rank() == 1 ? nullptr : buf.data();
+    const float* send = comm.rank() == 1 ? nullptr : buf.data();
     comm.AllReduce(send, buf.data(), 10, DataType::kFloat32, ReduceOp::kSum);
   });
-  for (const std::string &e : errors) {
+  for (const std::string& e : errors) {
     EXPECT_THAT(e, AllOf(HasSubstr("rank 1 allreduce #0 float32[10] sum"),
                          HasSubstr("send buffer is null")));
   }
@@ -142,11 +141,11 @@ TEST_P(FaultsTest, NullBufferFailsEveryRank) {
 
 TEST_P(FaultsTest, RootOutOfRange) {
   Group group = Make(3);
-  const auto errors = RunQuickly(group, [](Communicator &comm) {
+  const auto errors = RunQuickly(group, [](Communicator& comm) {
     std::vector<float> buf = Floats(4);
     comm.Broadcast(buf.data(), buf.data(), 4, DataType::kFloat32, 5);
   });
-  for (const std::string &e : errors) {
+  for (const std::string& e : errors) {
     EXPECT_THAT(e, AllOf(HasSubstr("broadcast #0 float32[4] root 5"),
                          HasSubstr("root 5 is out of range for 3 ranks")));
   }
@@ -161,7 +160,7 @@ TEST_P(FaultsTest, DestroyedPeerFailsTheWaitingRank) {
     group[0]->AllReduce(buf.data(), buf.data(), 16, DataType::kFloat32,
                         ReduceOp::kSum);
     ADD_FAILURE() << "no error with a destroyed peer";
-  } catch (const CollectiveError &e) {
+  } catch (const CollectiveError& e) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("rank 0 allreduce #0 float32[16]"),
                                 HasSubstr("rank 1 has destroyed its "
                                           "communicator")));
@@ -171,7 +170,7 @@ TEST_P(FaultsTest, DestroyedPeerFailsTheWaitingRank) {
 
 TEST_P(FaultsTest, AbortFailsCallsInFlightAndLater) {
   Group group = Make(2);
-  const auto errors = RunQuickly(group, [](Communicator &comm) {
+  const auto errors = RunQuickly(group, [](Communicator& comm) {
     if (comm.rank() == 0) {
       std::this_thread::sleep_for(Ms(50));
       comm.Abort("user pressed stop");
@@ -185,7 +184,7 @@ TEST_P(FaultsTest, AbortFailsCallsInFlightAndLater) {
   try {
     group[0]->Barrier();
     ADD_FAILURE() << "no error after Abort";
-  } catch (const CollectiveError &e) {
+  } catch (const CollectiveError& e) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("was aborted"),
                                 HasSubstr("user pressed stop")));
   }
@@ -205,23 +204,23 @@ TEST_P(FaultsTest, AbortTwiceFromTwoThreadsThenDestroyIsSafe) {
     group[0]->AllReduce(buf.data(), buf.data(), 4, DataType::kFloat32,
                         ReduceOp::kSum);
     ADD_FAILURE() << "no error after Abort";
-  } catch (const CollectiveError &e) {
+  } catch (const CollectiveError& e) {
     EXPECT_THAT(e.what(), HasSubstr("was aborted"));
     EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("once more")));
   }
-  group.clear(); // Destroys both communicators: no double free.
+  group.clear();  // Destroys both communicators: no double free.
 }
 
 TEST_P(FaultsTest, UnknownAlgorithmInCallOptions) {
   Group group = Make(2);
-  const auto errors = RunQuickly(group, [](Communicator &comm) {
+  const auto errors = RunQuickly(group, [](Communicator& comm) {
     std::vector<float> buf = Floats(4);
     CallOptions options;
     options.algorithm = "tree";
     comm.AllReduce(buf.data(), buf.data(), 4, DataType::kFloat32,
                    ReduceOp::kSum, options);
   });
-  for (const std::string &e : errors) {
+  for (const std::string& e : errors) {
     EXPECT_THAT(e, AllOf(HasSubstr("unknown algorithm 'tree'"),
                          HasSubstr("ring"), HasSubstr("naive")));
   }
@@ -229,14 +228,14 @@ TEST_P(FaultsTest, UnknownAlgorithmInCallOptions) {
 
 TEST_P(FaultsTest, AlgorithmChosenPerCallMustAgree) {
   Group group = Make(2);
-  const auto errors = RunQuickly(group, [](Communicator &comm) {
+  const auto errors = RunQuickly(group, [](Communicator& comm) {
     std::vector<float> buf = Floats(4);
     CallOptions options;
     options.algorithm = comm.rank() == 0 ? "ring" : "naive";
     comm.AllReduce(buf.data(), buf.data(), 4, DataType::kFloat32,
                    ReduceOp::kSum, options);
   });
-  for (const std::string &e : errors)
+  for (const std::string& e : errors)
     EXPECT_THAT(e, HasSubstr("does not match"));
 }
 
@@ -254,5 +253,5 @@ TEST(Backends, RingAndNaiveAreAlwaysAvailable) {
   EXPECT_NE(std::find(names.begin(), names.end(), "naive"), names.end());
 }
 
-} // namespace
-} // namespace ringlet::collectives
+}  // namespace
+}  // namespace ringlet::collectives

@@ -32,47 +32,50 @@
 namespace ringlet::collectives {
 namespace {
 
-#define RINGLET_NCCL_CHECK(call)                                               \
-  do {                                                                         \
-    const ncclResult_t rc_ = (call);                                           \
-    if (rc_ != ncclSuccess) {                                                  \
-      throw CollectiveError(std::string(__FILE__) + ":" +                      \
-                            std::to_string(__LINE__) + ": " #call ": " +       \
-                            ncclGetErrorString(rc_));                          \
-    }                                                                          \
+#define RINGLET_NCCL_CHECK(call)                                         \
+  do {                                                                   \
+    const ncclResult_t rc_ = (call);                                     \
+    if (rc_ != ncclSuccess) {                                            \
+      throw CollectiveError(std::string(__FILE__) + ":" +                \
+                            std::to_string(__LINE__) + ": " #call ": " + \
+                            ncclGetErrorString(rc_));                    \
+    }                                                                    \
   } while (0)
 
 ncclDataType_t ToNccl(DataType type) {
   switch (type) {
-  case DataType::kFloat32:
-    return ncclFloat32;
-  case DataType::kFloat64:
-    return ncclFloat64;
-  case DataType::kInt32:
-    return ncclInt32;
+    case DataType::kFloat32:
+      return ncclFloat32;
+    case DataType::kFloat64:
+      return ncclFloat64;
+    case DataType::kInt32:
+      return ncclInt32;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t ToNccl(ReduceOp op) {
   switch (op) {
-  case ReduceOp::kSum:
-    return ncclSum;
-  case ReduceOp::kAvg:
-    return ncclAvg;
-  case ReduceOp::kMax:
-    return ncclMax;
-  case ReduceOp::kMin:
-    return ncclMin;
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kAvg:
+      return ncclAvg;
+    case ReduceOp::kMax:
+      return ncclMax;
+    case ReduceOp::kMin:
+      return ncclMin;
   }
   return ncclSum;
 }
 
 class NcclCommunicator : public Communicator {
-public:
+ public:
   NcclCommunicator(int rank, int size, int device, ncclComm_t comm,
-                   const CommOptions &options)
-      : rank_(rank), size_(size), device_(device), comm_(comm),
+                   const CommOptions& options)
+      : rank_(rank),
+        size_(size),
+        device_(device),
+        comm_(comm),
         options_(options) {
     gpu::DeviceGuard guard(device_);
     RINGLET_CUDA_CHECK(
@@ -83,22 +86,19 @@ public:
     {
       // ncclCommAbort freed it already when aborted (comm_ is null then).
       std::lock_guard<std::mutex> lock(comm_mu_);
-      if (comm_ != nullptr)
-        ncclCommDestroy(comm_);
+      if (comm_ != nullptr) ncclCommDestroy(comm_);
       comm_ = nullptr;
     }
-    if (barrier_word_ != nullptr)
-      cudaFree(barrier_word_);
-    if (stream_ != nullptr)
-      cudaStreamDestroy(stream_);
+    if (barrier_word_ != nullptr) cudaFree(barrier_word_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend() const override { return "nccl"; }
 
-  void AllReduce(const void *send, void *recv, size_t count, DataType type,
-                 ReduceOp op, const CallOptions &options) override {
+  void AllReduce(const void* send, void* recv, size_t count, DataType type,
+                 ReduceOp op, const CallOptions& options) override {
     const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
     Run(call, options, [&](ncclComm_t comm) {
       RINGLET_NCCL_CHECK(ncclAllReduce(send, recv, count, ToNccl(type),
@@ -107,8 +107,8 @@ public:
     stats_.bytes_sent += 2 * (size_ - 1) * count * SizeOf(type) / size_;
   }
 
-  void Broadcast(const void *send, void *recv, size_t count, DataType type,
-                 int root, const CallOptions &options) override {
+  void Broadcast(const void* send, void* recv, size_t count, DataType type,
+                 int root, const CallOptions& options) override {
     const CallDesc call =
         Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root, count);
     if (root < 0 || root >= size_) {
@@ -121,9 +121,9 @@ public:
     });
   }
 
-  void ReduceScatter(const void *send, void *recv, size_t recv_count,
+  void ReduceScatter(const void* send, void* recv, size_t recv_count,
                      DataType type, ReduceOp op,
-                     const CallOptions &options) override {
+                     const CallOptions& options) override {
     const CallDesc call =
         Begin(OpKind::kReduceScatter, type, op, 0, recv_count);
     Run(call, options, [&](ncclComm_t comm) {
@@ -132,8 +132,8 @@ public:
     });
   }
 
-  void AllGather(const void *send, void *recv, size_t send_count, DataType type,
-                 const CallOptions &options) override {
+  void AllGather(const void* send, void* recv, size_t send_count, DataType type,
+                 const CallOptions& options) override {
     const CallDesc call =
         Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0, send_count);
     Run(call, options, [&](ncclComm_t comm) {
@@ -142,7 +142,7 @@ public:
     });
   }
 
-  void Barrier(const CallOptions &options) override {
+  void Barrier(const CallOptions& options) override {
     // NCCL has no barrier: an allreduce of one int on the device.
     const CallDesc call =
         Begin(OpKind::kBarrier, DataType::kInt32, ReduceOp::kSum, 0, 0);
@@ -157,8 +157,8 @@ public:
 
   bool OrdersOnDevice() const override { return true; }
 
-  void QueueAllReduce(void *buffer, size_t count, DataType type, ReduceOp op,
-                      void *after, void *done) override {
+  void QueueAllReduce(void* buffer, size_t count, DataType type, ReduceOp op,
+                      void* after, void* done) override {
     const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
     Launch(call, [&](ncclComm_t comm) {
       if (after != nullptr) {
@@ -177,27 +177,25 @@ public:
     has_queued_ = true;
   }
 
-  void WaitQueued(const CallOptions &options) override {
-    if (!has_queued_)
-      return;
+  void WaitQueued(const CallOptions& options) override {
+    if (!has_queued_) return;
     has_queued_ = false;
     Await(queued_, options);
   }
 
-  void Abort(const std::string &reason) override {
+  void Abort(const std::string& reason) override {
     std::lock_guard<std::mutex> lock(comm_mu_);
-    if (comm_ == nullptr)
-      return; // Aborted before: the first reason stays.
+    if (comm_ == nullptr) return;  // Aborted before: the first reason stays.
     abort_reason_ = "rank " + std::to_string(rank_) + " aborted: " + reason;
     aborted_.store(true);
     gpu::DeviceGuard guard(device_);
-    ncclCommAbort(comm_); // Frees it; NCCL's kernels on the stream stop.
+    ncclCommAbort(comm_);  // Frees it; NCCL's kernels on the stream stop.
     comm_ = nullptr;
   }
 
   CommStats stats() const override { return stats_; }
 
-private:
+ private:
   CallDesc Begin(OpKind kind, DataType type, ReduceOp op, int root,
                  size_t count) {
     CallDesc call;
@@ -222,7 +220,7 @@ private:
     return abort_reason_;
   }
 
-  [[noreturn]] void Fail(const CallDesc &call, const std::string &problem) {
+  [[noreturn]] void Fail(const CallDesc& call, const std::string& problem) {
     const std::string message =
         "rank " + std::to_string(rank_) + " " + Describe(call) + ": " + problem;
     Abort(message);
@@ -231,7 +229,7 @@ private:
 
   // Enqueues `launch` on the stream and waits for it until the deadline.
   template <typename LaunchFn>
-  void Run(const CallDesc &call, const CallOptions &options, LaunchFn launch) {
+  void Run(const CallDesc& call, const CallOptions& options, LaunchFn launch) {
     Launch(call, launch);
     Await(call, options);
   }
@@ -239,7 +237,7 @@ private:
   // Enqueues launch(comm) on the stream, under the lock Abort takes; a
   // failure fails the group.
   template <typename LaunchFn>
-  void Launch(const CallDesc &call, LaunchFn launch) {
+  void Launch(const CallDesc& call, LaunchFn launch) {
     gpu::DeviceGuard guard(device_);
     try {
       std::unique_lock<std::mutex> lock(comm_mu_);
@@ -248,9 +246,9 @@ private:
         ThrowIfAborted();
       }
       launch(comm_);
-    } catch (const CollectiveError &e) {
+    } catch (const CollectiveError& e) {
       Fail(call, e.what());
-    } catch (const gpu::CudaError &e) {
+    } catch (const gpu::CudaError& e) {
       Fail(call, e.what());
     }
     ++stats_.messages_sent;
@@ -258,7 +256,7 @@ private:
 
   // Waits for everything on the stream until the deadline, watching for
   // NCCL's asynchronous errors; `call` names the wait in errors.
-  void Await(const CallDesc &call, const CallOptions &options) {
+  void Await(const CallDesc& call, const CallOptions& options) {
     gpu::DeviceGuard guard(device_);
     const auto timeout =
         options.timeout.count() > 0 ? options.timeout : options_.timeout;
@@ -267,18 +265,15 @@ private:
       const cudaError_t status = cudaStreamQuery(stream_);
       // An abort from another thread ends the call (its kernels stop): an
       // error, whatever the stream says.
-      if (aborted_.load())
-        Fail(call, AbortReason());
-      if (status == cudaSuccess)
-        return;
+      if (aborted_.load()) Fail(call, AbortReason());
+      if (status == cudaSuccess) return;
       if (status != cudaErrorNotReady) {
         Fail(call, std::string("CUDA: ") + cudaGetErrorString(status));
       }
       ncclResult_t async_error = ncclSuccess;
       {
         std::lock_guard<std::mutex> lock(comm_mu_);
-        if (comm_ != nullptr)
-          ncclCommGetAsyncError(comm_, &async_error);
+        if (comm_ != nullptr) ncclCommGetAsyncError(comm_, &async_error);
       }
       if (async_error != ncclSuccess) {
         Fail(call, std::string("NCCL: ") + ncclGetErrorString(async_error));
@@ -293,39 +288,38 @@ private:
   }
 
   const int rank_, size_;
-  const int device_; // The GPU this rank runs on, in this process.
+  const int device_;  // The GPU this rank runs on, in this process.
   // Guards comm_ (null once aborted) and abort_reason_.
   std::mutex comm_mu_;
   ncclComm_t comm_;
   const CommOptions options_;
   cudaStream_t stream_ = nullptr;
-  int *barrier_word_ = nullptr;
+  int* barrier_word_ = nullptr;
   uint64_t next_seq_ = 0;
-  CallDesc queued_; // The last call QueueAllReduce queued, for errors.
+  CallDesc queued_;  // The last call QueueAllReduce queued, for errors.
   bool has_queued_ = false;
   std::atomic<bool> aborted_{false};
   std::string abort_reason_;
   CommStats stats_;
 };
 
-} // namespace
+}  // namespace
 
 bool NcclCompiledIn() { return true; }
 
-std::vector<std::unique_ptr<Communicator>>
-CreateNcclGroup(int size, const CommOptions &options) {
+std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
+    int size, const CommOptions& options) {
   if (size < 1) {
     throw std::invalid_argument("a group needs at least 1 rank, got " +
                                 std::to_string(size));
   }
   std::vector<int> gpus(size);
-  for (int i = 0; i < size; ++i)
-    gpus[i] = i;
+  for (int i = 0; i < size; ++i) gpus[i] = i;
   return CreateNcclGroup(gpus, options);
 }
 
-std::vector<std::unique_ptr<Communicator>>
-CreateNcclGroup(const std::vector<int> &gpus, const CommOptions &options) {
+std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
+    const std::vector<int>& gpus, const CommOptions& options) {
   CheckGpuList("nccl", gpus, /*one_rank_per_gpu=*/true);
   std::string reason;
   CheckGpusExist("nccl", gpus, gpu::CountCudaDevices(&reason), reason);
@@ -338,17 +332,16 @@ CreateNcclGroup(const std::vector<int> &gpus, const CommOptions &options) {
       out.push_back(std::make_unique<NcclCommunicator>(i, size, gpus[i],
                                                        comms[i], options));
     }
-  } catch (const gpu::CudaError &e) {
+  } catch (const gpu::CudaError& e) {
     throw CollectiveError("the nccl backend could not start on " +
                           GpuListName(gpus) + ": " + e.what());
   }
   return out;
 }
 
-std::vector<std::unique_ptr<Communicator>>
-CreateNcclRanks(const NcclProcessLayout &layout,
-                const NcclIdBroadcast &broadcast_id,
-                const CommOptions &options) {
+std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
+    const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
+    const CommOptions& options) {
   std::string reason;
   const int devices = gpu::CountCudaDevices(&reason);
   if (devices == 0) {
@@ -366,8 +359,7 @@ CreateNcclRanks(const NcclProcessLayout &layout,
   }
   // Rank 0 makes the id; every process receives it before joining.
   ncclUniqueId id;
-  if (layout.first_rank == 0)
-    RINGLET_NCCL_CHECK(ncclGetUniqueId(&id));
+  if (layout.first_rank == 0) RINGLET_NCCL_CHECK(ncclGetUniqueId(&id));
   broadcast_id(&id, sizeof(id));
   std::vector<ncclComm_t> comms(local_ranks);
   // Several ranks of one process join inside one group call.
@@ -386,4 +378,4 @@ CreateNcclRanks(const NcclProcessLayout &layout,
   return out;
 }
 
-} // namespace ringlet::collectives
+}  // namespace ringlet::collectives

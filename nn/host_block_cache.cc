@@ -1,9 +1,12 @@
 #include "nn/host_block_cache.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
+
+#include "nn/out_of_memory.h"
 
 namespace ringlet::nn {
 namespace {
@@ -15,6 +18,14 @@ constexpr size_t kPage = 4096;
 constexpr int64_t kMaxCachedBytes = int64_t{4} << 30;
 
 size_t Rounded(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
+// Bytes of blocks handed out and not freed (what an OutOfMemory reports).
+std::atomic<int64_t> held_bytes{0};
+
+[[noreturn]] void ThrowOutOfMemory(size_t bytes) {
+  throw OutOfMemory(
+      HostShortage(static_cast<int64_t>(bytes), held_bytes.load()));
+}
 
 struct Cache {
   std::mutex mutex;
@@ -30,16 +41,20 @@ Cache& TheCache() {
 
 void* SystemAllocate(size_t rounded) {
   void* block = std::aligned_alloc(kAlignment, rounded);
-  if (block == nullptr) throw std::bad_alloc();
+  if (block == nullptr) ThrowOutOfMemory(rounded);
   return block;
 }
 
-}  // namespace
-
-HostBlock AllocateHostBlock(size_t bytes) {
+HostBlock AllocateUncounted(size_t bytes) {
+  if (TakeInjectedFailure()) ThrowOutOfMemory(bytes);
   if (bytes < kHostBlockCacheMinBytes) {
-    return {::operator new(bytes, std::align_val_t(kAlignment)), bytes};
+    void* block =
+        ::operator new(bytes, std::align_val_t(kAlignment), std::nothrow);
+    if (block == nullptr) ThrowOutOfMemory(bytes);
+    return {block, bytes};
   }
+  // Past this, rounding up to a page would wrap around.
+  if (bytes > SIZE_MAX - kPage) ThrowOutOfMemory(bytes);
   const size_t rounded = Rounded(bytes);
   Cache& cache = TheCache();
   {
@@ -58,8 +73,17 @@ HostBlock AllocateHostBlock(size_t bytes) {
   return {SystemAllocate(rounded), rounded};
 }
 
+}  // namespace
+
+HostBlock AllocateHostBlock(size_t bytes) {
+  const HostBlock block = AllocateUncounted(bytes);
+  held_bytes.fetch_add(static_cast<int64_t>(block.capacity));
+  return block;
+}
+
 void FreeHostBlock(const HostBlock& block) {
   if (block.data == nullptr) return;
+  held_bytes.fetch_sub(static_cast<int64_t>(block.capacity));
   if (block.capacity < kHostBlockCacheMinBytes) {
     ::operator delete(block.data, std::align_val_t(kAlignment));
     return;

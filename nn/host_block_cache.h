@@ -20,7 +20,7 @@ struct HostBlock {
 };
 // A block of at least `bytes`, 64-byte aligned: the smallest cached block
 // that fits and is less than twice the size, else a new one. Throws
-// std::bad_alloc.
+// OutOfMemory (nn/out_of_memory.h) saying how much the host has free.
 HostBlock AllocateHostBlock(size_t bytes);
 // Takes back a block from AllocateHostBlock.
 void FreeHostBlock(const HostBlock& block);

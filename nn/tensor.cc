@@ -20,7 +20,12 @@ std::string ToString(const Shape& shape) {
 
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw ShapeError("tensor shape " + ToString(shape) +
+                       " has more elements than a 64-bit count holds");
+    }
+  }
   return n;
 }
 
@@ -31,8 +36,15 @@ void Tensor::Allocate() {
                        " has a negative dimension");
     }
   }
+  const int64_t elements = NumElements(shape_);
+  // Bytes in a 64-bit count too (no memory comes near).
+  if (elements > INT64_MAX / static_cast<int64_t>(sizeof(float))) {
+    throw ShapeError("tensor shape " + ToString(shape_) + " needs " +
+                     std::to_string(elements) +
+                     " floats, more bytes than any memory holds");
+  }
   if (device_.is_cuda()) {
-    storage_ = cuda::AllocateStorage(device_.index, NumElements(shape_));
+    storage_ = cuda::AllocateStorage(device_.index, elements);
     return;
   }
   // 64-byte aligned: vectorised kernels (Eigen's reductions among them)
@@ -40,7 +52,8 @@ void Tensor::Allocate() {
   // addresses could round differently. Aligned storage keeps every result
   // a function of the values alone, which reproducibility needs. Large
   // blocks are kept for reuse when freed (host_block_cache.h).
-  const size_t bytes = std::max<size_t>(1, NumElements(shape_) * sizeof(float));
+  const size_t bytes =
+      std::max<size_t>(1, static_cast<size_t>(elements) * sizeof(float));
   const HostBlock block = AllocateHostBlock(bytes);
   storage_ =
       std::shared_ptr<float[]>(static_cast<float*>(block.data),

@@ -21,7 +21,8 @@ using Shape = std::vector<int64_t>;
 
 // "[2, 3, 28, 28]".
 std::string ToString(const Shape& shape);
-// The product of the dimensions (1 for a scalar's empty shape).
+// The product of the dimensions (1 for a scalar's empty shape). Throws
+// ShapeError when it overflows 64 bits (a shape read from a hostile file).
 int64_t NumElements(const Shape& shape);
 
 // A shape that does not fit an op; the message names the op and the shapes.

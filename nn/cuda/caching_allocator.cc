@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "nn/out_of_memory.h"
+
 namespace ringlet::nn::cuda {
 
 CachingAllocator::CachingAllocator(AllocatorBackend backend)
@@ -41,10 +43,21 @@ void* Take(std::multimap<size_t, void*>& list, size_t size) {
 
 }  // namespace
 
+void CachingAllocator::ThrowOutOfMemory(size_t bytes) const {
+  MemoryShortage s;
+  s.where = backend_.where;
+  s.requested = static_cast<int64_t>(bytes);
+  s.held = static_cast<int64_t>(stats_.in_use_bytes + stats_.cached_bytes);
+  if (backend_.memory_info) backend_.memory_info(&s.free, &s.total);
+  throw OutOfMemory(s);
+}
+
 void* CachingAllocator::Allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
-  const size_t size = RoundSize(bytes);
   std::lock_guard<std::mutex> lock(mu_);
+  // Past this, rounding up to a size class would wrap around.
+  if (TakeInjectedFailure() || bytes > SIZE_MAX / 2) ThrowOutOfMemory(bytes);
+  const size_t size = RoundSize(bytes);
   void* block = open_pool_ != 0 ? Take(pools_[open_pool_], size) : nullptr;
   if (block == nullptr) block = Take(free_blocks_, size);
   if (block != nullptr) {
@@ -55,7 +68,7 @@ void* CachingAllocator::Allocate(size_t bytes) {
       // Blocks of other sizes may be what stands in the way.
       EmptyCacheLocked();
       block = backend_.allocate(size);
-      if (block == nullptr) throw std::bad_alloc();
+      if (block == nullptr) ThrowOutOfMemory(size);
     }
     ++stats_.backend_allocations;
   }

@@ -14,9 +14,11 @@
 #define RINGLET_NN_CUDA_CACHING_ALLOCATOR_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +28,10 @@ struct AllocatorBackend {
   // Returns null when memory is exhausted.
   std::function<void*(size_t bytes)> allocate;
   std::function<void(void* ptr)> release;
+  // For the OutOfMemory error: the device's name, and (optional) its free
+  // and total bytes at the time.
+  std::string where = "device";
+  std::function<void(int64_t* free, int64_t* total)> memory_info;
 };
 
 struct AllocatorStats {
@@ -45,7 +51,9 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   // A block of at least `bytes` (null for 0). On exhaustion the cache is
-  // emptied and the backend asked once more; then throws std::bad_alloc.
+  // emptied and the backend asked once more; then throws OutOfMemory
+  // (nn/out_of_memory.h) naming the device, the bytes asked for, those this
+  // allocator holds and those free. An injected failure throws it too.
   void* Allocate(size_t bytes);
   // Gives a block back for reuse. Throws std::invalid_argument for a
   // pointer this allocator did not hand out (or freed twice).
@@ -73,6 +81,7 @@ class CachingAllocator {
 
  private:
   void EmptyCacheLocked();
+  [[noreturn]] void ThrowOutOfMemory(size_t bytes) const;
 
   struct InUse {
     size_t size;  // Size class.

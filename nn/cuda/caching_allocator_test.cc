@@ -2,6 +2,7 @@
 // same code runs over cudaMalloc on GPUs).
 #include "nn/cuda/caching_allocator.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,6 +10,8 @@
 #include <new>
 #include <set>
 #include <stdexcept>
+
+#include "nn/out_of_memory.h"
 
 namespace ringlet::nn::cuda {
 namespace {
@@ -21,20 +24,22 @@ struct CountingBackend {
   std::map<void*, size_t> sizes;
 
   AllocatorBackend Make() {
-    return {[this](size_t bytes) -> void* {
-              if (live_bytes + bytes > budget) return nullptr;
-              void* p = std::malloc(bytes);
-              live.insert(p);
-              sizes[p] = bytes;
-              live_bytes += bytes;
-              return p;
-            },
-            [this](void* p) {
-              live_bytes -= sizes.at(p);
-              sizes.erase(p);
-              live.erase(p);
-              std::free(p);
-            }};
+    AllocatorBackend made;
+    made.allocate = [this](size_t bytes) -> void* {
+      if (live_bytes + bytes > budget) return nullptr;
+      void* p = std::malloc(bytes);
+      live.insert(p);
+      sizes[p] = bytes;
+      live_bytes += bytes;
+      return p;
+    };
+    made.release = [this](void* p) {
+      live_bytes -= sizes.at(p);
+      sizes.erase(p);
+      live.erase(p);
+      std::free(p);
+    };
+    return made;
   }
 };
 
@@ -89,6 +94,63 @@ TEST(CachingAllocator, ExhaustionEmptiesTheCacheThenRetries) {
   EXPECT_EQ(allocator.stats().cached_bytes, 0u);
   EXPECT_THROW(allocator.Allocate(6 << 20), std::bad_alloc);
   allocator.Free(other);
+}
+
+// The error names the device, the request, what this allocator holds and
+// what the device had free, so a trainer can say what batch would fit.
+TEST(CachingAllocator, ExhaustionThrowsOutOfMemorySayingWhatWasFree) {
+  CountingBackend backend;
+  backend.budget = 8 << 20;
+  AllocatorBackend made = backend.Make();
+  made.where = "cuda:3";
+  made.memory_info = [&backend](int64_t* free, int64_t* total) {
+    *free = static_cast<int64_t>(backend.budget - backend.live_bytes);
+    *total = static_cast<int64_t>(backend.budget);
+  };
+  CachingAllocator allocator(made);
+  void* held = allocator.Allocate(6 << 20);
+  try {
+    allocator.Allocate(4 << 20);
+    ADD_FAILURE() << "no error past the budget";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.shortage().where, "cuda:3");
+    EXPECT_EQ(e.shortage().requested, 4 << 20);
+    EXPECT_EQ(e.shortage().held, 6 << 20);
+    EXPECT_EQ(e.shortage().free, 2 << 20);
+    EXPECT_EQ(e.shortage().total, 8 << 20);
+    EXPECT_THAT(e.what(),
+                ::testing::HasSubstr("cuda:3 is out of memory: asked for "
+                                     "4.00 MiB with 2.00 MiB free of 8.00 "
+                                     "MiB; this process held 6.00 MiB"));
+  }
+  allocator.Free(held);
+  EXPECT_EQ(allocator.stats().in_use_bytes, 0u);
+}
+
+// An injected failure leaves the books as they were: the next allocation
+// works and nothing leaks.
+TEST(CachingAllocator, AnInjectedFailureChangesNothing) {
+  CountingBackend backend;
+  CachingAllocator allocator(backend.Make());
+  void* a = allocator.Allocate(1000);
+  const AllocatorStats before = allocator.stats();
+  InjectAllocationFailure(0);
+  EXPECT_THROW(allocator.Allocate(1000), OutOfMemory);
+  const AllocatorStats after = allocator.stats();
+  EXPECT_EQ(after.in_use_bytes, before.in_use_bytes);
+  EXPECT_EQ(after.backend_allocations, before.backend_allocations);
+  void* b = allocator.Allocate(1000);
+  EXPECT_NE(b, nullptr);
+  allocator.Free(a);
+  allocator.Free(b);
+  EXPECT_EQ(allocator.stats().in_use_bytes, 0u);
+}
+
+TEST(CachingAllocator, ASizeNoMemoryHoldsIsOutOfMemoryNotAWrap) {
+  CountingBackend backend;
+  CachingAllocator allocator(backend.Make());
+  EXPECT_THROW(allocator.Allocate(SIZE_MAX - 10), OutOfMemory);
+  EXPECT_EQ(allocator.stats().in_use_bytes, 0u);
 }
 
 TEST(CachingAllocator, ForeignOrDoubleFreeIsAnError) {

@@ -89,6 +89,17 @@ DeviceContext::DeviceContext(int device) : device_(device) {
       [device](void* ptr) {
         gpu::DeviceGuard inner(device);
         cudaFree(ptr);
+      },
+      ToString(Device::Cuda(device)),
+      [device](int64_t* free, int64_t* total) {
+        gpu::DeviceGuard inner(device);
+        size_t f = 0, t = 0;
+        if (cudaMemGetInfo(&f, &t) == cudaSuccess) {
+          *free = static_cast<int64_t>(f);
+          *total = static_cast<int64_t>(t);
+        } else {
+          cudaGetLastError();
+        }
       }});
 }
 

@@ -1,0 +1,93 @@
+#include "nn/out_of_memory.h"
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace ringlet::nn {
+namespace {
+
+std::atomic<int64_t> allocations{0};
+// The allocation count at which one fails; -1: none.
+std::atomic<int64_t> fail_at{-1};
+
+std::string Message(const MemoryShortage& s) {
+  std::string m =
+      s.where + " is out of memory: asked for " + FormatBytes(s.requested);
+  if (s.free >= 0 && s.total > 0) {
+    m += " with " + FormatBytes(s.free) + " free of " + FormatBytes(s.total);
+  }
+  m += "; this process held " + FormatBytes(s.held) + " there";
+  if (!s.limit.empty()) m += " (" + s.limit + ")";
+  return m;
+}
+
+// A "Name:   123 kB" line of /proc/meminfo, in bytes; -1 when missing.
+int64_t MemInfoBytes(const std::string& name) {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, name.size() + 1, name + ":") != 0) continue;
+    std::istringstream fields(line.substr(name.size() + 1));
+    int64_t kib = -1;
+    fields >> kib;
+    return kib < 0 ? -1 : kib * 1024;
+  }
+  return -1;
+}
+
+}  // namespace
+
+OutOfMemory::OutOfMemory(MemoryShortage shortage)
+    : shortage_(std::move(shortage)), message_(Message(shortage_)) {}
+
+std::string FormatBytes(int64_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes);
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof(buf), "%" PRId64 " bytes", bytes);
+  } else if (b < 1024.0 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2f KiB", b / 1024);
+  } else if (b < 1024.0 * 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2f MiB", b / (1024.0 * 1024));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  }
+  return buf;
+}
+
+MemoryShortage HostShortage(int64_t requested, int64_t held) {
+  MemoryShortage s;
+  s.where = "host";
+  s.requested = requested;
+  s.held = held;
+  s.free = MemInfoBytes("MemAvailable");
+  s.total = MemInfoBytes("MemTotal");
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    s.limit = "the address space is limited to " +
+              FormatBytes(static_cast<int64_t>(limit.rlim_cur)) +
+              " (ulimit -v)";
+  }
+  return s;
+}
+
+void InjectAllocationFailure(int64_t after) {
+  fail_at.store(after < 0 ? -1 : allocations.load() + after);
+}
+
+bool TakeInjectedFailure() {
+  const int64_t n = allocations.fetch_add(1);
+  int64_t at = fail_at.load(std::memory_order_relaxed);
+  if (at < 0 || n != at) return false;
+  // Exactly one allocation takes it, even from several threads.
+  return fail_at.compare_exchange_strong(at, -1);
+}
+
+int64_t AllocationsSoFar() { return allocations.load(); }
+
+}  // namespace ringlet::nn
