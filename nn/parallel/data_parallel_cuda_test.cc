@@ -18,6 +18,7 @@
 #include "collectives/collective_error.h"
 #include "gpu/device_probe.h"
 #include "nn/gpu_precision.h"
+#include "nn/out_of_memory.h"
 #include "nn/parallel/data_parallel.h"
 #include "nn/parallel/testing/batches.h"
 
@@ -323,6 +324,59 @@ TEST_F(OnOneGpu, ABadLabelOnOneReplicaEndsEveryReplica) {
     EXPECT_THAT(e.what(), HasSubstr("12"));
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+// Memory running out anywhere in a step (each allocation the step makes,
+// in turn) ends it with OutOfMemory, the cause, on every replica, and the
+// replicas and their communicators go away cleanly. One replica through
+// NCCL is what a one-GPU trainer runs: its failure path aborted the NCCL
+// communicator twice (a double free the host heap did not survive). Under
+// ASan (the CPU harness) a stray write on any of these paths is caught.
+TEST_F(OnOneGpu, AnAllocationFailingAnywhereInAStepIsOutOfMemory) {
+  struct Case {
+    int replicas;
+    std::string backend;
+    bool sync_bn;
+  };
+  const std::vector<Case> cases = {{1, on_cpu_ ? "ring" : "nccl", false},
+                                   {1, "ring", false},
+                                   {2, "ring", false},
+                                   {2, "naive", true}};
+  const Batch b = RandomBatch(6, 8, 11);
+  for (const Case& c : cases) {
+    const std::string what = std::to_string(c.replicas) + " replicas, " +
+                             c.backend + (c.sync_bn ? ", sync_bn" : "");
+    DataParallelOptions options = Options(c.backend);
+    options.sync_bn = c.sync_bn;
+    options.comm.timeout = std::chrono::seconds(20);
+    // A step's allocations, counted on the second step (the first one
+    // chooses cuDNN's algorithms).
+    int64_t count = 0;
+    {
+      DataParallel dp(Seeded(SmallNet, 5), Replicas(c.replicas), options);
+      dp.TrainStep(Shards(b, c.replicas));
+      const int64_t before = AllocationsSoFar();
+      dp.TrainStep(Shards(b, c.replicas));
+      count = AllocationsSoFar() - before;
+    }
+    ASSERT_GT(count, 10) << what;
+    for (int64_t k = 0; k < count; ++k) {
+      DataParallel dp(Seeded(SmallNet, 5), Replicas(c.replicas), options);
+      InjectAllocationFailure(k);
+      try {
+        dp.TrainStep(Shards(b, c.replicas));
+        ADD_FAILURE() << what << ": allocation " << k << " of " << count
+                      << " failed and the step did not";
+      } catch (const OutOfMemory& e) {
+        EXPECT_THAT(e.what(), HasSubstr("is out of memory"));
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << what << ": allocation " << k << " of " << count
+                      << " failed, yet the error was not the cause: "
+                      << e.what();
+      }
+      InjectAllocationFailure(-1);
+    }
+  }
 }
 
 TEST_F(OnOneGpu, RefusalsNameTheDevicesAndTheWayOut) {
