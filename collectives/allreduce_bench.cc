@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "collectives/bench_flags.h"
 #include "collectives/collectives.h"
 #include "collectives/mpi/mpi_world.h"
@@ -322,5 +323,7 @@ int Main(int argc, char** argv) {
 }  // namespace ringlet::collectives
 
 int main(int argc, char** argv) {
-  return ringlet::collectives::Main(argc, argv);
+  return ringlet::cli::RunMain("allreduce_bench", [&] {
+    return ringlet::collectives::Main(argc, argv);
+  });
 }

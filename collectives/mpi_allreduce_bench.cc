@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "collectives/bench_flags.h"
 #include "nlohmann/json.hpp"
 
@@ -143,5 +144,7 @@ int Main(int argc, char** argv) {
 }  // namespace ringlet::collectives
 
 int main(int argc, char** argv) {
-  return ringlet::collectives::Main(argc, argv);
+  return ringlet::cli::RunMain("mpi_allreduce_bench", [&] {
+    return ringlet::collectives::Main(argc, argv);
+  });
 }

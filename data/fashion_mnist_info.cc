@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "data/data_error.h"
 #include "data/fashion_mnist.h"
 #include "gpu/device_probe.h"
@@ -76,7 +77,7 @@ void PrintGpus() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int Main(int argc, char** argv) {
   CLI::App app{
       "Shows the Fashion-MNIST data ringlet will train on (folder, counts, "
       "class histogram, a few images) and the GPUs it can use.",
@@ -112,4 +113,9 @@ int main(int argc, char** argv) {
               static_cast<int>(std::min<int64_t>(samples, data.train.size())));
   PrintGpus();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain("fashion_mnist_info",
+                               [&] { return Main(argc, argv); });
 }

@@ -1,7 +1,9 @@
 #include "nn/out_of_memory.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -40,6 +42,14 @@ int64_t MemInfoBytes(const std::string& name) {
   return -1;
 }
 
+// This process's address space in use (VmSize); -1 when unknown.
+int64_t MappedBytes() {
+  std::ifstream in("/proc/self/statm");
+  int64_t pages = -1;
+  if (!(in >> pages)) return -1;
+  return pages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
 }  // namespace
 
 OutOfMemory::OutOfMemory(MemoryShortage shortage)
@@ -62,16 +72,22 @@ std::string FormatBytes(int64_t bytes) {
 
 MemoryShortage HostShortage(int64_t requested, int64_t held) {
   MemoryShortage s;
-  s.where = "host";
+  s.where = "the host";
   s.requested = requested;
   s.held = held;
   s.free = MemInfoBytes("MemAvailable");
   s.total = MemInfoBytes("MemTotal");
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    s.limit = "the address space is limited to " +
-              FormatBytes(static_cast<int64_t>(limit.rlim_cur)) +
-              " (ulimit -v)";
+    const int64_t cap = static_cast<int64_t>(limit.rlim_cur);
+    s.limit =
+        "the address space is limited to " + FormatBytes(cap) + " by ulimit -v";
+    // What the limit leaves, when less than the machine has free.
+    const int64_t mapped = MappedBytes();
+    if (mapped >= 0) {
+      const int64_t left = std::max<int64_t>(0, cap - mapped);
+      s.free = s.free < 0 ? left : std::min(s.free, left);
+    }
   }
   return s;
 }

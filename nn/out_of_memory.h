@@ -20,12 +20,14 @@ namespace ringlet::nn {
 // What an allocator knows when it fails; free and total are -1 when
 // unknown.
 struct MemoryShortage {
-  std::string where;      // "cuda:0", "host".
+  std::string where;      // "cuda:0", "the host".
   int64_t requested = 0;  // Bytes of the allocation that failed.
   int64_t held = 0;       // Bytes this process's tensors held there.
-  int64_t free = -1;      // Bytes free on the device (MemAvailable).
-  int64_t total = -1;     // The device's memory.
-  std::string limit;      // Why less fits than is free: "ulimit -v ...".
+  // Bytes free on the device (the host: MemAvailable, or what ulimit -v
+  // leaves if less).
+  int64_t free = -1;
+  int64_t total = -1;  // The device's memory.
+  std::string limit;   // Why less fits than is free: "ulimit -v ...".
 };
 
 class OutOfMemory : public std::bad_alloc {
@@ -43,7 +45,7 @@ class OutOfMemory : public std::bad_alloc {
 std::string FormatBytes(int64_t bytes);
 
 // The host's side of a shortage: free and total from /proc/meminfo, and
-// the address-space limit (ulimit -v) when one is set.
+// the address-space limit (ulimit -v) when one is set, with what it leaves.
 MemoryShortage HostShortage(int64_t requested, int64_t held);
 
 // For tests: the allocation `after` allocations from now (0: the next one)

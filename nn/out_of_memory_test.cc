@@ -38,7 +38,7 @@ TEST(OutOfMemory, IsABadAllocWhoseMessageSaysWhereAndHowMuch) {
 
 TEST(HostShortage, ReadsTheHostsMemory) {
   const MemoryShortage s = HostShortage(100, 200);
-  EXPECT_EQ(s.where, "host");
+  EXPECT_EQ(s.where, "the host");
   EXPECT_GT(s.total, 0);
   EXPECT_GE(s.free, 0);
   EXPECT_LE(s.free, s.total);
@@ -54,7 +54,7 @@ TEST(InjectAllocationFailure, FailsExactlyTheChosenAllocation) {
     Tensor c({3, 5});
     ADD_FAILURE() << "the third allocation did not fail";
   } catch (const OutOfMemory& e) {
-    EXPECT_EQ(e.shortage().where, "host");
+    EXPECT_EQ(e.shortage().where, "the host");
     EXPECT_EQ(e.shortage().requested, 15 * 4);
     // At least the two tensors above are held.
     EXPECT_GE(e.shortage().held, (1 << 20) * 4 + 16);

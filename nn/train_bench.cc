@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "gpu/device_probe.h"
 #include "gpu/profiler.h"
 #include "nn/captured_step.h"
@@ -271,4 +272,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ringlet::nn
 
-int main(int argc, char** argv) { return ringlet::nn::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain("train_bench",
+                               [&] { return ringlet::nn::Main(argc, argv); });
+}

@@ -4,6 +4,7 @@
 // 10 epochs, weights from normal(0, 0.01).
 #include <iostream>
 
+#include "cli/run_main.h"
 #include "nn/models/lenet.h"
 #include "trainers/common/job.h"
 #include "trainers/common/progress.h"
@@ -83,4 +84,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ringlet::trainers
 
-int main(int argc, char** argv) { return ringlet::trainers::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain(
+      "lenet_scratch", [&] { return ringlet::trainers::Main(argc, argv); });
+}

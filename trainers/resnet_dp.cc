@@ -4,6 +4,7 @@
 // (512 and 0.2 on two), 10 epochs.
 #include <iostream>
 
+#include "cli/run_main.h"
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
 #include "nn/parallel/data_parallel.h"
@@ -133,4 +134,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ringlet::trainers
 
-int main(int argc, char** argv) { return ringlet::trainers::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain(
+      "resnet_dp", [&] { return ringlet::trainers::Main(argc, argv); });
+}

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "nn/ops/conv2d.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/onednn/conv_plans.h"
@@ -172,4 +173,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ringlet::nn
 
-int main(int argc, char** argv) { return ringlet::nn::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain("conv_step_bench",
+                               [&] { return ringlet::nn::Main(argc, argv); });
+}

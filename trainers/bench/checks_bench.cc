@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
@@ -176,4 +177,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ringlet::trainers
 
-int main(int argc, char** argv) { return ringlet::trainers::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain(
+      "checks_bench", [&] { return ringlet::trainers::Main(argc, argv); });
+}

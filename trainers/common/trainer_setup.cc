@@ -501,7 +501,12 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
   if (!flags.eval_only) return false;
   const auto start = std::chrono::steady_clock::now();
   ProgressBar bar(progress, terminal, "eval", test.size());
-  const double accuracy = EvaluateAccuracy(trainer, test, batch_size, &bar);
+  double accuracy = 0;
+  try {
+    accuracy = EvaluateAccuracy(trainer, test, batch_size, &bar);
+  } catch (const std::bad_alloc& e) {
+    ThrowOutOfMemory(e, batch_size, trainer.num_devices());
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -719,6 +724,12 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
     std::cout.flush();
     PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + e.what());
     // Under mpirun the other processes are ended too, not left waiting.
+    EndJob(1);
+  } catch (...) {
+    std::cout.flush();
+    PrintLine(app.get_name() + ": error" + JobErrorContext() +
+              ": an exception that is not a std::exception (a bug: please "
+              "report it)");
     EndJob(1);
   }
 }

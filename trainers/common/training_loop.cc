@@ -104,9 +104,34 @@ double EvaluateAccuracy(ParallelTrainer& trainer, const data::Split& split,
   return seen > 0 ? static_cast<double>(correct) / seen : 0.0;
 }
 
-std::vector<EpochMetrics> TrainEpochs(
-    ParallelTrainer& trainer, const data::Split& train, const data::Split& test,
-    const LoopOptions& options, std::ostream& out, std::ostream& progress) {
+std::string OutOfMemoryAdvice(const nn::MemoryShortage& s, int64_t batch_size,
+                              int devices) {
+  devices = std::max(1, devices);
+  const int64_t shard = (batch_size + devices - 1) / devices;
+  std::string advice = "a batch of " + std::to_string(batch_size) + " (" +
+                       std::to_string(shard) + " per device) did not fit";
+  // Memory a step needs grows at least in proportion to its batch, so a
+  // shard past this many samples cannot fit either.
+  const double asked = static_cast<double>(s.held) + s.requested;
+  const double there = static_cast<double>(s.held) + s.free;
+  const int64_t bound =
+      s.free >= 0 && asked > 0
+          ? static_cast<int64_t>(static_cast<double>(shard) * there / asked)
+          : 0;
+  if (bound >= 1 && bound < shard) {
+    advice += ", nor would one above " + std::to_string(bound * devices) +
+              " (scaling what the step held when memory ran out)";
+  }
+  return advice + ": use a smaller --batch_size, or more devices";
+}
+
+namespace {
+
+std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
+                                    const data::Split& train,
+                                    const data::Split& test,
+                                    const LoopOptions& options,
+                                    std::ostream& out, std::ostream& progress) {
   std::vector<EpochMetrics> history;
   RunPosition position;
   if (options.resume != nullptr) {
@@ -334,6 +359,31 @@ std::vector<EpochMetrics> TrainEpochs(
     }
   }
   return history;
+}
+
+}  // namespace
+
+std::vector<EpochMetrics> TrainEpochs(
+    ParallelTrainer& trainer, const data::Split& train, const data::Split& test,
+    const LoopOptions& options, std::ostream& out, std::ostream& progress) {
+  try {
+    return RunEpochs(trainer, train, test, options, out, progress);
+  } catch (const std::bad_alloc& e) {
+    ThrowOutOfMemory(e, options.batch_size, trainer.num_devices());
+  }
+}
+
+void ThrowOutOfMemory(const std::bad_alloc& e, int64_t batch_size,
+                      int devices) {
+  if (const auto* known = dynamic_cast<const nn::OutOfMemory*>(&e)) {
+    throw TrainingOutOfMemory(
+        std::string(known->what()) + "; " +
+        OutOfMemoryAdvice(known->shortage(), batch_size, devices));
+  }
+  throw TrainingOutOfMemory(
+      "the host is out of memory (an allocation failed); a batch of " +
+      std::to_string(batch_size) +
+      " did not fit: use a smaller --batch_size, or more devices");
 }
 
 std::string ClosingLine(const std::vector<EpochMetrics>& epochs,

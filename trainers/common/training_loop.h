@@ -11,12 +11,14 @@
 #include <csignal>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "data/fashion_mnist.h"
+#include "nn/out_of_memory.h"
 #include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
@@ -94,6 +96,25 @@ class TrainingInterrupted : public std::runtime_error {
   int signal_;
 };
 
+// Memory ran out in a step or an evaluation: what() names the device, the
+// bytes asked for, held and free, and what to do (OutOfMemoryAdvice).
+class TrainingOutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The shortage and the way out: "a batch of 24000 (24000 per device) did
+// not fit, nor would one above 22000 (scaling what the step held when
+// memory ran out): use a smaller --batch_size, or more devices". The bound
+// scales the largest shard by the memory there was (held + free) over what
+// the step had asked for (held + requested): memory grows at least in
+// proportion to the batch. Without a free count, no bound.
+std::string OutOfMemoryAdvice(const nn::MemoryShortage& shortage,
+                              int64_t batch_size, int devices);
+// Throws TrainingOutOfMemory for `e` (an nn::OutOfMemory says more).
+[[noreturn]] void ThrowOutOfMemory(const std::bad_alloc& e, int64_t batch_size,
+                                   int devices);
+
 struct LoopOptions {
   int epochs = 10;
   int64_t batch_size = 256;
@@ -145,7 +166,9 @@ struct LoopOptions {
 // Trains up to options.epochs; prints an EpochLine per epoch on `out` and
 // the progress on `progress`. Returns every epoch's metrics (a resumed
 // run's earlier epochs included). Throws TrainingDiverged, ReplicasDiffer,
-// TrainingInterrupted, CheckpointError, and whatever the trainer throws.
+// TrainingInterrupted, CheckpointError, TrainingOutOfMemory (for any
+// std::bad_alloc; checkpoints written so far stay as they are), and
+// whatever else the trainer throws.
 std::vector<EpochMetrics> TrainEpochs(
     ParallelTrainer& trainer, const data::Split& train, const data::Split& test,
     const LoopOptions& options, std::ostream& out, std::ostream& progress);

@@ -76,6 +76,7 @@ class FakeTrainer : public ParallelTrainer {
     stats.loss_sum = loss_per_image * stats.samples + w;
     stats.comm_seconds = 0;
     ++steps;
+    if (steps == out_of_memory_at_step) throw nn::OutOfMemory(shortage);
     if (steps == diverge_at_step) stats.divergence = divergence;
     if (steps == stop_at_step) *stop = SIGTERM;
     return stats;
@@ -115,6 +116,8 @@ class FakeTrainer : public ParallelTrainer {
   int differ_at_comparison = -1;
   int stop_at_step = -1;
   volatile std::sig_atomic_t* stop = nullptr;
+  int out_of_memory_at_step = -1;
+  nn::MemoryShortage shortage;
 
  private:
   int devices_;
@@ -392,6 +395,63 @@ TEST(TrainingLoopTest, SignalMidEpochCheckpointsAndResumesBitForBit) {
   const RunResult resumed = TrainFake(2, 3, ckpt, "");
   EXPECT_EQ(resumed.weight, straight.weight);
   EXPECT_EQ(MetricsNumbers(resumed.epochs), MetricsNumbers(straight.epochs));
+}
+
+nn::MemoryShortage GpuShortage() {
+  nn::MemoryShortage s;
+  s.where = "cuda:0";
+  s.held = int64_t{70} << 30;
+  s.requested = int64_t{10} << 30;
+  s.free = int64_t{2} << 30;
+  s.total = int64_t{80} << 30;
+  return s;
+}
+
+TEST(OutOfMemoryAdvice, ScalesTheShardByTheMemoryThereWas) {
+  // (70 + 2) / (70 + 10) of 8 per device: 7 per device, 14 in all.
+  EXPECT_EQ(OutOfMemoryAdvice(GpuShortage(), 16, 2),
+            "a batch of 16 (8 per device) did not fit, nor would one above 14 "
+            "(scaling what the step held when memory ran out): use a smaller "
+            "--batch_size, or more devices");
+  nn::MemoryShortage unknown = GpuShortage();
+  unknown.free = -1;
+  EXPECT_EQ(OutOfMemoryAdvice(unknown, 16, 2),
+            "a batch of 16 (8 per device) did not fit: use a smaller "
+            "--batch_size, or more devices");
+  // A shard of 1 that does not fit: no batch would.
+  EXPECT_EQ(OutOfMemoryAdvice(GpuShortage(), 1, 1),
+            "a batch of 1 (1 per device) did not fit: use a smaller "
+            "--batch_size, or more devices");
+}
+
+// Memory running out in epoch 2 ends the run with one error saying where,
+// how much and what to do; epoch 1's checkpoint and metrics stay.
+TEST(TrainingLoopTest, OutOfMemoryEndsTheRunSayingWhatWouldFit) {
+  const data::Split train = MakeSplit(100), test = MakeSplit(30);
+  FakeTrainer trainer(2);
+  trainer.out_of_memory_at_step = 10;  // Epoch 2.
+  trainer.shortage = GpuShortage();
+  LoopOptions options;
+  options.epochs = 3;
+  options.batch_size = 16;
+  options.checkpoint_path = ::testing::TempDir() + "/oom.ckpt";
+  options.metrics_out = ::testing::TempDir() + "/oom.jsonl";
+  std::ostringstream out, progress;
+  try {
+    TrainEpochs(trainer, train, test, options, out, progress);
+    FAIL() << "expected TrainingOutOfMemory";
+  } catch (const TrainingOutOfMemory& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cuda:0 is out of memory: asked for 10.00 GiB with 2.00 GiB "
+              "free of 80.00 GiB; this process held 70.00 GiB there; a batch "
+              "of 16 (8 per device) did not fit, nor would one above 14 "
+              "(scaling what the step held when memory ran out): use a "
+              "smaller --batch_size, or more devices");
+  }
+  const Checkpoint saved = ReadCheckpoint(options.checkpoint_path);
+  EXPECT_EQ(saved.position.epoch, 2);
+  EXPECT_EQ(saved.history.size(), 1u);
+  EXPECT_EQ(CountLines(options.metrics_out), 1);
 }
 
 TEST(TrainingLoopTest, ACheckpointOfAnotherRunIsRefused) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "nn/ops/onednn/conv_gemm.h"
 #include "nn/ops/onednn/conv_plans.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -197,7 +198,7 @@ double GroupGemmMilliseconds(const Conv& v, ConvPass pass, int reps,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int Main(int argc, char** argv) {
   int reps = 5;
   CLI::App app{
       "oneDNN convolution speed by activation layout (any, nchw, nhwc) on "
@@ -305,4 +306,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain("conv_layout_bench",
+                               [&] { return Main(argc, argv); });
 }
