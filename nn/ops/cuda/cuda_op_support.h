@@ -9,6 +9,7 @@
 
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
+#include "nn/ops/cuda/library_limits.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn::cuda_ops {
@@ -39,10 +40,12 @@ class Scratch {
   void* data_;
 };
 
-// A float32 NCHW tensor descriptor.
+// A float32 NCHW tensor descriptor. Throws ShapeError for a shape past
+// cuDNN's limits (CheckCudnnTensor), before any cuDNN call.
 class TensorDesc {
  public:
   TensorDesc(int64_t n, int64_t c, int64_t h, int64_t w) {
+    CheckCudnnTensor(n, c, h, w);
     RINGLET_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc_));
     RINGLET_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
         desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),

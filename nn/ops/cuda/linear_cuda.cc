@@ -11,6 +11,7 @@
 namespace ringlet::nn::cuda_ops {
 
 Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
+  CheckCublasProduct(x.dim(0), w.dim(0), w.dim(1));
   OnDevice on(x);
   const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
             out = static_cast<int>(w.dim(1));
@@ -32,6 +33,7 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy) {
+  CheckCublasProduct(x.dim(0), w.dim(0), w.dim(1));
   OnDevice on(x);
   const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
             out = static_cast<int>(w.dim(1));
