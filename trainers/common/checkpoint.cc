@@ -35,13 +35,49 @@ std::string PlainSettingName(std::string name) {
   return name;
 }
 
-int64_t Elements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+// The integer at `key` of `object` within [low, high]; anything else (a
+// fraction, a number past int64, a string) is std::invalid_argument.
+int64_t IntegerIn(const nlohmann::json& object, const char* key, int64_t low,
+                  int64_t high) {
+  const nlohmann::json& v = object.at(key);
+  if (!v.is_number_integer()) {
+    throw std::invalid_argument(std::string(key) + " is not an integer");
+  }
+  const bool is_unsigned = v.is_number_unsigned();
+  if (is_unsigned && v.get<uint64_t>() > static_cast<uint64_t>(high)) {
+    throw std::invalid_argument(std::string(key) + " is out of range");
+  }
+  const int64_t n = v.get<int64_t>();
+  if (n < low || n > high) {
+    throw std::invalid_argument(std::string(key) + " is " + std::to_string(n) +
+                                ", outside [" + std::to_string(low) + ", " +
+                                std::to_string(high) + "]");
+  }
   return n;
 }
 
+// A shape: a list of integers, each non-negative and below 2^62.
+std::vector<int64_t> ShapeOf(const nlohmann::json& list) {
+  if (!list.is_array()) throw std::invalid_argument("a shape is not a list");
+  std::vector<int64_t> shape;
+  for (const nlohmann::json& d : list) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+      throw std::invalid_argument("a shape holds " + d.dump() + ", not a size");
+    }
+    shape.push_back(d.get<int64_t>());
+  }
+  return shape;
+}
+
 }  // namespace
+
+int64_t CheckedElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  }
+  return n;
+}
 
 std::string EncodeCheckpoint(const Checkpoint& c) {
   nlohmann::ordered_json header;
@@ -121,12 +157,15 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
     }
     c.written = h.value("written", "");
     c.devices = h.value("devices", "");
+    // Positions a run can reach: a hostile header must not drive the loop
+    // to a negative epoch or overflow its step arithmetic.
+    constexpr int64_t kMost = int64_t{1} << 40;
     const auto& p = h.at("position");
-    c.position.epoch = p.at("epoch").get<int>();
-    c.position.steps = p.at("steps").get<int64_t>();
+    c.position.epoch = static_cast<int>(IntegerIn(p, "epoch", 1, 1 << 30));
+    c.position.steps = IntegerIn(p, "steps", 0, kMost);
     c.position.loss_sum = p.at("loss_sum").get<double>();
-    c.position.correct = p.at("correct").get<int64_t>();
-    c.position.images = p.at("images").get<int64_t>();
+    c.position.images = IntegerIn(p, "images", 0, kMost);
+    c.position.correct = IntegerIn(p, "correct", 0, c.position.images);
     c.position.seconds = p.at("seconds").get<double>();
     c.position.comm_seconds = p.at("comm_seconds").get<double>();
     for (const auto& m : h.at("history")) {
@@ -136,8 +175,8 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
     for (const auto& t : h.at("tensors")) {
       CheckpointTensor tensor;
       tensor.name = t.at("name").get<std::string>();
-      tensor.shape = t.at("shape").get<std::vector<int64_t>>();
-      const int64_t n = Elements(tensor.shape);
+      tensor.shape = ShapeOf(t.at("shape"));
+      const int64_t n = CheckedElements(tensor.shape);
       if (n < 0 || static_cast<uint64_t>(n) > (body - at) / sizeof(float)) {
         throw corrupt("tensor " + tensor.name + " runs past the end");
       }

@@ -58,6 +58,10 @@ struct Checkpoint {
 // The bytes of the file, and back. Decode throws CheckpointError naming
 // `path` for a file that is not a checkpoint, is truncated or whose
 // checksum does not match.
+// The elements of a shape read from a file, or -1 when a dimension is
+// negative or the count passes 64 bits (a corrupt or hostile header).
+int64_t CheckedElements(const std::vector<int64_t>& shape);
+
 std::string EncodeCheckpoint(const Checkpoint& checkpoint);
 Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path);
 

@@ -96,6 +96,40 @@ TEST(CheckpointTest, TruncatedOrForeignFilesAreClearErrors) {
       std::string::npos);
 }
 
+// Headers a hostile or broken writer could make, each with a valid
+// checksum (it guards against corruption, not against a forger): shapes
+// whose count wraps around or is negative, positions no run reaches.
+TEST(CheckpointTest, HostileHeadersAreCorruptNotAcceptedOrCrashes) {
+  std::vector<std::pair<std::string, Checkpoint>> cases;
+  Checkpoint c = Sample();
+  c.tensors = {{"W", {int64_t{1} << 62, 4}, {}}};  // 2^64 elements: wraps to 0.
+  cases.emplace_back("wrapping shape", c);
+  c = Sample();
+  c.tensors = {{"W", {-1, -2}, {1, 2}}};  // A product of 2.
+  cases.emplace_back("negative shape", c);
+  c = Sample();
+  c.tensors = {{"W", {int64_t{1} << 40, int64_t{1} << 40}, {1}}};
+  cases.emplace_back("overflowing shape", c);
+  c = Sample();
+  c.position.epoch = -5;
+  cases.emplace_back("negative epoch", c);
+  c = Sample();
+  c.position.steps = int64_t{1} << 62;
+  cases.emplace_back("step count past any run", c);
+  c = Sample();
+  c.position.correct = c.position.images + 1;
+  cases.emplace_back("more correct than images", c);
+  for (const auto& [what, hostile] : cases) {
+    const std::string error = DecodeError(EncodeCheckpoint(hostile)).what();
+    EXPECT_NE(error.find("checkpoint ck is corrupt"), std::string::npos)
+        << what << ": " << error;
+  }
+  EXPECT_EQ(CheckedElements({2, 3}), 6);
+  EXPECT_EQ(CheckedElements({}), 1);
+  EXPECT_EQ(CheckedElements({int64_t{1} << 62, 4}), -1);
+  EXPECT_EQ(CheckedElements({-1, -2}), -1);
+}
+
 TEST(CheckpointTest, WrittenAndReadBackThroughAFile) {
   const std::string path = TempPath("run.ckpt");
   WriteCheckpoint(path, Sample());

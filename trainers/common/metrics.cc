@@ -71,7 +71,14 @@ EpochMetrics FromJsonLine(const std::string& line) {
   try {
     const nlohmann::json j = nlohmann::json::parse(line);
     EpochMetrics m;
-    m.epoch = j.at("epoch").get<int>();
+    const nlohmann::json& epoch = j.at("epoch");
+    // An integer an epoch can be (get<int>() of 1e300 is undefined).
+    if (!epoch.is_number_integer() || epoch.get<int64_t>() < 0 ||
+        epoch.get<int64_t>() > (1 << 30)) {
+      throw std::invalid_argument("metrics line \"" + line +
+                                  "\": epoch is not an epoch number");
+    }
+    m.epoch = epoch.get<int>();
     m.loss = j.at("loss").get<double>();
     m.train_acc = j.at("train_acc").get<double>();
     m.test_acc = j.at("test_acc").get<double>();

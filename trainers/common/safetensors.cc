@@ -9,16 +9,18 @@
 namespace ringlet::trainers {
 namespace {
 
-// Elements of `shape`, or -1 when a dimension is negative or the product
-// passes int64.
-int64_t Elements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) return -1;
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
-    n *= d;
+// Integers only: nlohmann's get<int64_t>() of 1e300 would be an
+// out-of-range float conversion.
+std::vector<int64_t> IntegersOf(const nlohmann::json& list,
+                                const std::string& what) {
+  if (!list.is_array()) throw std::invalid_argument(what + " is not a list");
+  for (const nlohmann::json& v : list) {
+    if (!v.is_number_integer()) {
+      throw std::invalid_argument(what + " holds " + v.dump() +
+                                  ", not an integer");
+    }
   }
-  return n;
+  return list.get<std::vector<int64_t>>();
 }
 
 }  // namespace
@@ -89,14 +91,15 @@ Safetensors DecodeSafetensors(const std::string& bytes,
       }
       const std::string dtype = entry.at("dtype").get<std::string>();
       const std::vector<int64_t> shape =
-          entry.at("shape").get<std::vector<int64_t>>();
+          IntegersOf(entry.at("shape"), name + "'s shape");
+      IntegersOf(entry.at("data_offsets"), name + "'s data_offsets");
       const auto offsets =
           entry.at("data_offsets").get<std::vector<uint64_t>>();
       if (offsets.size() != 2 || offsets[0] > offsets[1] ||
           offsets[1] > data_bytes) {
         throw bad("tensor " + name + "'s data_offsets lie outside the data");
       }
-      const int64_t n = Elements(shape);
+      const int64_t n = CheckedElements(shape);
       const uint64_t width = dtype == "F32" ? 4 : dtype == "I64" ? 8 : 0;
       if (width == 0) {
         throw bad("tensor " + name + " is " + dtype +
@@ -123,6 +126,8 @@ Safetensors DecodeSafetensors(const std::string& bytes,
     }
   } catch (const nlohmann::json::exception& e) {
     throw bad(std::string("header: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw bad(e.what());
   }
   std::sort(ranges.begin(), ranges.end());
   uint64_t covered = 0;

@@ -87,6 +87,18 @@ TEST(Safetensors, BadFilesAreClearErrorsNeverReadsPastTheEnd) {
                                data))
                 .find("shape does not fit"),
             std::string::npos);
+  // Sizes that are not integers (a float past int64 would be an undefined
+  // conversion).
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[1e300],)"
+                               R"("data_offsets":[0,8]}})",
+                               data))
+                .find("x's shape holds 1e+300, not an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[2],)"
+                               R"("data_offsets":[0,8.5]}})",
+                               data))
+                .find("x's data_offsets holds 8.5, not an integer"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"BF16","shape":[4],)"
                                R"("data_offsets":[0,8]}})",
                                data))
