@@ -66,7 +66,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "train_bench: %s\n", e.what());
     return 2;
   }
-  int batch_size = 256, threads = 1, steps = 20, warmup = 2;
+  int64_t batch_size = 256;
+  int threads = 1, steps = 20, warmup = 2;
   bool json = false;
   CLI::App app{"Training throughput of the d2l models on one device.",
                "train_bench"};
@@ -247,23 +248,25 @@ int Main(int argc, char** argv) {
       static_cast<double>(batch_size) * steps / seconds;
   if (json) {
     std::printf(
-        "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %d, "
+        "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %lld, "
         "\"threads\": %d, \"cpu_conv\": \"%s\", \"precision\": \"%s\", "
         "\"conv_algorithms\": \"%s\", \"fold_conv_biases\": %s, "
         "\"cuda_graph\": %s, \"images_per_sec\": %.2f, "
         "\"step_ms\": %.3f, \"host_ms_per_step\": %s, "
         "\"isolated_step_ms\": %s, "
         "\"host_waits_per_step\": %.2f, \"peak_rss_bytes\": %ld}\n",
-        model.c_str(), ToString(device).c_str(), batch_size, threads,
-        cpu_conv.c_str(), precision.c_str(), conv_algorithms.c_str(),
+        model.c_str(), ToString(device).c_str(),
+        static_cast<long long>(batch_size), threads, cpu_conv.c_str(),
+        precision.c_str(), conv_algorithms.c_str(),
         fold_conv_biases ? "true" : "false", cuda_graph ? "true" : "false",
         images_per_sec, 1e3 * seconds / steps, JsonMs(host_ms).c_str(),
         JsonMs(isolated_ms).c_str(), waits_per_step, PeakRssBytes());
   } else {
     std::printf(
-        "%-9s %-6s batch %4d  threads %d  conv %-6s  %9.1f images/s  peak "
+        "%-9s %-6s batch %4lld  threads %d  conv %-6s  %9.1f images/s  peak "
         "RSS %6.0f MiB\n",
-        model.c_str(), ToString(device).c_str(), batch_size, threads,
+        model.c_str(), ToString(device).c_str(),
+        static_cast<long long>(batch_size), threads,
         cpu_conv.c_str(), images_per_sec, PeakRssBytes() / 1048576.0);
   }
   return 0;

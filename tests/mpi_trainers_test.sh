@@ -10,7 +10,9 @@
 #     the whole job, non-zero;
 #  5. a process killed mid-run ends the job non-zero within the timeout,
 #     with a message naming the lost rank, and leaves no process behind.
-# Args: the lenet_scratch and resnet_dp binaries.
+# Args: the lenet_scratch and resnet_dp binaries. RINGLET_MPIRUN_FLAGS adds
+# mpirun flags: "--mca btl tcp,self" (no shared memory) takes the path two
+# hosts would, and the results must not change by a bit.
 set -euo pipefail
 
 lenet="$(realpath "$1")"
@@ -31,10 +33,14 @@ fail() {
 }
 
 command -v mpirun >/dev/null || fail "mpirun not found: install openmpi-bin (./bazelw does)"
-mpi=(mpirun --oversubscribe --bind-to none)
+read -ra extra <<<"${RINGLET_MPIRUN_FLAGS:-}"
+mpi=(mpirun --oversubscribe --bind-to none "${extra[@]}")
+echo "mpirun flags: ${mpi[*]:1}"
 if ((EUID == 0)); then mpi+=(--allow-run-as-root); fi
 
-# same_params <a> <b>: every float32 within 1e-6 relative (1e-7 floor).
+# same_params <a> <b>: every float32 equal, bit for bit (2 ranks sum in
+# either order exactly; more ranks sum in the ring's rank order wherever
+# they run).
 same_params() {
   python3 - "$1" "$2" <<'PY'
 import array, sys
@@ -53,9 +59,11 @@ a.frombytes(tensor_bytes(sys.argv[1]))
 b.frombytes(tensor_bytes(sys.argv[2]))
 if len(a) != len(b) or not a:
     sys.exit(f"sizes differ: {len(a)} and {len(b)} values")
+differ = sum(1 for x, y in zip(a.tobytes(), b.tobytes()) if x != y)
 worst = max(abs(x - y) / max(abs(x), 1e-7) for x, y in zip(a, b))
-print(f"{len(a)} parameters, largest relative difference {worst:.3g}")
-sys.exit(0 if worst <= 1e-6 else 1)
+print(f"{len(a)} parameters, {differ} bytes differ, "
+      f"largest relative difference {worst:.3g}")
+sys.exit(0 if differ == 0 else 1)
 PY
 }
 

@@ -52,6 +52,10 @@ tests+=(//nn:tensor_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
 programs=(//nn:train_bench //collectives:allreduce_bench
   //trainers:lenet_scratch //trainers:resnet_dp)
+# compute-sanitizer's canaries (gpu/canaries; run_all.sh canaries).
+mapfile -t canaries < <(./bazelw query 'kind(cc_binary, //gpu/canaries:all)' \
+  2>/dev/null)
+programs+=("${canaries[@]}")
 ./bazelw build -c opt "${config[@]}" "${tests[@]}" "${programs[@]}"
 
 bin="$(./bazelw info -c opt "${config[@]}" bazel-bin 2>/dev/null)"

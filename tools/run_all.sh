@@ -7,16 +7,20 @@
 # (skipped: every case of the test skipped, e.g. no GPU). Logs in ./logs.
 #
 # Parts, all by default, or the ones named (to fit a time limit per call):
-#   run_all.sh [tests] [sanitize] [e2e] [curves] [peers] [bench] [graphs]
-#              [profile]
+#   run_all.sh [tests] [canaries] [sanitize] [limits] [e2e] [curves] [peers]
+#              [bench] [graphs] [profile]
 # (profile is not in the default set: it needs ncu and takes minutes.)
+# RINGLET_SANITIZE_TOOLS (default "memcheck racecheck initcheck synccheck")
+# picks the sanitize part's tools, to fit a call's time.
 set -uo pipefail
-parts="${*:-tests sanitize e2e curves peers bench graphs}"
+all_parts="tests canaries sanitize limits e2e curves peers bench graphs"
+parts="${*:-$all_parts}"
 for part in $parts; do
   case "$part" in
-    tests | sanitize | e2e | curves | peers | bench | graphs | profile) ;;
+    tests | canaries | sanitize | limits | e2e | curves | peers | bench | \
+      graphs | profile) ;;
     *)
-      echo "run_all.sh: unknown part '$part'; parts: tests sanitize e2e curves peers bench graphs profile" >&2
+      echo "run_all.sh: unknown part '$part'; parts: $all_parts profile" >&2
       exit 2
       ;;
   esac
@@ -99,79 +103,130 @@ want tests && while read -r test; do
   echo "$test: $result"
 done <tests.txt
 
-# NVIDIA's compute-sanitizer over the tests of nn's own kernels: memcheck
-# (out-of-bounds and misaligned accesses, leaks of device memory),
-# racecheck (shared-memory races in the block reductions) and initcheck
-# (device memory read before anything wrote it: gradients are allocated
-# uninitialised and must be written whole). A pass needs a clean report,
-# not only passing checks. Run it from a bundle built with
-# --without_onednn: the sanitizer stops programs that link oneDNN.
-sanitize() {  # name, tool, test binary, gtest filter
-  local name="$1" tool="$2" test="$3" filter="$4" log="logs/sanitize_$1.log"
+# NVIDIA's compute-sanitizer. memcheck: out-of-bounds and misaligned
+# accesses, leaks of device memory; racecheck: shared-memory races (the
+# block reductions); initcheck: device memory read before anything wrote
+# it (gradients are allocated uninitialised and must be written whole);
+# synccheck: barriers misused. A pass needs a clean report, not only
+# passing checks; a failure names the kernels the reports name, ringlet's
+# or a library's. Run it from a bundle built with --without_onednn: the
+# sanitizer stops programs that link oneDNN.
+sanitizer_path() {
+  command -v compute-sanitizer ||
+    ls "$cuda"/bin/compute-sanitizer /usr/local/cuda*/bin/compute-sanitizer \
+      2>/dev/null | head -n 1
+}
+sanitize() {  # name, tool, program and its arguments
+  local name="$1" tool="$2" log="logs/sanitize_$1.log"
+  shift 2
   if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "sanitize $name: SKIPPED: no GPU"
     skipped=$((skipped + 1))
     return
   fi
   local tool_path
-  tool_path="$(command -v compute-sanitizer ||
-    ls "$cuda"/bin/compute-sanitizer /usr/local/cuda*/bin/compute-sanitizer \
-      2>/dev/null | head -n 1)"
+  tool_path="$(sanitizer_path)"
   if [[ -z "$tool_path" ]]; then
     echo "sanitize $name: SKIPPED: no compute-sanitizer (PATH, \$CUDA_PATH/bin)"
     skipped=$((skipped + 1))
     return
   fi
   timeout 900 "$tool_path" --tool "$tool" --error-exitcode 99 \
-    "./$test" --gtest_filter="$filter" >"$log" 2>&1
-  local rc=$? how=""
-  # The first H100 sitting: every test linking oneDNN died under the
-  # sanitizer before its first CUDA call (without it, they pass). oneDNN
-  # links libOpenCL, which resolved to CUDA's; a retry with Debian's ICD
-  # loader (no ICDs: OpenCL stays unused) tells whether that is the cause.
-  if ((rc != 0)) && grep -q 'terminated before first instrumented' "$log" &&
-    [[ -e syslib/libOpenCL.so.1 ]]; then
-    mkdir -p sanitize_opencl && cp syslib/libOpenCL.so.1 sanitize_opencl/
-    LD_LIBRARY_PATH="$here/sanitize_opencl:$LD_LIBRARY_PATH" timeout 900 \
-      "$tool_path" --tool "$tool" --error-exitcode 99 \
-      "./$test" --gtest_filter="$filter" >"$log" 2>&1
-    rc=$? how=" (with Debian's OpenCL loader)"
-  fi
+    --print-limit 20 "$@" >"$log" 2>&1
+  local rc=$?
   if ((rc == 0)); then
-    echo "sanitize $name: PASSED$how: $(grep -m1 'ERROR SUMMARY' "$log")"
+    result "sanitize $name: PASSED: $(grep -m1 'ERROR SUMMARY' "$log")"
     passed=$((passed + 1))
   else
     local hint=""
     grep -q 'terminated before first instrumented' "$log" &&
       grep -q '^oneDNN: yes' bundle.txt 2>/dev/null &&
       hint=" (this bundle links oneDNN: build one with gpu_bundle.sh --without_onednn)"
-    # Which kernels the reports name (ringlet's own, or a library's: cuDNN's
-    # kernels may read workspace they never wrote, which initcheck flags).
     local kernels
     kernels="$(grep -E '^=+ +at .* in ' "$log" |
       sed -E 's/^=+ +at [^ ]+ in //; s/\([^()]*\)$//; s/^[^ ]*:[0-9]+://' |
       sort | uniq -c | sort -rn | head -n 3 |
       awk '{n=$1; $1=""; printf "%s%s x%s", (NR>1?"; ":""), substr($0,2), n}')"
-    echo "sanitize $name: FAILED$how: $(grep -m1 'ERROR SUMMARY' "$log" || tail -n 1 "$log")$hint${kernels:+ (in: $kernels)}"
+    result "sanitize $name: FAILED (exit $rc): $(grep -m1 'ERROR SUMMARY' "$log" || tail -n 1 "$log")$hint${kernels:+ (in: $kernels)}"
     failed=$((failed + 1))
   fi
 }
+
+# The canaries (gpu/canaries): the same small program with one more piece
+# of ringlet's build each, under memcheck. The first that crashes before
+# main names the piece; c4 and c5 differ only in a shared object's name.
+if want canaries; then
+  for canary in gpu/canaries/c*_*; do
+    [[ -x "$canary" ]] || continue
+    sanitize "canary_$(basename "$canary")" memcheck "./$canary"
+  done
+fi
+
+# Every GPU test binary under every tool, and a short run of each trainer
+# on cuda:0 under memcheck. The cases that run every cuDNN candidate, or a
+# step once per allocation, are left out: the sanitizer slows each run
+# 10-100 times.
+sanitize_filter='-*UnderEveryAlgorithmChoice*:*AnAllocationFailing*'
 if want sanitize; then
-  # Without the test that runs every cuDNN candidate under three choices:
-  # memcheck slows each run 10-100 times.
-  sanitize ops_memcheck memcheck nn/ops/cuda/cuda_ops_test \
-    '*:-*UnderEveryAlgorithmChoice*'
-  sanitize ops_racecheck racecheck nn/ops/cuda/cuda_ops_test \
-    '*BatchNorm*:*SumOfSquares*'
-  sanitize kernels_memcheck memcheck nn/cuda/elementwise_kernels_test '*'
-  sanitize lanes_memcheck memcheck nn/device_lane_test '*'
-  sanitize replicas_memcheck memcheck nn/parallel/data_parallel_cuda_test \
-    '*KReplicas*'
-  sanitize kernels_initcheck initcheck nn/cuda/elementwise_kernels_test '*'
-  sanitize ops_initcheck initcheck nn/ops/cuda/cuda_ops_test \
-    '*:-*UnderEveryAlgorithmChoice*'
-  sanitize replicas_initcheck initcheck nn/parallel/data_parallel_cuda_test \
-    '*KReplicas*:*Queued*'
+  for tool in ${RINGLET_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
+    while read -r test; do
+      [[ -n "$test" ]] || continue
+      sanitize "${tool}_$(echo "$test" | tr / _)" "$tool" "./$test" \
+        --gtest_filter="$sanitize_filter"
+    done <tests.txt
+    [[ $tool == memcheck ]] || continue
+    if [[ -d fashion-mnist ]]; then
+      sanitize memcheck_resnet_dp memcheck trainers/resnet_dp \
+        --devices=cuda:0 --epochs=1 --limit=256 --test_limit=128 --batch_size=64
+      sanitize memcheck_lenet_scratch memcheck trainers/lenet_scratch \
+        --devices=cuda:0 --epochs=1 --limit=1024 --test_limit=256
+    fi
+  done
+fi
+
+# Limits: a batch past the GPU's memory, or past cuDNN's 2^31 - 1 elements
+# per tensor, either trains or ends with exit 1 and one line naming the
+# shortage and what fits; never an abort (134) or a corrupted heap. (On
+# the H100 the one-GPU trainer once aborted at every batch from 24000.)
+limit_case() {  # name, program and flags
+  local name="$1" log="logs/limits_$1.log"
+  shift
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "limits $name: SKIPPED: no GPU"
+    skipped=$((skipped + 1))
+    return
+  fi
+  if [[ ! -d fashion-mnist && $1 == trainers/* ]]; then
+    echo "limits $name: SKIPPED: no data (build the bundle with --with_data)"
+    skipped=$((skipped + 1))
+    return
+  fi
+  timeout 900 "$@" >"$log" 2>&1
+  local rc=$? line
+  line="$(grep -m1 ': error: ' "$log" || tail -n 1 "$log")"
+  if ((rc == 0)) || { ((rc == 1)) &&
+    grep -qE 'is out of memory: asked for|cuDNN takes at most' "$log" &&
+    ! grep -qiE 'corrupt|terminate called|double free|Aborted' "$log"; }; then
+    result "limits $name: PASSED (exit $rc): $line"
+    passed=$((passed + 1))
+  else
+    result "limits $name: FAILED (exit $rc): $line"
+    failed=$((failed + 1))
+  fi
+}
+if want limits; then
+  for b in 24000 32000 60000; do
+    limit_case "resnet_dp_$b" trainers/resnet_dp --devices=cuda:0 --epochs=1 \
+      --batch_size=$b --limit=$b --test_limit=1000
+  done
+  limit_case resnet_dp_2x_40000 trainers/resnet_dp --devices=cuda:0,cuda:0 \
+    --epochs=1 --batch_size=40000 --limit=40000 --test_limit=1000
+  limit_case lenet_scratch_60000 trainers/lenet_scratch --devices=cuda:0 \
+    --epochs=1 --batch_size=60000 --test_limit=1000
+  for b in 24000 40000 60000; do
+    limit_case "train_bench_$b" nn/train_bench --device=cuda:0 \
+      --model=resnet18 --batch_size=$b --steps=1 --warmup=0
+  done
 fi
 
 # The trainers on the GPU, end to end (needs the data: gpu_bundle.sh

@@ -206,6 +206,8 @@ void CombineInto(void* dst, const void* a, const void* b, size_t count,
 }
 
 void CopyInto(void* dst, const void* src, size_t bytes, bool streaming) {
+  // Empty buffers may be null, which memcpy must not be given.
+  if (bytes == 0) return;
   if (!streaming) {
     std::memcpy(dst, src, bytes);
     return;
