@@ -148,10 +148,26 @@ void ExpectResNet18StepsMatch(const Device& gpu,
     EXPECT_LE(gpu_off, std::max(1e-3 * (1 + largest), 10 * noise))
         << want[i]->name;
   }
+  // The running statistics are averages of the same activations the
+  // weights' gradients come from, so they get the same bound: on the CPU
+  // alone the 1e-6 input noise moves block4.1.bn1's running mean by 0.0059
+  // and its variance by 0.013 (8 values per channel at 1x1), what the H100
+  // was off by. RINGLET_PRINT_NOISE=1 prints every buffer's figures.
   const std::vector<Buffer*> want_b = cpu->Buffers(), got_b = on_gpu->Buffers();
   for (size_t i = 0; i < want_b.size(); ++i) {
-    EXPECT_LE(LargestDifference(got_b[i]->value, want_b[i]->value),
-              1e-3 * (1 + LargestMagnitude(want_b[i]->value)))
+    const double largest = LargestMagnitude(want_b[i]->value);
+    const double gpu_off = LargestDifference(got_b[i]->value, want_b[i]->value);
+    double noise = 0;
+    for (auto& m : noisy) {
+      noise = std::max(
+          noise, LargestDifference(m->Buffers()[i]->value, want_b[i]->value));
+    }
+    if (std::getenv("RINGLET_PRINT_NOISE") != nullptr ||
+        gpu_off > 1e-3 * (1 + largest)) {
+      std::printf("%-34s gpu off by %.3g, 1e-6 noise moves it %.3g\n",
+                  want_b[i]->name.c_str(), gpu_off, noise);
+    }
+    EXPECT_LE(gpu_off, std::max(1e-3 * (1 + largest), 10 * noise))
         << want_b[i]->name;
   }
 }
