@@ -167,7 +167,10 @@ fi
 # step once per allocation, are left out: the sanitizer slows each run
 # 10-100 times.
 sanitize_filter='-*UnderEveryAlgorithmChoice*:*AnAllocationFailing*'
-if want sanitize; then
+if want sanitize && ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "sanitize: SKIPPED: no GPU"
+  skipped=$((skipped + 1))
+elif want sanitize; then
   for tool in ${RINGLET_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
     while read -r test; do
       [[ -n "$test" ]] || continue
