@@ -266,8 +266,8 @@ int Main(int argc, char** argv) {
         "%-9s %-6s batch %4lld  threads %d  conv %-6s  %9.1f images/s  peak "
         "RSS %6.0f MiB\n",
         model.c_str(), ToString(device).c_str(),
-        static_cast<long long>(batch_size), threads,
-        cpu_conv.c_str(), images_per_sec, PeakRssBytes() / 1048576.0);
+        static_cast<long long>(batch_size), threads, cpu_conv.c_str(),
+        images_per_sec, PeakRssBytes() / 1048576.0);
   }
   return 0;
 }

@@ -28,8 +28,7 @@ int main() {
   const bool ok =
       cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) ==
           cudaSuccess &&
-      cudaEventCreateWithFlags(&event, cudaEventDisableTiming) ==
-          cudaSuccess &&
+      cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess &&
       cudaMalloc(&device, host.size() * sizeof(float)) == cudaSuccess &&
       cudaMemcpyAsync(device, host.data(), host.size() * sizeof(float),
                       cudaMemcpyHostToDevice, stream) == cudaSuccess &&
