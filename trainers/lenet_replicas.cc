@@ -7,8 +7,8 @@
 
 #include "nn/ops/elementwise.h"
 #include "nn/ops/loss.h"
-#include "nn/optim/grad_clip.h"
 #include "nn/parallel/flat_tensors.h"
+#include "nn/parallel/guarded_update.h"
 #include "nn/parallel/replica_checks.h"
 
 namespace ringlet::trainers {
@@ -87,8 +87,8 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
       q.samples += shard.count;
       if (shard.count == 0) continue;
       nn::LeNetActivations acts;
-      const nn::Tensor logits = nn::LeNetForward(
-          r.params, nn::ShardImages(shard, {1, 28, 28}, device), &acts);
+      const nn::Tensor logits =
+          nn::LeNetForward(r.params, nn::ShardImages(shard, device), &acts);
       q.losses.push_back(nn::StartSoftmaxCrossEntropy(logits, shard.labels,
                                                       nn::Reduction::kSum));
       nn::LeNetParams micro =
@@ -104,11 +104,9 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
     if (q.losses.empty()) grads = CopyTo(nn::LeNetParams::Zeros(), device);
     // allreduce: every gradient in one flat buffer on the device. Alone in
     // the job (one rank) the gradients are the sums already: no packing,
-    // no collective, no host wait for either (with clipping the norm is
-    // taken over the flat buffer, as with several ranks).
+    // no collective, no host wait for either.
     const std::vector<nn::Tensor*> g = grads.All();
-    const bool alone =
-        group_.comm(d).size() == 1 && update_.clip_grad_norm == 0;
+    const bool alone = group_.comm(d).size() == 1;
     nn::FlatTensors flat;
     if (!alone) {
       flat = nn::FlatTensors(g);
@@ -122,45 +120,13 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
                            .count();
       flat.Unpack();  // g now holds the summed gradients.
     }
-    // The summed gradients are the same on every device, so all skip a
-    // non-finite step alike and keep the last finite values.
-    q.gradients = nn::QueueCountNonFinite(
-        std::vector<const nn::Tensor*>(g.begin(), g.end()));
+    // sgd(params, lr, batch_size): the update takes the sums' mean.
     static const std::vector<std::string> kNames = nn::LeNetParams::Names();
-    q.gradient_names = &kNames;
-    if (device.is_cpu()) {
-      // The values are here: say which value it was.
-      const int bad = q.gradients.FirstBad();
-      if (bad >= 0) {
-        q.divergence = "the gradient of " + kNames[bad] + " became " +
-                       nn::FirstNonFinite(g[bad]->data(), g[bad]->numel());
-      }
-    }
-    double clip = 1.0;
-    if (update_.clip_grad_norm > 0) {
-      // The batch mean's norm is the summed gradient's over the batch size
-      // (on a GPU the host waits for it once, and for the check first).
-      if (q.gradients.FirstBad() >= 0) {
-        q.done.Record();
-        return;
-      }
-      clip = nn::ClipCoefficient(nn::GlobalNorm({&flat.flat()}) / total,
-                                 update_.clip_grad_norm);
-    }
-    const nn::OptimizerOptions& o = update_.optimizer;
-    const std::vector<const nn::Tensor*> summed(g.begin(), g.end());
-    if (o.name == "sgd" && o.momentum == 0 && o.weight_decay == 0) {
-      // sgd(params, lr, batch_size): p -= lr * grad / batch_size.
-      nn::SgdOptions step;
-      step.lr = static_cast<float>(clip * o.lr / static_cast<float>(total));
-      nn::SgdUpdateAll(params, summed, {}, step, &q.gradients);
-    } else {
-      // torch's optimizers on the batch-mean gradient.
-      for (nn::Tensor* grad : g) {
-        nn::DivideInPlace(*grad, static_cast<float>(total / clip));
-      }
-      r.optimizer->Step(summed, &q.gradients);
-    }
+    nn::SummedGradients summed;
+    summed.grads = g;
+    summed.names = &kNames;
+    summed.samples = total;
+    nn::QueueGuardedUpdate(summed, update_.clip_grad_norm, *r.optimizer, &q);
     q.done.Record();
   });
   return nn::PendingStep(std::move(queued),
@@ -202,8 +168,8 @@ int64_t LeNetReplicas::CountCorrect(
     if (shards[d].count == 0) return;
     nn::LeNetActivations acts;
     const nn::Tensor logits = nn::LeNetForward(
-        replicas_[d].params,
-        nn::ShardImages(shards[d], {1, 28, 28}, group_.devices()[d]), &acts);
+        replicas_[d].params, nn::ShardImages(shards[d], group_.devices()[d]),
+        &acts);
     correct[d] =
         nn::SoftmaxCrossEntropy(logits, shards[d].labels, nn::Reduction::kSum)
             .correct;

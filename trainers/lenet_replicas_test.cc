@@ -38,8 +38,10 @@ std::vector<nn::ReplicaInput> Shards(const Batch& b, int k) {
   int64_t begin = 0;
   for (int d = 0; d < k; ++d) {
     const int64_t count = b.size() / k + (d < b.size() % k);
-    out.push_back(
-        {b.images.data() + begin * 784, b.labels.data() + begin, count});
+    out.push_back({b.images.data() + begin * 784,
+                   b.labels.data() + begin,
+                   count,
+                   {1, 28, 28}});
     begin += count;
   }
   return out;

@@ -69,6 +69,12 @@ PendingLoss StartSoftmaxCrossEntropy(const Tensor& logits,
   return pending;
 }
 
+PendingLoss PendingLoss::Ready(LossResult result) {
+  PendingLoss ready;
+  ready.result_ = std::move(result);
+  return ready;
+}
+
 LossResult PendingLoss::Finish() {
   if (!pending_) return result_;
   pending_ = false;

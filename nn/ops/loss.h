@@ -29,6 +29,8 @@ LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
 class PendingLoss {
  public:
   PendingLoss() = default;
+  // A loss computed already (a caller's own loss): Finish returns it.
+  static PendingLoss Ready(LossResult result);
   const Tensor& dlogits() const { return result_.dlogits; }
   Tensor& dlogits() { return result_.dlogits; }
   // Once; the result (dlogits included).

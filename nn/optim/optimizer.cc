@@ -6,6 +6,7 @@
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/elementwise.h"
 
 namespace ringlet::nn {
 namespace {
@@ -56,6 +57,18 @@ std::vector<Tensor*> Pointers(std::vector<Tensor>* tensors) {
   return out;
 }
 
+}  // namespace
+
+void Optimizer::StepOnSum(const std::vector<Tensor*>& grads, double divisor,
+                          const NonFiniteCounts* skip_if_any) {
+  for (Tensor* grad : grads) {
+    DivideInPlace(*grad, static_cast<float>(divisor));
+  }
+  Step(std::vector<const Tensor*>(grads.begin(), grads.end()), skip_if_any);
+}
+
+namespace {
+
 class SgdOptimizer : public Optimizer {
  public:
   SgdOptimizer(const OptimizerOptions& o, std::vector<Tensor*> values,
@@ -71,6 +84,19 @@ class SgdOptimizer : public Optimizer {
   void Step(const std::vector<const Tensor*>& grads,
             const NonFiniteCounts* skip_if_any) override {
     SgdUpdateAll(values_, grads, Pointers(&velocity_), sgd_, skip_if_any);
+  }
+  void StepOnSum(const std::vector<Tensor*>& grads, double divisor,
+                 const NonFiniteCounts* skip_if_any) override {
+    if (sgd_.momentum != 0 || sgd_.weight_decay != 0) {
+      // The decay and the velocity act on the mean, not on the sum.
+      Optimizer::StepOnSum(grads, divisor, skip_if_any);
+      return;
+    }
+    SgdOptions folded = sgd_;
+    folded.lr = static_cast<float>(sgd_.lr / divisor);
+    SgdUpdateAll(values_,
+                 std::vector<const Tensor*>(grads.begin(), grads.end()), {},
+                 folded, skip_if_any);
   }
   void set_lr(float lr) override { sgd_.lr = lr; }
   std::vector<std::pair<std::string, Tensor*>> State() override {

@@ -66,6 +66,12 @@ class Optimizer {
   // non-finite value; on a GPU that is decided on the device.
   virtual void Step(const std::vector<const Tensor*>& grads,
                     const NonFiniteCounts* skip_if_any = nullptr) = 0;
+  // The step for gradients that are sums over `divisor` samples, whose mean
+  // is grads / divisor (the from-scratch chapter's sgd(params, lr,
+  // batch_size)). `grads` may be changed: this default divides them in
+  // place, then steps; plain SGD folds 1 / divisor into its rate instead.
+  virtual void StepOnSum(const std::vector<Tensor*>& grads, double divisor,
+                         const NonFiniteCounts* skip_if_any = nullptr);
   virtual void set_lr(float lr) = 0;
   // The state a checkpoint saves, named after the parameters:
   // "w.momentum" (sgd with momentum), "w.exp_avg" and "w.exp_avg_sq" then

@@ -8,7 +8,7 @@
 
 namespace ringlet::nn {
 
-BucketReducer::BucketReducer(Sequential& model, collectives::Communicator& comm,
+BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
                              int64_t bucket_bytes, const DeviceLane& lane)
     : comm_(comm),
       lane_(lane),

@@ -42,7 +42,7 @@ class BucketReducer {
   // Hooks into every Sequential inside `model` (which must outlive this).
   // `comm` is used only by this reducer's thread during a step. `lane` is
   // the replica's (the one its compute thread has bound).
-  BucketReducer(Sequential& model, collectives::Communicator& comm,
+  BucketReducer(Module& model, collectives::Communicator& comm,
                 int64_t bucket_bytes, const DeviceLane& lane = DeviceLane());
   ~BucketReducer();
   BucketReducer(const BucketReducer&) = delete;

@@ -3,12 +3,14 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "collectives/collectives.h"
+#include "nn/layers/containers.h"
 #include "nn/ops/elementwise.h"
 #include "nn/ops/loss.h"
-#include "nn/optim/grad_clip.h"
 #include "nn/parallel/flat_tensors.h"
+#include "nn/parallel/guarded_update.h"
 #include "nn/parallel/replica_checks.h"
 
 namespace ringlet::nn {
@@ -32,12 +34,17 @@ void BroadcastFromFirst(Communicator& comm, FlatTensors& values) {
 
 }  // namespace
 
+LossFunction SoftmaxCrossEntropyLoss() {
+  return [](const Tensor& output, const ReplicaInput& shard) {
+    return StartSoftmaxCrossEntropy(output, shard.labels, Reduction::kSum);
+  };
+}
+
 struct DataParallel::Replica {
-  std::unique_ptr<Sequential> model;
+  std::unique_ptr<Module> model;
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<BucketReducer> reducer;
   std::vector<Parameter*> params;       // The model's, in its order.
-  std::vector<const Tensor*> grads;     // Their gradients, for the checks.
   std::vector<std::string> grad_names;  // The parameters' names.
   std::vector<Tensor*> buffers;
   FlatTensors buffer_flat;  // The buffers, broadcast after every step.
@@ -64,15 +71,39 @@ constexpr int kGradGroup = 0, kBatchNormGroup = 1;
 
 }  // namespace
 
+namespace {
+
+DataParallelOptions WithDefaults(DataParallelOptions options) {
+  if (!options.loss) options.loss = SoftmaxCrossEntropyLoss();
+  if (!options.make_optimizer) {
+    const OptimizerOptions o = options.optimizer;
+    MakeOptimizer(o, {}, {});  // Bad options fail here, before any thread.
+    options.make_optimizer = [o](std::vector<Tensor*> values,
+                                 std::vector<std::string> names) {
+      return MakeOptimizer(o, std::move(values), std::move(names));
+    };
+  }
+  if (!(options.clip_grad_norm >= 0)) {
+    throw std::invalid_argument(
+        "data parallel: clip_grad_norm must be 0 (off) or above");
+  }
+  return options;
+}
+
+}  // namespace
+
 DataParallel::DataParallel(const ModelFactory& make_model,
                            const std::vector<Device>& devices,
                            const DataParallelOptions& options)
-    : options_(options), group_(devices, GroupOptions(options)) {
+    : options_(WithDefaults(options)), group_(devices, GroupOptions(options)) {
   const int n = size();
   replicas_.resize(n);
   group_.Run([&](int d) {
     auto r = std::make_unique<Replica>();
     r->model = make_model();
+    if (r->model == nullptr) {
+      throw std::invalid_argument("data parallel: the model factory gave null");
+    }
     const Device device = group_.devices()[d];
     if (device.is_cuda()) r->model->To(device);
     // TrainStep discards the input's gradient.
@@ -85,14 +116,14 @@ DataParallel::DataParallel(const ModelFactory& make_model,
     BroadcastFromFirst(group_.comm(d, kGradGroup), everything);
     r->buffer_flat = FlatTensors(r->buffers);
     r->params = r->model->Parameters();
-    for (const Parameter* p : r->params) {
-      r->grads.push_back(&p->grad);
-      r->grad_names.push_back(p->name);
-    }
+    for (const Parameter* p : r->params) r->grad_names.push_back(p->name);
     std::vector<Tensor*> param_values;
     for (Parameter* p : r->params) param_values.push_back(&p->value);
-    r->optimizer =
-        MakeOptimizer(options_.optimizer, param_values, r->grad_names);
+    r->optimizer = options_.make_optimizer(param_values, r->grad_names);
+    if (r->optimizer == nullptr) {
+      throw std::invalid_argument(
+          "data parallel: the optimizer factory gave null");
+    }
     if (options_.sync_bn) {
       Communicator* comm = &group_.comm(d, kBatchNormGroup);
       Replica* raw = r.get();
@@ -161,10 +192,8 @@ PendingStep DataParallel::QueueStep(
         // With synchronised batch norm an empty shard still takes part in
         // the statistics' sums.
         if (shard.count == 0 && !options_.sync_bn) continue;
-        const Tensor logits =
-            r.model->Forward(ShardImages(shard, options_.sample_shape, device));
-        q.losses.push_back(
-            StartSoftmaxCrossEntropy(logits, shard.labels, Reduction::kSum));
+        const Tensor output = r.model->Forward(ShardImages(shard, device));
+        q.losses.push_back(options_.loss(output, shard));
         // The mean over the whole step's samples, not over this shard.
         DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
         r.model->Backward(q.losses.back().dlogits());
@@ -181,31 +210,16 @@ PendingStep DataParallel::QueueStep(
       throw;
     }
     q.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
-    // The summed gradients are the same on every device of the job, so
-    // every device skips the update alike (on a GPU, on the device),
-    // keeping the last finite values.
-    q.gradients = QueueCountNonFinite(r.grads);
-    q.gradient_names = &r.grad_names;
-    if (device.is_cpu()) {
-      // The values are here: say which value it was.
-      const int bad = q.gradients.FirstBad();
-      if (bad >= 0) {
-        q.divergence =
-            "the gradient of " + r.grad_names[bad] + " became " +
-            FirstNonFinite(r.grads[bad]->data(), r.grads[bad]->numel());
-      }
+    // The gradients are the batch's means already (the loss gradient was
+    // divided by every sample of the step).
+    SummedGradients summed;
+    for (Parameter* p : r.params) summed.grads.push_back(&p->grad);
+    summed.names = &r.grad_names;
+    if (!QueueGuardedUpdate(summed, options_.clip_grad_norm, *r.optimizer,
+                            &q)) {
+      q.done.Record();
+      return;
     }
-    if (options_.clip_grad_norm > 0) {
-      // The norm is read on the host (on a GPU a wait), after the check.
-      if (q.gradients.FirstBad() >= 0) {
-        q.done.Record();
-        return;
-      }
-      std::vector<Tensor*> grads;
-      for (Parameter* p : r.params) grads.push_back(&p->grad);
-      ClipGradNorm(grads, options_.clip_grad_norm);
-    }
-    r.optimizer->Step(r.grads, &q.gradients);
     Communicator& comm = group_.comm(d, kGradGroup);
     // Alone in the job (one rank), there is no other copy to align.
     if (!options_.sync_bn && !r.buffers.empty() && comm.size() > 1) {
@@ -226,15 +240,13 @@ int64_t DataParallel::CountCorrect(
       group_.LocalShards(all_shards, "data parallel");
   std::vector<int64_t> correct(size(), 0);
   group_.Run([&](int d) {
-    Sequential& model = *replicas_[d]->model;
+    Module& model = *replicas_[d]->model;
     if (shards[d].count == 0) return;
     model.SetTraining(false);
     try {
-      const Tensor logits = model.Forward(
-          ShardImages(shards[d], options_.sample_shape, group_.devices()[d]));
-      correct[d] =
-          SoftmaxCrossEntropy(logits, shards[d].labels, Reduction::kSum)
-              .correct;
+      const Tensor output =
+          model.Forward(ShardImages(shards[d], group_.devices()[d]));
+      correct[d] = options_.loss(output, shards[d]).Finish().correct;
     } catch (...) {
       model.SetTraining(true);
       throw;
@@ -277,7 +289,7 @@ std::string DataParallel::CompareReplicas() {
   return nn::CompareReplicas(group_, [this](int d) { return State(d); });
 }
 
-Sequential& DataParallel::replica(int device) {
+Module& DataParallel::replica(int device) {
   return *replicas_.at(device)->model;
 }
 

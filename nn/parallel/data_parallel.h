@@ -1,9 +1,12 @@
-// DataParallel, in the manner of torch.nn.parallel: one replica of a model
-// per device, parameters broadcast from the first; each batch arrives
-// scattered in shards, one per device; forward and backward run on every
-// device at once (a thread each); gradients are summed in buckets while
-// backward still runs (BucketReducer) and every replica takes the same
-// optimizer step, so replicas stay bitwise identical.
+// DataParallel, in the manner of torch.nn.parallel.DistributedDataParallel:
+// one replica of any Module per device, parameters and buffers broadcast
+// from the first; each batch arrives scattered in shards, one per device;
+// forward, the caller's loss and backward run on every device at once (a
+// thread each); gradients are summed in buckets while backward still runs
+// (BucketReducer: the children of each Sequential inside the model report
+// as their backward ends; the rest is summed after backward) and every
+// replica takes the same guarded optimizer step (GuardedUpdate), so
+// replicas stay bitwise identical.
 //
 // Devices: CPU devices (each a thread with its own op threads), or GPUs,
 // where a GPU may hold several replicas (`cuda:0,cuda:0`) with the ring and
@@ -11,9 +14,10 @@
 // step stay in device memory, and the host reads back the loss and the
 // count of correct predictions once per step.
 //
-// The loss is softmax cross-entropy averaged over the whole batch: each
-// device scales its gradient by 1 / (samples in the batch), so shards of
-// different sizes, or an empty one, give exactly the full batch's gradient.
+// The loss is the caller's (softmax cross-entropy by default), averaged
+// over the whole batch: each device scales its gradient by 1 / (samples in
+// the batch), so shards of different sizes, or an empty one, give exactly
+// the full batch's gradient.
 //
 // Batch norm: by default each device normalises with its own shard's
 // statistics (the chapter's behaviour) and after each step the first
@@ -30,7 +34,8 @@
 
 #include "collectives/communicator.h"
 #include "nn/device.h"
-#include "nn/layers/containers.h"
+#include "nn/layers/module.h"
+#include "nn/ops/loss.h"
 #include "nn/optim/optimizer.h"
 #include "nn/parallel/bucket_reducer.h"
 #include "nn/parallel/pending_step.h"
@@ -39,9 +44,30 @@
 
 namespace ringlet::nn {
 
+// The caller's loss on one shard: `output` is the model's output for the
+// shard's samples (on the replica's device). Returns the loss SUMMED over
+// those samples, its gradient with respect to `output`, and the count of
+// correct predictions (0 where that means nothing), as a PendingLoss
+// (PendingLoss::Ready for a loss computed at once). DataParallel divides
+// the gradient by the step's samples. Called on the replica's thread.
+using LossFunction =
+    std::function<PendingLoss(const Tensor& output, const ReplicaInput& shard)>;
+
+// Softmax cross-entropy against the shard's labels (the default).
+LossFunction SoftmaxCrossEntropyLoss();
+
+// An optimizer of `values` (a replica's parameters, on its device), named
+// `names`. Called once per replica, on its thread.
+using OptimizerFactory = std::function<std::unique_ptr<Optimizer>(
+    std::vector<Tensor*> values, std::vector<std::string> names)>;
+
 struct DataParallelOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
-  OptimizerOptions optimizer;    // SGD, Adam or AdamW (nn/optim).
+  // Null: softmax cross-entropy.
+  LossFunction loss;
+  // Null: MakeOptimizer(optimizer, ...), SGD, Adam or AdamW (nn/optim).
+  OptimizerFactory make_optimizer;
+  OptimizerOptions optimizer;
   // Above 0: the summed gradients are clipped to this global L2 norm before
   // the SGD step (torch.nn.utils.clip_grad_norm_); every replica holds the
   // same gradients, so every replica clips alike.
@@ -49,7 +75,6 @@ struct DataParallelOptions {
   bool sync_bn = false;
   int threads_per_device = 1;
   int64_t bucket_bytes = 4 << 20;
-  Shape sample_shape = {1, 28, 28};
   collectives::CommOptions comm;
   // The job's processes under mpirun; null: one process (see ReplicaGroup).
   std::shared_ptr<collectives::ProcessGroup> processes;
@@ -57,7 +82,10 @@ struct DataParallelOptions {
 
 class DataParallel {
  public:
-  using ModelFactory = std::function<std::unique_ptr<Sequential>()>;
+  // Builds one replica: called once per device, each on its own thread, and
+  // every call must give the same architecture (the values are the first
+  // replica's, broadcast).
+  using ModelFactory = std::function<std::unique_ptr<Module>()>;
 
   // Builds a replica on every device (each on its own thread) and broadcasts
   // the first one's parameters and buffers to the others. Throws DeviceError
@@ -89,7 +117,8 @@ class DataParallel {
   PendingStep QueueStep(const std::vector<ReplicaInput>& shards);
 
   // Correct predictions over the job in evaluation mode (running
-  // statistics), every device classifying its shard at once.
+  // statistics), every device classifying its shard at once: the sum of
+  // the loss function's counts.
   int64_t CountCorrect(const std::vector<ReplicaInput>& shards);
 
   // Every tensor training changes on local device `device`, named:
@@ -111,7 +140,7 @@ class DataParallel {
   int size() const { return group_.size(); }    // This process's devices.
   int ranks() const { return group_.ranks(); }  // Devices of the whole job.
   const std::vector<Device>& devices() const { return group_.devices(); }
-  Sequential& replica(int device);
+  Module& replica(int device);
 
  private:
   struct Replica;  // Model, optimizer and reducer of one device.

@@ -67,7 +67,6 @@ class OnOneGpu : public ::testing::Test {
   static DataParallelOptions Options(const std::string& backend) {
     DataParallelOptions options;
     options.backend = backend;
-    options.sample_shape = {1, 8, 8};
     options.optimizer.lr = 0.1f;
     options.optimizer.momentum = 0.9f;
     options.bucket_bytes = 256;  // Several buckets even for a tiny model.
@@ -396,7 +395,6 @@ TEST_F(OnOneGpu, RefusalsNameTheDevicesAndTheWayOut) {
 TEST(DataParallelCuda, AGpuThatDoesNotExistIsNamed) {
   const int gpus = gpu::CountCudaDevices();
   DataParallelOptions options;
-  options.sample_shape = {1, 8, 8};
   try {
     DataParallel(Seeded(SmallNet, 1), {Device::Cuda(gpus)}, options);
     FAIL() << "expected DeviceError";

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/collectives.h"
@@ -27,7 +28,7 @@ using testing::Shards;
 using testing::SmallNet;
 
 // The reference: the same steps on one model with the whole batch.
-void ReferenceSteps(Sequential& net, const std::vector<Batch>& batches,
+void ReferenceSteps(Module& net, const std::vector<Batch>& batches,
                     const SgdOptions& sgd) {
   Sgd optimizer(net.Parameters(), sgd);
   for (const Batch& b : batches) {
@@ -42,7 +43,7 @@ void ReferenceSteps(Sequential& net, const std::vector<Batch>& batches,
   }
 }
 
-std::vector<Tensor> State(Sequential& net) {
+std::vector<Tensor> State(Module& net) {
   std::vector<Tensor> out;
   for (Parameter* p : net.Parameters()) out.push_back(p->value);
   for (Buffer* b : net.Buffers()) out.push_back(b->value);
@@ -53,7 +54,7 @@ std::vector<Tensor> State(Sequential& net) {
 // absolute floor of 1e-7: a convolution bias right before batch norm has a
 // true gradient of zero, so its value is rounding noise (about 1e-8) that no
 // relative bound can hold.
-void ExpectStateNear(Sequential& got, Sequential& want, double rel_tol,
+void ExpectStateNear(Module& got, Module& want, double rel_tol,
                      const std::string& what) {
   const std::vector<Tensor> a = State(got), b = State(want);
   const std::vector<Parameter*> names = want.Parameters();
@@ -71,8 +72,7 @@ void ExpectStateNear(Sequential& got, Sequential& want, double rel_tol,
   }
 }
 
-void ExpectStateIdentical(Sequential& a, Sequential& b,
-                          const std::string& what) {
+void ExpectStateIdentical(Module& a, Module& b, const std::string& what) {
   const std::vector<Tensor> x = State(a), y = State(b);
   ASSERT_EQ(x.size(), y.size());
   for (size_t t = 0; t < x.size(); ++t) {
@@ -129,7 +129,6 @@ TEST(DataParallelTest, SyncBnWithEmptyAndUnevenShardsEqualsOneDevice) {
     DataParallelOptions options;
     options.optimizer = FromSgd(sgd);
     options.sync_bn = true;
-    options.sample_shape = {1, 8, 8};
     DataParallel dp(factory, Cpus(4), options);
     const TrainStepStats stats = dp.TrainStep(Shards(batches[0], 4));
     EXPECT_EQ(stats.samples, batch);
@@ -174,7 +173,6 @@ TEST(DataParallelTest, AccumulatedMicroBatchesTakeTheWholeBatchStep) {
       DataParallelOptions options;
       options.optimizer.name = optimizer;
       options.optimizer.lr = std::string(optimizer) == "sgd" ? 0.5f : 0.01f;
-      options.sample_shape = {1, 8, 8};
       options.bucket_bytes = 256;  // Several buckets.
       const std::string what =
           std::string(optimizer) + " on " + std::to_string(k) + " devices";
@@ -203,7 +201,6 @@ TEST(DataParallelTest, OneDeviceIsExactlyThePlainStep) {
   ReferenceSteps(*reference, batches, sgd);
   DataParallelOptions options;
   options.optimizer = FromSgd(sgd);
-  options.sample_shape = {1, 8, 8};
   DataParallel dp(factory, {Device::Cpu()}, options);
   double loss_sum = 0;
   for (const Batch& b : batches) {
@@ -226,7 +223,6 @@ TEST(DataParallelTest, ReplicasStartFromTheFirstAndStayBitwiseIdentical) {
   };
   DataParallelOptions options;
   options.optimizer = FromSgd({0.05f, 0.9f, 0.0f});
-  options.sample_shape = {1, 8, 8};
   options.bucket_bytes = 256;  // Many buckets.
   DataParallel dp(factory, Cpus(3), options);
   for (int d = 1; d < 3; ++d) {
@@ -250,7 +246,6 @@ TEST(DataParallelTest, BucketSizeDoesNotChangeTheResult) {
   std::vector<std::unique_ptr<DataParallel>> runs;
   for (int64_t bucket_bytes : {int64_t{64}, int64_t{1} << 30}) {
     DataParallelOptions options;
-    options.sample_shape = {1, 8, 8};
     options.bucket_bytes = bucket_bytes;
     runs.push_back(
         std::make_unique<DataParallel>(Seeded(SmallNet, 9), Cpus(2), options));
@@ -263,7 +258,6 @@ TEST(DataParallelTest, BucketSizeDoesNotChangeTheResult) {
 
 TEST(DataParallelTest, EvaluationCountsEveryShard) {
   DataParallelOptions options;
-  options.sample_shape = {1, 8, 8};
   DataParallel dp(Seeded(SmallNet, 2), Cpus(3), options);
   const Batch b = RandomBatch(10, 8, 8);
   // The one-model reference in evaluation mode.
@@ -278,7 +272,6 @@ TEST(DataParallelTest, EvaluationCountsEveryShard) {
 
 TEST(DataParallelTest, ABadShardFailsEveryDeviceWithTheCause) {
   DataParallelOptions options;
-  options.sample_shape = {1, 8, 8};
   options.comm.timeout = std::chrono::milliseconds(20000);
   DataParallel dp(Seeded(SmallNet, 2), Cpus(2), options);
   Batch b = RandomBatch(6, 8, 3);
@@ -296,7 +289,6 @@ TEST(DataParallelTest, ABadShardFailsEveryDeviceWithTheCause) {
 
 TEST(DataParallelTest, BadArgumentsAreClearErrors) {
   DataParallelOptions options;
-  options.sample_shape = {1, 8, 8};
   EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {}, options), DeviceError);
   try {
     DataParallel(Seeded(SmallNet, 1), {Device::Cuda(0)}, options);
@@ -318,7 +310,149 @@ TEST(DataParallelTest, BadArgumentsAreClearErrors) {
   DataParallel dp(Seeded(SmallNet, 1), Cpus(2), options);
   const Batch b = RandomBatch(4, 8, 1);
   EXPECT_THROW(dp.TrainStep(Shards(b, 3)), std::invalid_argument);
-  EXPECT_THROW(dp.TrainStep({{nullptr, nullptr, 0}, {nullptr, nullptr, 0}}),
+  EXPECT_THROW(dp.TrainStep({ReplicaInput(), ReplicaInput()}),
+               std::invalid_argument);
+}
+
+// What a user writes: a model that is not nn's (no Sequential inside, so
+// the reducer sums everything after backward), a loss of their own (half
+// the squared error against one-hot labels, computed at once on the host)
+// and an optimizer of their own (SGD that counts its steps).
+class TwoLayerPerceptron : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override {
+    return out_.Forward(relu_.Forward(hidden_.Forward(flat_.Forward(x))));
+  }
+  Tensor Backward(const Tensor& dy) override {
+    return flat_.Backward(hidden_.Backward(relu_.Backward(out_.Backward(dy))));
+  }
+  std::string kind() const override { return "two_layer_perceptron"; }
+  void CollectParameters(const std::string& prefix,
+                         std::vector<Parameter*>* out) override {
+    hidden_.CollectParameters(prefix + "hidden", out);
+    out_.CollectParameters(prefix + "out", out);
+  }
+  std::vector<Module*> Children() override {
+    return {&flat_, &hidden_, &relu_, &out_};
+  }
+
+ private:
+  Flatten flat_;
+  Linear hidden_{64, 16};
+  ReLU relu_;
+  Linear out_{16, 10};
+};
+
+PendingLoss HalfSquaredError(const Tensor& output, const ReplicaInput& shard) {
+  LossResult r;
+  r.dlogits = Tensor::Uninitialized(output.shape());
+  const int64_t classes = output.dim(1);
+  for (int64_t i = 0; i < shard.count; ++i) {
+    for (int64_t c = 0; c < classes; ++c) {
+      const int64_t at = i * classes + c;
+      const float d = output.data()[at] - (c == shard.labels[i] ? 1.0f : 0.0f);
+      r.loss += 0.5 * d * d;
+      r.dlogits.data()[at] = d;
+    }
+  }
+  return PendingLoss::Ready(std::move(r));
+}
+
+class CountingSgd : public Optimizer {
+ public:
+  CountingSgd(std::vector<Tensor*> values, std::atomic<int>* steps)
+      : values_(std::move(values)), steps_(steps) {}
+  void Step(const std::vector<const Tensor*>& grads,
+            const NonFiniteCounts*) override {
+    ++*steps_;
+    for (size_t t = 0; t < values_.size(); ++t) {
+      for (int64_t i = 0; i < values_[t]->numel(); ++i) {
+        values_[t]->data()[i] -= lr_ * grads[t]->data()[i];
+      }
+    }
+  }
+  void set_lr(float lr) override { lr_ = lr; }
+  std::vector<std::pair<std::string, Tensor*>> State() override { return {}; }
+
+ private:
+  std::vector<Tensor*> values_;
+  std::atomic<int>* steps_;
+  float lr_ = 0.05f;
+};
+
+TEST(DataParallelTest, AUsersModelLossAndOptimizerOnKDevicesEqualOneDevice) {
+  const std::vector<Batch> batches = {
+      RandomBatch(9, 8, 21), RandomBatch(9, 8, 22), RandomBatch(9, 8, 23)};
+  const DataParallel::ModelFactory make = [] {
+    auto model = std::make_unique<TwoLayerPerceptron>();
+    InitParameters(*model, InitScheme::kKaimingNormal, 5);
+    return model;
+  };
+  std::vector<std::unique_ptr<DataParallel>> runs;
+  std::vector<double> losses;
+  for (int k = 1; k <= 3; ++k) {
+    std::atomic<int> steps{0};
+    DataParallelOptions options;
+    options.loss = HalfSquaredError;
+    options.make_optimizer = [&steps](std::vector<Tensor*> values,
+                                      std::vector<std::string>) {
+      return std::make_unique<CountingSgd>(std::move(values), &steps);
+    };
+    runs.push_back(std::make_unique<DataParallel>(make, Cpus(k), options));
+    double loss = 0;
+    for (const Batch& b : batches) {
+      loss = runs.back()->TrainStep(Shards(b, k)).loss_sum;
+    }
+    losses.push_back(loss);
+    EXPECT_EQ(steps.load(), 3 * k) << k << " devices";
+    EXPECT_EQ(runs.back()->State(0).names,
+              (std::vector<std::string>{"hidden.weight", "hidden.bias",
+                                        "out.weight", "out.bias"}));
+    for (int d = 1; d < k; ++d) {
+      ExpectStateIdentical(runs.back()->replica(d), runs.back()->replica(0),
+                           "replica " + std::to_string(d));
+    }
+    ExpectStateNear(runs.back()->replica(0), runs[0]->replica(0), 1e-6,
+                    std::to_string(k) + " devices");
+    EXPECT_NEAR(loss, losses[0], 1e-5 * losses[0]) << k << " devices";
+  }
+  // The step's loss is the caller's: the squared error of the untrained
+  // model on that batch, which training brought down.
+  DataParallelOptions options;
+  options.loss = HalfSquaredError;
+  DataParallel fresh(make, Cpus(1), options);
+  const std::vector<ReplicaInput> last = Shards(batches[2], 1);
+  const double untrained =
+      HalfSquaredError(make()->Forward(batches[2].images), last[0])
+          .Finish()
+          .loss;
+  EXPECT_DOUBLE_EQ(fresh.TrainStep(last).loss_sum, untrained);
+  EXPECT_LT(losses[0], untrained);
+}
+
+TEST(DataParallelTest, AShardWithoutItsSampleShapeIsAShapeError) {
+  DataParallel dp(Seeded(SmallNet, 1), Cpus(1), DataParallelOptions());
+  const Batch b = RandomBatch(2, 8, 1);
+  std::vector<ReplicaInput> shards = Shards(b, 1);
+  shards[0].sample_shape.clear();
+  try {
+    dp.TrainStep(shards);
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("sample_shape"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DataParallelTest, NullFactoriesAreClearErrors) {
+  DataParallelOptions options;
+  EXPECT_THROW(
+      DataParallel([] { return std::unique_ptr<Module>(); }, Cpus(2), options),
+      std::invalid_argument);
+  options.make_optimizer = [](std::vector<Tensor*>, std::vector<std::string>) {
+    return std::unique_ptr<Optimizer>();
+  };
+  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), Cpus(2), options),
                std::invalid_argument);
 }
 

@@ -1,6 +1,7 @@
 #include "nn/parallel/replica_group.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "collectives/collectives.h"
 #include "collectives/in_process_group.h"
@@ -43,10 +44,16 @@ void CheckDevices(const std::vector<Device>& devices) {
 
 }  // namespace
 
-Tensor ShardImages(const ReplicaInput& shard, const Shape& sample_shape,
-                   Device device) {
+Tensor ShardImages(const ReplicaInput& shard, Device device) {
+  if (shard.count > 0 && shard.sample_shape.empty()) {
+    throw ShapeError(
+        "a shard of " + std::to_string(shard.count) +
+        " samples has no sample_shape: set ReplicaInput::sample_shape to one "
+        "sample's dimensions (an image: {channels, height, width})");
+  }
   Shape shape = {shard.count};
-  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
+  shape.insert(shape.end(), shard.sample_shape.begin(),
+               shard.sample_shape.end());
   Tensor x = Tensor::Uninitialized(shape, device);
   // Queued on the replica's lane, where only its own model reads it.
   CopyFromHostAsync(shard.images, x);

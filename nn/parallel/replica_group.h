@@ -25,18 +25,21 @@
 
 namespace ringlet::nn {
 
-// One device's part of a batch: `count` samples (images and labels).
+// One device's part of a batch: `count` samples, each `sample_shape` floats
+// (an image: {1, 28, 28}) and one int32 label, in host memory. The data
+// says what a sample is; the model takes [count, sample_shape...].
 struct ReplicaInput {
   const float* images = nullptr;
   const int32_t* labels = nullptr;
   int64_t count = 0;
+  Shape sample_shape;
 };
 
 // The shard's images as a [count, sample_shape...] tensor on `device`,
 // copied without the host waiting (on a GPU: read it on the calling
-// thread's lane only).
-Tensor ShardImages(const ReplicaInput& shard, const Shape& sample_shape,
-                   Device device);
+// thread's lane only). Throws ShapeError for a shard with samples but no
+// sample_shape.
+Tensor ShardImages(const ReplicaInput& shard, Device device);
 
 struct TrainStepStats {
   double loss_sum = 0;  // Summed over the batch's samples.

@@ -101,8 +101,10 @@ std::vector<nn::ReplicaInput> RandomShards(int devices, int64_t batch,
   int64_t begin = 0;
   for (int d = 0; d < devices; ++d) {
     const int64_t count = batch / devices + (d < batch % devices);
-    shards.push_back(
-        {images->data() + begin * 784, labels->data() + begin, count});
+    shards.push_back({images->data() + begin * 784,
+                      labels->data() + begin,
+                      count,
+                      {1, 28, 28}});
     begin += count;
   }
   return shards;

@@ -8,6 +8,7 @@
 
 #include "data/batch_loader.h"
 #include "data/batch_split.h"
+#include "data/fashion_mnist.h"
 #include "trainers/common/output_files.h"
 #include "trainers/common/progress.h"
 #include "trainers/common/svg_plot.h"
@@ -21,7 +22,10 @@ std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
   std::vector<nn::ReplicaInput> shards;
   for (const data::Shard& s : data::SplitBatch(batch.size, devices)) {
     const data::BatchView view = data::ViewOf(batch, s);
-    shards.push_back({view.images, view.labels, view.size});
+    shards.push_back({view.images,
+                      view.labels,
+                      view.size,
+                      {1, data::kImageRows, data::kImageCols}});
   }
   return shards;
 }

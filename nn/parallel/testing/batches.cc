@@ -20,8 +20,9 @@ std::vector<ReplicaInput> Shards(const Batch& b, int devices) {
   int64_t begin = 0;
   for (int d = 0; d < devices; ++d) {
     const int64_t count = b.size() / devices + (d < b.size() % devices);
-    out.push_back(
-        {b.images.data() + begin * per_image, b.labels.data() + begin, count});
+    const Shape& shape = b.images.shape();
+    out.push_back({b.images.data() + begin * per_image, b.labels.data() + begin,
+                   count, Shape(shape.begin() + 1, shape.end())});
     begin += count;
   }
   return out;
