@@ -34,17 +34,8 @@ Batch RandomBatch(int64_t n, uint64_t seed) {
 
 // split_batch: contiguous shards, sizes differing by at most one.
 std::vector<nn::ReplicaInput> Shards(const Batch& b, int k) {
-  std::vector<nn::ReplicaInput> out;
-  int64_t begin = 0;
-  for (int d = 0; d < k; ++d) {
-    const int64_t count = b.size() / k + (d < b.size() % k);
-    out.push_back({b.images.data() + begin * 784,
-                   b.labels.data() + begin,
-                   count,
-                   {1, 28, 28}});
-    begin += count;
-  }
-  return out;
+  return nn::SplitIntoShards(b.images.data(), b.labels.data(), b.size(),
+                             {1, 28, 28}, k);
 }
 
 std::vector<nn::Device> Cpus(int k) {

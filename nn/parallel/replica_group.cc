@@ -44,6 +44,32 @@ void CheckDevices(const std::vector<Device>& devices) {
 
 }  // namespace
 
+std::vector<ReplicaInput> SplitIntoShards(const float* images,
+                                          const int32_t* labels, int64_t count,
+                                          const Shape& sample_shape,
+                                          int shards) {
+  if (shards < 1 || count < 0) {
+    throw std::invalid_argument("split into shards: " + std::to_string(count) +
+                                " samples into " + std::to_string(shards) +
+                                " shards (need samples >= 0, shards >= 1)");
+  }
+  const int64_t per_sample = NumElements(sample_shape);
+  std::vector<ReplicaInput> out;
+  int64_t begin = 0;
+  for (int d = 0; d < shards; ++d) {
+    ReplicaInput shard;
+    shard.count = count / shards + (d < count % shards);
+    if (shard.count > 0) {
+      shard.images = images + begin * per_sample;
+      shard.labels = labels + begin;
+    }
+    shard.sample_shape = sample_shape;
+    out.push_back(shard);
+    begin += shard.count;
+  }
+  return out;
+}
+
 Tensor ShardImages(const ReplicaInput& shard, Device device) {
   if (shard.count > 0 && shard.sample_shape.empty()) {
     throw ShapeError(

@@ -35,6 +35,15 @@ struct ReplicaInput {
   Shape sample_shape;
 };
 
+// d2l's split_batch: `count` samples (host memory, each `sample_shape`
+// floats and one label) in `shards` contiguous shards whose sizes differ by
+// at most one, the later ones empty when there are more shards than
+// samples. Throws std::invalid_argument for shards < 1 or count < 0.
+std::vector<ReplicaInput> SplitIntoShards(const float* images,
+                                          const int32_t* labels, int64_t count,
+                                          const Shape& sample_shape,
+                                          int shards);
+
 // The shard's images as a [count, sample_shape...] tensor on `device`,
 // copied without the host waiting (on a GPU: read it on the calling
 // thread's lane only). Throws ShapeError for a shard with samples but no

@@ -97,17 +97,8 @@ std::vector<nn::ReplicaInput> RandomShards(int devices, int64_t batch,
   labels->resize(batch);
   for (float& p : *images) p = pixel(rng);
   for (int32_t& l : *labels) l = static_cast<int32_t>(rng() % 10);
-  std::vector<nn::ReplicaInput> shards;
-  int64_t begin = 0;
-  for (int d = 0; d < devices; ++d) {
-    const int64_t count = batch / devices + (d < batch % devices);
-    shards.push_back({images->data() + begin * 784,
-                      labels->data() + begin,
-                      count,
-                      {1, 28, 28}});
-    begin += count;
-  }
-  return shards;
+  return nn::SplitIntoShards(images->data(), labels->data(), batch, {1, 28, 28},
+                             devices);
 }
 
 int Main(int argc, char** argv) {

@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "data/batch_loader.h"
-#include "data/batch_split.h"
 #include "data/fashion_mnist.h"
 #include "trainers/common/output_files.h"
 #include "trainers/common/progress.h"
@@ -19,15 +18,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
-  std::vector<nn::ReplicaInput> shards;
-  for (const data::Shard& s : data::SplitBatch(batch.size, devices)) {
-    const data::BatchView view = data::ViewOf(batch, s);
-    shards.push_back({view.images,
-                      view.labels,
-                      view.size,
-                      {1, data::kImageRows, data::kImageCols}});
-  }
-  return shards;
+  return nn::SplitIntoShards(batch.images.data(), batch.labels.data(),
+                             batch.size,
+                             {1, data::kImageRows, data::kImageCols}, devices);
 }
 
 const char* SignalName(int signal) {

@@ -15,17 +15,9 @@ Batch RandomBatch(int64_t n, int64_t side, uint64_t seed) {
 }
 
 std::vector<ReplicaInput> Shards(const Batch& b, int devices) {
-  std::vector<ReplicaInput> out;
-  const int64_t per_image = b.images.numel() / b.size();
-  int64_t begin = 0;
-  for (int d = 0; d < devices; ++d) {
-    const int64_t count = b.size() / devices + (d < b.size() % devices);
-    const Shape& shape = b.images.shape();
-    out.push_back({b.images.data() + begin * per_image, b.labels.data() + begin,
-                   count, Shape(shape.begin() + 1, shape.end())});
-    begin += count;
-  }
-  return out;
+  const Shape& shape = b.images.shape();
+  return SplitIntoShards(b.images.data(), b.labels.data(), b.size(),
+                         Shape(shape.begin() + 1, shape.end()), devices);
 }
 
 std::vector<Device> Cpus(int k) {

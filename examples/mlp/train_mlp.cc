@@ -1,0 +1,91 @@
+// A model of your own, trained with ringlet's DataParallel: a two-layer
+// perceptron on Fashion-MNIST over two CPU devices, with the loss and the
+// optimizer chosen here.
+//   bazel run //examples/mlp:train_mlp [-- FASHION_MNIST_DIR]
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/batch_loader.h"
+#include "nn/layers/init.h"
+#include "nn/layers/layers.h"
+#include "nn/parallel/data_parallel.h"
+
+namespace data = ringlet::data;
+namespace nn = ringlet::nn;
+
+// Any nn::Module: nn's layers, composed here.
+class Mlp : public nn::Module {
+ public:
+  nn::Tensor Forward(const nn::Tensor& x) override {
+    return out_.Forward(relu_.Forward(hidden_.Forward(flatten_.Forward(x))));
+  }
+  nn::Tensor Backward(const nn::Tensor& dy) override {
+    return flatten_.Backward(
+        hidden_.Backward(relu_.Backward(out_.Backward(dy))));
+  }
+  std::string kind() const override { return "mlp"; }
+  void CollectParameters(const std::string& prefix,
+                         std::vector<nn::Parameter*>* out) override {
+    hidden_.CollectParameters(prefix + "hidden", out);
+    out_.CollectParameters(prefix + "out", out);
+  }
+  std::vector<nn::Module*> Children() override {
+    return {&flatten_, &hidden_, &relu_, &out_};
+  }
+
+ private:
+  nn::Flatten flatten_;
+  nn::Linear hidden_{data::kImagePixels, 256};
+  nn::ReLU relu_;
+  nn::Linear out_{256, data::kNumClasses};
+};
+
+// One shard of `batch` per device; the data says what a sample is.
+std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
+  return nn::SplitIntoShards(batch.images.data(), batch.labels.data(),
+                             batch.size,
+                             {1, data::kImageRows, data::kImageCols}, devices);
+}
+
+int main(int argc, char** argv) try {
+  const data::FashionMnist mnist = data::LoadFashionMnist(
+      data::ResolveFashionMnistDir(argc > 1 ? argv[1] : ""));
+  const std::vector<nn::Device> devices = {nn::Device::Cpu(0),
+                                           nn::Device::Cpu(1)};
+  nn::DataParallelOptions options;
+  options.loss = nn::SoftmaxCrossEntropyLoss();  // Or any nn::LossFunction.
+  options.optimizer.name = "adamw";  // Or options.make_optimizer: your own.
+  options.optimizer.lr = 1e-3f;
+  nn::DataParallel dp(
+      [] {
+        auto model = std::make_unique<Mlp>();
+        nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, /*seed=*/0);
+        return model;
+      },
+      devices, options);
+  data::LoaderOptions test_order;
+  test_order.shuffle = false;
+  data::BatchLoader train(mnist.train, data::LoaderOptions());
+  data::BatchLoader test(mnist.test, test_order);
+  data::Batch batch;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    double loss = 0;
+    train.StartEpoch(epoch);
+    while (train.Next(&batch)) {
+      loss += dp.TrainStep(Scatter(batch, dp.size())).loss_sum;
+    }
+    int64_t correct = 0;
+    test.StartEpoch(0);
+    while (test.Next(&batch))
+      correct += dp.CountCorrect(Scatter(batch, dp.size()));
+    std::printf("epoch %d: loss %.4f, test acc %.4f\n", epoch + 1,
+                loss / mnist.train.size(),
+                static_cast<double>(correct) / mnist.test.size());
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "train_mlp: error: %s\n", e.what());
+  return 1;
+}
