@@ -31,7 +31,7 @@
 #include "nn/models/resnet.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/loss.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/optim/sgd.h"
 
 namespace ringlet::nn {

@@ -10,7 +10,7 @@
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/loss.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/optim/sgd.h"
 
 namespace ringlet {

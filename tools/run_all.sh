@@ -389,8 +389,7 @@ want bench && for model in lenet resnet18; do
       --model=$model --batch_size=$batch --steps=$steps
   fi
   if [[ $device == cuda:0 ]]; then
-    # cuDNN's heuristics (before measured choices were the default), and
-    # both in TF32, side by side.
+    # cuDNN's heuristics beside the measured choices, and both in TF32.
     bench "train_bench_${model}_heuristic" nn/train_bench --device=$device \
       --model=$model --batch_size=$batch --steps=$steps \
       --conv_algorithms=heuristic --json

@@ -2,16 +2,11 @@
 // ResNet-18 behind DataParallel. Defaults as in the chapter: batch 256 and
 // lr 0.1 on one device, each times the number of devices when left out
 // (512 and 0.2 on two), 10 epochs.
-#include <iostream>
-
 #include "cli/run_main.h"
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
 #include "nn/parallel/data_parallel.h"
-#include "trainers/common/job.h"
-#include "trainers/common/progress.h"
-#include "trainers/common/run_settings.h"
-#include "trainers/common/trainer_setup.h"
+#include "trainers/common/trainer_run.h"
 #include "trainers/common/training_loop.h"
 
 namespace ringlet::trainers {
@@ -51,17 +46,16 @@ class DataParallelTrainer : public ParallelTrainer {
   nn::DataParallel& dp_;
 };
 
-constexpr char kProgram[] = "resnet_dp";
-constexpr char kModel[] = "resnet18";
-
 int Main(int argc, char** argv) {
+  const TrainerProgram program{
+      "resnet_dp", "resnet18", {256, 0.1, /*per_device=*/true}};
   CLI::App app(
       "Trains d2l's ResNet-18 on Fashion-MNIST behind DataParallel over "
       "--devices: replicas broadcast from the first device, each batch "
       "scattered, gradients summed in buckets while backward runs. Defaults: "
       "batch 256 and lr 0.1 per device (scaled by the number of devices), "
       "10 epochs.",
-      kProgram);
+      program.name);
   TrainerFlags flags;
   AddTrainerFlags(app, &flags, /*default_epochs=*/10,
                   "256 per device, times the devices",
@@ -71,35 +65,16 @@ int Main(int argc, char** argv) {
                "batch norm with the whole batch's statistics, summed across "
                "devices (default: each device's own, as in the chapter)");
   return RunTrainerMain(app, argc, argv, [&] {
-    const std::vector<nn::Device> devices =
-        ResolveTrainerDevices(flags.devices);
-    const std::string backend = ResolveBackend(flags.backend, devices);
-    ApplyGpuFlags(flags, devices);
-    const TrainerJob job = JoinTrainerJob(static_cast<int>(devices.size()));
-    // Bad output paths fail now, not after hours of training.
-    if (job.leader()) CheckTrainerOutputs(flags, kProgram);
-    const int n = job.ranks;
-    const auto resume = ReadResumeCheckpoint(flags, kProgram);
-    const BatchAndLr run = ResolveBatchAndLr(
-        flags, TrainerDefaults{256, 0.1, /*per_device=*/true}, n, resume.get());
-    data::Split validation;
-    const data::FashionMnist data = LoadTrainerData(flags, &validation);
-    RunSettings settings =
-        CommonSettings(kProgram, kModel, data, flags.epochs, run.batch_size,
-                       run.lr, flags.seed, backend, flags.replica_check_every);
-    AddTrainingSettings(flags, &settings);
     // Per-device or whole-batch statistics: different trajectories.
-    settings.push_back({"sync_bn", sync_bn ? "true" : "false", true});
-    CheckProcessesAgree(job.processes.get(), settings);
-
+    PreparedRun p = PrepareRun(flags, program,
+                               {{"sync_bn", sync_bn ? "true" : "false", true}});
     nn::DataParallelOptions options;
-    options.backend = backend;
-    options.optimizer = OptimizerOf(flags, run.lr);
+    options.backend = p.backend;
+    options.optimizer = OptimizerOf(flags, p.run.lr);
     options.clip_grad_norm = flags.clip_grad_norm;
     options.sync_bn = sync_bn;
-    options.threads_per_device =
-        ThreadsPerDevice(flags.threads_per_device, devices.size());
-    options.processes = job.processes;
+    options.threads_per_device = p.threads_per_device;
+    options.processes = p.job.processes;
     const uint64_t seed = flags.seed;
     nn::DataParallel dp(
         [seed] {
@@ -107,27 +82,10 @@ int Main(int argc, char** argv) {
           nn::InitParameters(*net, nn::InitScheme::kNormal001, seed);
           return net;
         },
-        devices, options);
-    std::ostream& out = job.LeaderOnly(std::cout);
-    const std::string where = job.Where(devices);
+        p.devices, options);
     DataParallelTrainer trainer(dp);
-    LoopOptions loop =
-        TrainerLoopOptions(flags, kProgram, job, where, run, settings, resume);
-    if (validation.size() > 0) loop.validation = &validation;
-    if (LoadParamsAndMaybeEvaluate(flags, trainer, kModel, data.test,
-                                   run.batch_size, where, loop.terminal, out,
-                                   job.LeaderOnly(std::cerr))) {
-      return 0;
-    }
-    out << SetupLine(kProgram, where, n, backend, run, flags,
-                     devices.front().is_cuda() ? 0 : options.threads_per_device,
-                     data, validation.size())
-        << (sync_bn ? ", synchronised batch norm" : "") << std::endl;
-    const std::vector<EpochMetrics> epochs = TrainEpochs(
-        trainer, data.train, data.test, loop, out, job.LeaderOnly(std::cerr));
-    out << ClosingLine(epochs, where) << std::endl;
-    if (job.leader()) WriteTrainedParameters(flags, kModel, trainer.State());
-    return 0;
+    return TrainAndReport(flags, program, p, trainer,
+                          sync_bn ? ", synchronised batch norm" : "");
   });
 }
 

@@ -5,7 +5,8 @@
 // chunk goes where and never name a transport. Implementations:
 //   transport/host  ranks are threads of one process, buffers in host memory
 //   transport/cuda  ranks are GPUs of one process, peer copies and a kernel
-// (an MPI transport between processes comes later without algorithm change).
+//   mpi/mpi_transport  ranks are spread over processes (mpirun): MPI
+//                   messages between them, host memory within one
 //
 // Contract, as in MPI's Isend: Send() returns at once and the memory it names
 // must stay valid and unchanged until WaitSends() returns. Messages on one

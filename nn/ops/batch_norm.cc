@@ -7,7 +7,7 @@
 
 #include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/ops/row_sums.h"
 
 namespace ringlet::nn {

@@ -9,7 +9,7 @@
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
 #include "nn/ops/im2col.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #ifndef RINGLET_WITHOUT_ONEDNN
 #include "nn/ops/onednn/conv2d_onednn.h"
 #endif

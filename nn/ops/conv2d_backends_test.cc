@@ -10,7 +10,7 @@
 #include "nn/ops/conv2d.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/onednn/conv_plans.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "nn/ops/cpu_conv_backend.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {

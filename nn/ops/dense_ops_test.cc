@@ -9,7 +9,7 @@
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
 #include "nn/ops/non_finite.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/ops/pooling.h"
 #include "nn/testing/gradient_check.h"
 

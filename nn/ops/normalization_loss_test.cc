@@ -9,7 +9,7 @@
 
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/loss.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {

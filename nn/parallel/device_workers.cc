@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 
 namespace ringlet::nn {
 

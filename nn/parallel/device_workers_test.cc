@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 
 namespace ringlet::nn {
 namespace {

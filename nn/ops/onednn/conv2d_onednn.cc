@@ -10,7 +10,7 @@
 #include "nn/ops/onednn/aligned_buffer.h"
 #include "nn/ops/onednn/conv_gemm.h"
 #include "nn/ops/onednn/conv_plans.h"
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 #include "nn/ops/row_sums.h"
 
 namespace ringlet::nn::onednn {

@@ -4,7 +4,7 @@
 //
 // Threads and determinism: for the output and the input gradient a batch
 // is cut into chunks of images whose size depends on the shapes only; each
-// op thread (nn/ops/parallel.h) runs whole chunks, every oneDNN call on one
+// op thread (nn/ops/op_threads.h) runs whole chunks, every oneDNN call on one
 // OpenMP thread. So those do not depend on the thread count, bit for bit.
 // Weight and bias gradients are summed per thread (each thread's run of
 // images in as few oneDNN calls as its buffers allow), then in thread

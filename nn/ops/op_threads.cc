@@ -1,4 +1,4 @@
-#include "nn/ops/parallel.h"
+#include "nn/ops/op_threads.h"
 
 #include <algorithm>
 #include <atomic>

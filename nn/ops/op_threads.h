@@ -1,8 +1,8 @@
 // The cores an op may use. A CPU device is driven by its own thread; that
 // thread says how many cores its ops may split work over (its share), and
 // the ops that pay for it (convolutions, per image) do.
-#ifndef RINGLET_NN_OPS_PARALLEL_H_
-#define RINGLET_NN_OPS_PARALLEL_H_
+#ifndef RINGLET_NN_OPS_OP_THREADS_H_
+#define RINGLET_NN_OPS_OP_THREADS_H_
 
 #include <cstdint>
 #include <functional>
@@ -39,4 +39,4 @@ void ParallelForElements(int64_t n, int64_t grain,
 
 }  // namespace ringlet::nn
 
-#endif  // RINGLET_NN_OPS_PARALLEL_H_
+#endif  // RINGLET_NN_OPS_OP_THREADS_H_

@@ -1,0 +1,92 @@
+#include "trainers/common/trainer_devices.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "collectives/mpi/mpi_world.h"
+#include "collectives/nccl.h"
+#include "gpu/device_probe.h"
+#include "nn/gpu_precision.h"
+
+namespace ringlet::trainers {
+
+nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable) {
+  if (local_rank < 0 || local_rank >= static_cast<int>(usable.size())) {
+    std::string names;
+    for (size_t i = 0; i < usable.size(); ++i) {
+      names += (i ? ", cuda:" : "cuda:") + std::to_string(usable[i]);
+    }
+    throw nn::DeviceError(
+        "--devices=auto under mpirun gives each process the GPU of its local "
+        "rank, but this process has local rank " +
+        std::to_string(local_rank) + " and its host " +
+        std::to_string(usable.size()) + " usable GPU(s) (" + names +
+        "); start at most " + std::to_string(usable.size()) +
+        " processes per host (mpirun --map-by ppr:" +
+        std::to_string(usable.size()) +
+        ":node), or name the devices (--devices=cuda:0, --devices=cpu:1)");
+  }
+  return nn::Device::Cuda(usable[local_rank]);
+}
+
+std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
+  const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
+  const int usable = static_cast<int>(gpus.usable.size());
+  if (spec == "auto" && usable > 0 && collectives::mpi::LaunchedByMpirun()) {
+    // One GPU per process, as torchrun's LOCAL_RANK.
+    const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    return {
+        GpuOfLocalRank(local_rank ? std::atoi(local_rank) : 0, gpus.usable)};
+  }
+  if (usable == 0 && spec.rfind("cuda", 0) == 0) {
+    // No GPU at all: say why, in the runtime's words too.
+    throw nn::DeviceError("--devices=" + spec + ": " + gpus.reason +
+                          "; use --devices=cpu:2 or --devices=auto");
+  }
+  return nn::ResolveDevices(spec, usable);
+}
+
+void ApplyGpuFlags(const TrainerFlags& flags,
+                   const std::vector<nn::Device>& devices) {
+  const nn::GpuPrecision precision = nn::ParseGpuPrecision(flags.precision);
+  const nn::ConvAlgorithms conv =
+      nn::ParseConvAlgorithms(flags.conv_algorithms);
+  const bool on_gpus = devices.front().is_cuda();
+  if (precision != nn::GpuPrecision::kFp32 && !on_gpus) {
+    throw nn::DeviceError("--precision=" + flags.precision +
+                          " applies to GPUs; CPU devices compute in float32 "
+                          "(leave --precision out)");
+  }
+  if (conv != nn::ConvAlgorithms::kMeasure && !on_gpus) {
+    throw nn::DeviceError("--conv_algorithms=" + flags.conv_algorithms +
+                          " applies to GPUs (cuDNN); CPU devices always give "
+                          "the same bits (leave --conv_algorithms out)");
+  }
+  nn::SetGpuPrecision(precision);
+  nn::SetConvAlgorithms(conv);
+}
+
+std::string ResolveBackend(const std::string& flag,
+                           const std::vector<nn::Device>& devices) {
+  if (flag != "auto") return flag;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!devices[i].is_cuda()) return "ring";
+    for (size_t j = 0; j < i; ++j) {
+      if (devices[j] == devices[i]) return "ring";
+    }
+  }
+  return collectives::NcclCompiledIn() ? "nccl" : "ring";
+}
+
+int ThreadsPerDevice(int requested, int devices) {
+  if (requested > 0) return requested;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  // Processes mpirun started on this host share its cores.
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int processes = local_size ? std::max(1, std::atoi(local_size)) : 1;
+  return std::max(1, cores / std::max(1, devices * processes));
+}
+
+}  // namespace ringlet::trainers

@@ -1,0 +1,303 @@
+#include "trainers/common/trainer_flags.h"
+
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "cli/conventions.h"
+#include "nn/device.h"
+#include "trainers/common/metrics.h"
+
+namespace ringlet::trainers {
+namespace {
+
+// "must be a number above 0" for anything else, as one short line (CLI11's
+// PositiveNumber prints the whole range of a double). inf and nan are not
+// numbers a run can use (--lr=inf trained on NaN). With `auto_ok`, "auto"
+// reads as 0: the trainer's default.
+CLI::Validator Positive(bool auto_ok) {
+  return CLI::Validator(
+      [auto_ok](std::string& text) -> std::string {
+        if (auto_ok && text == "auto") {
+          text = "0";
+          return "";
+        }
+        try {
+          size_t used = 0;
+          const double v = std::stod(text, &used);
+          if (v > 0 && std::isfinite(v) && used == text.size()) return "";
+        } catch (const std::exception&) {
+        }
+        return std::string("must be ") + (auto_ok ? "auto or " : "") +
+               "a finite number above 0, got '" + text + "'";
+      },
+      "");
+}
+
+// A whole number in [min, max], checked before CLI11 converts it (whose
+// own message for --epochs=1.5 was "At Most 1 required but received 2").
+// With `auto_ok`, "auto" reads as 0: the trainer's default.
+CLI::Validator WholeNumber(int64_t min, int64_t max, bool auto_ok = false) {
+  return CLI::Validator(
+      [min, max, auto_ok](std::string& text) -> std::string {
+        if (auto_ok && text == "auto") {
+          text = "0";
+          return "";
+        }
+        const std::string range =
+            (auto_ok ? "auto or a whole number " : "a whole number ") +
+            (min == 0 ? std::string("0 or more")
+                      : "above " + std::to_string(min - 1));
+        try {
+          size_t used = 0;
+          const long long v = std::stoll(text, &used);
+          if (used == text.size() && v >= min && v <= max) return "";
+          if (used == text.size() && v > max) {
+            return "must be at most " + std::to_string(max) + ", got '" + text +
+                   "'";
+          }
+        } catch (const std::out_of_range&) {
+          return "must be " + range + " and at most " + std::to_string(max) +
+                 ", got '" + text + "'";
+        } catch (const std::exception&) {
+        }
+        return "must be " + range + ", got '" + text + "'";
+      },
+      "");
+}
+
+// --devices: the forms ResolveDevices reads (whether the GPUs exist is
+// checked later, against the machine).
+const CLI::Validator kDeviceSpec(
+    [](std::string& text) -> std::string {
+      if (text == "auto") return "";
+      try {
+        // As if every index named a GPU (ParseIndex reads up to 6 digits).
+        nn::ResolveDevices(text, /*usable_gpus=*/1000000);
+        return "";
+      } catch (const nn::DeviceError& e) {
+        return e.what();
+      }
+    },
+    "");
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+// A number in [min, max) (max: none when infinite), as one short line.
+CLI::Validator RealIn(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        try {
+          size_t used = 0;
+          const double v = std::stod(text, &used);
+          if (used == text.size() && v >= min && v < max) return "";
+        } catch (const std::exception&) {
+        }
+        char range[64];
+        if (std::isinf(max)) {
+          std::snprintf(range, sizeof(range), "%g or more", min);
+        } else {
+          std::snprintf(range, sizeof(range), "at least %g and below %g", min,
+                        max);
+        }
+        return "must be a number " + std::string(range) + ", got '" + text +
+               "'";
+      },
+      "");
+}
+
+}  // namespace
+
+void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
+                     const std::string& batch_default,
+                     const std::string& lr_default) {
+  f->epochs = default_epochs;
+  cli::UseConventions(app);
+  app.add_option("--devices", f->devices,
+                 "auto (every GPU, else one CPU device); cpu:K (K CPU "
+                 "devices: cpu:2 is cpu:0 and cpu:1) or cpu:I,J (those CPU "
+                 "devices); cuda:I,J,... (those GPUs, by index; a GPU may "
+                 "repeat)")
+      ->check(kDeviceSpec)
+      ->capture_default_str();
+  app.add_option("--backend", f->backend,
+                 "how gradients are summed: ring, naive or nccl (under "
+                 "mpirun also mpi); auto: nccl when every device is its own "
+                 "GPU, else ring")
+      ->check(CLI::IsMember({"auto", "ring", "naive", "nccl", "mpi"}))
+      ->capture_default_str();
+  app.add_option("--epochs", f->epochs, "passes over the training set")
+      ->check(WholeNumber(1, kMaxInt))
+      ->capture_default_str();
+  app.add_option(
+         "--batch_size", f->batch_size,
+         "images per step over all devices, as given; auto: " + batch_default)
+      ->type_name("INT")
+      ->transform(WholeNumber(1, kMaxInt64, /*auto_ok=*/true))
+      ->default_str("auto");
+  app.add_option("--accumulate_steps", f->accumulate_steps,
+                 "batches per optimizer step: their gradients are added up "
+                 "and summed across devices once (DDP's no_sync), a step of "
+                 "batch_size x this many images")
+      ->check(WholeNumber(1, kMaxInt))
+      ->capture_default_str();
+  app.add_option("--lr", f->lr, "learning rate, as given; auto: " + lr_default)
+      ->type_name("NUMBER")
+      ->transform(Positive(/*auto_ok=*/true))
+      ->default_str("auto");
+  app.add_option("--optimizer", f->optimizer,
+                 "sgd (torch.optim.SGD; the chapters'), adam or adamw "
+                 "(torch.optim.Adam, AdamW)")
+      ->check(CLI::IsMember(nn::OptimizerNames()))
+      ->capture_default_str();
+  app.add_option("--momentum", f->momentum,
+                 "SGD momentum, as torch.optim.SGD (0: the chapter's plain "
+                 "SGD)")
+      ->check(RealIn(0, 1));
+  app.add_option("--weight_decay", f->weight_decay,
+                 "sgd, adam: L2 penalty added to each gradient; adamw: the "
+                 "decoupled decay (as torch.optim's)")
+      ->check(RealIn(0, 1));
+  app.add_option("--beta1", f->beta1,
+                 "adam, adamw: decay of the gradient's running mean")
+      ->check(RealIn(0, 1))
+      ->capture_default_str();
+  app.add_option("--beta2", f->beta2,
+                 "adam, adamw: decay of the squared gradient's running mean")
+      ->check(RealIn(0, 1))
+      ->capture_default_str();
+  app.add_option("--eps", f->eps, "adam, adamw: added to the denominator")
+      ->check(Positive(/*auto_ok=*/false))
+      ->capture_default_str();
+  app.add_option("--lr_schedule", f->lr_schedule,
+                 "constant; step (x0.1 from half way, x0.01 from three "
+                 "quarters); or cosine (to 0 at the end)")
+      ->check(CLI::IsMember({"constant", "step", "cosine"}));
+  app.add_option("--warmup_epochs", f->warmup_epochs,
+                 "raise the rate linearly from lr/steps to lr over this many "
+                 "epochs first (the linear-scaling rule's warmup for large "
+                 "batches)")
+      ->check(RealIn(0, std::numeric_limits<double>::infinity()));
+  app.add_option("--clip_grad_norm", f->clip_grad_norm,
+                 "clip the batch's mean gradient to this global L2 norm "
+                 "(0: no clipping)")
+      ->check(RealIn(0, std::numeric_limits<double>::infinity()));
+  app.add_option("--precision", f->precision,
+                 "on GPUs: fp32 (convolutions and matrix products without "
+                 "TF32) or tf32 (tensor cores, as PyTorch's allow_tf32)")
+      ->check(CLI::IsMember({"fp32", "tf32"}))
+      ->capture_default_str();
+  app.add_option("--conv_algorithms", f->conv_algorithms,
+                 "on GPUs: measure (time cuDNN's candidates once per shape, "
+                 "keep the fastest), heuristic (cuDNN's first guess) or "
+                 "deterministic (the fastest giving the same bits every run) "
+                 "or graph (cuDNN's graph-API engines, timed once per shape)")
+      ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
+      ->capture_default_str();
+  app.add_option("--seed", f->seed,
+                 "initial weights and the order of the batches")
+      ->capture_default_str();
+  app.add_option("--data_dir", f->data_dir,
+                 "Fashion-MNIST folder (default: $FASHION_MNIST_DIR, else " +
+                     std::string(data::kDefaultFashionMnistDir) + ")");
+  app.add_option("--threads_per_device", f->threads_per_device,
+                 "cores each device's ops use (0: the machine's cores shared "
+                 "out)")
+      ->check(WholeNumber(0, 1024));
+  app.add_option("--limit", f->limit,
+                 "train on the first N training images only (quick runs; 0: "
+                 "all)")
+      ->check(WholeNumber(0, kMaxInt64));
+  app.add_option("--validation", f->validation,
+                 "hold out this share of the training images (chosen by "
+                 "--seed) and report their accuracy after each epoch (0: "
+                 "none)")
+      ->check(RealIn(0, 1))
+      ->capture_default_str();
+  app.add_option("--eval_every", f->eval_every,
+                 "also evaluate every N optimizer steps, on the held-out "
+                 "images (else the test set), logged as a line and in the "
+                 "metrics (0: after each epoch only)")
+      ->check(WholeNumber(0, kMaxInt64))
+      ->capture_default_str();
+  app.add_option("--test_limit", f->test_limit,
+                 "evaluate on the first N test images only (0: all)")
+      ->check(WholeNumber(0, kMaxInt64));
+  app.add_option("--metrics_out", f->metrics_out,
+                 "write one JSON line per epoch to this file");
+  app.add_option("--plot_out", f->plot_out,
+                 "draw loss and accuracies per epoch into this SVG file");
+  app.add_option("--csv_out", f->csv_out,
+                 "write one CSV row per epoch to this file");
+  app.add_option("--params_out", f->params_out,
+                 "write the trained parameters and batch-norm statistics to "
+                 "this file (names, shapes, float32 values, checksum; "
+                 "--params_in reads it)");
+  app.add_option("--params_in", f->params_in,
+                 "start from the parameters in this file (--params_out's, or "
+                 "a checkpoint)");
+  app.add_flag("--eval_only", f->eval_only,
+               "evaluate --params_in on the test set and exit, no training");
+  app.add_option("--checkpoint_dir", f->checkpoint_dir,
+                 "write a checkpoint (parameters, batch-norm statistics, "
+                 "optimizer state, position, metrics) to DIR/<program>.ckpt "
+                 "every --checkpoint_every epochs, after the last one, and on "
+                 "SIGINT or SIGTERM (made if missing)");
+  app.add_option("--checkpoint_every", f->checkpoint_every,
+                 "epochs between checkpoints")
+      ->check(WholeNumber(1, kMaxInt))
+      ->capture_default_str();
+  app.add_flag("--resume", f->resume,
+               "continue from the checkpoint in --checkpoint_dir, as if the "
+               "run had never stopped (also on another number of devices)");
+  app.add_option("--replica_check_every", f->replica_check_every,
+                 "steps between comparisons of the replicas' parameters "
+                 "(a 64-bit checksum each; 0: never)")
+      ->check(WholeNumber(0, kMaxInt64))
+      ->capture_default_str();
+  app.add_option("--overlap_steps", f->overlap_steps,
+                 "queue each step before reading the last one's loss, so a "
+                 "GPU computes while the host prepares the next batch; "
+                 "false waits for every step (to measure what it buys)")
+      ->capture_default_str();
+}
+
+nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr) {
+  nn::OptimizerOptions o;
+  o.name = flags.optimizer;
+  o.lr = static_cast<float>(lr);
+  o.momentum = static_cast<float>(flags.momentum);
+  o.weight_decay = static_cast<float>(flags.weight_decay);
+  o.beta1 = static_cast<float>(flags.beta1);
+  o.beta2 = static_cast<float>(flags.beta2);
+  o.eps = static_cast<float>(flags.eps);
+  return o;
+}
+
+void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
+  const auto number = FormatNumber;
+  settings->push_back(
+      {"accumulate_steps", std::to_string(flags.accumulate_steps), true});
+  settings->push_back({"optimizer", flags.optimizer, true});
+  if (flags.optimizer != "sgd") {
+    settings->push_back({"beta1", number(flags.beta1), true});
+    settings->push_back({"beta2", number(flags.beta2), true});
+    settings->push_back({"eps", number(flags.eps), true});
+  }
+  settings->push_back({"momentum", number(flags.momentum), true});
+  settings->push_back({"weight_decay", number(flags.weight_decay), true});
+  settings->push_back({"lr_schedule", flags.lr_schedule, true});
+  settings->push_back({"warmup_epochs", number(flags.warmup_epochs), true});
+  settings->push_back({"clip_grad_norm", number(flags.clip_grad_norm), true});
+  settings->push_back({"params_in", flags.params_in, false});
+  settings->push_back({"precision", flags.precision, false});
+  settings->push_back({"conv_algorithms", flags.conv_algorithms, false});
+  settings->push_back(
+      {"overlap_steps", flags.overlap_steps ? "true" : "false", false});
+}
+
+}  // namespace ringlet::trainers

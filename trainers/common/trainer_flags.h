@@ -1,0 +1,69 @@
+// The flags both trainers share, their range checks and what they set:
+// the optimizer and the settings a resumed run must match.
+#ifndef RINGLET_TRAINERS_COMMON_TRAINER_FLAGS_H_
+#define RINGLET_TRAINERS_COMMON_TRAINER_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "nn/optim/optimizer.h"
+#include "trainers/common/run_settings.h"
+
+namespace ringlet::trainers {
+
+struct TrainerFlags {
+  std::string devices = "auto";
+  std::string backend = "auto";    // See ResolveBackend.
+  std::string precision = "fp32";  // GPUs: fp32 or tf32 (ApplyGpuFlags).
+  // GPUs: how cuDNN's convolution algorithms are chosen (ApplyGpuFlags).
+  std::string conv_algorithms = "measure";
+  int epochs = 10;
+  int64_t batch_size = 0;    // 0 (auto): see ResolveBatchAndLr.
+  int accumulate_steps = 1;  // Batches per optimizer step.
+  double lr = 0;             // 0 (auto): see ResolveBatchAndLr.
+  uint64_t seed = 0;
+  std::string data_dir;
+  int threads_per_device = 0;  // 0: the machine's cores shared out.
+  int64_t limit = 0;           // 0: every training image.
+  double validation = 0;       // Share of the training images held out.
+  int64_t eval_every = 0;      // Steps; 0: after each epoch only.
+  int64_t test_limit = 0;      // 0: every test image.
+  std::string metrics_out;
+  std::string plot_out;
+  std::string csv_out;
+  std::string params_out;
+  std::string params_in;          // Start from these parameters.
+  bool eval_only = false;         // Evaluate --params_in, do not train.
+  std::string optimizer = "sgd";  // sgd, adam or adamw (nn/optim).
+  double momentum = 0;            // SGD as torch.optim.SGD; 0: d2l's plain SGD.
+  double weight_decay = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam's and AdamW's.
+  std::string lr_schedule = "constant";
+  double warmup_epochs = 0;
+  double clip_grad_norm = 0;   // 0: no clipping.
+  std::string checkpoint_dir;  // Empty: no checkpoints.
+  int checkpoint_every = 1;    // Epochs.
+  bool resume = false;
+  int64_t replica_check_every = 100;  // Steps; 0: never.
+  // Queue step t + 1 before reading step t (LoopOptions::overlap_steps).
+  bool overlap_steps = true;
+};
+
+// Adds the trainers' flags, with range checks, to `app`. `batch_default`
+// and `lr_default` say in --help what auto means for --batch_size and --lr.
+void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs,
+                     const std::string& batch_default,
+                     const std::string& lr_default);
+
+// Appends the training knobs (--momentum, --weight_decay, --lr_schedule,
+// --warmup_epochs, --clip_grad_norm, --params_in) to `settings`: they
+// change the trajectory, so a resumed run and every process must match.
+void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings);
+
+// The optimizer the flags name, at learning rate `lr`.
+nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr);
+
+}  // namespace ringlet::trainers
+
+#endif  // RINGLET_TRAINERS_COMMON_TRAINER_FLAGS_H_

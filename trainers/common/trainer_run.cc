@@ -1,0 +1,62 @@
+#include "trainers/common/trainer_run.h"
+
+#include <iostream>
+#include <ostream>
+
+#include "trainers/common/trainer_data.h"
+#include "trainers/common/trainer_devices.h"
+
+namespace ringlet::trainers {
+
+PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
+                       const RunSettings& extra) {
+  PreparedRun p;
+  p.devices = ResolveTrainerDevices(flags.devices);
+  p.backend = ResolveBackend(flags.backend, p.devices);
+  ApplyGpuFlags(flags, p.devices);
+  p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
+  p.where = p.job.Where(p.devices);
+  // Bad output paths fail now, not after hours of training.
+  if (p.job.leader()) CheckTrainerOutputs(flags, program.name);
+  p.resume = ReadResumeCheckpoint(flags, program.name);
+  p.run =
+      ResolveBatchAndLr(flags, program.defaults, p.job.ranks, p.resume.get());
+  p.data = LoadTrainerData(flags, &p.validation);
+  p.settings = CommonSettings(program.name, program.model, p.data, flags.epochs,
+                              p.run.batch_size, p.run.lr, flags.seed, p.backend,
+                              flags.replica_check_every);
+  AddTrainingSettings(flags, &p.settings);
+  p.settings.insert(p.settings.end(), extra.begin(), extra.end());
+  CheckProcessesAgree(p.job.processes.get(), p.settings);
+  p.threads_per_device = ThreadsPerDevice(flags.threads_per_device,
+                                          static_cast<int>(p.devices.size()));
+  return p;
+}
+
+int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
+                   PreparedRun& p, ParallelTrainer& trainer,
+                   const std::string& header_suffix) {
+  std::ostream& out = p.job.LeaderOnly(std::cout);
+  std::ostream& err = p.job.LeaderOnly(std::cerr);
+  LoopOptions loop = TrainerLoopOptions(flags, program.name, p.job, p.where,
+                                        p.run, p.settings, p.resume);
+  if (p.validation.size() > 0) loop.validation = &p.validation;
+  if (LoadParamsAndMaybeEvaluate(flags, trainer, program.model, p.data.test,
+                                 p.run.batch_size, p.where, loop.terminal, out,
+                                 err)) {
+    return 0;
+  }
+  // GPU devices have no op threads to report.
+  const int threads = p.devices.front().is_cuda() ? 0 : p.threads_per_device;
+  out << SetupLine(program.name, p.where, p.job.ranks, p.backend, p.run, flags,
+                   threads, p.data, p.validation.size())
+      << header_suffix << std::endl;
+  const std::vector<EpochMetrics> epochs =
+      TrainEpochs(trainer, p.data.train, p.data.test, loop, out, err);
+  out << ClosingLine(epochs, p.where) << std::endl;
+  if (p.job.leader())
+    WriteTrainedParameters(flags, program.model, trainer.State());
+  return 0;
+}
+
+}  // namespace ringlet::trainers
