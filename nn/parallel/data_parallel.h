@@ -68,9 +68,9 @@ struct DataParallelOptions {
   // Null: MakeOptimizer(optimizer, ...), SGD, Adam or AdamW (nn/optim).
   OptimizerFactory make_optimizer;
   OptimizerOptions optimizer;
-  // Above 0: the summed gradients are clipped to this global L2 norm before
-  // the SGD step (torch.nn.utils.clip_grad_norm_); every replica holds the
-  // same gradients, so every replica clips alike.
+  // Above 0: the batch's mean gradient is clipped to this global L2 norm
+  // before the optimizer's step (torch.nn.utils.clip_grad_norm_; see
+  // QueueGuardedUpdate); every replica clips alike.
   double clip_grad_norm = 0;
   bool sync_bn = false;
   int threads_per_device = 1;
