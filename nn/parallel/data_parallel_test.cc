@@ -1,6 +1,7 @@
 #include "nn/parallel/data_parallel.h"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/collective_error.h"
 #include "collectives/collectives.h"
 #include "gtest/gtest.h"
 #include "nn/layers/init.h"
@@ -442,6 +444,24 @@ TEST(DataParallelTest, AShardWithoutItsSampleShapeIsAShapeError) {
     EXPECT_NE(std::string(e.what()).find("sample_shape"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(DataParallelTest, AFactoryGivingDifferentModelsIsAnErrorNotAHang) {
+  // Replica 1 gets a wider hidden layer: the first broadcast cannot match.
+  std::atomic<int> calls{0};
+  const DataParallel::ModelFactory uneven = [&calls] {
+    auto net = std::make_unique<Sequential>();
+    net->Add(std::make_unique<Flatten>());
+    net->Add(std::make_unique<Linear>(64, calls++ == 0 ? 8 : 9));
+    return net;
+  };
+  DataParallelOptions options;
+  options.comm.timeout = std::chrono::milliseconds(20000);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(DataParallel(uneven, Cpus(2), options),
+               collectives::CollectiveError);
+  // Found by the calls' envelopes, not by the 20 s timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 TEST(DataParallelTest, NullFactoriesAreClearErrors) {
