@@ -14,10 +14,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "collectives/collective_error.h"
 #include "collectives/types.h"
+#include "collectives/work.h"
 
 namespace ringlet::collectives {
 
@@ -73,22 +75,25 @@ class Communicator {
   // Returns once every rank has called Barrier.
   virtual void Barrier(const CallOptions& options = {}) = 0;
 
-  // Device-ordered allreduce in place, NCCL's shape, for communicators on
-  // GPUs that can (OrdersOnDevice()): queued on the communicator's stream
-  // after `after` (a cudaEvent_t the caller recorded, or null); `done` (a
-  // cudaEvent_t of the caller's, or null) is recorded once the sums are in
-  // place; returns without the host waiting for the device. WaitQueued()
-  // waits for every queued call, failing the group after the timeout as a
-  // blocking call does. Others throw CollectiveError.
+  // AllReduce without waiting for it: returns the call's Work, whose Wait()
+  // ends it. Every rank must start its calls in the same order, async or
+  // not; buffers belong to the call until the Work is done.
+  //   host backends (ring, naive, mpi...): mpi starts MPI_Iallreduce and
+  //       returns; the others run the call on the caller's thread (each rank
+  //       is a thread already: call from one of your own to overlap, as
+  //       nn's bucket reducer does) and return it finished, a failure
+  //       included, which Wait rethrows.
+  //   OrdersOnDevice() (nccl): queued on the communicator's stream after
+  //       `after` (an event the caller recorded on its stream once the
+  //       buffer was written; null: at once); the Work's event() lets the
+  //       caller's stream wait for the sums without the host waiting.
+  // Other backends refuse `after` with a CollectiveError: they read the
+  // buffer at once, so the caller must wait for its device first.
+  virtual std::unique_ptr<Work> AllReduceAsync(
+      const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+      const gpu::Event* after = nullptr, const CallOptions& options = {});
+  // True where calls are ordered by events on a GPU's stream (nccl).
   virtual bool OrdersOnDevice() const { return false; }
-  virtual void QueueAllReduce(void* buffer, size_t count, DataType type,
-                              ReduceOp op, void* after, void* done) {
-    (void)buffer, (void)count, (void)type, (void)op, (void)after, (void)done;
-    throw CollectiveError("the " + backend() +
-                          " backend cannot queue a call on the device; call "
-                          "AllReduce");
-  }
-  virtual void WaitQueued(const CallOptions& options = {}) { (void)options; }
 
   // Fails the group: calls in flight on every rank, and all later calls,
   // throw CollectiveError carrying `reason`.

@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "collectives/host_group_factory.h"
 #include "collectives/naive_algorithm.h"
@@ -281,23 +283,88 @@ INSTANTIATE_TEST_SUITE_P(Backends, ContractTest,
                            return info.param.name;
                          });
 
-// Host communicators cannot queue a call on a device: they say so and
-// point to the blocking call, and waiting for nothing queued is a no-op.
-TEST(HostBackends, RefuseDeviceOrderedCalls) {
+// Calls started back to back and waited for at the end, as the bucket
+// reducer does: each gives its reduction; a finished Work stays finished.
+TEST_P(ContractTest, AllReduceAsyncGivesEachResultWhenWaited) {
+  for (int n = 1; n <= 4; ++n) {
+    Group group = GetParam().make(n);
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      const int r = comm.rank();
+      const size_t counts[] = {7, 4099, 0};
+      const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kSum};
+      std::vector<Buffer> data;
+      std::vector<std::unique_ptr<Work>> works;
+      for (int c = 0; c < 3; ++c) {
+        data.emplace_back(DataType::kFloat32, counts[c]);
+        for (size_t i = 0; i < counts[c]; ++i) data[c].Set(i, TestValue(r, i));
+        works.push_back(comm.AllReduceAsync(data[c].data(), data[c].data(),
+                                            counts[c], DataType::kFloat32,
+                                            ops[c]));
+      }
+      for (int c = 0; c < 3; ++c) {
+        works[c]->Wait();
+        works[c]->Wait();
+        EXPECT_TRUE(works[c]->Done());
+        EXPECT_EQ(works[c]->error(), nullptr);
+        EXPECT_EQ(works[c]->event(), nullptr);
+        size_t wrong = 0;
+        for (size_t i = 0; i < counts[c]; ++i) {
+          wrong += data[c].Get(i) != Expected(ops[c], DataType::kFloat32, n, i);
+        }
+        EXPECT_EQ(wrong, 0u) << "rank " << r << " call " << c;
+      }
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << n << " ranks";
+  }
+}
+
+// A call that fails (rank 1 asks for one element more) is a Work that is
+// done, holds the CollectiveError and rethrows it from every Wait, on every
+// rank.
+TEST_P(ContractTest, AFailedAsyncCallIsRethrownByWait) {
+  Group group = GetParam().make(2);
+  CallOptions options;
+  options.timeout = std::chrono::seconds(5);
+  std::atomic<int> rethrown{0};
+  const auto errors = RunRanks(group, [&](Communicator& comm) {
+    const size_t count = comm.rank() == 1 ? 8 : 7;
+    std::vector<float> data(count, 1.0f);
+    std::unique_ptr<Work> work =
+        comm.AllReduceAsync(data.data(), data.data(), count, DataType::kFloat32,
+                            ReduceOp::kSum, nullptr, options);
+    EXPECT_TRUE(work->Done());
+    EXPECT_NE(work->error(), nullptr);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        work->Wait();
+      } catch (const CollectiveError&) {
+        ++rethrown;
+      }
+    }
+  });
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  EXPECT_EQ(rethrown.load(), 4);
+}
+
+// Host backends read buffers at once: a device event to wait for is
+// refused, saying what to do instead, and nothing is sent.
+TEST(HostBackends, RefuseAnEventToWaitFor) {
   for (const Backend& backend : Backends()) {
     Group group = backend.make(1);
     Communicator& comm = *group[0];
     EXPECT_FALSE(comm.OrdersOnDevice()) << backend.name;
     float value = 1;
+    // Never dereferenced: the refusal comes first.
+    const auto* event = reinterpret_cast<const gpu::Event*>(&value);
     try {
-      comm.QueueAllReduce(&value, 1, DataType::kFloat32, ReduceOp::kSum,
-                          nullptr, nullptr);
+      comm.AllReduceAsync(&value, &value, 1, DataType::kFloat32, ReduceOp::kSum,
+                          event);
       ADD_FAILURE() << backend.name << ": expected a CollectiveError";
     } catch (const CollectiveError& e) {
-      EXPECT_NE(std::string(e.what()).find("call AllReduce"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("without one"), std::string::npos)
           << e.what();
     }
-    comm.WaitQueued();
+    EXPECT_EQ(comm.stats().messages_sent, 0u) << backend.name;
   }
 }
 

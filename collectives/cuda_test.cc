@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "collectives/nccl.h"
 #include "collectives/testing/rank_threads.h"
 #include "gpu/device_probe.h"
+#include "gpu/stream.h"
 
 namespace ringlet::collectives {
 namespace {
@@ -261,10 +263,11 @@ INSTANTIATE_TEST_SUITE_P(GpuBackends, OnSeveralGpus,
                          ::testing::Values("ring", "naive", "nccl"));
 
 // NCCL's device-ordered allreduce on every GPU there is (one is enough):
-// the data is written on the caller's stream, the allreduce waits for its
-// event, the caller's stream waits for the allreduce's event, and the host
-// waits once, in WaitQueued. Three calls queued back to back.
-TEST(NcclQueued, AllReduceOrderedByEventsGivesTheSums) {
+// the data is written on the caller's stream, each call waits for the
+// caller's event, the caller's stream waits for each Work's event, and the
+// host waits once per Work. Three calls started back to back; Done() turns
+// true once the device has run each.
+TEST(NcclAsync, AllReduceOrderedByEventsGivesTheSums) {
   const int gpus = Gpus();
   if (gpus < 1) GTEST_SKIP() << "needs a GPU; the CUDA runtime reports 0";
   std::vector<int> list;
@@ -273,44 +276,44 @@ TEST(NcclQueued, AllReduceOrderedByEventsGivesTheSums) {
   const auto errors = RunRanks(group, [&](Communicator& comm) {
     const int r = comm.rank();
     ASSERT_TRUE(comm.OrdersOnDevice());
-    cudaSetDevice(list[r]);
-    cudaStream_t caller = nullptr;
-    ASSERT_EQ(cudaStreamCreateWithFlags(&caller, cudaStreamNonBlocking),
-              cudaSuccess);
+    gpu::Stream caller(list[r]);
     constexpr size_t kCount = 1000;
     constexpr int kCalls = 3;
     std::vector<std::vector<float>> host(kCalls, std::vector<float>(kCount));
-    std::vector<void*> device(kCalls);
-    std::vector<cudaEvent_t> ready(kCalls), done(kCalls);
+    std::vector<std::unique_ptr<DeviceBuffer>> device;
+    std::vector<std::unique_ptr<gpu::Event>> ready;
+    std::vector<std::unique_ptr<Work>> works;
     for (int c = 0; c < kCalls; ++c) {
       for (size_t i = 0; i < kCount; ++i) host[c][i] = float(r + c * i);
-      ASSERT_EQ(cudaMalloc(&device[c], kCount * sizeof(float)), cudaSuccess);
-      cudaEventCreateWithFlags(&ready[c], cudaEventDisableTiming);
-      cudaEventCreateWithFlags(&done[c], cudaEventDisableTiming);
-      cudaMemcpyAsync(device[c], host[c].data(), kCount * sizeof(float),
-                      cudaMemcpyHostToDevice, caller);
-      cudaEventRecord(ready[c], caller);
-      comm.QueueAllReduce(device[c], kCount, DataType::kFloat32, ReduceOp::kSum,
-                          ready[c], done[c]);
+      device.push_back(
+          std::make_unique<DeviceBuffer>(list[r], kCount * sizeof(float)));
+      ready.push_back(std::make_unique<gpu::Event>(list[r]));
     }
-    comm.WaitQueued();
     for (int c = 0; c < kCalls; ++c) {
-      cudaStreamWaitEvent(caller, done[c], 0);
+      cudaMemcpyAsync(device[c]->data(), host[c].data(), kCount * sizeof(float),
+                      cudaMemcpyHostToDevice, caller.get());
+      ready[c]->Record(caller.get());
+      works.push_back(comm.AllReduceAsync(device[c]->data(), device[c]->data(),
+                                          kCount, DataType::kFloat32,
+                                          ReduceOp::kSum, ready[c].get()));
+      ASSERT_NE(works[c]->event(), nullptr);
+    }
+    for (int c = 0; c < kCalls; ++c) {
+      works[c]->Wait();
+      EXPECT_TRUE(works[c]->Done());
+      EXPECT_EQ(works[c]->error(), nullptr);
+      gpu::StreamWaitsFor(caller.get(), *works[c]->event());
       std::vector<float> got(kCount);
-      cudaMemcpyAsync(got.data(), device[c], kCount * sizeof(float),
-                      cudaMemcpyDeviceToHost, caller);
-      cudaStreamSynchronize(caller);
+      cudaMemcpyAsync(got.data(), device[c]->data(), kCount * sizeof(float),
+                      cudaMemcpyDeviceToHost, caller.get());
+      caller.Synchronize();
       const int n = comm.size();
       for (size_t i = 0; i < kCount; i += 97) {
         // Sum over ranks q of q + c * i.
         EXPECT_EQ(got[i], float(n * (n - 1) / 2 + n * c * i))
             << "call " << c << ", element " << i;
       }
-      cudaFree(device[c]);
-      cudaEventDestroy(ready[c]);
-      cudaEventDestroy(done[c]);
     }
-    cudaStreamDestroy(caller);
   });
   for (size_t r = 0; r < errors.size(); ++r) {
     EXPECT_EQ(errors[r], "") << "rank " << r;

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "collectives/call_desc.h"
 #include "collectives/gpu_list.h"
@@ -28,6 +29,7 @@
 #include "gpu/cuda_error.h"
 #include "gpu/device_guard.h"
 #include "gpu/device_probe.h"
+#include "gpu/stream.h"
 
 namespace ringlet::collectives {
 namespace {
@@ -157,31 +159,10 @@ class NcclCommunicator : public Communicator {
 
   bool OrdersOnDevice() const override { return true; }
 
-  void QueueAllReduce(void* buffer, size_t count, DataType type, ReduceOp op,
-                      void* after, void* done) override {
-    const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
-    Launch(call, [&](ncclComm_t comm) {
-      if (after != nullptr) {
-        RINGLET_CUDA_CHECK(
-            cudaStreamWaitEvent(stream_, static_cast<cudaEvent_t>(after), 0));
-      }
-      RINGLET_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, ToNccl(type),
-                                       ToNccl(op), comm, stream_));
-      if (done != nullptr) {
-        RINGLET_CUDA_CHECK(
-            cudaEventRecord(static_cast<cudaEvent_t>(done), stream_));
-      }
-    });
-    stats_.bytes_sent += 2 * (size_ - 1) * count * SizeOf(type) / size_;
-    queued_ = call;
-    has_queued_ = true;
-  }
-
-  void WaitQueued(const CallOptions& options) override {
-    if (!has_queued_) return;
-    has_queued_ = false;
-    Await(queued_, options);
-  }
+  std::unique_ptr<Work> AllReduceAsync(const void* send, void* recv,
+                                       size_t count, DataType type, ReduceOp op,
+                                       const gpu::Event* after,
+                                       const CallOptions& options) override;
 
   void Abort(const std::string& reason) override {
     std::lock_guard<std::mutex> lock(comm_mu_);
@@ -196,6 +177,8 @@ class NcclCommunicator : public Communicator {
   CommStats stats() const override { return stats_; }
 
  private:
+  friend class NcclWork;
+
   CallDesc Begin(OpKind kind, DataType type, ReduceOp op, int root,
                  size_t count) {
     CallDesc call;
@@ -257,12 +240,18 @@ class NcclCommunicator : public Communicator {
   // Waits for everything on the stream until the deadline, watching for
   // NCCL's asynchronous errors; `call` names the wait in errors.
   void Await(const CallDesc& call, const CallOptions& options) {
+    Await(call, options, [this] { return cudaStreamQuery(stream_); });
+  }
+
+  // Waits until `query` (cudaStreamQuery or cudaEventQuery) says done.
+  template <typename QueryFn>
+  void Await(const CallDesc& call, const CallOptions& options, QueryFn query) {
     gpu::DeviceGuard guard(device_);
     const auto timeout =
         options.timeout.count() > 0 ? options.timeout : options_.timeout;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
-      const cudaError_t status = cudaStreamQuery(stream_);
+      const cudaError_t status = query();
       // An abort from another thread ends the call (its kernels stop): an
       // error, whatever the stream says.
       if (aborted_.load()) Fail(call, AbortReason());
@@ -296,12 +285,80 @@ class NcclCommunicator : public Communicator {
   cudaStream_t stream_ = nullptr;
   int* barrier_word_ = nullptr;
   uint64_t next_seq_ = 0;
-  CallDesc queued_;  // The last call QueueAllReduce queued, for errors.
-  bool has_queued_ = false;
   std::atomic<bool> aborted_{false};
   std::string abort_reason_;
   CommStats stats_;
 };
+
+// An allreduce queued on a rank's stream: done when the event recorded
+// after it has passed. Waits as a blocking call does (the deadline, NCCL's
+// asynchronous errors, an abort from another thread).
+class NcclWork : public Work {
+ public:
+  NcclWork(NcclCommunicator& comm, const CallDesc& call, CallOptions options)
+      : comm_(comm),
+        call_(call),
+        options_(std::move(options)),
+        done_(comm.device_) {}
+
+  gpu::Event& done_event() { return done_; }
+
+  void Wait() override {
+    if (finished_) {
+      if (error_) std::rethrow_exception(error_);
+      return;
+    }
+    try {
+      comm_.Await(call_, options_,
+                  [this] { return cudaEventQuery(done_.get()); });
+    } catch (const CollectiveError&) {
+      error_ = std::current_exception();
+    }
+    finished_ = true;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  bool Done() override {
+    if (finished_) return true;
+    if (comm_.aborted_.load()) return true;
+    return done_.Done();
+  }
+
+  std::exception_ptr error() override {
+    if (finished_) return error_;
+    if (comm_.aborted_.load()) {
+      return std::make_exception_ptr(
+          CollectiveError("rank " + std::to_string(comm_.rank_) + " " +
+                          Describe(call_) + ": " + comm_.AbortReason()));
+    }
+    return nullptr;
+  }
+
+  const gpu::Event* event() const override { return &done_; }
+
+ private:
+  NcclCommunicator& comm_;
+  const CallDesc call_;
+  const CallOptions options_;
+  gpu::Event done_;
+  bool finished_ = false;
+  std::exception_ptr error_;
+};
+
+std::unique_ptr<Work> NcclCommunicator::AllReduceAsync(
+    const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+    const gpu::Event* after, const CallOptions& options) {
+  const CallDesc call = Begin(OpKind::kAllReduce, type, op, 0, count);
+  auto work = std::make_unique<NcclWork>(*this, call, options);
+  Launch(call, [&](ncclComm_t comm) {
+    if (after != nullptr) gpu::StreamWaitsFor(stream_, *after);
+    RINGLET_NCCL_CHECK(ncclAllReduce(send, recv, count, ToNccl(type),
+                                     ToNccl(op), comm, stream_));
+    work->done_event().Record(stream_);
+  });
+  stats_.bytes_sent += 2 * (size_ - 1) * count * SizeOf(type) / size_;
+  return work;
+}
 
 }  // namespace
 

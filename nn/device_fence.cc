@@ -20,8 +20,15 @@ void DeviceFence::QueueWait() const {
   if (event_) cuda::QueueWaitForEvent(device_.index, event_.get());
 }
 
-void* DeviceFence::native() const {
-  return event_ ? cuda::NativeEvent(event_.get()) : nullptr;
+const gpu::Event* DeviceFence::event() const {
+  // CreateStreamEvent made a gpu::Event.
+  return static_cast<const gpu::Event*>(event_.get());
+}
+
+void QueueWaitForEvent(Device device, const gpu::Event& event) {
+  if (!device.is_cuda()) return;  // CPU ops have finished when they return.
+  cuda::QueueWaitForEvent(device.index,
+                          const_cast<void*>(static_cast<const void*>(&event)));
 }
 
 }  // namespace ringlet::nn

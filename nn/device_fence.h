@@ -13,6 +13,10 @@
 
 #include "nn/device.h"
 
+namespace ringlet::gpu {
+class Event;
+}  // namespace ringlet::gpu
+
 namespace ringlet::nn {
 
 class DeviceFence {
@@ -27,14 +31,19 @@ class DeviceFence {
   // The calling thread's queue for the device waits, on the device, until
   // the fence has passed; the host goes on at once. Nothing on CPUs.
   void QueueWait() const;
-  // The cudaEvent_t behind the fence (null on CPUs), for a collective
-  // queued after it (Communicator::QueueAllReduce).
-  void* native() const;
+  // The GPU event behind the fence (null on CPUs), for a collective
+  // queued after it (Communicator::AllReduceAsync's `after`).
+  const gpu::Event* event() const;
 
  private:
   Device device_;
   std::shared_ptr<void> event_;  // A gpu::Event on GPUs; null on CPUs.
 };
+
+// The calling thread's queue for `device` waits, on the device, until a
+// library's event has passed (a collective's Work::event()); the host goes
+// on at once.
+void QueueWaitForEvent(Device device, const gpu::Event& event);
 
 }  // namespace ringlet::nn
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <string>
 
 #include "nn/cuda/storage.h"
 #include "nn/host_block_cache.h"
@@ -90,6 +91,21 @@ Tensor Tensor::View(const Shape& shape) const {
                      ToString(shape));
   }
   Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::ViewAt(int64_t offset, const Shape& shape) const {
+  if (!defined()) throw ShapeError("view: the tensor is undefined");
+  const int64_t count = NumElements(shape);
+  if (offset < 0 || count < 0 || offset > numel() - count) {
+    throw ShapeError("view: " + std::to_string(count) + " elements at " +
+                     std::to_string(offset) + " do not fit in a tensor of " +
+                     ToString(shape_));
+  }
+  Tensor t = *this;
+  // Shares the control block (and so the allocation) of storage_.
+  t.storage_ = std::shared_ptr<float[]>(storage_, storage_.get() + offset);
   t.shape_ = shape;
   return t;
 }

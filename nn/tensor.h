@@ -69,6 +69,10 @@ class Tensor {
 
   // The same storage under another shape with as many elements.
   Tensor View(const Shape& shape) const;
+  // Elements [offset, offset + NumElements(shape)) of this tensor, sharing
+  // its storage (which lives while either does), under `shape`: a gradient
+  // inside its allreduce bucket. Throws ShapeError when they do not fit.
+  Tensor ViewAt(int64_t offset, const Shape& shape) const;
   // A deep copy on the same device.
   Tensor Clone() const;
   // The values on `device` (this tensor itself when it is already there).
@@ -76,7 +80,8 @@ class Tensor {
   // CUDA.
   Tensor To(Device device) const;
   void Fill(float value);
-  // True when both share storage (a view or a copy of the handle).
+  // True when both start at the same element of shared storage (a view or
+  // a copy of the handle).
   bool SharesStorageWith(const Tensor& other) const {
     return storage_ == other.storage_;
   }

@@ -1,6 +1,8 @@
 #include "collectives/mpi/mpi_communicator.h"
 
+#include <chrono>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <vector>
 
@@ -124,6 +126,27 @@ void MpiCommunicator::Count(const CallDesc& call, size_t elements) {
   ++stats_.messages_sent;
 }
 
+MPI_Request MpiCommunicator::StartAllReduce(const CallDesc& call,
+                                            const void* send, void* recv) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (call.count == 0) return request;
+  if (send == nullptr || recv == nullptr) Fail(call, "a buffer is null");
+  world_->Call("MPI_Iallreduce", [&] {
+    return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
+                          static_cast<int>(call.count), ToMpi(call.type),
+                          ToMpi(call.op), comm_, &request);
+  });
+  return request;
+}
+
+void MpiCommunicator::EndAllReduce(const CallDesc& call, void* recv) {
+  if (call.count == 0) return;
+  if (call.op == ReduceOp::kAvg) {
+    host::DivideInPlace(recv, call.count, call.type, size());
+  }
+  Count(call, call.count);
+}
+
 void MpiCommunicator::AllReduce(const void* send, void* recv, size_t count,
                                 DataType type, ReduceOp op,
                                 const CallOptions& options) {
@@ -133,17 +156,93 @@ void MpiCommunicator::AllReduce(const void* send, void* recv, size_t count,
   call.op = op;
   call.count = count;
   const Clock::time_point deadline = Begin(&call, options);
-  if (count == 0) return;
-  if (send == nullptr || recv == nullptr) Fail(call, "a buffer is null");
-  MPI_Request request = MPI_REQUEST_NULL;
-  world_->Call("MPI_Iallreduce", [&] {
-    return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
-                          static_cast<int>(count), ToMpi(type), ToMpi(op),
-                          comm_, &request);
-  });
-  Finish(call, &request, deadline);
-  if (op == ReduceOp::kAvg) host::DivideInPlace(recv, count, type, size());
-  Count(call, count);
+  MPI_Request request = StartAllReduce(call, send, recv);
+  if (request != MPI_REQUEST_NULL) Finish(call, &request, deadline);
+  EndAllReduce(call, recv);
+}
+
+// An MPI_Iallreduce in flight; Wait's deadline starts when Wait is called.
+class MpiAllReduceWork : public Work {
+ public:
+  MpiAllReduceWork(MpiCommunicator& comm, const CallDesc& call, void* recv,
+                   MPI_Request request, std::chrono::milliseconds timeout)
+      : comm_(comm),
+        call_(call),
+        recv_(recv),
+        request_(request),
+        timeout_(timeout) {}
+
+  void Wait() override {
+    if (!finished_) {
+      try {
+        if (request_ != MPI_REQUEST_NULL) {
+          comm_.Finish(call_, &request_, Clock::now() + timeout_);
+        }
+        comm_.EndAllReduce(call_, recv_);
+      } catch (const CollectiveError&) {
+        error_ = std::current_exception();
+      }
+      finished_ = true;
+    }
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  bool Done() override {
+    if (finished_) return true;
+    if (comm_.aborted_.load()) return true;
+    try {
+      int flag = 1;
+      if (request_ != MPI_REQUEST_NULL) {
+        comm_.world_->Call("MPI_Test", [&] {
+          return MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+        });
+      }
+      if (flag == 0) return false;
+      comm_.EndAllReduce(call_, recv_);  // The average's division, if any.
+    } catch (const CollectiveError&) {
+      error_ = std::current_exception();
+    }
+    finished_ = true;
+    return true;
+  }
+
+  std::exception_ptr error() override {
+    if (finished_) return error_;
+    if (comm_.aborted_.load()) {
+      std::lock_guard<std::mutex> lock(comm_.reason_mu_);
+      return std::make_exception_ptr(CollectiveError(comm_.reason_));
+    }
+    return nullptr;
+  }
+
+ private:
+  MpiCommunicator& comm_;
+  const CallDesc call_;
+  void* const recv_;
+  MPI_Request request_;
+  const std::chrono::milliseconds timeout_;
+  bool finished_ = false;
+  std::exception_ptr error_;
+};
+
+std::unique_ptr<Work> MpiCommunicator::AllReduceAsync(
+    const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+    const gpu::Event* after, const CallOptions& options) {
+  if (after != nullptr) {
+    return Communicator::AllReduceAsync(send, recv, count, type, op, after,
+                                        options);  // Its error, said once.
+  }
+  CallDesc call{};
+  call.kind = OpKind::kAllReduce;
+  call.type = type;
+  call.op = op;
+  call.count = count;
+  Begin(&call, options);
+  const MPI_Request request = StartAllReduce(call, send, recv);
+  const auto timeout =
+      options.timeout.count() > 0 ? options.timeout : options_.timeout;
+  return std::make_unique<MpiAllReduceWork>(*this, call, recv, request,
+                                            timeout);
 }
 
 void MpiCommunicator::Broadcast(const void* send, void* recv, size_t count,

@@ -33,6 +33,12 @@ class MpiCommunicator : public Communicator {
 
   void AllReduce(const void* send, void* recv, size_t count, DataType type,
                  ReduceOp op, const CallOptions& options = {}) override;
+  // After the calls' check (itself a collective that waits), starts
+  // MPI_Iallreduce and returns; the Work's Wait finishes it.
+  std::unique_ptr<Work> AllReduceAsync(
+      const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+      const gpu::Event* after = nullptr,
+      const CallOptions& options = {}) override;
   void Broadcast(const void* send, void* recv, size_t count, DataType type,
                  int root, const CallOptions& options = {}) override;
   void ReduceScatter(const void* send, void* recv, size_t recv_count,
@@ -45,6 +51,12 @@ class MpiCommunicator : public Communicator {
   CommStats stats() const override { return stats_; }
 
  private:
+  friend class MpiAllReduceWork;
+  // Starts MPI_Iallreduce after the calls' check; null for no elements.
+  MPI_Request StartAllReduce(const CallDesc& call, const void* send,
+                             void* recv);
+  // What follows the wait: the average's division, the statistics.
+  void EndAllReduce(const CallDesc& call, void* recv);
   // Numbers the call, checks it against every rank's, and returns its
   // deadline.
   Clock::time_point Begin(CallDesc* call, const CallOptions& options);

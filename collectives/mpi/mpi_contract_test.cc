@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "collectives/collective_error.h"
@@ -92,6 +93,38 @@ TEST_P(MpiContractTest, AllReduceEveryOpTypeAndCount) {
           }
         }
       }
+    }
+  }));
+}
+
+// Three allreduces started back to back, then waited for in order: each
+// gives its reduction (mpi: MPI_Iallreduce in flight meanwhile).
+TEST_P(MpiContractTest, AllReduceAsyncStartedBackToBackGivesEachResult) {
+  const int n = world_->size();
+  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+    const int r = comm.rank();
+    const size_t counts[] = {1, 4099, 262147};
+    const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kSum};
+    std::vector<Buffer> data;
+    std::vector<std::unique_ptr<Work>> works;
+    for (int c = 0; c < 3; ++c) {
+      data.emplace_back(DataType::kFloat32, counts[c]);
+      for (size_t i = 0; i < counts[c]; ++i) data[c].Set(i, TestValue(r, i));
+    }
+    for (int c = 0; c < 3; ++c) {
+      works.push_back(comm.AllReduceAsync(data[c].data(), data[c].data(),
+                                          counts[c], DataType::kFloat32,
+                                          ops[c]));
+    }
+    for (int c = 0; c < 3; ++c) {
+      works[c]->Wait();
+      EXPECT_TRUE(works[c]->Done());
+      EXPECT_EQ(works[c]->error(), nullptr);
+      size_t wrong = 0;
+      for (size_t i = 0; i < counts[c]; ++i) {
+        wrong += data[c].Get(i) != Expected(ops[c], DataType::kFloat32, n, i);
+      }
+      EXPECT_EQ(wrong, 0u) << "rank " << r << " call " << c;
     }
   }));
 }

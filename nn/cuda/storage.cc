@@ -72,10 +72,6 @@ void QueueWaitForEvent(int device, void* event) {
       context.stream(), static_cast<gpu::Event*>(event)->get(), 0));
 }
 
-void* NativeEvent(void* event) {
-  return static_cast<gpu::Event*>(event)->get();
-}
-
 void CopyHostToDeviceAsync(int device, float* dst, const float* src,
                            size_t count) {
   DeviceContext::For(device).UploadAsync(dst, src, count * sizeof(float));

@@ -42,8 +42,6 @@ void RecordStreamEvent(int device, void* event);
 void WaitStreamEvent(int device, void* event);
 // The calling thread's stream for `device` waits on the device for it.
 void QueueWaitForEvent(int device, void* event);
-// The cudaEvent_t of an event made by CreateStreamEvent.
-void* NativeEvent(void* event);
 
 // A context of `device` of its own (for nn::DeviceLane): its stream,
 // library handles and memory pool. BindLane makes it the calling thread's

@@ -35,7 +35,6 @@ std::shared_ptr<void> CreateStreamEvent(int device) { NoCuda(device); }
 void RecordStreamEvent(int device, void*) { NoCuda(device); }
 void WaitStreamEvent(int device, void*) { NoCuda(device); }
 void QueueWaitForEvent(int device, void*) { NoCuda(device); }
-void* NativeEvent(void*) { return nullptr; }
 std::shared_ptr<void> CreateLane(int device) { NoCuda(device); }
 // Never reached: no lane exists without CUDA.
 std::shared_ptr<void> BindLane(const std::shared_ptr<void>&) { return nullptr; }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "collectives/collective_error.h"
+#include "nn/device_fence.h"
 
 namespace ringlet::nn {
 
@@ -38,8 +39,7 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
   for (Bucket& b : buckets_) {
     std::vector<Tensor*> grads;
     for (Parameter* p : b.params) grads.push_back(&p->grad);
-    b.flat = FlatTensors(grads);
-    b.reduced = DeviceFence(b.flat.device());
+    b.flat = FlatTensors(grads, FlatTensors::kViews);
   }
   VisitModules(model, [this](Module& m) {
     if (auto* seq = dynamic_cast<Sequential*>(&m)) {
@@ -116,41 +116,55 @@ double BucketReducer::FinishStep() {
   return comm_seconds_;
 }
 
-void BucketReducer::ReduceBucket(Bucket& b) {
-  b.flat.PackForCollective();
+void BucketReducer::StartBucket(Bucket& b) {
   const auto start = std::chrono::steady_clock::now();
-  comm_.AllReduce(b.flat.data(), b.flat.data(), b.flat.count(),
-                  collectives::DataType::kFloat32, collectives::ReduceOp::kSum);
+  const gpu::Event* after = nullptr;
+  if (on_device_) {
+    b.flat.Pack();  // Marks the end of the bucket's backward; no wait.
+    after = b.flat.packed().event();
+  } else {
+    b.flat.PackForCollective();
+  }
+  started_.push_back(comm_.AllReduceAsync(
+      b.flat.data(), b.flat.data(), static_cast<size_t>(b.flat.count()),
+      collectives::DataType::kFloat32, collectives::ReduceOp::kSum, after));
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
-  // Queued before FinishStep returns, so the optimizer's step (queued
-  // after it on the same stream) sees the sums.
-  b.flat.Unpack();
   std::lock_guard<std::mutex> lock(mu_);
   comm_seconds_ += took.count();
 }
 
-void BucketReducer::QueueBucket(Bucket& b) {
-  b.flat.Pack();  // Records b.flat.packed() on the lane; no wait.
-  comm_.QueueAllReduce(b.flat.data(), b.flat.count(),
-                       collectives::DataType::kFloat32,
-                       collectives::ReduceOp::kSum, b.flat.packed().native(),
-                       b.reduced.native());
-}
-
-void BucketReducer::FinishQueued(int queued) {
+void BucketReducer::FinishStarted(bool rethrow) {
   // The one host wait of the step, with the communicator's timeout.
   const auto start = std::chrono::steady_clock::now();
-  comm_.WaitQueued();
+  std::exception_ptr error;
+  for (auto& work : started_) {
+    try {
+      work->Wait();
+    } catch (const std::exception&) {
+      if (!error) error = std::current_exception();
+    }
+  }
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
-  for (int i = 0; i < queued; ++i) {
-    // Ordered by the allreduce's event, before the optimizer's step.
-    buckets_[i].reduced.QueueWait();
-    buckets_[i].flat.Unpack();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    comm_seconds_ += took.count();
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  comm_seconds_ += took.count();
+  if (error || !rethrow) {
+    started_.clear();
+    if (error && rethrow) std::rethrow_exception(error);
+    return;  // A cancelled step's sums are not used.
+  }
+  for (size_t i = 0; i < started_.size(); ++i) {
+    // Queued before FinishStep returns, so the optimizer's step (queued
+    // after it on the lane) sees the sums.
+    if (const gpu::Event* done = started_[i]->event()) {
+      QueueWaitForEvent(lane_.device(), *done);
+    }
+    buckets_[i].flat.Unpack();  // Copies only a replaced gradient.
+  }
+  started_.clear();
 }
 
 void BucketReducer::Loop() {
@@ -164,7 +178,6 @@ void BucketReducer::Loop() {
       seen = step_;
     }
     std::exception_ptr error;
-    int queued = 0;
     try {
       bool cancelled = false;
       for (Bucket& b : buckets_) {
@@ -174,26 +187,15 @@ void BucketReducer::Loop() {
           cancelled = cancelled_;
         }
         if (cancelled) break;
-        if (on_device_) {
-          QueueBucket(b);
-          ++queued;
-        } else {
-          ReduceBucket(b);
-        }
+        StartBucket(b);
       }
-      if (on_device_ && !cancelled) FinishQueued(queued);
-      if (on_device_ && cancelled && queued > 0) {
-        // Queued calls still read the buckets: let them end (the group is
-        // being aborted, so they do soon) before the step is over.
-        try {
-          comm_.WaitQueued();
-        } catch (const std::exception&) {
-          // The cause is the compute thread's failure.
-        }
-      }
+      // A cancelled step's calls still use the buckets: let them end (the
+      // group is being aborted, so they do soon) before the step is over.
+      FinishStarted(/*rethrow=*/!cancelled);
     } catch (const std::exception& e) {
       error = std::current_exception();
       comm_.Abort(std::string("gradient allreduce failed: ") + e.what());
+      FinishStarted(/*rethrow=*/false);
     }
     {
       std::lock_guard<std::mutex> lock(mu_);

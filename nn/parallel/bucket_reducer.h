@@ -1,36 +1,38 @@
 // Gradient buckets reduced while backward is still running, as PyTorch's
 // DistributedDataParallel does: parameters are grouped, in the order
 // backward finishes them, into buckets of about `bucket_bytes`; a
-// communication thread allreduces (sums) each bucket as soon as all its
-// gradients are final, while the compute thread goes on with the earlier
-// layers. Buckets are reduced strictly in order, so every replica makes the
-// same sequence of collective calls.
+// communication thread starts each bucket's allreduce (sum) as soon as all
+// its gradients are final, while the compute thread goes on with the
+// earlier layers, and waits for the step's calls once, at its end. Buckets
+// start strictly in order, so every replica makes the same sequence of
+// collective calls.
 //
-// Each bucket is one flat buffer on the replica's device (FlatTensors): on
-// a GPU the gradients are packed and unpacked by copies on the device's
-// stream, the allreduce runs on the communicator's stream over device
-// memory, and only this reducer's thread waits (for the pack to finish),
-// never the compute thread. The reducer's thread packs and unpacks on the
-// replica's lane, so its copies are ordered with the replica's kernels.
-//
-// With a communicator that orders calls on the device (NCCL), not even the
-// reducer's thread waits per bucket: each bucket's pack records an event,
-// its allreduce is queued on the communicator's stream after that event
-// and records its own, and the unpacks are queued on the lane after those;
-// the reducer's thread waits once per step, for the last allreduce (which
-// keeps the timeout on a missing peer).
+// Each bucket is one flat buffer on the replica's device, and the
+// gradients are views into it (FlatTensors::kViews): the allreduce sums
+// the gradients themselves, with no copies in or out. The reducer's thread
+// runs on the replica's lane, so what it queues is ordered with the
+// replica's kernels:
+//   a communicator that orders calls on the device (NCCL): each call is
+//     queued after an event marking the end of the bucket's backward, and
+//     the lane waits for the calls' events before the optimizer's step;
+//     the host waits once per step (which keeps the timeout on a missing
+//     peer).
+//   the others read the buffer at once: the reducer's thread waits for the
+//     bucket's backward on the device first (never the compute thread).
 #ifndef RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/work.h"
 #include "nn/device_lane.h"
 #include "nn/layers/containers.h"
 #include "nn/parallel/flat_tensors.h"
@@ -65,31 +67,31 @@ class BucketReducer {
  private:
   struct Bucket {
     std::vector<Parameter*> params;
-    FlatTensors flat;     // Their gradients, on the replica's device.
-    DeviceFence reduced;  // Passed once the allreduce wrote the sums.
-    int pending = 0;      // Parameters whose gradient is not final yet.
+    FlatTensors flat;  // Their gradients are views into it.
+    int pending = 0;   // Parameters whose gradient is not final yet.
   };
 
   void MarkReady(Module& module);
   void MarkReadyLocked(Parameter* param);
   void Loop();
-  void ReduceBucket(Bucket& bucket);
-  // The device-ordered way: queues bucket's pack and allreduce.
-  void QueueBucket(Bucket& bucket);
-  // After a step's buckets were queued: waits for the allreduces and
-  // queues the unpacks.
-  void FinishQueued(int queued);
+  // Starts bucket's allreduce (its Work joins works_).
+  void StartBucket(Bucket& bucket);
+  // Waits for every started call; after success, the lane waits for them
+  // too. With `rethrow` false (a cancelled or failed step) it only waits,
+  // and failures are not rethrown: the step's first failure is the cause.
+  void FinishStarted(bool rethrow);
 
   collectives::Communicator& comm_;
   DeviceLane lane_;
-  bool on_device_ = false;  // Buckets ordered by events, not host waits.
-  // The job has one rank: nothing to sum, no thread. (On one GPU with
-  // NCCL the progress line read "comm 52%": the host's wait for the
-  // one-rank allreduce, queued after backward, timed backward itself.)
+  bool on_device_ = false;  // Calls ordered by events, not host waits.
+  // The job has one rank: its gradients are the sums already (no buckets'
+  // storage, no thread, and no host wait timing backward as "comm").
   bool alone_ = false;
   std::vector<Bucket> buckets_;
   std::unordered_map<Parameter*, int> bucket_of_;
   std::unordered_map<Module*, std::vector<Parameter*>> params_of_;
+  // This step's started calls, in bucket order (the reducer's thread's).
+  std::vector<std::unique_ptr<collectives::Work>> started_;
 
   std::mutex mu_;
   std::condition_variable changed_;

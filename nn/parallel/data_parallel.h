@@ -8,6 +8,11 @@
 // replica takes the same guarded optimizer step (GuardedUpdate), so
 // replicas stay bitwise identical.
 //
+// With more than one rank, each parameter's `grad` becomes a view into its
+// bucket (DDP's gradient_as_bucket_view): a module's Backward adds into
+// `grad` in place, as nn's layers do. One that assigns a new tensor to
+// `grad` still gets the sums, at the price of a copy in and out.
+//
 // Devices: CPU devices (each a thread with its own op threads), or GPUs,
 // where a GPU may hold several replicas (`cuda:0,cuda:0`) with the ring and
 // naive backends; on GPUs the replicas, the gradient buckets and the SGD

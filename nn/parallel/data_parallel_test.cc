@@ -432,6 +432,48 @@ TEST(DataParallelTest, AUsersModelLossAndOptimizerOnKDevicesEqualOneDevice) {
   EXPECT_LT(losses[0], untrained);
 }
 
+// Backward assigns new tensors to its gradients instead of adding into
+// them: they are no longer views into the reducer's buckets, which must
+// then copy them in and out.
+class GradientReplacingPerceptron : public TwoLayerPerceptron {
+ public:
+  Tensor Backward(const Tensor& dy) override {
+    Tensor dx = TwoLayerPerceptron::Backward(dy);
+    for (Parameter* p : Parameters()) p->grad = p->grad.Clone();
+    return dx;
+  }
+};
+
+TEST(DataParallelTest, AModuleReplacingItsGradientsStillGetsTheSums) {
+  const std::vector<Batch> batches = {RandomBatch(8, 8, 31),
+                                      RandomBatch(8, 8, 32)};
+  const auto train = [&](bool replacing, int k) {
+    const DataParallel::ModelFactory make = [replacing]() {
+      std::unique_ptr<Module> model;
+      if (replacing) {
+        model = std::make_unique<GradientReplacingPerceptron>();
+      } else {
+        model = std::make_unique<TwoLayerPerceptron>();
+      }
+      InitParameters(*model, InitScheme::kKaimingNormal, 6);
+      return model;
+    };
+    auto dp =
+        std::make_unique<DataParallel>(make, Cpus(k), DataParallelOptions());
+    for (const Batch& b : batches) dp->TrainStep(Shards(b, k));
+    return dp;
+  };
+  const auto in_place = train(false, 2);
+  const auto replacing = train(true, 2);
+  const auto alone = train(true, 1);
+  ExpectStateIdentical(replacing->replica(0), in_place->replica(0),
+                       "replacing against in place, 2 devices");
+  ExpectStateIdentical(replacing->replica(1), replacing->replica(0),
+                       "replica 1");
+  ExpectStateNear(replacing->replica(0), alone->replica(0), 1e-6,
+                  "2 devices against 1");
+}
+
 TEST(DataParallelTest, AShardWithoutItsSampleShapeIsAShapeError) {
   DataParallel dp(Seeded(SmallNet, 1), Cpus(1), DataParallelOptions());
   const Batch b = RandomBatch(2, 8, 1);

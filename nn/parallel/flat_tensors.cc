@@ -7,6 +7,9 @@
 namespace ringlet::nn {
 namespace {
 
+// 256 bytes of floats: where cudaMalloc's blocks start.
+constexpr int64_t kViewAlignment = 64;
+
 Device CommonDeviceOf(const std::vector<Tensor*>& tensors) {
   if (tensors.empty()) return Device::Cpu();
   const Device device = tensors.front()->device();
@@ -19,19 +22,37 @@ Device CommonDeviceOf(const std::vector<Tensor*>& tensors) {
 
 }  // namespace
 
-FlatTensors::FlatTensors(std::vector<Tensor*> tensors)
+FlatTensors::FlatTensors(std::vector<Tensor*> tensors, Layout layout)
     : tensors_(std::move(tensors)) {
   const Device device = CommonDeviceOf(tensors_);
-  for (const Tensor* t : tensors_) count_ += t->numel();
-  flat_ = Tensor::Uninitialized({count_}, device);
+  for (const Tensor* t : tensors_) {
+    if (layout == kViews) {
+      count_ = (count_ + kViewAlignment - 1) / kViewAlignment * kViewAlignment;
+    }
+    offsets_.push_back(count_);
+    count_ += t->numel();
+  }
+  if (layout == kCopies) {
+    flat_ = Tensor::Uninitialized({count_}, device);
+  } else {
+    flat_ = Tensor({count_}, device);  // Zeros: the gaps.
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      Tensor& t = *tensors_[i];
+      CopyElements(t, 0, flat_, offsets_[i], t.numel());
+      t = flat_.ViewAt(offsets_[i], t.shape());
+    }
+  }
   packed_ = DeviceFence(device);
 }
 
+bool FlatTensors::IsView(size_t i) const {
+  return tensors_[i]->device_data() == flat_.device_data() + offsets_.at(i);
+}
+
 void FlatTensors::Pack() {
-  int64_t offset = 0;
-  for (const Tensor* t : tensors_) {
-    CopyElements(*t, 0, flat_, offset, t->numel());
-    offset += t->numel();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (IsView(i)) continue;
+    CopyElements(*tensors_[i], 0, flat_, offsets_[i], tensors_[i]->numel());
   }
   packed_.Record();
 }
@@ -44,10 +65,9 @@ void FlatTensors::PackForCollective() {
 }
 
 void FlatTensors::Unpack() {
-  int64_t offset = 0;
-  for (Tensor* t : tensors_) {
-    CopyElements(flat_, offset, *t, 0, t->numel());
-    offset += t->numel();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (IsView(i)) continue;
+    CopyElements(flat_, offsets_[i], *tensors_[i], 0, tensors_[i]->numel());
   }
 }
 
