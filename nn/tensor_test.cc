@@ -32,6 +32,23 @@ TEST(Tensor, ViewsShareStorageClonesDoNot) {
   EXPECT_FALSE(c.SharesStorageWith(t));
 }
 
+TEST(Tensor, ViewAtIsAWindowThatKeepsTheStorageAlive) {
+  Tensor window;
+  {
+    Tensor t = Tensor::FromVector({6}, {1, 2, 3, 4, 5, 6});
+    window = t.ViewAt(2, {2, 2});
+    window.data()[0] = 9;
+    EXPECT_EQ(t.data()[2], 9);
+    EXPECT_EQ(window.data(), t.data() + 2);
+    EXPECT_EQ(t.ViewAt(6, {0}).numel(), 0);
+    EXPECT_THROW(t.ViewAt(3, {4}), ShapeError);
+    EXPECT_THROW(t.ViewAt(-1, {1}), ShapeError);
+    EXPECT_THROW(Tensor().ViewAt(0, {1}), ShapeError);
+  }
+  // The first tensor's handle is gone; the window still owns the storage.
+  EXPECT_EQ(window.data()[3], 6);
+}
+
 TEST(Tensor, BadShapesAreNamed) {
   Tensor t({2, 3});
   try {
