@@ -2,11 +2,11 @@
 
 #include <stdexcept>
 
-#include "collectives/cuda_ring.h"
-#include "collectives/host_group_factory.h"
-#include "collectives/naive_algorithm.h"
-#include "collectives/nccl.h"
-#include "collectives/ring_algorithm.h"
+#include "collectives/algorithms/naive_algorithm.h"
+#include "collectives/algorithms/ring_algorithm.h"
+#include "collectives/backends/cuda_ring.h"
+#include "collectives/backends/host_group_factory.h"
+#include "collectives/backends/nccl.h"
 
 namespace ringlet::collectives {
 

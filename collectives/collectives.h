@@ -1,4 +1,4 @@
-// //collectives:collectives — every backend behind one call, by name.
+// //collectives — every backend behind one call, by name.
 #ifndef RINGLET_COLLECTIVES_COLLECTIVES_H_
 #define RINGLET_COLLECTIVES_COLLECTIVES_H_
 
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective_error.h"
-#include "collectives/communicator.h"
-#include "collectives/rank_device.h"
+#include "collectives/api/collective_error.h"
+#include "collectives/api/communicator.h"
+#include "collectives/api/rank_device.h"
 
 namespace ringlet::collectives {
 

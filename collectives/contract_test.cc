@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/host_group_factory.h"
-#include "collectives/naive_algorithm.h"
-#include "collectives/ring_algorithm.h"
+#include "collectives/algorithms/naive_algorithm.h"
+#include "collectives/algorithms/ring_algorithm.h"
+#include "collectives/backends/host_group_factory.h"
 #include "collectives/testing/rank_threads.h"
 
 namespace ringlet::collectives {

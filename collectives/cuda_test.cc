@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/backends/cuda_ring.h"
+#include "collectives/backends/nccl.h"
 #include "collectives/collectives.h"
-#include "collectives/cuda_ring.h"
-#include "collectives/nccl.h"
 #include "collectives/testing/rank_threads.h"
 #include "gpu/device_probe.h"
 #include "gpu/stream.h"

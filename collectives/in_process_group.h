@@ -1,7 +1,7 @@
 // The ProcessGroup of a job that is this one process: every rank is local
 // (a thread per rank), there is nothing to sum or gather over processes.
 // Code written against ProcessGroup then has one path for one process and
-// for an mpirun job (collectives/mpi), with no null checks.
+// for an mpirun job (collectives/backends/mpi), with no null checks.
 #ifndef RINGLET_COLLECTIVES_IN_PROCESS_GROUP_H_
 #define RINGLET_COLLECTIVES_IN_PROCESS_GROUP_H_
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/api/process_group.h"
 #include "collectives/collectives.h"
-#include "collectives/process_group.h"
 
 namespace ringlet::collectives {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/communicator.h"
+#include "collectives/api/communicator.h"
 
 namespace ringlet::collectives::testing {
 

@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <string>
 
-#include "collectives/call_desc.h"
-#include "collectives/types.h"
+#include "collectives/api/types.h"
+#include "collectives/transport/call_desc.h"
 
 namespace ringlet::collectives {
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "collectives/collective_error.h"
+#include "collectives/api/collective_error.h"
 #include "nn/device_fence.h"
 
 namespace ringlet::nn {

@@ -31,8 +31,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collectives/communicator.h"
-#include "collectives/work.h"
+#include "collectives/api/communicator.h"
+#include "collectives/api/work.h"
 #include "nn/device_lane.h"
 #include "nn/layers/containers.h"
 #include "nn/parallel/flat_tensors.h"

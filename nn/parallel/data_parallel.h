@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/communicator.h"
+#include "collectives/api/communicator.h"
 #include "nn/device.h"
 #include "nn/layers/module.h"
 #include "nn/ops/loss.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective_error.h"
+#include "collectives/api/collective_error.h"
 #include "gpu/device_probe.h"
 #include "nn/gpu_precision.h"
 #include "nn/out_of_memory.h"
@@ -187,7 +187,7 @@ TEST_F(OnOneGpu, ClippedStepsOfKReplicasTakeTheOneReplicaStep) {
 // bucket): one replica per GPU takes the ring's steps within float
 // rounding (the two sum in other orders), over several buckets and steps.
 // Needs 2 GPUs: one replica is alone in the job and sums nothing, and NCCL
-// refuses two ranks on one GPU (NcclQueued in //collectives:cuda_test
+// refuses two ranks on one GPU (NcclAsync in //collectives:cuda_test
 // covers the queued calls on one GPU).
 TEST_F(OnOneGpu, OneReplicaPerGpuThroughNcclTakesTheRingSteps) {
   if (on_cpu_) GTEST_SKIP() << "nccl needs GPUs";

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/collective_error.h"
+#include "collectives/api/collective_error.h"
 #include "collectives/collectives.h"
 #include "gtest/gtest.h"
 #include "nn/layers/init.h"

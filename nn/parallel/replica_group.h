@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/communicator.h"
-#include "collectives/process_group.h"
+#include "collectives/api/communicator.h"
+#include "collectives/api/process_group.h"
 #include "nn/device.h"
 #include "nn/device_lane.h"
 #include "nn/parallel/device_workers.h"

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "collectives/mpi/mpi_world.h"
+#include "collectives/backends/mpi/mpi_world.h"
 
 namespace ringlet::trainers {
 namespace {

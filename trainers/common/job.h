@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/process_group.h"
+#include "collectives/api/process_group.h"
 #include "nn/device.h"
 
 namespace ringlet::trainers {

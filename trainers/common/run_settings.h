@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/process_group.h"
+#include "collectives/api/process_group.h"
 #include "data/fashion_mnist.h"
 #include "trainers/common/metrics.h"
 

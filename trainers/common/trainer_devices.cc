@@ -5,8 +5,8 @@
 #include <string>
 #include <thread>
 
-#include "collectives/mpi/mpi_world.h"
-#include "collectives/nccl.h"
+#include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/backends/nccl.h"
 #include "gpu/device_probe.h"
 #include "nn/gpu_precision.h"
 

@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "collectives/types.h"
+#include "collectives/api/types.h"
 
 namespace ringlet::collectives::cuda {
 

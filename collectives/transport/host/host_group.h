@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/call_desc.h"
+#include "collectives/transport/call_desc.h"
 #include "collectives/transport/host/notifier.h"
 
 namespace ringlet::collectives::host {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "collectives/collective_error.h"
+#include "collectives/api/collective_error.h"
 
 namespace ringlet::collectives::host {
 

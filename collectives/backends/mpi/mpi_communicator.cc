@@ -1,0 +1,329 @@
+#include "collectives/backends/mpi/mpi_communicator.h"
+
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <vector>
+
+#include "collectives/api/collective_error.h"
+#include "collectives/transport/host/host_kernels.h"
+
+namespace ringlet::collectives::mpi {
+namespace {
+
+MPI_Datatype ToMpi(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return MPI_FLOAT;
+    case DataType::kFloat64:
+      return MPI_DOUBLE;
+    case DataType::kInt32:
+      return MPI_INT;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+// avg is sum followed by a division (MPI has no average).
+MPI_Op ToMpi(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return MPI_SUM;
+    case ReduceOp::kMax:
+      return MPI_MAX;
+    case ReduceOp::kMin:
+      return MPI_MIN;
+  }
+  return MPI_OP_NULL;
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(std::shared_ptr<MpiWorld> world,
+                                 const CommOptions& options)
+    : world_(std::move(world)), options_(options) {
+  if (world_->size() != world_->processes()) {
+    throw CollectiveError(
+        "the mpi backend runs one rank per process, and this job has " +
+        std::to_string(world_->size()) + " ranks in " +
+        std::to_string(world_->processes()) +
+        " processes; give each process one device, or use --backend=ring");
+  }
+  comm_ = world_->DupWorld();
+}
+
+void MpiCommunicator::Fail(const CallDesc& call, const std::string& problem) {
+  const std::string message =
+      "rank " + std::to_string(rank()) + " " + Describe(call) + ": " + problem;
+  {
+    std::lock_guard<std::mutex> lock(reason_mu_);
+    if (!aborted_.exchange(true)) reason_ = message;
+  }
+  throw CollectiveError(message);
+}
+
+void MpiCommunicator::Abort(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(reason_mu_);
+  if (!aborted_.exchange(true)) {
+    reason_ = "rank " + std::to_string(rank()) + " aborted: " + reason;
+  }
+}
+
+void MpiCommunicator::Finish(const CallDesc& call, MPI_Request* request,
+                             Clock::time_point deadline) {
+  const bool done = world_->Wait(request, [&] {
+    return aborted_.load(std::memory_order_acquire) || Clock::now() >= deadline;
+  });
+  if (done) return;
+  // A started collective cannot be cancelled; the communicator is unusable
+  // from here on, which the abort records.
+  if (aborted_.load()) {
+    std::lock_guard<std::mutex> lock(reason_mu_);
+    throw CollectiveError(reason_);
+  }
+  Fail(call,
+       "timed out waiting for the other ranks (a rank has not made this "
+       "call, or has failed)");
+}
+
+Clock::time_point MpiCommunicator::Begin(CallDesc* call,
+                                         const CallOptions& options) {
+  call->seq = next_seq_++;
+  if (aborted_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(reason_mu_);
+    throw CollectiveError("communicator was aborted: " + reason_);
+  }
+  if (!options.algorithm.empty() && options.algorithm != "mpi") {
+    Fail(*call, "unknown algorithm '" + options.algorithm +
+                    "'; this communicator has: mpi");
+  }
+  if (call->count > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    Fail(*call, "more elements than one MPI call takes (2^31 - 1)");
+  }
+  const auto timeout =
+      options.timeout.count() > 0 ? options.timeout : options_.timeout;
+  const Clock::time_point deadline = Clock::now() + timeout;
+  // Every rank's description of the call, compared with ours.
+  std::vector<CallDesc> calls(size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  world_->Call("MPI_Iallgather (call check)", [&] {
+    return MPI_Iallgather(call, sizeof(CallDesc), MPI_BYTE, calls.data(),
+                          sizeof(CallDesc), MPI_BYTE, comm_, &request);
+  });
+  Finish(*call, &request, deadline);
+  for (int r = 0; r < size(); ++r) {
+    if (calls[r] != *call) {
+      Fail(*call, "rank " + std::to_string(r) + " called " +
+                      Describe(calls[r]) + " instead");
+    }
+  }
+  return deadline;
+}
+
+void MpiCommunicator::Count(const CallDesc& call, size_t elements) {
+  stats_.bytes_sent += elements * SizeOf(call.type);
+  ++stats_.messages_sent;
+}
+
+MPI_Request MpiCommunicator::StartAllReduce(const CallDesc& call,
+                                            const void* send, void* recv) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (call.count == 0) return request;
+  if (send == nullptr || recv == nullptr) Fail(call, "a buffer is null");
+  world_->Call("MPI_Iallreduce", [&] {
+    return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
+                          static_cast<int>(call.count), ToMpi(call.type),
+                          ToMpi(call.op), comm_, &request);
+  });
+  return request;
+}
+
+void MpiCommunicator::EndAllReduce(const CallDesc& call, void* recv) {
+  if (call.count == 0) return;
+  if (call.op == ReduceOp::kAvg) {
+    host::DivideInPlace(recv, call.count, call.type, size());
+  }
+  Count(call, call.count);
+}
+
+void MpiCommunicator::AllReduce(const void* send, void* recv, size_t count,
+                                DataType type, ReduceOp op,
+                                const CallOptions& options) {
+  CallDesc call{};
+  call.kind = OpKind::kAllReduce;
+  call.type = type;
+  call.op = op;
+  call.count = count;
+  const Clock::time_point deadline = Begin(&call, options);
+  MPI_Request request = StartAllReduce(call, send, recv);
+  if (request != MPI_REQUEST_NULL) Finish(call, &request, deadline);
+  EndAllReduce(call, recv);
+}
+
+// An MPI_Iallreduce in flight; Wait's deadline starts when Wait is called.
+class MpiAllReduceWork : public Work {
+ public:
+  MpiAllReduceWork(MpiCommunicator& comm, const CallDesc& call, void* recv,
+                   MPI_Request request, std::chrono::milliseconds timeout)
+      : comm_(comm),
+        call_(call),
+        recv_(recv),
+        request_(request),
+        timeout_(timeout) {}
+
+  void Wait() override {
+    if (!finished_) {
+      try {
+        if (request_ != MPI_REQUEST_NULL) {
+          comm_.Finish(call_, &request_, Clock::now() + timeout_);
+        }
+        comm_.EndAllReduce(call_, recv_);
+      } catch (const CollectiveError&) {
+        error_ = std::current_exception();
+      }
+      finished_ = true;
+    }
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  bool Done() override {
+    if (finished_) return true;
+    if (comm_.aborted_.load()) return true;
+    try {
+      int flag = 1;
+      if (request_ != MPI_REQUEST_NULL) {
+        comm_.world_->Call("MPI_Test", [&] {
+          return MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+        });
+      }
+      if (flag == 0) return false;
+      comm_.EndAllReduce(call_, recv_);  // The average's division, if any.
+    } catch (const CollectiveError&) {
+      error_ = std::current_exception();
+    }
+    finished_ = true;
+    return true;
+  }
+
+  std::exception_ptr error() override {
+    if (finished_) return error_;
+    if (comm_.aborted_.load()) {
+      std::lock_guard<std::mutex> lock(comm_.reason_mu_);
+      return std::make_exception_ptr(CollectiveError(comm_.reason_));
+    }
+    return nullptr;
+  }
+
+ private:
+  MpiCommunicator& comm_;
+  const CallDesc call_;
+  void* const recv_;
+  MPI_Request request_;
+  const std::chrono::milliseconds timeout_;
+  bool finished_ = false;
+  std::exception_ptr error_;
+};
+
+std::unique_ptr<Work> MpiCommunicator::AllReduceAsync(
+    const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+    const gpu::Event* after, const CallOptions& options) {
+  if (after != nullptr) {
+    return Communicator::AllReduceAsync(send, recv, count, type, op, after,
+                                        options);  // Its error, said once.
+  }
+  CallDesc call{};
+  call.kind = OpKind::kAllReduce;
+  call.type = type;
+  call.op = op;
+  call.count = count;
+  Begin(&call, options);
+  const MPI_Request request = StartAllReduce(call, send, recv);
+  const auto timeout =
+      options.timeout.count() > 0 ? options.timeout : options_.timeout;
+  return std::make_unique<MpiAllReduceWork>(*this, call, recv, request,
+                                            timeout);
+}
+
+void MpiCommunicator::Broadcast(const void* send, void* recv, size_t count,
+                                DataType type, int root,
+                                const CallOptions& options) {
+  CallDesc call{};
+  call.kind = OpKind::kBroadcast;
+  call.type = type;
+  call.root = root;
+  call.count = count;
+  const Clock::time_point deadline = Begin(&call, options);
+  if (root < 0 || root >= size()) {
+    Fail(call, "root " + std::to_string(root) + " is out of range for " +
+                   std::to_string(size()) + " ranks");
+  }
+  if (count == 0) return;
+  if (recv == nullptr || (rank() == root && send == nullptr)) {
+    Fail(call, "a buffer is null");
+  }
+  if (rank() == root && send != recv) {
+    std::memcpy(recv, send, count * SizeOf(type));
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  world_->Call("MPI_Ibcast", [&] {
+    return MPI_Ibcast(recv, static_cast<int>(count), ToMpi(type), root, comm_,
+                      &request);
+  });
+  Finish(call, &request, deadline);
+  Count(call, count);
+}
+
+void MpiCommunicator::ReduceScatter(const void* send, void* recv,
+                                    size_t recv_count, DataType type,
+                                    ReduceOp op, const CallOptions& options) {
+  CallDesc call{};
+  call.kind = OpKind::kReduceScatter;
+  call.type = type;
+  call.op = op;
+  call.count = recv_count;
+  const Clock::time_point deadline = Begin(&call, options);
+  if (recv_count == 0) return;
+  if (send == nullptr || recv == nullptr) Fail(call, "a buffer is null");
+  MPI_Request request = MPI_REQUEST_NULL;
+  world_->Call("MPI_Ireduce_scatter_block", [&] {
+    return MPI_Ireduce_scatter_block(send, recv, static_cast<int>(recv_count),
+                                     ToMpi(type), ToMpi(op), comm_, &request);
+  });
+  Finish(call, &request, deadline);
+  if (op == ReduceOp::kAvg) host::DivideInPlace(recv, recv_count, type, size());
+  Count(call, recv_count * size());
+}
+
+void MpiCommunicator::AllGather(const void* send, void* recv, size_t send_count,
+                                DataType type, const CallOptions& options) {
+  CallDesc call{};
+  call.kind = OpKind::kAllGather;
+  call.type = type;
+  call.count = send_count;
+  const Clock::time_point deadline = Begin(&call, options);
+  if (send_count == 0) return;
+  if (send == nullptr || recv == nullptr) Fail(call, "a buffer is null");
+  // In place means send is this rank's block of recv, as in NCCL.
+  const char* own =
+      static_cast<const char*>(recv) + rank() * send_count * SizeOf(type);
+  MPI_Request request = MPI_REQUEST_NULL;
+  world_->Call("MPI_Iallgather", [&] {
+    return MPI_Iallgather(send == own ? MPI_IN_PLACE : send,
+                          static_cast<int>(send_count), ToMpi(type), recv,
+                          static_cast<int>(send_count), ToMpi(type), comm_,
+                          &request);
+  });
+  Finish(call, &request, deadline);
+  Count(call, send_count * size());
+}
+
+void MpiCommunicator::Barrier(const CallOptions& options) {
+  CallDesc call{};
+  call.kind = OpKind::kBarrier;
+  call.type = DataType::kInt32;
+  // The call check is itself a barrier: every rank has arrived once it ends.
+  Begin(&call, options);
+}
+
+}  // namespace ringlet::collectives::mpi

@@ -1,0 +1,326 @@
+// The collectives contract across processes: run under mpirun (see
+// mpi_contract_test.sh), every process runs these tests in the same order,
+// each holding one or two ranks of a group that spans all of them. Checks
+// each backend that works between processes (ring, naive over MPI and host
+// memory; mpi) on every collective, reduction, type and a range of counts,
+// with data that depends on the global rank, and that a mismatched call
+// fails on every rank within the timeout instead of hanging.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "collectives/api/collective_error.h"
+#include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/testing/rank_threads.h"
+
+namespace ringlet::collectives::mpi {
+namespace {
+
+using testing::Buffer;
+using testing::Expected;
+using testing::Group;
+using testing::RunRanks;
+using testing::TestValue;
+
+struct Setup {
+  std::string backend;
+  int local_ranks;
+};
+
+std::string SetupName(const ::testing::TestParamInfo<Setup>& info) {
+  return info.param.backend + "_" + std::to_string(info.param.local_ranks) +
+         "_per_process";
+}
+
+constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat64,
+                               DataType::kInt32};
+constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax,
+                             ReduceOp::kMin};
+// Below, at and above one segment; primes so chunks are uneven; 1 MiB of
+// float32 takes the pipelined paths with many messages.
+constexpr size_t kCounts[] = {0, 1, 7, 61, 4099, 262147};
+
+class MpiContractTest : public ::testing::TestWithParam<Setup> {
+ protected:
+  void SetUp() override {
+    world_ = MpiWorld::Join(GetParam().local_ranks);
+    group_ = world_->CreateGroup(GetParam().backend,
+                                 CommOptions{std::chrono::seconds(60)});
+  }
+  // Fails the test on this process, naming the rank, unless every local
+  // rank finished without an exception.
+  static void ExpectNoErrors(const std::vector<std::string>& errors) {
+    for (size_t i = 0; i < errors.size(); ++i) {
+      EXPECT_EQ(errors[i], "") << "local rank " << i;
+    }
+  }
+  std::shared_ptr<MpiWorld> world_;
+  Group group_;
+};
+
+TEST_P(MpiContractTest, LayoutCoversEveryRankOnce) {
+  EXPECT_EQ(world_->size(), world_->processes() * GetParam().local_ranks);
+  EXPECT_EQ(world_->first_rank(), world_->process() * GetParam().local_ranks);
+  for (size_t i = 0; i < group_.size(); ++i) {
+    EXPECT_EQ(group_[i]->rank(), world_->first_rank() + static_cast<int>(i));
+    EXPECT_EQ(group_[i]->size(), world_->size());
+    EXPECT_EQ(group_[i]->backend(), GetParam().backend);
+  }
+}
+
+TEST_P(MpiContractTest, AllReduceEveryOpTypeAndCount) {
+  const int n = world_->size();
+  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+    const int r = comm.rank();
+    for (size_t count : kCounts) {
+      for (DataType type : kTypes) {
+        for (ReduceOp op : kOps) {
+          for (bool in_place : {false, true}) {
+            Buffer send(type, count), recv(type, count);
+            for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
+            Buffer& out = in_place ? send : recv;
+            comm.AllReduce(send.data(), out.data(), count, type, op);
+            size_t wrong = 0;
+            for (size_t i = 0; i < count; ++i) {
+              wrong += out.Get(i) != Expected(op, type, n, i);
+            }
+            EXPECT_EQ(wrong, 0u)
+                << "rank " << r << " allreduce " << Name(type) << "[" << count
+                << "] " << Name(op) << (in_place ? " in place" : "");
+          }
+        }
+      }
+    }
+  }));
+}
+
+// Three allreduces started back to back, then waited for in order: each
+// gives its reduction (mpi: MPI_Iallreduce in flight meanwhile).
+TEST_P(MpiContractTest, AllReduceAsyncStartedBackToBackGivesEachResult) {
+  const int n = world_->size();
+  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+    const int r = comm.rank();
+    const size_t counts[] = {1, 4099, 262147};
+    const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kSum};
+    std::vector<Buffer> data;
+    std::vector<std::unique_ptr<Work>> works;
+    for (int c = 0; c < 3; ++c) {
+      data.emplace_back(DataType::kFloat32, counts[c]);
+      for (size_t i = 0; i < counts[c]; ++i) data[c].Set(i, TestValue(r, i));
+    }
+    for (int c = 0; c < 3; ++c) {
+      works.push_back(comm.AllReduceAsync(data[c].data(), data[c].data(),
+                                          counts[c], DataType::kFloat32,
+                                          ops[c]));
+    }
+    for (int c = 0; c < 3; ++c) {
+      works[c]->Wait();
+      EXPECT_TRUE(works[c]->Done());
+      EXPECT_EQ(works[c]->error(), nullptr);
+      size_t wrong = 0;
+      for (size_t i = 0; i < counts[c]; ++i) {
+        wrong += data[c].Get(i) != Expected(ops[c], DataType::kFloat32, n, i);
+      }
+      EXPECT_EQ(wrong, 0u) << "rank " << r << " call " << c;
+    }
+  }));
+}
+
+TEST_P(MpiContractTest, BroadcastFromEveryRoot) {
+  const int n = world_->size();
+  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+    const int r = comm.rank();
+    for (int root = 0; root < n; ++root) {
+      for (size_t count : kCounts) {
+        Buffer send(DataType::kFloat32, count), recv(DataType::kFloat32, count);
+        for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
+        comm.Broadcast(send.data(), recv.data(), count, DataType::kFloat32,
+                       root);
+        size_t wrong = 0;
+        for (size_t i = 0; i < count; ++i) {
+          wrong += recv.Get(i) != TestValue(root, i);
+        }
+        EXPECT_EQ(wrong, 0u) << "rank " << r << " broadcast [" << count
+                             << "] from root " << root;
+      }
+    }
+  }));
+}
+
+TEST_P(MpiContractTest, ReduceScatterGivesEachRankItsBlock) {
+  const int n = world_->size();
+  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+    const int r = comm.rank();
+    for (size_t count : kCounts) {
+      for (ReduceOp op : kOps) {
+        Buffer send(DataType::kFloat64, count * n);
+        Buffer recv(DataType::kFloat64, count);
+        for (size_t i = 0; i < count * n; ++i) send.Set(i, TestValue(r, i));
+        comm.ReduceScatter(send.data(), recv.data(), count, DataType::kFloat64,
+                           op);
+        size_t wrong = 0;
+        for (size_t i = 0; i < count; ++i) {
+          wrong +=
+              recv.Get(i) != Expected(op, DataType::kFloat64, n, i, r * count);
+        }
+        EXPECT_EQ(wrong, 0u)
+            << "rank " << r << " reduce-scatter [" << count << "] " << Name(op);
+      }
+    }
+  }));
+}
+
+TEST_P(MpiContractTest, AllGatherPutsEveryBlockInPlace) {
+  const int n = world_->size();
+  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+    const int r = comm.rank();
+    for (size_t count : kCounts) {
+      Buffer send(DataType::kInt32, count), recv(DataType::kInt32, count * n);
+      for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
+      comm.AllGather(send.data(), recv.data(), count, DataType::kInt32);
+      size_t wrong = 0;
+      for (int from = 0; from < n; ++from) {
+        for (size_t i = 0; i < count; ++i) {
+          wrong += recv.Get(from * count + i) != TestValue(from, i);
+        }
+      }
+      EXPECT_EQ(wrong, 0u) << "rank " << r << " allgather [" << count << "]";
+      comm.Barrier();
+    }
+  }));
+}
+
+// The last rank of the job asks for one element more than the others: every
+// rank must fail within the timeout, and some rank must say which calls
+// differed, naming the sizes.
+TEST_P(MpiContractTest, MismatchedCallFailsEveryRankNamingTheCalls) {
+  const int last = world_->size() - 1;
+  CallOptions options;
+  options.timeout = std::chrono::seconds(5);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> errors =
+      RunRanks(group_, [&](Communicator& comm) {
+        const size_t count = comm.rank() == last ? 8 : 7;
+        Buffer data(DataType::kFloat32, count);
+        comm.AllReduce(data.data(), data.data(), count, DataType::kFloat32,
+                       ReduceOp::kSum, options);
+      });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_LT(seconds, 30.0);
+  double naming_both = 0;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    EXPECT_NE(errors[i], "") << "local rank " << i << " did not fail";
+    const bool names_sizes =
+        errors[i].find("float32[7]") != std::string::npos &&
+        errors[i].find("float32[8]") != std::string::npos;
+    naming_both += names_sizes ? 1 : 0;
+  }
+  world_->SumOverProcesses(&naming_both, 1);
+  EXPECT_GE(naming_both, 1)
+      << "no rank named both calls; errors here: " << errors[0];
+}
+
+std::vector<Setup> Setups() {
+  return {{"ring", 1}, {"ring", 2}, {"naive", 1}, {"naive", 2}, {"mpi", 1}};
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MpiContractTest,
+                         ::testing::ValuesIn(Setups()), SetupName);
+
+TEST(MpiWorldTest, MpiBackendRefusesTwoRanksPerProcess) {
+  auto world = MpiWorld::Join(2);
+  try {
+    world->CreateGroup("mpi", {});
+    FAIL() << "expected a CollectiveError";
+  } catch (const CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find("one rank per process"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Every process finds no GPU (or no NCCL in the build) before any of them
+// waits for the NCCL id, so all fail at once with the reason.
+TEST(MpiWorldTest, NcclWithoutGpusIsAClearErrorOnEveryProcess) {
+  auto world = MpiWorld::Join(1);
+  try {
+    world->CreateGroup("nccl", {});
+    GTEST_SKIP() << "this machine has GPUs and NCCL: nothing to check here";
+  } catch (const CollectiveError& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("needs GPUs") != std::string::npos ||
+                what.find("not in this build") != std::string::npos)
+        << what;
+  }
+}
+
+// Checked across processes before NCCL is touched, so no GPU is needed to
+// see it: every process names the same GPU of one host.
+TEST(MpiWorldTest, NcclRefusesTwoProcessesOnOneGpu) {
+  auto world = MpiWorld::Join(1);
+  world->SetLocalDevices({RankDevice::Gpu(0)});
+  try {
+    world->CreateGroup("nccl", {});
+    FAIL() << "expected a CollectiveError";
+  } catch (const CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "processes 0 and 1 both use cuda:0 on host " + world->host()),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--backend=ring"), std::string::npos);
+  }
+}
+
+// The host backends reach GPU ranks through host staging, which needs the
+// GPU: one that is not there is named on every process.
+TEST(MpiWorldTest, HostBackendsOnAMissingGpuNameIt) {
+  auto world = MpiWorld::Join(1);
+  world->SetLocalDevices({RankDevice::Gpu(99)});
+  for (const char* backend : {"ring", "mpi"}) {
+    try {
+      world->CreateGroup(backend, {});
+      FAIL() << backend << ": expected a CollectiveError";
+    } catch (const CollectiveError& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("cuda:99 does not exist") != std::string::npos ||
+                  what.find("has no CUDA") != std::string::npos)
+          << what;
+    }
+  }
+  EXPECT_THROW(world->SetLocalDevices({RankDevice::Host(), RankDevice::Host()}),
+               std::invalid_argument);
+}
+
+TEST(MpiWorldTest, UnknownBackendSaysWhatThereIs) {
+  auto world = MpiWorld::Join(1);
+  EXPECT_THROW(world->CreateGroup("carrier-pigeon", {}), std::invalid_argument);
+}
+
+TEST(MpiWorldTest, SumOverProcessesAddsEveryProcess) {
+  auto world = MpiWorld::Join(1);
+  double values[2] = {1.0, static_cast<double>(world->process())};
+  world->SumOverProcesses(values, 2);
+  const int p = world->processes();
+  EXPECT_EQ(values[0], p);
+  EXPECT_EQ(values[1], p * (p - 1) / 2.0);
+}
+
+// Strings of different lengths (one empty) reach every process in order.
+TEST(MpiWorldTest, GatherFromProcessesGivesEveryProcessEveryString) {
+  auto world = MpiWorld::Join(1);
+  const int me = world->process();
+  const std::vector<std::string> all = world->GatherFromProcesses(
+      me == 1 ? std::string() : std::string(me + 3, 'a' + me));
+  ASSERT_EQ(static_cast<int>(all.size()), world->processes());
+  for (int p = 0; p < world->processes(); ++p) {
+    EXPECT_EQ(all[p], p == 1 ? std::string() : std::string(p + 3, 'a' + p));
+  }
+}
+
+}  // namespace
+}  // namespace ringlet::collectives::mpi

@@ -1,0 +1,158 @@
+#include "collectives/backends/transport_communicator.h"
+
+#include <stdexcept>
+
+#include "collectives/api/collective_error.h"
+
+namespace ringlet::collectives {
+
+TransportCommunicator::TransportCommunicator(
+    std::unique_ptr<Transport> transport, AlgorithmList algorithms,
+    const CommOptions& options)
+    : transport_(std::move(transport)),
+      algorithms_(std::move(algorithms)),
+      options_(options) {
+  if (algorithms_.empty()) {
+    throw std::invalid_argument("TransportCommunicator needs an algorithm");
+  }
+}
+
+void TransportCommunicator::Fail(const CallDesc& call,
+                                 const std::string& problem) {
+  const std::string message =
+      "rank " + std::to_string(rank()) + " " + Describe(call) + ": " + problem;
+  transport_->Abort(message);
+  throw CollectiveError(message);
+}
+
+CallDesc TransportCommunicator::Begin(OpKind kind, DataType type, ReduceOp op,
+                                      int root, size_t count,
+                                      const CallOptions& options,
+                                      const Algorithm** algorithm) {
+  CallDesc call;
+  call.seq = next_seq_++;
+  call.kind = kind;
+  call.type = type;
+  call.op = op;
+  call.root = root;
+  call.count = count;
+  transport_->ThrowIfAborted();
+
+  *algorithm = algorithms_[0].get();
+  if (!options.algorithm.empty()) {
+    bool found = false;
+    for (size_t i = 0; i < algorithms_.size() && !found; ++i) {
+      if (options.algorithm == algorithms_[i]->name()) {
+        *algorithm = algorithms_[i].get();
+        call.algorithm = static_cast<uint8_t>(i);
+        found = true;
+      }
+    }
+    if (!found) {
+      std::string names;
+      for (const auto& a : algorithms_) names += std::string(" ") + a->name();
+      Fail(call, "unknown algorithm '" + options.algorithm +
+                     "'; this communicator has:" + names);
+    }
+  }
+  const auto timeout =
+      options.timeout.count() > 0 ? options.timeout : options_.timeout;
+  transport_->BeginCall(call, timeout);
+  return call;
+}
+
+void TransportCommunicator::RequireBuffer(const CallDesc& call,
+                                          const void* buffer,
+                                          const char* name) {
+  if (buffer == nullptr) {
+    Fail(call, std::string(name) + " buffer is null with " +
+                   std::to_string(call.count) + " elements");
+  }
+}
+
+void TransportCommunicator::AllReduce(const void* send, void* recv,
+                                      size_t count, DataType type, ReduceOp op,
+                                      const CallOptions& options) {
+  const Algorithm* algorithm;
+  const CallDesc call =
+      Begin(OpKind::kAllReduce, type, op, 0, count, options, &algorithm);
+  if (count == 0) return;
+  RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, count * SizeOf(type));
+    return;
+  }
+  algorithm->AllReduce(*transport_, call, send, recv);
+}
+
+void TransportCommunicator::Broadcast(const void* send, void* recv,
+                                      size_t count, DataType type, int root,
+                                      const CallOptions& options) {
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root,
+                              count, options, &algorithm);
+  if (root < 0 || root >= size()) {
+    Fail(call, "root " + std::to_string(root) + " is out of range for " +
+                   std::to_string(size()) + " ranks");
+  }
+  if (count == 0) return;
+  if (rank() == root) RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, count * SizeOf(type));
+    return;
+  }
+  algorithm->Broadcast(*transport_, call, send, recv);
+}
+
+void TransportCommunicator::ReduceScatter(const void* send, void* recv,
+                                          size_t recv_count, DataType type,
+                                          ReduceOp op,
+                                          const CallOptions& options) {
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kReduceScatter, type, op, 0, recv_count,
+                              options, &algorithm);
+  if (recv_count == 0) return;
+  RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, recv_count * SizeOf(type));
+    return;
+  }
+  algorithm->ReduceScatter(*transport_, call, send, recv);
+}
+
+void TransportCommunicator::AllGather(const void* send, void* recv,
+                                      size_t send_count, DataType type,
+                                      const CallOptions& options) {
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0,
+                              send_count, options, &algorithm);
+  if (send_count == 0) return;
+  RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, send_count * SizeOf(type));
+    return;
+  }
+  algorithm->AllGather(*transport_, call, send, recv);
+}
+
+void TransportCommunicator::Barrier(const CallOptions& options) {
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kBarrier, DataType::kInt32,
+                              ReduceOp::kSum, 0, 0, options, &algorithm);
+  if (size() == 1) return;
+  algorithm->Barrier(*transport_, call);
+}
+
+void TransportCommunicator::Abort(const std::string& reason) {
+  transport_->Abort("rank " + std::to_string(rank()) + " aborted: " + reason);
+}
+
+CommStats TransportCommunicator::stats() const {
+  return CommStats{transport_->bytes_sent(), transport_->messages_sent()};
+}
+
+}  // namespace ringlet::collectives

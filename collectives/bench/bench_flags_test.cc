@@ -1,0 +1,67 @@
+#include "collectives/bench/bench_flags.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace ringlet::collectives {
+namespace {
+
+TEST(ParseBytes, AcceptsPlainAndSuffixedSizes) {
+  EXPECT_EQ(ParseBytes("4"), 4u);
+  EXPECT_EQ(ParseBytes("64K"), 65536u);
+  EXPECT_EQ(ParseBytes("1M"), 1048576u);
+  EXPECT_EQ(ParseBytes("2G"), 2147483648u);
+  EXPECT_EQ(ParseBytes("256m"), 268435456u);
+}
+
+TEST(ParseBytes, RejectsGarbage) {
+  EXPECT_THROW(ParseBytes(""), std::invalid_argument);
+  EXPECT_THROW(ParseBytes("M"), std::invalid_argument);
+  EXPECT_THROW(ParseBytes("12X"), std::invalid_argument);
+  EXPECT_THROW(ParseBytes("-4"), std::invalid_argument);
+}
+
+TEST(ParseBytes, RefusesSizesBeyond64Bits) {
+  EXPECT_EQ(ParseBytes("17179869183G"), 17179869183ull << 30);
+  // Once wrapped around to 0.
+  EXPECT_THROW(ParseBytes("17179869184G"), std::invalid_argument);
+  EXPECT_THROW(ParseBytes("99999999999999999999"), std::invalid_argument);
+}
+
+TEST(CheckBenchMemory, RefusesSweepsThatCannotFitWithTheMemoryNeeded) {
+  const uint64_t gib = uint64_t{1} << 30;
+  EXPECT_NO_THROW(CheckBenchMemory(256 << 20, 4, 24 * gib));
+  try {
+    CheckBenchMemory(64 * gib, 2, 24 * gib);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 256.0 GiB for 2 ranks"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_GT(PhysicalMemoryBytes(), gib / 4);
+}
+
+TEST(SweepSizes, DoublesAndRoundsToElements) {
+  EXPECT_EQ(SweepSizes(4, 64, 2, 4), (std::vector<uint64_t>{4, 8, 16, 32, 64}));
+  EXPECT_EQ(SweepSizes(1, 16, 4, 8), (std::vector<uint64_t>{8, 16}));
+  EXPECT_EQ(SweepSizes(1024, 1024, 2, 4), (std::vector<uint64_t>{1024}));
+  EXPECT_THROW(SweepSizes(4, 64, 1.0, 4), std::invalid_argument);
+}
+
+TEST(CallsPerRow, SmallSizesGetMoreCalls) {
+  EXPECT_EQ(CallsPerRow(4, 20), 100000);
+  EXPECT_EQ(CallsPerRow(1 << 20, 20), 1024);
+  EXPECT_EQ(CallsPerRow(256 << 20, 20), 20);
+}
+
+TEST(AllReduceBusFactor, MatchesNcclTests) {
+  EXPECT_DOUBLE_EQ(AllReduceBusFactor(2), 1.0);
+  EXPECT_DOUBLE_EQ(AllReduceBusFactor(4), 1.5);
+  EXPECT_DOUBLE_EQ(AllReduceBusFactor(1), 0.0);
+}
+
+}  // namespace
+}  // namespace ringlet::collectives
