@@ -145,7 +145,7 @@ def torch_forward(program, path, x):
     except ImportError:
         return None
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    sys.path.insert(0, os.path.join(root, "nn"))
+    sys.path.insert(0, os.path.join(root, "nn", "bench"))
     sys.path.insert(0, os.path.join(root, "trainers"))
     state = torch_load(path)
     with torch.no_grad():

@@ -50,7 +50,7 @@ mapfile -t tests < <(./bazelw query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev
 ((${#tests[@]} > 0)) || { echo "gpu_bundle: no gpu-tagged test found" >&2; exit 1; }
 tests+=(//nn:tensor_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
-programs=(//nn:train_bench //collectives/bench:allreduce_bench
+programs=(//nn/bench:train_bench //collectives/bench:allreduce_bench
   //trainers:lenet_scratch //trainers:resnet_dp)
 # compute-sanitizer's canaries (gpu/canaries; run_all.sh canaries).
 mapfile -t canaries < <(./bazelw query 'kind(cc_binary, //gpu/canaries:all)' \
@@ -113,7 +113,7 @@ copy_system_libraries
   find . -mindepth 1 -type d -empty -delete
 )
 cp tools/run_all.sh "$out/run_all.sh"
-cp nn/train_bench_torch.py "$out/train_bench_torch.py"
+cp nn/bench/train_bench_torch.py "$out/train_bench_torch.py"
 cp tools/ncu_top.py "$out/ncu_top.py"
 cp tools/bench_goals.py "$out/bench_goals.py"
 cp trainers/book_torch.py "$out/book_torch.py"

@@ -227,7 +227,7 @@ if want limits; then
   limit_case lenet_scratch_60000 trainers/lenet_scratch --devices=cuda:0 \
     --epochs=1 --batch_size=60000 --test_limit=1000
   for b in 24000 40000 60000; do
-    limit_case "train_bench_$b" nn/train_bench --device=cuda:0 \
+    limit_case "train_bench_$b" nn/bench/train_bench --device=cuda:0 \
       --model=resnet18 --batch_size=$b --steps=1 --warmup=0
   done
 fi
@@ -382,7 +382,7 @@ bench() {
 device=cpu batch=32 steps=2  # Without a GPU: only that it runs.
 if nvidia-smi -L >/dev/null 2>&1; then device=cuda:0 batch=256 steps=20; fi
 want bench && for model in lenet resnet18; do
-  bench "train_bench_$model" nn/train_bench --device=$device --model=$model \
+  bench "train_bench_$model" nn/bench/train_bench --device=$device --model=$model \
     --batch_size=$batch --steps=$steps --json
   if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
     bench "pytorch_$model" python3 train_bench_torch.py --device=cuda \
@@ -390,10 +390,10 @@ want bench && for model in lenet resnet18; do
   fi
   if [[ $device == cuda:0 ]]; then
     # cuDNN's heuristics beside the measured choices, and both in TF32.
-    bench "train_bench_${model}_heuristic" nn/train_bench --device=$device \
+    bench "train_bench_${model}_heuristic" nn/bench/train_bench --device=$device \
       --model=$model --batch_size=$batch --steps=$steps \
       --conv_algorithms=heuristic --json
-    bench "train_bench_${model}_tf32" nn/train_bench --device=$device \
+    bench "train_bench_${model}_tf32" nn/bench/train_bench --device=$device \
       --model=$model --batch_size=$batch --steps=$steps --precision=tf32 --json
     if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
       bench "pytorch_${model}_tf32" python3 train_bench_torch.py --device=cuda \
@@ -407,12 +407,12 @@ done
 goal_bench() {  # name, model, batch, precision
   local name="$1" model="$2" batch="$3" precision="$4" algorithms
   for algorithms in measure graph; do
-    bench "goal_${name}_${algorithms}" nn/train_bench --device=cuda:0 \
+    bench "goal_${name}_${algorithms}" nn/bench/train_bench --device=cuda:0 \
       --model="$model" --batch_size="$batch" --steps=20 \
       --precision="$precision" --conv_algorithms="$algorithms" --json
   done
   if [[ $model == resnet18 ]]; then  # What folding the biases buys.
-    bench "goal_${name}_unfolded" nn/train_bench --device=cuda:0 \
+    bench "goal_${name}_unfolded" nn/bench/train_bench --device=cuda:0 \
       --model="$model" --batch_size="$batch" --steps=20 \
       --precision="$precision" --fold_conv_biases=false --json
   fi
@@ -483,7 +483,7 @@ want bench && trainer_pair overlap_lenet_scratch trainers/lenet_scratch 256 200 
 graph_bench() {  # name, model, batch
   local name="$1" model="$2" batch="$3" graph
   for graph in false true; do
-    bench "graphs_${name}_ringlet_${graph}" nn/train_bench --device=cuda:0 \
+    bench "graphs_${name}_ringlet_${graph}" nn/bench/train_bench --device=cuda:0 \
       --model="$model" --batch_size="$batch" --steps=30 --cuda_graph=$graph \
       --json
   done
@@ -502,7 +502,7 @@ if want graphs && [[ $device == cuda:0 ]]; then
   graph_bench lenet_1024 lenet 1024
 elif want graphs; then
   # Without a GPU: the flag's refusal is what there is to see.
-  bench graphs_refused_on_cpu nn/train_bench --device=cpu --cuda_graph=true
+  bench graphs_refused_on_cpu nn/bench/train_bench --device=cpu --cuda_graph=true
 fi
 
 # Where a step's GPU time goes, ringlet's train_bench beside PyTorch's peer
@@ -516,7 +516,7 @@ profile() {  # name, model, batch, precision
     return
   fi
   local ncu=(ncu --profile-from-start off --metrics gpu__time_duration.sum --csv)
-  timeout 600 "${ncu[@]}" nn/train_bench --device=cuda:0 --model="$model"     --batch_size="$batch" --precision="$precision" --steps=1 --warmup=3     >"logs/profile_${name}_ringlet.csv" 2>&1
+  timeout 600 "${ncu[@]}" nn/bench/train_bench --device=cuda:0 --model="$model"     --batch_size="$batch" --precision="$precision" --steps=1 --warmup=3     >"logs/profile_${name}_ringlet.csv" 2>&1
   python3 ncu_top.py "logs/profile_${name}_ringlet.csv" --label="ringlet $name" |
     sed "s/^/profile $name ringlet: /"
   if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then

@@ -26,7 +26,7 @@ from torch import nn
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "nn"))
+                                "..", "nn", "bench"))
 from train_bench_torch import resnet18  # noqa: E402
 
 

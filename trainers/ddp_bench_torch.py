@@ -6,7 +6,7 @@
 
 Needs Debian's python3-torch (PyTorch 1.13, CPU); ringlet itself does not.
 One process per device with --threads each, the global batch split evenly,
-d2l's models (from nn/train_bench_torch.py), plain SGD with the trainers'
+d2l's models (from nn/bench/train_bench_torch.py), plain SGD with the trainers'
 learning rates (0.2 LeNet, 0.1 per device ResNet-18), mean cross-entropy,
 Fashion-MNIST-shaped random data held in memory. Prints one JSON object:
 model, procs, threads, batch_size, images_per_sec (training steps only,
@@ -24,7 +24,7 @@ import torch.multiprocessing as mp
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "nn"))
+                                "..", "nn", "bench"))
 from train_bench_torch import lenet, resnet18  # noqa: E402
 
 

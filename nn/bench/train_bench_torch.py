@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""The same training step as //nn:train_bench, in PyTorch, for comparison.
+"""The same training step as //nn/bench:train_bench, in PyTorch, for comparison.
 
-  /usr/bin/python3 nn/train_bench_torch.py --model=resnet18 --batch_size=256 --threads=1
-  python3 nn/train_bench_torch.py --device=cuda --model=resnet18 --precision=fp32
+  /usr/bin/python3 nn/bench/train_bench_torch.py --model=resnet18 --batch_size=256 --threads=1
+  python3 nn/bench/train_bench_torch.py --device=cuda --model=resnet18 --precision=fp32
 
 Needs PyTorch (Debian's python3-torch 1.13 for the CPU; on a GPU machine
 any CUDA build); ringlet itself does not. On a GPU: fp32 with TF32 off by

@@ -1,11 +1,11 @@
 // train_bench: training images per second (forward, backward and SGD step,
 // data already in memory) and peak memory, for the d2l LeNet and ResNet-18.
 //
-//   ./bazelw run //nn:train_bench -- --model=resnet18 --batch_size=256
+//   ./bazelw run //nn/bench:train_bench -- --model=resnet18 --batch_size=256
 //       --threads=1 --steps=3
-//   ./bazelw run //nn:train_bench -- --device=cuda:0 --model=resnet18
+//   ./bazelw run //nn/bench:train_bench -- --device=cuda:0 --model=resnet18
 //
-// Compare with nn/train_bench_torch.py, which runs the same models in
+// Compare with nn/bench/train_bench_torch.py, which runs the same models in
 // PyTorch with the same batch and threads.
 #include <sys/resource.h>
 

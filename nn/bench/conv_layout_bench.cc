@@ -6,7 +6,7 @@
 // values (uninitialised memory can hold denormals, which slowed some
 // kernels fourfold in an earlier version of this measurement).
 //
-//   ./bazelw run //nn/ops/onednn:conv_layout_bench [-- --reps=10]
+//   ./bazelw run //nn/bench:conv_layout_bench [-- --reps=10]
 #include <omp.h>
 
 #include <CLI/CLI.hpp>

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""//nn:train_bench beside nn/train_bench_torch.py (PyTorch), same machine,
+"""//nn/bench:train_bench beside nn/bench/train_bench_torch.py (PyTorch), same machine,
 same run, interleaved, best of --rounds; prints the README's Markdown table:
 
-  ./bazelw build //nn:train_bench && /usr/bin/python3 nn/compare_train_bench.py
+  ./bazelw build //nn/bench:train_bench && /usr/bin/python3 nn/bench/compare_train_bench.py
 
 Each configuration runs in a fresh process, so peak RSS is that model's.
 """
@@ -32,7 +32,7 @@ def main():
                         help="comma-separated thread counts")
     parser.add_argument("--rounds", type=int, default=2,
                         help="interleaved rounds; the best is kept")
-    parser.add_argument("--bench", default=os.path.join(ROOT, "bazel-bin", "nn", "train_bench"),
+    parser.add_argument("--bench", default=os.path.join(ROOT, "bazel-bin", "nn", "bench", "train_bench"),
                         help="the train_bench binary (another build's copy)")
     args = parser.parse_args()
     print("| model | batch | threads | ringlet images/s | PyTorch images/s | ratio "
@@ -49,7 +49,7 @@ def main():
                     for name, command in (
                             ("ringlet", [args.bench, "--json"] + common),
                             ("pytorch", ["/usr/bin/python3",
-                                         os.path.join(ROOT, "nn", "train_bench_torch.py")]
+                                         os.path.join(ROOT, "nn", "bench", "train_bench_torch.py")]
                              + common)):
                         result = run(command)
                         if result["images_per_sec"] > best.get(name, {}).get("images_per_sec", 0):
