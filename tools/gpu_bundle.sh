@@ -4,20 +4,20 @@
 # Bazel:
 #
 #   tools/gpu_bundle.sh --out=/tmp/bundle [--with_data] [--without_onednn]
-#   scp -r /tmp/bundle gpu-host: && ssh gpu-host bundle/run_all.sh
+#   scp -r /tmp/bundle gpu-host: && ssh gpu-host bundle/run_all.py
 #
 # --without_onednn builds it all with --config=without_onednn (CPU
 # convolutions through Eigen, nothing links oneDNN): the bundle for
-# `run_all.sh sanitize`, since compute-sanitizer stops every program that
+# `run_all.py sanitize`, since compute-sanitizer stops every program that
 # links oneDNN before its first CUDA call.
 #
 # The folder mirrors bazel-bin (each binary at its package path, the shared
 # libraries in _solib_k8, as their run paths expect; packed in
-# programs.tar.xz, which run_all.sh unpacks in place first), plus
-# run_all.sh, the PyTorch peer script and, with --with_data, the
+# programs.tar.xz, which run_all.py unpacks in place first), plus
+# run_all.py, the PyTorch peer script and, with --with_data, the
 # Fashion-MNIST files.
 # System libraries the binaries link that a bare machine may lack (oneDNN,
-# OpenMPI, ...) go to syslib/, the large ones xz-compressed; run_all.sh
+# OpenMPI, ...) go to syslib/, the large ones xz-compressed; run_all.py
 # unpacks them and uses them only for libraries the machine does not have.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,7 +52,7 @@ tests+=(//nn:tensor_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
 programs=(//nn/bench:train_bench //collectives/bench:allreduce_bench
   //trainers:lenet_scratch //trainers:resnet_dp)
-# compute-sanitizer's canaries (gpu/canaries; run_all.sh canaries).
+# compute-sanitizer's canaries (gpu/canaries; run_all.py canaries).
 mapfile -t canaries < <(./bazelw query 'kind(cc_binary, //gpu/canaries:all)' \
   2>/dev/null)
 programs+=("${canaries[@]}")
@@ -60,7 +60,7 @@ programs+=("${canaries[@]}")
 
 bin="$(./bazelw info -c opt "${config[@]}" bazel-bin 2>/dev/null)"
 mkdir -p "$out"
-# What run_all.sh prints first: which commit and build this is.
+# What run_all.py prints first: which commit and build this is.
 {
   echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(
     git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
@@ -102,7 +102,7 @@ for p in "${programs[@]}"; do copy_target "$p" >/dev/null; done
 cp -rL "$bin/_solib_k8" "$out/_solib_k8"  # -L: the files, not links into bazel-out
 copy_system_libraries
 # The programs travel xz-compressed (a quarter of their size: the bundle
-# with the data must fit the GPU machine's 64 MiB carry); run_all.sh
+# with the data must fit the GPU machine's 64 MiB carry); run_all.py
 # unpacks them where they were, once.
 (
   cd "$out"
@@ -112,10 +112,10 @@ copy_system_libraries
   rm -rf "${packed[@]}" _solib_k8
   find . -mindepth 1 -type d -empty -delete
 )
-cp tools/run_all.sh "$out/run_all.sh"
+cp tools/gpu/run_all.py "$out/run_all.py"
 cp nn/bench/train_bench_torch.py "$out/train_bench_torch.py"
-cp tools/ncu_top.py "$out/ncu_top.py"
-cp tools/bench_goals.py "$out/bench_goals.py"
+cp tools/gpu/ncu_top.py "$out/ncu_top.py"
+cp tools/gpu/bench_goals.py "$out/bench_goals.py"
 cp trainers/book_torch.py "$out/book_torch.py"
 if ((with_data)); then
   mkdir -p "$out/fashion-mnist"
@@ -123,4 +123,4 @@ if ((with_data)); then
 fi
 chmod -R u+w "$out"
 echo "gpu_bundle: $(du -sh "$out" | cut -f1) in $out: ${#tests[@]} tests," \
-  "${#programs[@]} programs; run $out/run_all.sh on the GPU machine"
+  "${#programs[@]} programs; run $out/run_all.py on the GPU machine"

@@ -1,6 +1,6 @@
 // A sanitizer canary: the smallest program with one more piece of
 // ringlet's build than the last, run under compute-sanitizer by the GPU
-// bundle (run_all.sh canaries) so that one GPU call names the piece that
+// bundle (run_all.py canaries) so that one GPU call names the piece that
 // makes the sanitizer crash before main. Each prints "canary ok" after a
 // stream, an event and a copy on the GPU; without one it says so and
 // exits 0 (there is nothing to check).

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# tools/bench_goals.py on a recorded logs/results.txt: each goal MET,
+# tools/gpu/bench_goals.py on a recorded logs/results.txt: each goal MET,
 # MISSED or NOT RUN from the right lines (the latest of a name, GPU lines
 # only, the best of ringlet's algorithm choices), and a clear error for a
 # missing file.
 set -euo pipefail
-script="tools/bench_goals.py"
-results="tools/testdata/run_all_results.txt"
+script="tools/gpu/bench_goals.py"
+results="tools/gpu/testdata/run_all_results.txt"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 out="$(python3 "$script" "$results")"
 expect() {  # a line of the output that must be there, whole

@@ -4,7 +4,7 @@ as the kernels that took the most time, grouped by name.
 
   ncu --profile-from-start off --metrics gpu__time_duration.sum --csv \\
       nn/bench/train_bench --device=cuda:0 --steps=1 --warmup=3 > step.csv
-  python3 tools/ncu_top.py step.csv --top=12
+  python3 tools/gpu/ncu_top.py step.csv --top=12
 
 Prints a table (kernel, launches, microseconds, share of the total) and,
 last, one JSON line with the same numbers for scripts. Lines that are not

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The GPU issues' goals, met or not, from what run_all.sh printed.
+"""The GPU issues' goals, met or not, from what run_all.py printed.
 
   python3 bench_goals.py logs/results.txt
 
-run_all.sh keeps every `bench NAME: {json}`, `e2e NAME: ...` and
+run_all.py keeps every `bench NAME: {json}`, `e2e NAME: ...` and
 `peer NAME: ...` line it prints in logs/results.txt (the latest line of a
 name wins) and ends its bench, graphs, e2e and peers parts with this
 summary: one line per goal, `goal <what>: <numbers>: MET|MISSED|NOT RUN`,
@@ -167,7 +167,7 @@ def graph_lines(results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", help="logs/results.txt of run_all.sh")
+    parser.add_argument("results", help="logs/results.txt of run_all.py")
     args = parser.parse_args()
     results = read_results(args.results)
     for section in (speed_goals, replica_goals, book_goals, graph_lines):

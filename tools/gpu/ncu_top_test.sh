@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# tools/ncu_top.py on a small ncu CSV (ncu's own messages and a program's
-# output mixed in, as run_all.sh captures them): kernels grouped by name
+# tools/gpu/ncu_top.py on a small ncu CSV (ncu's own messages and a program's
+# output mixed in, as run_all.py captures them): kernels grouped by name
 # with their arguments cut, units converted, ranked by time; bad input is a
 # clear error.
 set -euo pipefail
-script="tools/ncu_top.py"
-csv="tools/testdata/ncu_step.csv"
+script="tools/gpu/ncu_top.py"
+csv="tools/gpu/testdata/ncu_step.csv"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out="$(python3 "$script" "$csv" --top=3 --label=step)"

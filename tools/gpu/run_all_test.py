@@ -1,0 +1,158 @@
+"""run_all.py's verdicts on recorded output, and its tests part end to end
+on a bundle of fake test binaries (no GPU needed)."""
+import importlib.util
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "run_all.py")
+spec = importlib.util.spec_from_file_location("run_all", SCRIPT)
+run_all = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(run_all)
+
+
+def report(cases):
+    """A gtest JSON report of one suite; cases are (name, result, failed)."""
+    return {"testsuites": [{"name": "Suite", "testsuite": [
+        dict({"name": n, "classname": "Suite", "status": "RUN", "result": res},
+             **({"failures": [{"failure": "boom"}]} if failed else {}))
+        for n, res, failed in cases]}]}
+
+
+class VerdictTest(unittest.TestCase):
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def summary(self, cases, log_text=""):
+        path = os.path.join(self.dir, "r.json")
+        log = os.path.join(self.dir, "r.log")
+        with open(path, "w") as f:
+            json.dump(report(cases), f)
+        with open(log, "w") as f:
+            f.write(log_text)
+        return run_all.gtest_summary(path, log)
+
+    def test_passed_counts_cases_and_skips(self):
+        self.assertEqual(
+            self.summary([("A", "COMPLETED", False), ("B", "COMPLETED", False),
+                          ("C", "SKIPPED", False)]),
+            ("PASSED", "PASSED (2 cases, 1 skipped)"))
+
+    def test_all_skipped_gives_gtests_reason(self):
+        verdict, text = self.summary(
+            [("A", "SKIPPED", False), ("B", "SKIPPED", False)],
+            "[ RUN      ] Suite.A\nx_test.cc:12: Skipped\n"
+            "needs a GPU; the CUDA runtime reports 0\n")
+        self.assertEqual(verdict, "SKIPPED")
+        self.assertEqual(text,
+                         "SKIPPED: needs a GPU; the CUDA runtime reports 0")
+
+    def test_failures_are_named(self):
+        verdict, text = self.summary(
+            [("A", "COMPLETED", True), ("B", "COMPLETED", False)])
+        self.assertEqual(verdict, "FAILED")
+        self.assertEqual(text, "FAILED (1 of 2 cases: Suite.A)")
+
+    def test_curves_within_the_bound_pass(self):
+        ok, text = run_all.curve_verdict([2.3, 1.0], [2.3, 1.02], [2.3, 1.03],
+                                         0.05)
+        self.assertTrue(ok, text)
+        self.assertIn("gpu off by 3.0%, bound 5.0%", text)
+
+    def test_curves_beyond_the_bound_fail(self):
+        ok, _ = run_all.curve_verdict([2.3, 1.0], [2.3, 1.0], [2.3, 1.2],
+                                      0.05)
+        self.assertFalse(ok)
+
+    def test_threads_widen_the_bound(self):
+        ok, text = run_all.curve_verdict([2.3, 1.0], [2.3, 1.1], [2.3, 1.15],
+                                         0.05)
+        self.assertTrue(ok, text)  # 2x the threads' 10% gap: 20%.
+
+    def test_a_loss_that_never_fell_fails(self):
+        ok, text = run_all.curve_verdict([2.3, 2.2], [2.3, 2.2], [2.3, 2.2],
+                                         0.05)
+        self.assertFalse(ok)
+        self.assertIn("did not fall", text)
+
+
+FAKE_TEST = """#!/bin/sh
+# A stand-in gtest binary: writes a JSON report where asked.
+for arg in "$@"; do
+  case "$arg" in --gtest_output=json:*) out="${arg#--gtest_output=json:}" ;; esac
+done
+cat > "$out" <<'JSON'
+%s
+JSON
+%s
+exit %d
+"""
+
+
+class BundleTest(unittest.TestCase):
+    """run_all.py in a folder laid out as gpu_bundle.sh writes it."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        shutil.copy(SCRIPT, self.dir)
+
+    def fake(self, path, cases, rc=0, output=""):
+        full = os.path.join(self.dir, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write(FAKE_TEST % (json.dumps(report(cases)), output, rc))
+        os.chmod(full, os.stat(full).st_mode | stat.S_IXUSR)
+
+    def run_bundle(self, *parts):
+        out = subprocess.run(
+            [sys.executable, os.path.join(self.dir, "run_all.py")] +
+            list(parts), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            universal_newlines=True, cwd=self.dir)
+        return out.returncode, out.stdout
+
+    def test_tests_part_counts_each_binary(self):
+        self.fake("nn/a_test", [("A", "COMPLETED", False)])
+        self.fake("nn/b_test", [("B", "SKIPPED", False)],
+                  output="echo 'b_test.cc:3: Skipped'; echo 'needs a GPU'")
+        self.fake("gpu/c_test", [("C", "COMPLETED", True)], rc=1)
+        with open(os.path.join(self.dir, "tests.txt"), "w") as f:
+            f.write("nn/a_test\nnn/b_test\ngpu/c_test\n")
+        rc, out = self.run_bundle("tests")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("nn/a_test: PASSED (1 cases, 0 skipped)", out)
+        self.assertIn("nn/b_test: SKIPPED: needs a GPU", out)
+        self.assertIn("gpu/c_test: FAILED (1 of 1 cases: Suite.C), exit 1",
+                      out)
+        self.assertEqual(out.strip().splitlines()[-1],
+                         "gpu: 1 passed, 1 failed, 1 skipped")
+
+    def test_a_binary_that_dies_is_a_failure(self):
+        path = os.path.join(self.dir, "nn", "dies_test")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\necho 'Segmentation fault'\nexit 139\n")
+        os.chmod(path, 0o755)
+        with open(os.path.join(self.dir, "tests.txt"), "w") as f:
+            f.write("nn/dies_test\n")
+        rc, out = self.run_bundle("tests")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("nn/dies_test: FAILED (exit 139): Segmentation fault",
+                      out)
+
+    def test_an_unknown_part_is_a_usage_error(self):
+        rc, out = self.run_bundle("tests", "benchmarks")
+        self.assertEqual(rc, 2)
+        self.assertIn("unknown part 'benchmarks'", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
