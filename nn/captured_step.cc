@@ -1,6 +1,6 @@
 #include "nn/captured_step.h"
 
-#include "nn/cuda/storage.h"
+#include "nn/gpu_backend.h"
 
 namespace ringlet::nn {
 
@@ -11,9 +11,9 @@ CapturedStep::CapturedStep(Device device, const std::function<void()>& step)
         "a captured step (CUDA graph) needs a GPU; " + ToString(device) +
         " runs each op as it is called: " + "call the step itself");
   }
-  captured_ = cuda::CaptureWork(device.index, step);
+  captured_ = GpuBackendFor(device).Capture(device.index, step);
 }
 
-void CapturedStep::Replay() { cuda::ReplayWork(captured_.get()); }
+void CapturedStep::Replay() { captured_->Replay(); }
 
 }  // namespace ringlet::nn

@@ -27,6 +27,8 @@
 
 namespace ringlet::nn {
 
+class GpuCapturedWork;
+
 class CapturedStep {
  public:
   // Records what `step` queues. Throws DeviceError for a CPU device, a
@@ -40,7 +42,7 @@ class CapturedStep {
 
  private:
   Device device_;
-  std::shared_ptr<void> captured_;
+  std::shared_ptr<GpuCapturedWork> captured_;
 };
 
 }  // namespace ringlet::nn

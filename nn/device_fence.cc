@@ -1,34 +1,34 @@
 #include "nn/device_fence.h"
 
-#include "nn/cuda/storage.h"
+#include "nn/gpu_backend.h"
 
 namespace ringlet::nn {
 
 DeviceFence::DeviceFence(Device device) : device_(device) {
-  if (device.is_cuda()) event_ = cuda::CreateStreamEvent(device.index);
+  if (device.is_cuda()) {
+    event_ = GpuBackendFor(device).CreateEvent(device.index);
+  }
 }
 
 void DeviceFence::Record() {
-  if (event_) cuda::RecordStreamEvent(device_.index, event_.get());
+  if (event_) event_->Record();
 }
 
 void DeviceFence::Wait() const {
-  if (event_) cuda::WaitStreamEvent(device_.index, event_.get());
+  if (event_) event_->Wait();
 }
 
 void DeviceFence::QueueWait() const {
-  if (event_) cuda::QueueWaitForEvent(device_.index, event_.get());
+  if (event_) event_->QueueWait();
 }
 
 const gpu::Event* DeviceFence::event() const {
-  // CreateStreamEvent made a gpu::Event.
-  return static_cast<const gpu::Event*>(event_.get());
+  return event_ ? &event_->event() : nullptr;
 }
 
 void QueueWaitForEvent(Device device, const gpu::Event& event) {
   if (!device.is_cuda()) return;  // CPU ops have finished when they return.
-  cuda::QueueWaitForEvent(device.index,
-                          const_cast<void*>(static_cast<const void*>(&event)));
+  GpuBackendFor(device).QueueWaitFor(device.index, event);
 }
 
 }  // namespace ringlet::nn

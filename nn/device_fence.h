@@ -19,6 +19,8 @@ class Event;
 
 namespace ringlet::nn {
 
+class GpuEvent;
+
 class DeviceFence {
  public:
   DeviceFence() = default;  // A CPU fence.
@@ -37,7 +39,7 @@ class DeviceFence {
 
  private:
   Device device_;
-  std::shared_ptr<void> event_;  // A gpu::Event on GPUs; null on CPUs.
+  std::shared_ptr<GpuEvent> event_;  // Null on CPUs.
 };
 
 // The calling thread's queue for `device` waits, on the device, until a

@@ -20,6 +20,9 @@
 
 namespace ringlet::nn {
 
+class GpuLane;
+class GpuLaneBinding;
+
 class DeviceLane {
  public:
   DeviceLane() = default;  // A CPU lane: Use and Synchronize do nothing.
@@ -35,16 +38,17 @@ class DeviceLane {
   class Use {
    public:
     explicit Use(const DeviceLane& lane);
+    ~Use();
     Use(const Use&) = delete;
     Use& operator=(const Use&) = delete;
 
    private:
-    std::shared_ptr<void> binding_;
+    std::unique_ptr<GpuLaneBinding> binding_;
   };
 
  private:
   Device device_;
-  std::shared_ptr<void> context_;  // Null on CPUs.
+  std::shared_ptr<GpuLane> context_;  // Null on CPUs.
 };
 
 }  // namespace ringlet::nn

@@ -5,7 +5,7 @@
 #include <new>
 #include <string>
 
-#include "nn/cuda/storage.h"
+#include "nn/gpu_backend.h"
 #include "nn/host_block_cache.h"
 
 namespace ringlet::nn {
@@ -45,7 +45,7 @@ void Tensor::Allocate() {
                      " floats, more bytes than any memory holds");
   }
   if (device_.is_cuda()) {
-    storage_ = cuda::AllocateStorage(device_.index, elements);
+    storage_ = GpuBackendFor(device_).Allocate(device_.index, elements);
     return;
   }
   // 64-byte aligned: vectorised kernels (Eigen's reductions among them)
@@ -113,8 +113,8 @@ Tensor Tensor::ViewAt(int64_t offset, const Shape& shape) const {
 Tensor Tensor::Clone() const {
   Tensor t = Uninitialized(shape_, device_);
   if (device_.is_cuda()) {
-    cuda::CopyDeviceToDevice(device_.index, t.device_data(), device_data(),
-                             numel());
+    GpuBackendFor(device_).CopyDeviceToDevice(device_.index, t.device_data(),
+                                              device_data(), numel());
   } else {
     std::copy(device_data(), device_data() + numel(), t.device_data());
   }
@@ -127,11 +127,11 @@ Tensor Tensor::To(Device device) const {
   if (device_.is_cpu() && device.is_cpu()) {
     std::copy(device_data(), device_data() + numel(), t.device_data());
   } else if (device.is_cuda() && device_.is_cpu()) {
-    cuda::CopyHostToDevice(device.index, t.device_data(), device_data(),
-                           numel());
+    GpuBackendFor(device).CopyHostToDevice(device.index, t.device_data(),
+                                           device_data(), numel());
   } else if (device.is_cpu()) {
-    cuda::CopyDeviceToHost(device_.index, t.device_data(), device_data(),
-                           numel());
+    GpuBackendFor(device_).CopyDeviceToHost(device_.index, t.device_data(),
+                                            device_data(), numel());
   } else {
     // Between GPUs through the host: simple, and not on a training path.
     t = To(Device::Cpu()).To(device);
@@ -141,7 +141,7 @@ Tensor Tensor::To(Device device) const {
 
 void Tensor::Fill(float value) {
   if (device_.is_cuda()) {
-    cuda::FillDevice(device_.index, device_data(), numel(), value);
+    GpuBackendFor(device_).Fill(device_.index, device_data(), numel(), value);
   } else {
     std::fill(device_data(), device_data() + numel(), value);
   }
@@ -167,7 +167,8 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
   const float* from = src.device_data() + src_offset;
   float* to = dst.device_data() + dst_offset;
   if (dst.device().is_cuda()) {
-    cuda::CopyDeviceToDevice(dst.device().index, to, from, count);
+    GpuBackendFor(dst.device())
+        .CopyDeviceToDevice(dst.device().index, to, from, count);
   } else {
     std::copy(from, from + count, to);
   }
@@ -176,8 +177,9 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
 void CopyFromHost(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
   if (dst.device().is_cuda()) {
-    cuda::CopyHostToDevice(dst.device().index, dst.device_data(), src,
-                           dst.numel());
+    GpuBackendFor(dst.device())
+        .CopyHostToDevice(dst.device().index, dst.device_data(), src,
+                          dst.numel());
   } else {
     std::copy(src, src + dst.numel(), dst.device_data());
   }
@@ -186,20 +188,25 @@ void CopyFromHost(const float* src, Tensor& dst) {
 void CopyFromHostAsync(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
   if (dst.device().is_cuda()) {
-    cuda::CopyHostToDeviceAsync(dst.device().index, dst.device_data(), src,
-                                dst.numel());
+    GpuBackendFor(dst.device())
+        .CopyHostToDeviceAsync(dst.device().index, dst.device_data(), src,
+                               dst.numel());
   } else {
     std::copy(src, src + dst.numel(), dst.device_data());
   }
 }
 
-uint64_t HostWaitsForGpus() { return cuda::HostWaits(); }
+uint64_t HostWaitsForGpus() {
+  const GpuBackend* gpu = RegisteredGpuBackend();
+  return gpu == nullptr ? 0 : gpu->HostWaits();
+}
 
 void CopyToHost(const Tensor& src, float* dst) {
   if (src.numel() == 0) return;
   if (src.device().is_cuda()) {
-    cuda::CopyDeviceToHost(src.device().index, dst, src.device_data(),
-                           src.numel());
+    GpuBackendFor(src.device())
+        .CopyDeviceToHost(src.device().index, dst, src.device_data(),
+                          src.numel());
   } else {
     std::copy(src.device_data(), src.device_data() + src.numel(), dst);
   }

@@ -1,7 +1,7 @@
 // Tensor: a float32 array with a shape (NCHW for images), stored on one
 // device, with shared ownership: copies and views share the storage, like
 // torch tensors. On cuda:N the storage is GPU memory from the device's
-// caching allocator (nn/cuda/storage.h): data() then throws (host code
+// caching allocator (through nn/gpu_backend.h): data() then throws (host code
 // must not read it), device_data() hands the device pointer to GPU code,
 // and To(Device::Cpu()) brings values back.
 #ifndef RINGLET_NN_TENSOR_H_

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/device_probe.h"
-#include "nn/cuda/storage.h"
+#include "nn/gpu_backend.h"
 
 namespace ringlet::nn {
 namespace {
@@ -69,6 +69,13 @@ TEST(Tensor, BadShapesAreNamed) {
   EXPECT_NO_THROW(ExpectShape("linear", "input", t, {-1, 3}));
 }
 
+// The CUDA library registers nn's GPU backend exactly when the build has
+// CUDA (a linker that dropped it would leave GPU builds without GPUs).
+TEST(Tensor, TheGpuBackendIsRegisteredInBuildsWithCuda) {
+  EXPECT_EQ(RegisteredGpuBackend() != nullptr,
+            gpu::ProbeCudaDevices().compiled_with_cuda);
+}
+
 // A GPU that is not there: with CUDA in the build the device context says
 // so, without it the storage says the build has no CUDA.
 TEST(Tensor, AMissingGpuIsAClearError) {
@@ -77,9 +84,10 @@ TEST(Tensor, AMissingGpuIsAClearError) {
     FAIL() << "expected a DeviceError";
   } catch (const DeviceError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find(cuda::StorageCompiledIn() ? "cuda:99 does not exist"
-                                                  : "needs CUDA"),
-              std::string::npos)
+    EXPECT_NE(
+        what.find(RegisteredGpuBackend() != nullptr ? "cuda:99 does not exist"
+                                                    : "needs CUDA"),
+        std::string::npos)
         << what;
   }
   EXPECT_THROW(Tensor::FromVector({1}, {1.0f}).To(Device::Cuda(99)),

@@ -1,10 +1,12 @@
-// CaptureWork and ReplayWork (storage.h): a step recorded once as a CUDA
+// CaptureWork (captured_work.h): a step recorded once as a CUDA
 // graph and launched whole, so a small batch's hundreds of kernels cost the
 // host one call. Stream capture records what the calling thread queues on
 // its context's stream. Memory comes from the context's caching allocator
 // as in an eager step, in a pool of the graph's own (caching_allocator.h):
 // a replay writes the addresses it was captured with, so until the graph
 // goes none of them is handed to anyone else, nor returned to CUDA.
+#include "nn/cuda/captured_work.h"
+
 #include <cuda_runtime.h>
 
 #include <exception>
@@ -16,13 +18,12 @@
 #include "gpu/device_guard.h"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
-#include "nn/cuda/storage.h"
 #include "nn/device.h"
 
 namespace ringlet::nn::cuda {
 namespace {
 
-class CapturedGraph {
+class CapturedGraph : public GpuCapturedWork {
  public:
   CapturedGraph(std::shared_ptr<DeviceContext> context, cudaGraphExec_t exec,
                 std::vector<void*> pinned, int pool)
@@ -32,7 +33,7 @@ class CapturedGraph {
         pool_(pool) {}
   CapturedGraph(const CapturedGraph&) = delete;
   CapturedGraph& operator=(const CapturedGraph&) = delete;
-  ~CapturedGraph() {
+  ~CapturedGraph() override {
     gpu::DeviceGuard guard(context_->device());
     // A replay may still be reading the pinned buffers.
     cudaStreamSynchronize(context_->stream());
@@ -41,7 +42,7 @@ class CapturedGraph {
     context_->allocator().ReleasePool(pool_);
   }
 
-  void Launch() {
+  void Replay() override {
     gpu::DeviceGuard guard(context_->device());
     RINGLET_CUDA_CHECK(cudaGraphLaunch(exec_, context_->stream()));
   }
@@ -65,8 +66,8 @@ class CapturedGraph {
 
 }  // namespace
 
-std::shared_ptr<void> CaptureWork(int device,
-                                  const std::function<void()>& work) {
+std::unique_ptr<GpuCapturedWork> CaptureWork(
+    int device, const std::function<void()>& work) {
   std::shared_ptr<DeviceContext> context = DeviceContext::Current(device);
   gpu::DeviceGuard guard(device);
   const cudaStream_t stream = context->stream();
@@ -113,14 +114,10 @@ std::shared_ptr<void> CaptureWork(int device,
     give_up(std::string("cudaGraphInstantiate: ") + cudaGetErrorString(made));
   }
   auto captured =
-      std::make_shared<CapturedGraph>(context, exec, std::move(pinned), pool);
+      std::make_unique<CapturedGraph>(context, exec, std::move(pinned), pool);
   // Uploads the graph now rather than at its first launch.
   RINGLET_CUDA_CHECK(cudaGraphUpload(exec, stream));
   return captured;
-}
-
-void ReplayWork(void* captured) {
-  static_cast<CapturedGraph*>(captured)->Launch();
 }
 
 }  // namespace ringlet::nn::cuda

@@ -1,0 +1,109 @@
+// The one seam between nn and a GPU library, in the manner of c10's
+// DeviceGuardImplInterface: what nn asks of a GPU (memory, copies and fills
+// on a device's stream, events, lanes, captured work), as an interface the
+// CUDA library (//nn/cuda:storage) registers when it is linked in. A build
+// without CUDA registers none, and every call for a cuda:N device is then
+// a DeviceError saying so; no code of nn is compiled twice.
+#ifndef RINGLET_NN_GPU_BACKEND_H_
+#define RINGLET_NN_GPU_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "nn/device.h"
+
+namespace ringlet::gpu {
+class Event;
+}  // namespace ringlet::gpu
+
+namespace ringlet::nn {
+
+// A point in a GPU's queue of work (nn::DeviceFence holds one).
+class GpuEvent {
+ public:
+  virtual ~GpuEvent() = default;
+  // Marks everything the calling thread has queued on the device so far.
+  virtual void Record() = 0;
+  // Blocks the host until the mark has passed.
+  virtual void Wait() = 0;
+  // The calling thread's queue for the device waits, on the device, until
+  // the mark has passed.
+  virtual void QueueWait() = 0;
+  // For a library that orders its own stream after the mark (NCCL).
+  virtual const gpu::Event& event() const = 0;
+};
+
+// While alive, the calling thread's work on a device goes to a lane.
+class GpuLaneBinding {
+ public:
+  virtual ~GpuLaneBinding() = default;
+};
+
+// A device context of its own (nn::DeviceLane holds one): its stream,
+// library handles and memory pool.
+class GpuLane {
+ public:
+  virtual ~GpuLane() = default;
+  // Waits until the work queued on the lane has run.
+  virtual void Synchronize() = 0;
+  virtual std::unique_ptr<GpuLaneBinding> Bind() = 0;
+};
+
+// Work recorded once as a CUDA graph (nn::CapturedStep holds one).
+class GpuCapturedWork {
+ public:
+  virtual ~GpuCapturedWork() = default;
+  // Queues one run on the calling thread's context for its device.
+  virtual void Replay() = 0;
+};
+
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+
+  // `count` floats on GPU `device` (values unset), returned to the device's
+  // caching allocator when the last owner lets go. Throws DeviceError when
+  // the device does not exist, OutOfMemory when it is full.
+  virtual std::shared_ptr<float[]> Allocate(int device, size_t count) = 0;
+  // Each returns once the data is where it was sent.
+  virtual void CopyHostToDevice(int device, float* dst, const float* src,
+                                size_t count) = 0;
+  virtual void CopyDeviceToHost(int device, float* dst, const float* src,
+                                size_t count) = 0;
+  // Queued on the calling thread's context through pinned memory: the host
+  // may reuse `src` at once; only work queued after it may read `dst`.
+  virtual void CopyHostToDeviceAsync(int device, float* dst, const float* src,
+                                     size_t count) = 0;
+  // Both on the device's stream; later work on it sees the result.
+  virtual void CopyDeviceToDevice(int device, float* dst, const float* src,
+                                  size_t count) = 0;
+  virtual void Fill(int device, float* dst, size_t count, float value) = 0;
+  // How often the host has waited for a GPU so far (all contexts).
+  virtual uint64_t HostWaits() const = 0;
+
+  virtual std::unique_ptr<GpuEvent> CreateEvent(int device) = 0;
+  // The calling thread's queue for `device` waits, on the device, for an
+  // event of a library's (a collective's Work::event()).
+  virtual void QueueWaitFor(int device, const gpu::Event& event) = 0;
+  virtual std::shared_ptr<GpuLane> CreateLane(int device) = 0;
+  // Records what `work` queues on the calling thread's context for
+  // `device` as a CUDA graph, without running it. Throws DeviceError naming
+  // the cause when `work` throws or makes the host wait for the GPU.
+  virtual std::unique_ptr<GpuCapturedWork> Capture(
+      int device, const std::function<void()>& work) = 0;
+};
+
+// The GPU library linked into this program, for a tensor or lane on
+// `device`; throws DeviceError saying the build has no CUDA when none is.
+GpuBackend& GpuBackendFor(Device device);
+// Null in builds without CUDA.
+GpuBackend* RegisteredGpuBackend();
+// For the GPU library, once, while static objects are made; `backend` lives
+// as long as the program.
+void RegisterGpuBackend(GpuBackend* backend);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_GPU_BACKEND_H_
