@@ -117,14 +117,15 @@ double BucketReducer::FinishStep() {
 }
 
 void BucketReducer::StartBucket(Bucket& b) {
-  const auto start = std::chrono::steady_clock::now();
   const gpu::Event* after = nullptr;
   if (on_device_) {
     b.flat.Pack();  // Marks the end of the bucket's backward; no wait.
     after = b.flat.packed().event();
   } else {
-    b.flat.PackForCollective();
+    b.flat.PackForCollective();  // Waits for the bucket's backward.
   }
+  // Communication time only, not the wait for backward above.
+  const auto start = std::chrono::steady_clock::now();
   started_.push_back(comm_.AllReduceAsync(
       b.flat.data(), b.flat.data(), static_cast<size_t>(b.flat.count()),
       collectives::DataType::kFloat32, collectives::ReduceOp::kSum, after));
