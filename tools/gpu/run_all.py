@@ -95,8 +95,7 @@ PROFILES = [("resnet18_64_fp32", "resnet18", 64, "fp32"),
 class Runner:
     """Counts and prints results; knows what this machine has."""
 
-    def __init__(self, here):
-        self.here = here
+    def __init__(self):
         self.passed = self.failed = self.skipped = 0
         os.makedirs("logs", exist_ok=True)
         self.gpu = _quiet(["nvidia-smi", "-L"])
@@ -696,7 +695,7 @@ def main(argv=None):
         print("GPU: none found (no nvidia-smi); every GPU case should skip")
     if os.path.isdir("fashion-mnist"):
         os.environ["FASHION_MNIST_DIR"] = os.path.join(here, "fashion-mnist")
-    r = Runner(here)
+    r = Runner()
     for part in [p for p in ALL_PARTS if p in parts]:
         PARTS[part](r)
     if (set(parts) & {"bench", "graphs", "e2e", "peers"} and

@@ -150,15 +150,8 @@ void MpiCommunicator::EndAllReduce(const CallDesc& call, void* recv) {
 void MpiCommunicator::AllReduce(const void* send, void* recv, size_t count,
                                 DataType type, ReduceOp op,
                                 const CallOptions& options) {
-  CallDesc call{};
-  call.kind = OpKind::kAllReduce;
-  call.type = type;
-  call.op = op;
-  call.count = count;
-  const Clock::time_point deadline = Begin(&call, options);
-  MPI_Request request = StartAllReduce(call, send, recv);
-  if (request != MPI_REQUEST_NULL) Finish(call, &request, deadline);
-  EndAllReduce(call, recv);
+  // One path for both: started, then waited for at once.
+  AllReduceAsync(send, recv, count, type, op, nullptr, options)->Wait();
 }
 
 // An MPI_Iallreduce in flight; Wait's deadline starts when Wait is called.
