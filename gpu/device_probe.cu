@@ -1,5 +1,6 @@
-// ProbeCudaDevices() for builds with CUDA: the runtime's device count, then a
-// one-thread kernel per device to prove ringlet's code runs there.
+// The CUDA build's device probe, registered when linked in: the runtime's
+// device count, then a one-thread kernel per device to prove ringlet's code
+// runs there.
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -54,9 +55,7 @@ std::string RunProbe(int device) {
   return "";
 }
 
-}  // namespace
-
-int CountCudaDevices(std::string* reason) {
+int CountWithRuntime(std::string* reason) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -70,7 +69,7 @@ int CountCudaDevices(std::string* reason) {
   return count;
 }
 
-CudaDeviceReport ProbeCudaDevices() {
+CudaDeviceReport ProbeWithRuntime() {
   CudaDeviceReport report;
   report.compiled_with_cuda = true;
   int count = 0;
@@ -101,5 +100,11 @@ CudaDeviceReport ProbeCudaDevices() {
   if (count == 0) report.reason = "CUDA runtime reports no device";
   return report;
 }
+
+const CudaDeviceProbe kRuntimeProbe{&ProbeWithRuntime, &CountWithRuntime};
+[[maybe_unused]] const bool kRegistered =
+    (RegisterCudaDeviceProbe(&kRuntimeProbe), true);
+
+}  // namespace
 
 }  // namespace ringlet::gpu

@@ -5,6 +5,10 @@
 // a GPU whose architecture ringlet was not compiled for is not counted.
 // Never throws and never aborts: without a driver or a device the answer is
 // zero GPUs with the runtime's reason.
+//
+// The answers come from the CUDA runtime through a probe that the CUDA
+// build registers (device_probe.cu, linked whole); a build without CUDA
+// registers none and reports zero GPUs, "built without CUDA".
 #ifndef RINGLET_GPU_DEVICE_PROBE_H_
 #define RINGLET_GPU_DEVICE_PROBE_H_
 
@@ -34,6 +38,15 @@ CudaDeviceReport ProbeCudaDevices();
 // driver, a device or CUDA in the build); when it is 0 and `reason` is
 // given, *reason says why. For checking a request against what exists.
 int CountCudaDevices(std::string* reason = nullptr);
+
+// How a build with CUDA answers the two calls above.
+struct CudaDeviceProbe {
+  CudaDeviceReport (*probe)();
+  int (*count)(std::string* reason);
+};
+// Called once, by the CUDA build's static initialiser; `probe` must
+// outlive the program.
+void RegisterCudaDeviceProbe(const CudaDeviceProbe* probe);
 
 // "" when GPU `device` exists; else "cuda:N does not exist: the CUDA
 // runtime reports M GPU(s) (why)", for a caller's own error.

@@ -1,11 +1,29 @@
+// Without registered hooks (a build without CUDA) there is no profiler to
+// tell, and both calls do nothing.
 #include "gpu/profiler.h"
 
-#include <cuda_profiler_api.h>
+#include <atomic>
 
 namespace ringlet::gpu {
+namespace {
 
-// Errors ignored on purpose: a program without a GPU or a profiler runs on.
-void StartProfiling() { (void)cudaProfilerStart(); }
-void StopProfiling() { (void)cudaProfilerStop(); }
+std::atomic<const ProfilerHooks*>& Registered() {
+  static std::atomic<const ProfilerHooks*> hooks{nullptr};
+  return hooks;
+}
+
+}  // namespace
+
+void RegisterProfilerHooks(const ProfilerHooks* hooks) {
+  Registered().store(hooks);
+}
+
+void StartProfiling() {
+  if (const ProfilerHooks* hooks = Registered().load()) hooks->start();
+}
+
+void StopProfiling() {
+  if (const ProfilerHooks* hooks = Registered().load()) hooks->stop();
+}
 
 }  // namespace ringlet::gpu

@@ -4,7 +4,9 @@
 // stream (transport/cuda). Several ranks may share one GPU (each has its
 // own stream and buffers), so every multi-GPU path runs on a single GPU.
 //
-// In builds without CUDA the functions exist and throw CollectiveError.
+// The functions exist in every build; the groups are made by a factory the
+// CUDA build registers (cuda_ring_cuda.cc, linked whole). Without it they
+// check the list and throw CollectiveError.
 #ifndef RINGLET_COLLECTIVES_BACKENDS_CUDA_RING_H_
 #define RINGLET_COLLECTIVES_BACKENDS_CUDA_RING_H_
 
@@ -29,6 +31,13 @@ bool CudaRingCompiledIn();
 std::vector<std::unique_ptr<Communicator>> CreateCudaRingGroup(
     const std::vector<int>& gpus, const std::string& first_algorithm = "ring",
     const CommOptions& options = {});
+
+// What the CUDA build registers: groups of a checked GPU list.
+using CudaRingFactory = std::vector<std::unique_ptr<Communicator>> (*)(
+    const std::vector<int>& gpus, const std::string& first_algorithm,
+    const CommOptions& options);
+// Called once, by cuda_ring_cuda.cc's static initialiser.
+void RegisterCudaRingFactory(CudaRingFactory factory);
 
 }  // namespace ringlet::collectives
 

@@ -1,6 +1,7 @@
 #include "collectives/backends/host_staged.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <string>
 #include <utility>
@@ -10,6 +11,11 @@
 
 namespace ringlet::collectives {
 namespace {
+
+std::atomic<CudaStagingFactory>& RegisteredStaging() {
+  static std::atomic<CudaStagingFactory> factory{nullptr};
+  return factory;
+}
 
 class HostStagedCommunicator : public Communicator {
  public:
@@ -109,6 +115,22 @@ std::unique_ptr<Communicator> StageThroughHost(
     std::unique_ptr<Communicator> host, StagingCopies copies) {
   return std::make_unique<HostStagedCommunicator>(std::move(host),
                                                   std::move(copies));
+}
+
+void RegisterCudaStagingFactory(CudaStagingFactory factory) {
+  RegisteredStaging().store(factory);
+}
+
+StagingCopies CudaStaging(int gpu) {
+  const CudaStagingFactory factory = RegisteredStaging().load();
+  if (factory == nullptr) {
+    throw CollectiveError(
+        "cuda:" + std::to_string(gpu) +
+        " cannot take part in a collective: this build has no CUDA (no CUDA "
+        "toolkit was found, or --config=cpu_only); use CPU devices, or "
+        "rebuild where CUDA is installed");
+  }
+  return factory(gpu);
 }
 
 }  // namespace ringlet::collectives

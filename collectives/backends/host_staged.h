@@ -31,6 +31,12 @@ struct StagingCopies {
 // CollectiveError in builds without CUDA or when the GPU does not exist.
 StagingCopies CudaStaging(int gpu);
 
+// What the CUDA build registers (host_staged_cuda.cc, linked whole) to
+// make CudaStaging's copies.
+using CudaStagingFactory = StagingCopies (*)(int gpu);
+// Called once, by host_staged_cuda.cc's static initialiser.
+void RegisterCudaStagingFactory(CudaStagingFactory factory);
+
 // `host` (a communicator over host memory) for callers whose buffers are
 // device memory, moved with `copies`. Takes ownership of `host`.
 std::unique_ptr<Communicator> StageThroughHost(

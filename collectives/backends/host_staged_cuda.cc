@@ -1,5 +1,6 @@
-// CudaStaging: copies on a stream of the GPU's own, through pinned host
-// memory (cudaMallocHost), each waited for before it returns.
+// CudaStaging's copies, registered when linked in: on a stream of the GPU's
+// own, through pinned host memory (cudaMallocHost), each waited for before
+// it returns.
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -13,8 +14,9 @@
 #include "gpu/stream.h"
 
 namespace ringlet::collectives {
+namespace {
 
-StagingCopies CudaStaging(int gpu) {
+StagingCopies CopiesFor(int gpu) {
   const std::string missing = gpu::MissingGpu(gpu);
   if (!missing.empty()) throw CollectiveError(missing);
   auto stream = std::make_shared<gpu::Stream>(gpu);
@@ -41,4 +43,8 @@ StagingCopies CudaStaging(int gpu) {
   return copies;
 }
 
+[[maybe_unused]] const bool kRegistered =
+    (RegisterCudaStagingFactory(&CopiesFor), true);
+
+}  // namespace
 }  // namespace ringlet::collectives

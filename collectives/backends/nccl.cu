@@ -360,24 +360,8 @@ std::unique_ptr<Work> NcclCommunicator::AllReduceAsync(
   return work;
 }
 
-}  // namespace
-
-bool NcclCompiledIn() { return true; }
-
-std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
-    int size, const CommOptions& options) {
-  if (size < 1) {
-    throw std::invalid_argument("a group needs at least 1 rank, got " +
-                                std::to_string(size));
-  }
-  std::vector<int> gpus(size);
-  for (int i = 0; i < size; ++i) gpus[i] = i;
-  return CreateNcclGroup(gpus, options);
-}
-
-std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
+std::vector<std::unique_ptr<Communicator>> CreateGroup(
     const std::vector<int>& gpus, const CommOptions& options) {
-  CheckGpuList("nccl", gpus, /*one_rank_per_gpu=*/true);
   std::string reason;
   CheckGpusExist("nccl", gpus, gpu::CountCudaDevices(&reason), reason);
   const int size = static_cast<int>(gpus.size());
@@ -396,7 +380,7 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
   return out;
 }
 
-std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
+std::vector<std::unique_ptr<Communicator>> CreateRanks(
     const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
     const CommOptions& options) {
   std::string reason;
@@ -435,4 +419,8 @@ std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
   return out;
 }
 
+const NcclLibrary kNccl{&CreateGroup, &CreateRanks};
+[[maybe_unused]] const bool kRegistered = (RegisterNcclLibrary(&kNccl), true);
+
+}  // namespace
 }  // namespace ringlet::collectives

@@ -7,6 +7,10 @@
 // rank's own stream, as NCCL does, and waited for before they return, so the
 // Communicator contract (buffers free on return) holds; the stream is the
 // communicator's, so other work on other streams overlaps.
+//
+// The functions below exist in every build; the library behind them is
+// registered by the CUDA build (nccl.cu, linked whole). Without it they
+// check their arguments and say the backend is not in this build.
 #ifndef RINGLET_COLLECTIVES_BACKENDS_NCCL_H_
 #define RINGLET_COLLECTIVES_BACKENDS_NCCL_H_
 
@@ -50,6 +54,19 @@ using NcclIdBroadcast = std::function<void(void* id, size_t bytes)>;
 std::vector<std::unique_ptr<Communicator>> CreateNcclRanks(
     const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
     const CommOptions& options = {});
+
+// What the CUDA build registers: groups of a checked GPU list, and a
+// process's ranks of a job.
+struct NcclLibrary {
+  std::vector<std::unique_ptr<Communicator>> (*create_group)(
+      const std::vector<int>& gpus, const CommOptions& options);
+  std::vector<std::unique_ptr<Communicator>> (*create_ranks)(
+      const NcclProcessLayout& layout, const NcclIdBroadcast& broadcast_id,
+      const CommOptions& options);
+};
+// Called once, by nccl.cu's static initialiser; `library` must outlive the
+// program.
+void RegisterNcclLibrary(const NcclLibrary* library);
 
 }  // namespace ringlet::collectives
 

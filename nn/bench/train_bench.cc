@@ -23,8 +23,8 @@
 #include "cli/run_main.h"
 #include "gpu/device_probe.h"
 #include "gpu/profiler.h"
-#include "nn/captured_step.h"
 #include "nn/device.h"
+#include "nn/experimental/captured_step.h"
 #include "nn/gpu_precision.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
@@ -102,11 +102,6 @@ int Main(int argc, char** argv) {
                  "graph (cuDNN's graph-API engines, timed once per shape)")
       ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
-  bool fold_conv_biases = true;
-  app.add_option("--fold_conv_biases", fold_conv_biases,
-                 "resnet18: leave the biases of convolutions that feed a "
-                 "batch norm to it (false: add them, sum their gradients)")
-      ->capture_default_str();
   bool cuda_graph = false;
   app.add_option("--cuda_graph", cuda_graph,
                  "GPU: after the warmup, record one step as a CUDA graph and "
@@ -182,7 +177,7 @@ int Main(int argc, char** argv) {
       SgdUpdateAll(lenet.All(), g.All(), {}, {0.1f, 0.0f, 0.0f});
     };
   } else {
-    resnet = MakeResNet18(10, 1, fold_conv_biases);
+    resnet = MakeResNet18(10, 1);
     InitParameters(*resnet, InitScheme::kNormal001, 0);
     if (device.is_cuda()) resnet->To(device);
     // No gradient for the images, as in PyTorch's peer.
@@ -250,7 +245,7 @@ int Main(int argc, char** argv) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %lld, "
         "\"threads\": %d, \"cpu_conv\": \"%s\", \"precision\": \"%s\", "
-        "\"conv_algorithms\": \"%s\", \"fold_conv_biases\": %s, "
+        "\"conv_algorithms\": \"%s\", "
         "\"cuda_graph\": %s, \"images_per_sec\": %.2f, "
         "\"step_ms\": %.3f, \"host_ms_per_step\": %s, "
         "\"isolated_step_ms\": %s, "
@@ -258,9 +253,9 @@ int Main(int argc, char** argv) {
         model.c_str(), ToString(device).c_str(),
         static_cast<long long>(batch_size), threads, cpu_conv.c_str(),
         precision.c_str(), conv_algorithms.c_str(),
-        fold_conv_biases ? "true" : "false", cuda_graph ? "true" : "false",
-        images_per_sec, 1e3 * seconds / steps, JsonMs(host_ms).c_str(),
-        JsonMs(isolated_ms).c_str(), waits_per_step, PeakRssBytes());
+        cuda_graph ? "true" : "false", images_per_sec, 1e3 * seconds / steps,
+        JsonMs(host_ms).c_str(), JsonMs(isolated_ms).c_str(), waits_per_step,
+        PeakRssBytes());
   } else {
     std::printf(
         "%-9s %-6s batch %4lld  threads %d  conv %-6s  %9.1f images/s  peak "

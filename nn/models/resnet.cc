@@ -21,8 +21,7 @@ std::unique_ptr<Sequential> ResnetBlock(int64_t in_channels,
 
 }  // namespace
 
-std::unique_ptr<Sequential> MakeResNet18(int num_classes, int in_channels,
-                                         bool fold_conv_biases) {
+std::unique_ptr<Sequential> MakeResNet18(int num_classes, int in_channels) {
   auto net = std::make_unique<Sequential>();
   net->Add(std::make_unique<Conv2d>(in_channels, 64, 3, 1, 1));
   net->Add(std::make_unique<BatchNorm2d>(64));
@@ -37,7 +36,7 @@ std::unique_ptr<Sequential> MakeResNet18(int num_classes, int in_channels,
   fc->Add(std::make_unique<Linear>(512, num_classes));
   net->Add(std::move(fc), "fc");
   // The stem's and every residual unit's convolutions feed batch norms.
-  if (fold_conv_biases) FoldConvBiasesIntoBatchNorms(*net);
+  FoldConvBiasesIntoBatchNorms(*net);
   return net;
 }
 

@@ -16,11 +16,11 @@
 
 namespace ringlet::nn {
 
-// fold_conv_biases = false keeps every bias in its convolution (for
-// measuring what folding buys; the numbers agree up to rounding).
+// d2l's ResNet-18. The biases of the 17 convolutions that feed a batch norm
+// are folded into it (FoldConvBiasesIntoBatchNorms): the same numbers, no
+// bias add or bias gradient for them.
 std::unique_ptr<Sequential> MakeResNet18(int num_classes = 10,
-                                         int in_channels = 1,
-                                         bool fold_conv_biases = true);
+                                         int in_channels = 1);
 
 }  // namespace ringlet::nn
 

@@ -1,7 +1,7 @@
 #include "nn/ops/activation.h"
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/gpu_ops.h"
 #include "nn/ops/op_threads.h"
 
 namespace ringlet::nn {
@@ -13,7 +13,8 @@ constexpr int64_t kGrain = int64_t{1} << 16;
 }  // namespace
 
 Tensor ReluForward(const Tensor& x) {
-  if (OpDevice("relu", {&x}).is_cuda()) return cuda_ops::ReluForward(x);
+  const Device device = OpDevice("relu", {&x});
+  if (device.is_cuda()) return GpuOpsFor(device).ReluForward(x);
   Tensor y = Tensor::Uninitialized(x.shape());
   const float* in = x.data();
   float* out = y.data();
@@ -31,8 +32,9 @@ Tensor ReluForward(const Tensor& x) {
 
 Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   ExpectShape("relu backward", "output gradient", dy, y.shape());
-  if (OpDevice("relu backward", {&y, &dy}).is_cuda()) {
-    return cuda_ops::ReluBackward(y, dy);
+  const Device device = OpDevice("relu backward", {&y, &dy});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).ReluBackward(y, dy);
   }
   Tensor dx = Tensor::Uninitialized(y.shape());
   const float* yv = y.data();

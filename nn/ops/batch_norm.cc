@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/gpu_ops.h"
 #include "nn/ops/op_threads.h"
 #include "nn/ops/row_sums.h"
 
@@ -71,11 +71,12 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                BatchNormCache* cache,
                                const ReplicaSum& replica_sum) {
   CheckParams("batchnorm2d", x, gamma, beta);
-  if (OpDevice("batchnorm2d",
-               {&x, &gamma, &beta, &stats->running_mean, &stats->running_var})
-          .is_cuda()) {
-    return cuda_ops::BatchNorm2dTrainForward(x, gamma, beta, stats, cache,
-                                             replica_sum);
+  const Device device =
+      OpDevice("batchnorm2d",
+               {&x, &gamma, &beta, &stats->running_mean, &stats->running_var});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).BatchNorm2dTrainForward(x, gamma, beta, stats,
+                                                     cache, replica_sum);
   }
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
   // Per-channel sums in double (a channel holds up to millions of values),
@@ -134,10 +135,11 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats) {
   CheckParams("batchnorm2d", x, gamma, beta);
-  if (OpDevice("batchnorm2d",
-               {&x, &gamma, &beta, &stats.running_mean, &stats.running_var})
-          .is_cuda()) {
-    return cuda_ops::BatchNorm2dEvalForward(x, gamma, beta, stats);
+  const Device device =
+      OpDevice("batchnorm2d",
+               {&x, &gamma, &beta, &stats.running_mean, &stats.running_var});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).BatchNorm2dEvalForward(x, gamma, beta, stats);
   }
   const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
   Tensor y = Tensor::Uninitialized(x.shape());
@@ -156,8 +158,9 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const BatchNormCache& cache,
                                    const ReplicaSum& replica_sum) {
-  if (OpDevice("batchnorm2d backward", {&dy, &gamma}).is_cuda()) {
-    return cuda_ops::BatchNorm2dBackward(dy, gamma, cache, replica_sum);
+  const Device device = OpDevice("batchnorm2d backward", {&dy, &gamma});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).BatchNorm2dBackward(dy, gamma, cache, replica_sum);
   }
   RequireCpu("batchnorm2d backward", {&dy, &gamma, &cache.x_hat});
   ExpectShape("batchnorm2d backward", "output gradient", dy,

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "nn/ops/cpu_conv_backend.h"
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
+#include "nn/ops/gpu_ops.h"
 #include "nn/ops/im2col.h"
 #include "nn/ops/op_threads.h"
 #ifndef RINGLET_WITHOUT_ONEDNN
@@ -65,8 +65,9 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
   const ConvGeometry g = Check(x, w, params);
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
-  if (OpDevice("conv2d", {&x, &w, &b}).is_cuda()) {
-    return cuda_ops::Conv2dForward(x, w, b, params);
+  const Device device = OpDevice("conv2d", {&x, &w, &b});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).Conv2dForward(x, w, b, params);
   }
   if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
     // Never true in a build without oneDNN (the setting refuses it).
@@ -108,8 +109,10 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            bool need_dx) {
   const ConvGeometry g = Check(x, w, params);
   ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
-  if (OpDevice("conv2d backward", {&x, &w, &dy}).is_cuda()) {
-    return cuda_ops::Conv2dBackward(x, w, has_bias, dy, params, need_dx);
+  const Device device = OpDevice("conv2d backward", {&x, &w, &dy});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).Conv2dBackward(x, w, has_bias, dy, params,
+                                            need_dx);
   }
   if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
     // Never true in a build without oneDNN (the setting refuses it).

@@ -2,15 +2,16 @@
 
 #include <cmath>
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/gpu_ops.h"
 #include "nn/ops/non_finite.h"
 
 namespace ringlet::nn {
 
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
-  if (OpDevice("add", {&a, &b}).is_cuda()) return cuda_ops::Add(a, b);
+  const Device device = OpDevice("add", {&a, &b});
+  if (device.is_cuda()) return GpuOpsFor(device).Add(a, b);
   Tensor y = Tensor::Uninitialized(a.shape());
   const float* x = a.data();
   const float* z = b.data();
@@ -21,8 +22,9 @@ Tensor Add(const Tensor& a, const Tensor& b) {
 
 void AddInPlace(Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
-  if (OpDevice("add", {&a, &b}).is_cuda()) {
-    cuda_ops::AddInPlace(a, b);
+  const Device device = OpDevice("add", {&a, &b});
+  if (device.is_cuda()) {
+    GpuOpsFor(device).AddInPlace(a, b);
     return;
   }
   float* x = a.data();
@@ -32,8 +34,9 @@ void AddInPlace(Tensor& a, const Tensor& b) {
 
 void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
   ExpectShape("add scaled", "second input", b, a.shape());
-  if (OpDevice("add scaled", {&a, &b}).is_cuda()) {
-    cuda_ops::AddScaledInPlace(a, b, scale);
+  const Device device = OpDevice("add scaled", {&a, &b});
+  if (device.is_cuda()) {
+    GpuOpsFor(device).AddScaledInPlace(a, b, scale);
     return;
   }
   float* x = a.data();
@@ -42,8 +45,9 @@ void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
 }
 
 void DivideInPlace(Tensor& x, float divisor) {
-  if (OpDevice("scale", {&x}).is_cuda()) {
-    cuda_ops::DivideInPlace(x, divisor);
+  const Device device = OpDevice("scale", {&x});
+  if (device.is_cuda()) {
+    GpuOpsFor(device).DivideInPlace(x, divisor);
     return;
   }
   float* v = x.data();
@@ -51,8 +55,9 @@ void DivideInPlace(Tensor& x, float divisor) {
 }
 
 void ScaleInPlace(Tensor& x, float factor) {
-  if (OpDevice("scale", {&x}).is_cuda()) {
-    cuda_ops::ScaleInPlace(x, factor);
+  const Device device = OpDevice("scale", {&x});
+  if (device.is_cuda()) {
+    GpuOpsFor(device).ScaleInPlace(x, factor);
     return;
   }
   float* v = x.data();
@@ -65,7 +70,7 @@ double SumOfSquares(const std::vector<const Tensor*>& tensors) {
   for (const Tensor* t : tensors) {
     CommonDevice("sum of squares", {device, t->device()});
   }
-  if (device.is_cuda()) return cuda_ops::SumOfSquares(tensors);
+  if (device.is_cuda()) return GpuOpsFor(device).SumOfSquares(tensors);
   double sum = 0;
   for (const Tensor* t : tensors) {
     const float* v = t->data();
@@ -90,7 +95,7 @@ void ZeroAll(const std::vector<Tensor*>& tensors) {
     CommonDevice("zero", {device, t->device()});
   }
   if (device.is_cuda()) {
-    cuda_ops::ZeroAll(tensors);
+    GpuOpsFor(device).ZeroAll(tensors);
     return;
   }
   for (Tensor* t : tensors) t->Fill(0.0f);

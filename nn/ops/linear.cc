@@ -1,8 +1,8 @@
 #include "nn/ops/linear.h"
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
+#include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
 
@@ -11,8 +11,9 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   const int64_t in = w.dim(0), out = w.dim(1);
   ExpectShape("linear", "input", x, {-1, in});
   if (b.defined()) ExpectShape("linear", "bias", b, {out});
-  if (OpDevice("linear", {&x, &w, &b}).is_cuda()) {
-    return cuda_ops::LinearForward(x, w, b);
+  const Device device = OpDevice("linear", {&x, &w, &b});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).LinearForward(x, w, b);
   }
   const int64_t n = x.dim(0);
   Tensor y = Tensor::Uninitialized({n, out});
@@ -29,8 +30,9 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy) {
   const int64_t n = x.dim(0), in = w.dim(0), out = w.dim(1);
   ExpectShape("linear backward", "output gradient", dy, {n, out});
-  if (OpDevice("linear backward", {&x, &w, &dy}).is_cuda()) {
-    return cuda_ops::LinearBackward(x, w, has_bias, dy);
+  const Device device = OpDevice("linear backward", {&x, &w, &dy});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).LinearBackward(x, w, has_bias, dy);
   }
   LinearGrads g;
   g.dx = Tensor::Uninitialized({n, in});

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
 namespace {
@@ -56,10 +56,11 @@ PendingLoss StartSoftmaxCrossEntropy(const Tensor& logits,
                                      Reduction reduction) {
   ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
   PendingLoss pending;
-  if (OpDevice("softmax_cross_entropy", {&logits}).is_cuda()) {
-    cuda_ops::QueueSoftmaxCrossEntropy(logits, labels, reduction,
-                                       &pending.result_.dlogits,
-                                       &pending.row_results_);
+  const Device device = OpDevice("softmax_cross_entropy", {&logits});
+  if (device.is_cuda()) {
+    GpuOpsFor(device).QueueSoftmaxCrossEntropy(logits, labels, reduction,
+                                               &pending.result_.dlogits,
+                                               &pending.row_results_);
     pending.rows_ = logits.dim(0);
     pending.mean_ = reduction == Reduction::kMean;
     pending.pending_ = true;

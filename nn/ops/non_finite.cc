@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
 
@@ -18,7 +18,7 @@ NonFiniteCounts QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
     CommonDevice("count non-finite", {device, t->device()});
   }
   if (device.is_cuda()) {
-    out.device_counts_ = cuda_ops::QueueCountNonFinite(tensors);
+    out.device_counts_ = GpuOpsFor(device).QueueCountNonFinite(tensors);
     out.pending_ = true;
     return out;
   }

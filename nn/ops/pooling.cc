@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
+#include "nn/ops/gpu_ops.h"
 #include "nn/ops/op_threads.h"
 
 namespace ringlet::nn {
@@ -35,8 +35,9 @@ constexpr int64_t kPlaneGrain = 64;
 
 Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
   const Shape ys = PooledShape("avgpool2d", x.shape(), kernel, stride);
-  if (OpDevice("avgpool2d", {&x}).is_cuda()) {
-    return cuda_ops::AvgPool2dForward(x, kernel, stride);
+  const Device device = OpDevice("avgpool2d", {&x});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).AvgPool2dForward(x, kernel, stride);
   }
   Tensor y = Tensor::Uninitialized(ys);
   const int64_t h = x.dim(2), w = x.dim(3), p = ys[2], q = ys[3];
@@ -81,8 +82,9 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
                          int stride) {
   const Shape ys = PooledShape("avgpool2d backward", x_shape, kernel, stride);
   ExpectShape("avgpool2d backward", "output gradient", dy, ys);
-  if (OpDevice("avgpool2d backward", {&dy}).is_cuda()) {
-    return cuda_ops::AvgPool2dBackward(x_shape, dy, kernel, stride);
+  const Device device = OpDevice("avgpool2d backward", {&dy});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).AvgPool2dBackward(x_shape, dy, kernel, stride);
   }
   const int64_t h = x_shape[2], w = x_shape[3], p = ys[2], q = ys[3];
   // Windows that do not overlap (stride >= kernel: LeNet's 2x2 stride 2)
@@ -136,8 +138,9 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
 
 Tensor GlobalAvgPoolForward(const Tensor& x) {
   ExpectShape("global_avg_pool", "input", x, {-1, -1, -1, -1});
-  if (OpDevice("global_avg_pool", {&x}).is_cuda()) {
-    return cuda_ops::GlobalAvgPoolForward(x);
+  const Device device = OpDevice("global_avg_pool", {&x});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).GlobalAvgPoolForward(x);
   }
   const int64_t planes = x.dim(0) * x.dim(1), hw = x.dim(2) * x.dim(3);
   Tensor y = Tensor::Uninitialized({x.dim(0), x.dim(1)});
@@ -157,8 +160,9 @@ Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
   }
   ExpectShape("global_avg_pool backward", "output gradient", dy,
               {x_shape[0], x_shape[1]});
-  if (OpDevice("global_avg_pool backward", {&dy}).is_cuda()) {
-    return cuda_ops::GlobalAvgPoolBackward(x_shape, dy);
+  const Device device = OpDevice("global_avg_pool backward", {&dy});
+  if (device.is_cuda()) {
+    return GpuOpsFor(device).GlobalAvgPoolBackward(x_shape, dy);
   }
   Tensor dx = Tensor::Uninitialized(x_shape);
   const int64_t planes = x_shape[0] * x_shape[1], hw = x_shape[2] * x_shape[3];

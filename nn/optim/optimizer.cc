@@ -4,9 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/elementwise.h"
+#include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
 namespace {
@@ -193,11 +193,12 @@ void AdamUpdateAll(const std::vector<Tensor*>& values,
   if (step < 1) throw std::invalid_argument("adam: steps count from 1");
   const AdamFactors f = FactorsOf(options, step);
   if (values.front()->device().is_cuda()) {
-    cuda_ops::AdamUpdateAll(
-        values, grads, exp_avgs, exp_avg_sqs, options.beta1, options.beta2,
-        options.eps, f.step_size, f.bias_correction2_sqrt, f.decay,
-        f.grad_decay,
-        skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
+    GpuOpsFor(values.front()->device())
+        .AdamUpdateAll(
+            values, grads, exp_avgs, exp_avg_sqs, options.beta1, options.beta2,
+            options.eps, f.step_size, f.bias_correction2_sqrt, f.decay,
+            f.grad_decay,
+            skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
     return;
   }
   // On a CPU the counts are there already.

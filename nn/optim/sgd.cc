@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/elementwise.h"
+#include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
 
@@ -16,7 +16,7 @@ void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
   const Device device =
       OpDevice("sgd", {&value, &grad, velocity != nullptr ? velocity : &value});
   if (device.is_cuda()) {
-    cuda_ops::SgdUpdate(
+    GpuOpsFor(device).SgdUpdate(
         value, grad, velocity, options.lr, options.momentum,
         options.weight_decay,
         skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
@@ -65,7 +65,7 @@ void SgdUpdateAll(const std::vector<Tensor*>& values,
     }
   }
   if (device.is_cuda()) {
-    cuda_ops::SgdUpdateAll(
+    GpuOpsFor(device).SgdUpdateAll(
         values, grads, velocities, options.lr, options.momentum,
         options.weight_decay,
         skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);

@@ -528,10 +528,6 @@ def part_bench(r):
                     model, batch_, 20, "--device=cuda:0",
                     "--precision=" + precision,
                     "--conv_algorithms=" + algorithms))
-            if model == "resnet18":  # What folding the biases buys.
-                bench(r, "goal_%s_unfolded" % name, train_bench(
-                    model, batch_, 20, "--device=cuda:0",
-                    "--precision=" + precision, "--fold_conv_biases=false"))
             if r.torch_gpu:
                 bench(r, "goal_%s_pytorch" % name, torch_bench(
                     model, batch_, 20, "--precision=" + precision))

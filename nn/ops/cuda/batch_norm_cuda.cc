@@ -113,10 +113,11 @@ BatchNormGrads SyncBackward(const Tensor& dy, const Tensor& gamma,
 
 }  // namespace
 
-Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
-                               const Tensor& beta, BatchNormStats* stats,
-                               BatchNormCache* cache,
-                               const ReplicaSum& replica_sum) {
+Tensor CudaOps::BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
+                                        const Tensor& beta,
+                                        BatchNormStats* stats,
+                                        BatchNormCache* cache,
+                                        const ReplicaSum& replica_sum) {
   if (replica_sum) {
     return SyncTrainForward(x, gamma, beta, stats, cache, replica_sum);
   }
@@ -145,8 +146,9 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   return y;
 }
 
-Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
-                              const Tensor& beta, const BatchNormStats& stats) {
+Tensor CudaOps::BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
+                                       const Tensor& beta,
+                                       const BatchNormStats& stats) {
   OnDevice on(x);
   const Descs descs(x);
   Tensor y = Tensor::Uninitialized(x.shape(), x.device());
@@ -160,9 +162,10 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
   return y;
 }
 
-BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
-                                   const BatchNormCache& cache,
-                                   const ReplicaSum& replica_sum) {
+BatchNormGrads CudaOps::BatchNorm2dBackward(const Tensor& dy,
+                                            const Tensor& gamma,
+                                            const BatchNormCache& cache,
+                                            const ReplicaSum& replica_sum) {
   if (!cache.input.defined()) {
     throw DeviceError(
         "batchnorm2d backward on " + ToString(dy.device()) +

@@ -306,8 +306,8 @@ bool ThroughGraph(ConvDirection direction, OnDevice& on, const Tensor& x,
 
 }  // namespace
 
-Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                     const Conv2dParams& params) {
+Tensor CudaOps::Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                              const Conv2dParams& params) {
   OnDevice on(x);
   const int64_t p = OutputSize(x.dim(2), w.dim(2), params);
   const int64_t q = OutputSize(x.dim(3), w.dim(3), params);
@@ -335,9 +335,9 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   return y;
 }
 
-Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
-                           const Tensor& dy, const Conv2dParams& params,
-                           bool need_dx) {
+Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
+                                    bool has_bias, const Tensor& dy,
+                                    const Conv2dParams& params, bool need_dx) {
   OnDevice on(x);
   Conv2dGrads g;
   if (dy.numel() == 0) {  // An empty batch: zero gradients.

@@ -18,7 +18,7 @@ struct ReluDesc {
   cudnnActivationDescriptor_t desc = nullptr;
 };
 
-Tensor ReluForward(const Tensor& x) {
+Tensor CudaOps::ReluForward(const Tensor& x) {
   OnDevice on(x);
   Tensor y = Tensor::Uninitialized(x.shape(), x.device());
   if (x.numel() == 0) return y;
@@ -33,7 +33,7 @@ Tensor ReluForward(const Tensor& x) {
 
 // cuDNN takes the forward's input too; for ReLU y > 0 exactly where x > 0,
 // so y stands in for x (the CPU op is written from y as well).
-Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
+Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy) {
   OnDevice on(y);
   Tensor dx = Tensor::Uninitialized(y.shape(), y.device());
   if (y.numel() == 0) return dx;
@@ -47,7 +47,7 @@ Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   return dx;
 }
 
-Tensor Add(const Tensor& a, const Tensor& b) {
+Tensor CudaOps::Add(const Tensor& a, const Tensor& b) {
   OnDevice on(a);
   Tensor out = Tensor::Uninitialized(a.shape(), a.device());
   cuda::add_forward(a.device_data(), b.device_data(), out.device_data(),
@@ -55,19 +55,19 @@ Tensor Add(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-void AddInPlace(Tensor& a, const Tensor& b) {
+void CudaOps::AddInPlace(Tensor& a, const Tensor& b) {
   OnDevice on(a);
   cuda::add_forward(a.device_data(), b.device_data(), a.device_data(),
                     a.numel(), on.stream());
 }
 
-void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
+void CudaOps::AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
   OnDevice on(a);
   cuda::add_scaled_forward(a.device_data(), b.device_data(), scale, a.numel(),
                            on.stream());
 }
 
-void DivideInPlace(Tensor& x, float divisor) {
+void CudaOps::DivideInPlace(Tensor& x, float divisor) {
   OnDevice on(x);
   cuda::divide_forward(x.device_data(), x.numel(), divisor, on.stream());
 }
@@ -93,7 +93,7 @@ std::vector<cuda::TensorList> ListsOf(const std::vector<T*>& tensors) {
 
 }  // namespace
 
-Tensor QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
+Tensor CudaOps::QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   const int64_t n = static_cast<int64_t>(tensors.size());
   Tensor slots({n + 1}, tensors.front()->device());  // Zeros: 0u as well.
@@ -106,12 +106,12 @@ Tensor QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
   return slots;
 }
 
-void ScaleInPlace(Tensor& x, float factor) {
+void CudaOps::ScaleInPlace(Tensor& x, float factor) {
   OnDevice on(x);
   cuda::scale_forward(x.device_data(), x.numel(), factor, on.stream());
 }
 
-double SumOfSquares(const std::vector<const Tensor*>& tensors) {
+double CudaOps::SumOfSquares(const std::vector<const Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   // Every tensor's partial sums into one buffer, one read back, added up
   // on the host in a fixed order.
@@ -133,8 +133,9 @@ double SumOfSquares(const std::vector<const Tensor*>& tensors) {
   return sum;
 }
 
-void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
-               float momentum, float weight_decay, const unsigned int* skip) {
+void CudaOps::SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
+                        float lr, float momentum, float weight_decay,
+                        const unsigned int* skip) {
   OnDevice on(value);
   cuda::sgd_update_forward(value.device_data(), grad.device_data(),
                            velocity ? velocity->device_data() : nullptr,
@@ -142,11 +143,11 @@ void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity, float lr,
                            on.stream());
 }
 
-void SgdUpdateAll(const std::vector<Tensor*>& values,
-                  const std::vector<const Tensor*>& grads,
-                  const std::vector<Tensor*>& velocities, float lr,
-                  float momentum, float weight_decay,
-                  const unsigned int* skip) {
+void CudaOps::SgdUpdateAll(const std::vector<Tensor*>& values,
+                           const std::vector<const Tensor*>& grads,
+                           const std::vector<Tensor*>& velocities, float lr,
+                           float momentum, float weight_decay,
+                           const unsigned int* skip) {
   OnDevice on(*values.front());
   const bool with_velocity = momentum != 0.0f;
   for (size_t first = 0; first < values.size();
@@ -165,13 +166,14 @@ void SgdUpdateAll(const std::vector<Tensor*>& values,
   }
 }
 
-void AdamUpdateAll(const std::vector<Tensor*>& values,
-                   const std::vector<const Tensor*>& grads,
-                   const std::vector<Tensor*>& exp_avgs,
-                   const std::vector<Tensor*>& exp_avg_sqs, float beta1,
-                   float beta2, float eps, float step_size,
-                   float bias_correction2_sqrt, float decay, float grad_decay,
-                   const unsigned int* skip) {
+void CudaOps::AdamUpdateAll(const std::vector<Tensor*>& values,
+                            const std::vector<const Tensor*>& grads,
+                            const std::vector<Tensor*>& exp_avgs,
+                            const std::vector<Tensor*>& exp_avg_sqs,
+                            float beta1, float beta2, float eps,
+                            float step_size, float bias_correction2_sqrt,
+                            float decay, float grad_decay,
+                            const unsigned int* skip) {
   OnDevice on(*values.front());
   for (size_t first = 0; first < values.size();
        first += cuda::kMaxListedTensors) {
@@ -191,11 +193,17 @@ void AdamUpdateAll(const std::vector<Tensor*>& values,
   }
 }
 
-void ZeroAll(const std::vector<Tensor*>& tensors) {
+void CudaOps::ZeroAll(const std::vector<Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   for (const cuda::TensorList& list : ListsOf(tensors)) {
     cuda::fill_each(list, 0.0f, on.stream());
   }
 }
 
+namespace {
+
+// Never destroyed: ops may run from other threads while the program exits.
+[[maybe_unused]] const bool kRegistered = (RegisterGpuOps(new CudaOps), true);
+
+}  // namespace
 }  // namespace ringlet::nn::cuda_ops

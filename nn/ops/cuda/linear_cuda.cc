@@ -10,7 +10,8 @@
 
 namespace ringlet::nn::cuda_ops {
 
-Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
+Tensor CudaOps::LinearForward(const Tensor& x, const Tensor& w,
+                              const Tensor& b) {
   CheckCublasProduct(x.dim(0), w.dim(0), w.dim(1));
   OnDevice on(x);
   const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
@@ -31,8 +32,8 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   return y;
 }
 
-LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
-                           const Tensor& dy) {
+LinearGrads CudaOps::LinearBackward(const Tensor& x, const Tensor& w,
+                                    bool has_bias, const Tensor& dy) {
   CheckCublasProduct(x.dim(0), w.dim(0), w.dim(1));
   OnDevice on(x);
   const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),

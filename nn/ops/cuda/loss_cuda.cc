@@ -10,9 +10,10 @@
 
 namespace ringlet::nn::cuda_ops {
 
-void QueueSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
-                              Reduction reduction, Tensor* dlogits,
-                              Tensor* rows) {
+void CudaOps::QueueSoftmaxCrossEntropy(const Tensor& logits,
+                                       const int32_t* labels,
+                                       Reduction reduction, Tensor* dlogits,
+                                       Tensor* rows) {
   const int64_t n = logits.dim(0), k = logits.dim(1);
   for (int64_t i = 0; i < n; ++i) {
     if (labels[i] < 0 || labels[i] >= k) {

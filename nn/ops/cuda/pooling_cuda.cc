@@ -59,23 +59,23 @@ Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool) {
 
 }  // namespace
 
-Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
+Tensor CudaOps::AvgPool2dForward(const Tensor& x, int kernel, int stride) {
   const Shape y_shape = {x.dim(0), x.dim(1), (x.dim(2) - kernel) / stride + 1,
                          (x.dim(3) - kernel) / stride + 1};
   return Forward(x, PoolDesc(kernel, kernel, stride, stride), y_shape);
 }
 
-Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
-                         int stride) {
+Tensor CudaOps::AvgPool2dBackward(const Shape& x_shape, const Tensor& dy,
+                                  int kernel, int stride) {
   return Backward(x_shape, dy, PoolDesc(kernel, kernel, stride, stride));
 }
 
-Tensor GlobalAvgPoolForward(const Tensor& x) {
+Tensor CudaOps::GlobalAvgPoolForward(const Tensor& x) {
   return Forward(x, PoolDesc(x.dim(2), x.dim(3), x.dim(2), x.dim(3)),
                  {x.dim(0), x.dim(1)});
 }
 
-Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
+Tensor CudaOps::GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
   return Backward(x_shape, dy,
                   PoolDesc(x_shape[2], x_shape[3], x_shape[2], x_shape[3]));
 }

@@ -2,7 +2,7 @@
 // ResNet-18's whole step (batch norm, residual adds, folded biases, SGD with
 // momentum and weight decay) replayed must give the eager steps' state bit
 // for bit. The GPU cases skip with the reason without a GPU.
-#include "nn/captured_step.h"
+#include "nn/experimental/captured_step.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

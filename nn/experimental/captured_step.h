@@ -17,8 +17,8 @@
 // data uploaded inside the step (labels) is the data seen at capture, and
 // so is every scalar (the learning rate); a tensor made inside the step
 // and kept after it holds what the latest replay wrote.
-#ifndef RINGLET_NN_CAPTURED_STEP_H_
-#define RINGLET_NN_CAPTURED_STEP_H_
+#ifndef RINGLET_NN_EXPERIMENTAL_CAPTURED_STEP_H_
+#define RINGLET_NN_EXPERIMENTAL_CAPTURED_STEP_H_
 
 #include <functional>
 #include <memory>
@@ -47,4 +47,4 @@ class CapturedStep {
 
 }  // namespace ringlet::nn
 
-#endif  // RINGLET_NN_CAPTURED_STEP_H_
+#endif  // RINGLET_NN_EXPERIMENTAL_CAPTURED_STEP_H_

@@ -1,4 +1,4 @@
-#include "nn/captured_step.h"
+#include "nn/experimental/captured_step.h"
 
 #include "nn/gpu_backend.h"
 
