@@ -20,7 +20,7 @@ class Event;
 
 namespace ringlet::nn {
 
-// A point in a GPU's queue of work (nn::DeviceFence holds one).
+// A point in a GPU's queue of work (nn::DeviceEvent holds one).
 class GpuEvent {
  public:
   virtual ~GpuEvent() = default;
@@ -36,19 +36,19 @@ class GpuEvent {
 };
 
 // While alive, the calling thread's work on a device goes to a lane.
-class GpuLaneBinding {
+class GpuStreamBinding {
  public:
-  virtual ~GpuLaneBinding() = default;
+  virtual ~GpuStreamBinding() = default;
 };
 
-// A device context of its own (nn::DeviceLane holds one): its stream,
+// A device context of its own (nn::DeviceStream holds one): its stream,
 // library handles and memory pool.
-class GpuLane {
+class GpuStream {
  public:
-  virtual ~GpuLane() = default;
+  virtual ~GpuStream() = default;
   // Waits until the work queued on the lane has run.
   virtual void Synchronize() = 0;
-  virtual std::unique_ptr<GpuLaneBinding> Bind() = 0;
+  virtual std::unique_ptr<GpuStreamBinding> Bind() = 0;
 };
 
 // Work recorded once as a CUDA graph (nn::CapturedStep holds one).
@@ -87,7 +87,7 @@ class GpuBackend {
   // The calling thread's queue for `device` waits, on the device, for an
   // event of a library's (a collective's Work::event()).
   virtual void QueueWaitFor(int device, const gpu::Event& event) = 0;
-  virtual std::shared_ptr<GpuLane> CreateLane(int device) = 0;
+  virtual std::shared_ptr<GpuStream> CreateLane(int device) = 0;
   // Records what `work` queues on the calling thread's context for
   // `device` as a CUDA graph, without running it. Throws DeviceError naming
   // the cause when `work` throws or makes the host wait for the GPU.

@@ -111,7 +111,7 @@ void CopyToHost(const Tensor& src, float* dst);
 // CopyFromHost without waiting for a GPU: the copy is queued (through
 // pinned memory) on the calling thread's queue for dst's device, `src` may
 // be reused at once, and only work queued after it there may read dst
-// (hand dst to another stream or thread through a DeviceFence). On a CPU,
+// (hand dst to another stream or thread through a DeviceEvent). On a CPU,
 // CopyFromHost.
 void CopyFromHostAsync(const float* src, Tensor& dst);
 

@@ -77,7 +77,7 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
     nn::QueuedReplicaStep& q = queued[d];
     const nn::Device device = group_.devices()[d];
     q.device = device;
-    q.done = nn::DeviceFence(device);
+    q.done = nn::DeviceEvent(device);
     const std::vector<nn::Tensor*> params = r.params.All();
     // A device without samples adds zeros to the sum; micro-batches add
     // their gradients up before the one allreduce.

@@ -40,7 +40,7 @@ class CudaEvent : public GpuEvent {
   gpu::Event event_;
 };
 
-class CudaLaneBinding : public GpuLaneBinding {
+class CudaLaneBinding : public GpuStreamBinding {
  public:
   explicit CudaLaneBinding(std::shared_ptr<DeviceContext> context)
       : scope_(std::move(context)) {}
@@ -49,13 +49,13 @@ class CudaLaneBinding : public GpuLaneBinding {
   ScopedContext scope_;
 };
 
-class CudaLane : public GpuLane {
+class CudaLane : public GpuStream {
  public:
   explicit CudaLane(std::shared_ptr<DeviceContext> context)
       : context_(std::move(context)) {}
 
   void Synchronize() override { context_->Synchronize(); }
-  std::unique_ptr<GpuLaneBinding> Bind() override {
+  std::unique_ptr<GpuStreamBinding> Bind() override {
     return std::make_unique<CudaLaneBinding>(context_);
   }
 
@@ -115,7 +115,7 @@ class CudaBackend : public GpuBackend {
     RINGLET_CUDA_CHECK(cudaStreamWaitEvent(context.stream(), event.get(), 0));
   }
 
-  std::shared_ptr<GpuLane> CreateLane(int device) override {
+  std::shared_ptr<GpuStream> CreateLane(int device) override {
     return std::make_shared<CudaLane>(DeviceContext::Create(device));
   }
 

@@ -22,7 +22,7 @@ class NonFiniteCounts {
   NonFiniteCounts() = default;  // Of no tensors: nothing non-finite.
   // One count per tensor, in order. On a GPU the first call waits for the
   // counting kernel: call it on the thread that queued it, or on any thread
-  // once a DeviceFence recorded after it has passed.
+  // once a DeviceEvent recorded after it has passed.
   const std::vector<int64_t>& Read() const;
   // The index of the first tensor with a non-finite element, or -1 (reads).
   int FirstBad() const;

@@ -5,12 +5,12 @@
 #include <string>
 
 #include "collectives/api/collective_error.h"
-#include "nn/device_fence.h"
+#include "nn/device_event.h"
 
 namespace ringlet::nn {
 
 BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
-                             int64_t bucket_bytes, const DeviceLane& lane)
+                             int64_t bucket_bytes, const DeviceStream& lane)
     : comm_(comm),
       lane_(lane),
       on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()),
@@ -169,7 +169,7 @@ void BucketReducer::FinishStarted(bool rethrow) {
 }
 
 void BucketReducer::Loop() {
-  const DeviceLane::Use use(lane_);
+  const DeviceStream::Use use(lane_);
   uint64_t seen = 0;
   while (true) {
     {

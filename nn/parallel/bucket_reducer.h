@@ -33,7 +33,7 @@
 
 #include "collectives/api/communicator.h"
 #include "collectives/api/work.h"
-#include "nn/device_lane.h"
+#include "nn/device_stream.h"
 #include "nn/layers/containers.h"
 #include "nn/parallel/flat_tensors.h"
 
@@ -45,7 +45,8 @@ class BucketReducer {
   // `comm` is used only by this reducer's thread during a step. `lane` is
   // the replica's (the one its compute thread has bound).
   BucketReducer(Module& model, collectives::Communicator& comm,
-                int64_t bucket_bytes, const DeviceLane& lane = DeviceLane());
+                int64_t bucket_bytes,
+                const DeviceStream& lane = DeviceStream());
   ~BucketReducer();
   BucketReducer(const BucketReducer&) = delete;
   BucketReducer& operator=(const BucketReducer&) = delete;
@@ -82,7 +83,7 @@ class BucketReducer {
   void FinishStarted(bool rethrow);
 
   collectives::Communicator& comm_;
-  DeviceLane lane_;
+  DeviceStream lane_;
   bool on_device_ = false;  // Calls ordered by events, not host waits.
   // The job has one rank: its gradients are the sums already (no buckets'
   // storage, no thread, and no host wait timing backward as "comm").

@@ -175,7 +175,7 @@ PendingStep DataParallel::QueueStep(
     QueuedReplicaStep& q = queued[d];
     const Device device = group_.devices()[d];
     q.device = device;
-    q.done = DeviceFence(device);
+    q.done = DeviceEvent(device);
     for (const std::vector<ReplicaInput>& shards : local) {
       q.samples += shards[d].count;
     }

@@ -42,7 +42,7 @@ FlatTensors::FlatTensors(std::vector<Tensor*> tensors, Layout layout)
       t = flat_.ViewAt(offsets_[i], t.shape());
     }
   }
-  packed_ = DeviceFence(device);
+  packed_ = DeviceEvent(device);
 }
 
 bool FlatTensors::IsView(size_t i) const {

@@ -25,7 +25,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/device_fence.h"
+#include "nn/device_event.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -56,7 +56,7 @@ class FlatTensors {
   float* data() { return flat_.device_data(); }
   Tensor& flat() { return flat_; }  // [count()], on device().
   // Passed once the last Pack() has run on the device.
-  const DeviceFence& packed() const { return packed_; }
+  const DeviceEvent& packed() const { return packed_; }
   // Elements of the flat tensor, the kViews layout's gaps included.
   int64_t count() const { return count_; }
   Device device() const { return flat_.device(); }
@@ -69,7 +69,7 @@ class FlatTensors {
   std::vector<int64_t> offsets_;  // Of each tensor in the flat tensor.
   Tensor flat_;
   int64_t count_ = 0;
-  DeviceFence packed_;
+  DeviceEvent packed_;
 };
 
 }  // namespace ringlet::nn

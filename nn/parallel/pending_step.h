@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "nn/device.h"
-#include "nn/device_fence.h"
+#include "nn/device_event.h"
 #include "nn/ops/loss.h"
 #include "nn/ops/non_finite.h"
 #include "nn/parallel/replica_group.h"
@@ -37,7 +37,7 @@ struct QueuedReplicaStep {
   std::string divergence;
   double comm_seconds = 0;
   // Recorded after the device's last queued work for the step.
-  DeviceFence done;
+  DeviceEvent done;
 };
 
 class PendingStep {

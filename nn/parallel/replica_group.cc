@@ -148,8 +148,8 @@ void ReplicaGroup::RunOnWorkers(const std::function<void(int)>& fn,
   first_failure_ = nullptr;
   try {
     workers_->Run([&](int d) {
-      const DeviceLane& lane = lanes_[d];
-      DeviceLane::Use use(lane);
+      const DeviceStream& lane = lanes_[d];
+      DeviceStream::Use use(lane);
       try {
         fn(d);
         if (wait_for_lanes) lane.Synchronize();

@@ -19,7 +19,7 @@
 #include "collectives/api/communicator.h"
 #include "collectives/api/process_group.h"
 #include "nn/device.h"
-#include "nn/device_lane.h"
+#include "nn/device_stream.h"
 #include "nn/parallel/device_workers.h"
 #include "nn/tensor.h"
 
@@ -93,7 +93,7 @@ class ReplicaGroup {
   void Run(const std::function<void(int device)>& fn);
   // As Run, but returns once every fn has returned, without waiting for
   // the work it queued on a GPU lane: whoever reads its results waits for a
-  // DeviceFence fn recorded. Tensors fn lets go of are safe (their memory
+  // DeviceEvent fn recorded. Tensors fn lets go of are safe (their memory
   // returns to the lane's pool, reused only by work queued after it); host
   // memory a queued copy reads must stay (shards go through pinned
   // staging, so they may not). After a failure it waits, as Run does.
@@ -123,8 +123,8 @@ class ReplicaGroup {
   // Device d's lane: on a GPU its own stream, handles and memory, so
   // replicas sharing a GPU neither share a cuDNN handle nor wait on each
   // other's queue. A thread of the replica's other than its worker (a
-  // gradient reducer) binds it with DeviceLane::Use.
-  const DeviceLane& lane(int device) const { return lanes_.at(device); }
+  // gradient reducer) binds it with DeviceStream::Use.
+  const DeviceStream& lane(int device) const { return lanes_.at(device); }
   bool on_gpus() const { return devices_.front().is_cuda(); }
   const std::string& backend() const { return options_.backend; }
 
@@ -137,7 +137,7 @@ class ReplicaGroup {
   void RunOnWorkers(const std::function<void(int device)>& fn,
                     bool wait_for_lanes);
 
-  std::vector<DeviceLane> lanes_;
+  std::vector<DeviceStream> lanes_;
   std::unique_ptr<DeviceWorkers> workers_;
   std::mutex failure_mu_;
   std::exception_ptr first_failure_;

@@ -1,6 +1,6 @@
 // Lanes: several threads driving one GPU, each on a lane of its own. The
 // GPU cases skip, with the runtime's reason, where there is no GPU.
-#include "nn/device_lane.h"
+#include "nn/device_stream.h"
 
 #include <gtest/gtest.h>
 
@@ -20,9 +20,9 @@ namespace {
 
 using testing::RandomTensor;
 
-TEST(DeviceLaneTest, ACpuLaneChangesNothing) {
-  const DeviceLane lane(Device::Cpu(0));
-  const DeviceLane::Use use(lane);
+TEST(DeviceStreamTest, ACpuLaneChangesNothing) {
+  const DeviceStream lane(Device::Cpu(0));
+  const DeviceStream::Use use(lane);
   const Tensor y = Conv2dForward(RandomTensor({1, 1, 4, 4}, 1),
                                  RandomTensor({2, 1, 3, 3}, 2),
                                  RandomTensor({2}, 3), {1, 1});
@@ -30,10 +30,10 @@ TEST(DeviceLaneTest, ACpuLaneChangesNothing) {
   EXPECT_EQ(y.shape(), (Shape{1, 2, 4, 4}));
 }
 
-TEST(DeviceLaneTest, AGpuThatDoesNotExistIsAClearError) {
+TEST(DeviceStreamTest, AGpuThatDoesNotExistIsAClearError) {
   const int gpus = gpu::CountCudaDevices();
   try {
-    DeviceLane lane(Device::Cuda(gpus));
+    DeviceStream lane(Device::Cuda(gpus));
     FAIL() << "expected a DeviceError for cuda:" << gpus;
   } catch (const DeviceError& e) {
     const std::string what = e.what();
@@ -44,7 +44,7 @@ TEST(DeviceLaneTest, AGpuThatDoesNotExistIsAClearError) {
   }
 }
 
-class DeviceLaneOnGpuTest : public ::testing::Test {
+class DeviceStreamOnGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
@@ -86,7 +86,7 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
 
 // The case lanes exist for: replicas sharing a GPU, each thread with its
 // own cuDNN and cuBLAS handles, working at the same time.
-TEST_F(DeviceLaneOnGpuTest, ThreadsOnLanesOfOneGpuWorkAtOnce) {
+TEST_F(DeviceStreamOnGpuTest, ThreadsOnLanesOfOneGpuWorkAtOnce) {
   constexpr int kThreads = 3, kRounds = 20;
   std::vector<std::vector<float>> want;
   for (int t = 0; t < kThreads; ++t) want.push_back(Work(gpu_, 100 * t));
@@ -95,8 +95,8 @@ TEST_F(DeviceLaneOnGpuTest, ThreadsOnLanesOfOneGpuWorkAtOnce) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       try {
-        const DeviceLane lane(gpu_);
-        const DeviceLane::Use use(lane);
+        const DeviceStream lane(gpu_);
+        const DeviceStream::Use use(lane);
         for (int round = 0; round < kRounds; ++round) {
           const std::vector<float> got = Work(gpu_, 100 * t);
           for (size_t i = 0; i < got.size(); ++i) {
@@ -122,11 +122,11 @@ TEST_F(DeviceLaneOnGpuTest, ThreadsOnLanesOfOneGpuWorkAtOnce) {
 
 // A tensor made on a lane keeps the lane's memory pool alive: it is read
 // after the lane (and its binding) are gone.
-TEST_F(DeviceLaneOnGpuTest, TensorsOutliveTheirLane) {
+TEST_F(DeviceStreamOnGpuTest, TensorsOutliveTheirLane) {
   Tensor kept;
   {
-    const DeviceLane lane(gpu_);
-    const DeviceLane::Use use(lane);
+    const DeviceStream lane(gpu_);
+    const DeviceStream::Use use(lane);
     kept = Tensor({1000}, gpu_);
     kept.Fill(2.5f);
     lane.Synchronize();
@@ -137,11 +137,11 @@ TEST_F(DeviceLaneOnGpuTest, TensorsOutliveTheirLane) {
   }
 }
 
-TEST_F(DeviceLaneOnGpuTest, WorkAfterTheScopeGoesBackToTheSharedQueue) {
+TEST_F(DeviceStreamOnGpuTest, WorkAfterTheScopeGoesBackToTheSharedQueue) {
   const std::vector<float> before = Work(gpu_, 7);
   {
-    const DeviceLane lane(gpu_);
-    const DeviceLane::Use use(lane);
+    const DeviceStream lane(gpu_);
+    const DeviceStream::Use use(lane);
     ExpectNear(Work(gpu_, 7), before, "on the lane");
   }
   ExpectNear(Work(gpu_, 7), before, "after the lane");

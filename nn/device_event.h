@@ -6,8 +6,8 @@
 // a collective that reads their output on its own stream must not start
 // before them. On CPU devices both calls do nothing: CPU ops have finished
 // when they return.
-#ifndef RINGLET_NN_DEVICE_FENCE_H_
-#define RINGLET_NN_DEVICE_FENCE_H_
+#ifndef RINGLET_NN_DEVICE_EVENT_H_
+#define RINGLET_NN_DEVICE_EVENT_H_
 
 #include <memory>
 
@@ -21,19 +21,19 @@ namespace ringlet::nn {
 
 class GpuEvent;
 
-class DeviceFence {
+class DeviceEvent {
  public:
-  DeviceFence() = default;  // A CPU fence.
+  DeviceEvent() = default;  // A CPU event.
   // Throws DeviceError for a GPU that does not exist or a build without
   // CUDA.
-  explicit DeviceFence(Device device);
+  explicit DeviceEvent(Device device);
 
   void Record();
   void Wait() const;
   // The calling thread's queue for the device waits, on the device, until
-  // the fence has passed; the host goes on at once. Nothing on CPUs.
+  // the event has passed; the host goes on at once. Nothing on CPUs.
   void QueueWait() const;
-  // The GPU event behind the fence (null on CPUs), for a collective
+  // The GPU event behind the event (null on CPUs), for a collective
   // queued after it (Communicator::AllReduceAsync's `after`).
   const gpu::Event* event() const;
 
@@ -49,4 +49,4 @@ void QueueWaitForEvent(Device device, const gpu::Event& event);
 
 }  // namespace ringlet::nn
 
-#endif  // RINGLET_NN_DEVICE_FENCE_H_
+#endif  // RINGLET_NN_DEVICE_EVENT_H_

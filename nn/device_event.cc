@@ -1,28 +1,28 @@
-#include "nn/device_fence.h"
+#include "nn/device_event.h"
 
 #include "nn/gpu_backend.h"
 
 namespace ringlet::nn {
 
-DeviceFence::DeviceFence(Device device) : device_(device) {
+DeviceEvent::DeviceEvent(Device device) : device_(device) {
   if (device.is_cuda()) {
     event_ = GpuBackendFor(device).CreateEvent(device.index);
   }
 }
 
-void DeviceFence::Record() {
+void DeviceEvent::Record() {
   if (event_) event_->Record();
 }
 
-void DeviceFence::Wait() const {
+void DeviceEvent::Wait() const {
   if (event_) event_->Wait();
 }
 
-void DeviceFence::QueueWait() const {
+void DeviceEvent::QueueWait() const {
   if (event_) event_->QueueWait();
 }
 
-const gpu::Event* DeviceFence::event() const {
+const gpu::Event* DeviceEvent::event() const {
   return event_ ? &event_->event() : nullptr;
 }
 
