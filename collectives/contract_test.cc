@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -27,6 +29,7 @@ using testing::Expected;
 using testing::Group;
 using testing::RunRanks;
 using testing::TestValue;
+using testing::Tolerance;
 
 struct Backend {
   std::string name;
@@ -62,7 +65,7 @@ std::vector<Backend> Backends() {
 }
 
 constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat64,
-                               DataType::kInt32};
+                               DataType::kInt32, DataType::kBFloat16};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax,
                              ReduceOp::kMin};
 
@@ -97,7 +100,8 @@ TEST_P(ContractTest, AllReduceEveryOpTypeCountAndRankCount) {
               comm.AllReduce(send.data(), out.data(), count, type, op);
               size_t wrong = 0;
               for (size_t i = 0; i < count; ++i) {
-                wrong += out.Get(i) != Expected(op, type, n, i);
+                wrong += !(std::fabs(out.Get(i) - Expected(op, type, n, i)) <=
+                           Tolerance(op, type, n, i));
               }
               EXPECT_EQ(wrong, 0u)
                   << Where(r, "allreduce", count, type, op, in_place) << " of "
@@ -124,7 +128,9 @@ TEST_P(ContractTest, ReduceScatterGivesEachRankItsBlock) {
             comm.ReduceScatter(send.data(), recv.data(), count, type, op);
             size_t wrong = 0;
             for (size_t i = 0; i < count; ++i) {
-              wrong += recv.Get(i) != Expected(op, type, n, i, r * count);
+              wrong += !(std::fabs(recv.Get(i) -
+                                   Expected(op, type, n, i, r * count)) <=
+                         Tolerance(op, type, n, i, r * count));
             }
             EXPECT_EQ(wrong, 0u)
                 << Where(r, "reducescatter", count, type, op, false);
@@ -274,6 +280,60 @@ TEST_P(ContractTest, ResultsAreBitwiseIdenticalAcrossRanksAndRuns) {
       }
       EXPECT_TRUE(first[0] == second[0]) << "run-to-run difference";
     }
+  }
+}
+
+// bfloat16 sums of gradient-like values (normal, mixed signs) against the
+// float32 sum of the same bfloat16 inputs: each of the n - 1 combining
+// steps rounds once, so the error stays within about (n - 1) * 2^-8 of the
+// sum of magnitudes; and it is not zero (the sums really are rounded).
+TEST_P(ContractTest, Bf16SumsStayWithinTheRoundingBound) {
+  constexpr size_t kCount = 4099;
+  for (int n = 2; n <= 8; ++n) {
+    Group group = GetParam().make(n);
+    std::vector<Buffer> data;
+    for (int r = 0; r < n; ++r) {
+      data.emplace_back(DataType::kBFloat16, kCount);
+      std::mt19937 rng(100 + r);
+      std::normal_distribution<float> normal(0.0f, 1e-3f);
+      for (size_t i = 0; i < kCount; ++i) data[r].Set(i, normal(rng));
+    }
+    std::vector<double> fp32_sum(kCount, 0), magnitudes(kCount, 0);
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < kCount; ++i) {
+        fp32_sum[i] = static_cast<float>(fp32_sum[i] + data[r].Get(i));
+        magnitudes[i] += std::fabs(data[r].Get(i));
+      }
+    }
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      Buffer& mine = data[comm.rank()];
+      comm.AllReduce(mine.data(), mine.data(), kCount, DataType::kBFloat16,
+                     ReduceOp::kSum);
+    });
+    for (const std::string& e : errors) ASSERT_EQ(e, "") << n << " ranks";
+    const double unit = std::ldexp(1.0, -8);
+    double worst = 0, total_error = 0;
+    for (size_t i = 0; i < kCount; ++i) {
+      // float32's own rounding of the reference is far below bfloat16's.
+      const double error = std::fabs(data[0].Get(i) - fp32_sum[i]);
+      const double relative = error / magnitudes[i];
+      // Later steps round sums already off by earlier roundings (the
+      // n * unit), and the float32 reference is itself rounded (2^-24).
+      EXPECT_LE(relative,
+                (n - 1) * unit * (1 + n * unit) + n * std::ldexp(1.0, -24))
+          << n << " ranks, element " << i << ": " << data[0].Get(i)
+          << " against " << fp32_sum[i];
+      worst = std::max(worst, relative);
+      total_error += error;
+      for (int r = 1; r < n; ++r) {
+        ASSERT_EQ(data[r].Get(i), data[0].Get(i)) << "rank " << r;
+      }
+    }
+    EXPECT_GT(total_error, 0) << n << " ranks: no element was rounded";
+    std::printf(
+        "%s bfloat16 sum of %d ranks: largest error %.3g of the "
+        "magnitudes' sum (bound %.3g)\n",
+        GetParam().name.c_str(), n, worst, (n - 1) * unit);
   }
 }
 

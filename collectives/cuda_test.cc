@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,6 +31,7 @@ using testing::Group;
 using ::testing::HasSubstr;
 using testing::RunRanks;
 using testing::TestValue;
+using testing::Tolerance;
 
 int Gpus() { return gpu::CountCudaDevices(); }
 
@@ -112,7 +114,7 @@ class DeviceBuffer {
 
 constexpr size_t kCounts[] = {0, 1, 7, 1021, (size_t{16} << 20) / 4 + 3};
 constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat64,
-                               DataType::kInt32};
+                               DataType::kInt32, DataType::kBFloat16};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax,
                              ReduceOp::kMin};
 
@@ -138,7 +140,8 @@ void CheckContractOnDevice(Group& group, const std::vector<int>& gpus) {
             (in_place ? send : recv).Download(&host);
             size_t wrong = 0;
             for (size_t i = 0; i < count; ++i) {
-              wrong += host.Get(i) != Expected(op, type, n, i);
+              wrong += !(std::fabs(host.Get(i) - Expected(op, type, n, i)) <=
+                         Tolerance(op, type, n, i));
             }
             ASSERT_EQ(wrong, 0u)
                 << "rank " << r << " allreduce " << Name(type) << "[" << count

@@ -12,6 +12,8 @@ size_t SizeOf(DataType type) {
       return 8;
     case DataType::kInt32:
       return 4;
+    case DataType::kBFloat16:
+      return 2;
   }
   return 0;
 }
@@ -24,6 +26,8 @@ const char* Name(DataType type) {
       return "float64";
     case DataType::kInt32:
       return "int32";
+    case DataType::kBFloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -59,12 +63,13 @@ const char* Name(OpKind kind) {
 }
 
 DataType ParseDataType(const std::string& name) {
-  for (DataType t :
-       {DataType::kFloat32, DataType::kFloat64, DataType::kInt32}) {
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+                     DataType::kBFloat16}) {
     if (name == Name(t)) return t;
   }
+  if (name == "bf16") return DataType::kBFloat16;
   throw std::invalid_argument("unknown data type '" + name +
-                              "'; use float32, float64 or int32");
+                              "'; use float32, float64, int32 or bfloat16");
 }
 
 ReduceOp ParseReduceOp(const std::string& name) {

@@ -8,7 +8,9 @@
 
 namespace ringlet::collectives {
 
-enum class DataType : uint8_t { kFloat32, kFloat64, kInt32 };
+// kBFloat16: bfloat16 (8 exponent and 7 mantissa bits, float32's range).
+// Reductions add in float32 and round once per step, to nearest even.
+enum class DataType : uint8_t { kFloat32, kFloat64, kInt32, kBFloat16 };
 enum class ReduceOp : uint8_t { kSum, kAvg, kMax, kMin };
 
 // Which collective a call is; part of every message, so ranks that call
@@ -22,7 +24,7 @@ enum class OpKind : uint8_t {
 };
 
 size_t SizeOf(DataType type);
-const char* Name(DataType type);  // "float32", "float64", "int32"
+const char* Name(DataType type);  // "float32", "float64", "int32", "bfloat16"
 const char* Name(ReduceOp op);    // "sum", "avg", "max", "min"
 const char* Name(OpKind kind);    // "allreduce", "broadcast", ...
 

@@ -52,6 +52,8 @@ ncclDataType_t ToNccl(DataType type) {
       return ncclFloat64;
     case DataType::kInt32:
       return ncclInt32;
+    case DataType::kBFloat16:
+      return ncclBfloat16;
   }
   return ncclFloat32;
 }

@@ -17,6 +17,7 @@
 // 2(n-1)/n x bytes for the ring, (n-1) x bytes at the naive root. The
 // footer gives the average bus bandwidth over every row and placement.
 #include <CLI/CLI.hpp>
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -51,7 +52,8 @@ struct Flags {
 };
 
 // An integer in [-30, 30] depending on rank and index: exact in every type
-// when summed over a few ranks, so the check is exact.
+// when summed over up to 8 ranks (bfloat16 holds integers to 256), so the
+// check is exact.
 double Value(int rank, size_t i) {
   return static_cast<double>(((rank + 1) * (i % 127) + 7 * rank) % 61) - 30;
 }
@@ -106,6 +108,7 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
     if (type == DataType::kFloat32) Fill<float>(host, count, r);
     if (type == DataType::kFloat64) Fill<double>(host, count, r);
     if (type == DataType::kInt32) Fill<int32_t>(host, count, r);
+    if (type == DataType::kBFloat16) Fill<Eigen::bfloat16>(host, count, r);
     send.Upload(host.data(), bytes);
   };
   fill();
@@ -116,6 +119,8 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
     mine.wrong = CountWrong<float>(host, count, comm.size(), op);
   } else if (type == DataType::kFloat64) {
     mine.wrong = CountWrong<double>(host, count, comm.size(), op);
+  } else if (type == DataType::kBFloat16) {
+    mine.wrong = CountWrong<Eigen::bfloat16>(host, count, comm.size(), op);
   } else {
     mine.wrong = CountWrong<int32_t>(host, count, comm.size(), op);
   }
@@ -186,8 +191,10 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
   app.add_option("--op", flags.op, "sum, avg, max or min")
       ->check(CLI::IsMember({"sum", "avg", "max", "min"}));
-  app.add_option("--dtype", flags.dtype, "float32, float64 or int32")
-      ->check(CLI::IsMember({"float32", "float64", "int32"}));
+  app.add_option("--dtype", flags.dtype,
+                 "float32, float64, int32 or bfloat16 (bf16)")
+      ->check(
+          CLI::IsMember({"float32", "float64", "int32", "bfloat16", "bf16"}));
   app.add_flag("--json", flags.json, "one JSON object per row");
   RINGLET_PARSE_FLAGS(app, argc, argv);
 

@@ -1,5 +1,7 @@
 #include "collectives/testing/rank_threads.h"
 
+#include <Eigen/Core>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -44,6 +46,11 @@ double Buffer::Get(size_t i) const {
       std::memcpy(&v, &bytes_[i * 4], 4);
       return v;
     }
+    case DataType::kBFloat16: {
+      Eigen::bfloat16 v;
+      std::memcpy(&v, &bytes_[i * 2], 2);
+      return static_cast<float>(v);
+    }
   }
   return 0;
 }
@@ -61,6 +68,11 @@ void Buffer::Set(size_t i, double value) {
     case DataType::kInt32: {
       const int32_t v = static_cast<int32_t>(value);
       std::memcpy(&bytes_[i * 4], &v, 4);
+      return;
+    }
+    case DataType::kBFloat16: {
+      const Eigen::bfloat16 v(static_cast<float>(value));
+      std::memcpy(&bytes_[i * 2], &v, 2);
       return;
     }
   }
@@ -100,9 +112,25 @@ double Expected(ReduceOp op, DataType type, int size, size_t index,
         return result / size;
       case DataType::kInt32:
         return static_cast<int32_t>(result) / size;
+      case DataType::kBFloat16:
+        return result / size;
     }
   }
   return result;
+}
+
+double Tolerance(ReduceOp op, DataType type, int size, size_t index,
+                 size_t index_offset) {
+  if (type != DataType::kBFloat16) return 0;
+  if (op != ReduceOp::kSum && op != ReduceOp::kAvg) return 0;
+  double magnitudes = 0;
+  for (int r = 0; r < size; ++r) {
+    magnitudes += std::fabs(TestValue(r, index + index_offset));
+  }
+  const double unit = std::ldexp(1.0, -8);  // bfloat16's unit roundoff
+  const double sum_error = (size - 1) * unit * magnitudes;
+  if (op == ReduceOp::kSum) return sum_error;
+  return (sum_error + unit * magnitudes) / size;
 }
 
 }  // namespace ringlet::collectives::testing

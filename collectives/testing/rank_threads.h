@@ -39,8 +39,8 @@ class Buffer {
 };
 
 // An integer in [-100, 150] that depends on rank and index, so a misplaced
-// chunk or element is caught; sums of up to 8 of them are exact in every
-// data type.
+// chunk or element is caught; exact in every data type, and so are sums of
+// up to 8 of them except in bfloat16 (8 significant bits; see Tolerance).
 double TestValue(int rank, size_t index);
 
 // The reduction of TestValue over `size` ranks at `index`, as a
@@ -48,6 +48,13 @@ double TestValue(int rank, size_t index);
 // division for int32).
 double Expected(ReduceOp op, DataType type, int size, size_t index,
                 size_t index_offset = 0);
+
+// How far a backend's result may be from Expected: 0 but for bfloat16 sums
+// and averages, where each of the size - 1 combining steps rounds once
+// (relative error at most 2^-8 of a partial sum, itself at most the sum of
+// the magnitudes), and an average's division once more.
+double Tolerance(ReduceOp op, DataType type, int size, size_t index,
+                 size_t index_offset = 0);
 
 }  // namespace ringlet::collectives::testing
 

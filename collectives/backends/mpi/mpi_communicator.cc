@@ -20,12 +20,38 @@ MPI_Datatype ToMpi(DataType type) {
       return MPI_DOUBLE;
     case DataType::kInt32:
       return MPI_INT;
+    case DataType::kBFloat16:
+      return MPI_UINT16_T;  // MPI has no bfloat16: 16-bit words, our ops.
   }
   return MPI_DATATYPE_NULL;
 }
 
+// bfloat16 words combined as the host transport does: in float32, rounded
+// once per step.
+template <ReduceOp kOp>
+void CombineBf16(void* in, void* inout, int* len, MPI_Datatype*) {
+  host::CombineInto(inout, in, inout, static_cast<size_t>(*len),
+                    DataType::kBFloat16, kOp, 0, false);
+}
+
+// Our MPI_Op for bfloat16 `op` (sum for avg), made on first use. Called
+// under the MPI lock (MpiWorld::Call), which also guards the table; the
+// ops live until MPI_Finalize.
+MPI_Op Bf16Op(ReduceOp op) {
+  static MPI_Op ops[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
+  static MPI_User_function* const functions[3] = {&CombineBf16<ReduceOp::kSum>,
+                                                  &CombineBf16<ReduceOp::kMax>,
+                                                  &CombineBf16<ReduceOp::kMin>};
+  const int k = op == ReduceOp::kMax ? 1 : op == ReduceOp::kMin ? 2 : 0;
+  if (ops[k] == MPI_OP_NULL) {
+    MPI_Op_create(functions[k], /*commute=*/1, &ops[k]);
+  }
+  return ops[k];
+}
+
 // avg is sum followed by a division (MPI has no average).
-MPI_Op ToMpi(ReduceOp op) {
+MPI_Op ToMpi(DataType type, ReduceOp op) {
+  if (type == DataType::kBFloat16) return Bf16Op(op);
   switch (op) {
     case ReduceOp::kSum:
     case ReduceOp::kAvg:
@@ -134,7 +160,7 @@ MPI_Request MpiCommunicator::StartAllReduce(const CallDesc& call,
   world_->Call("MPI_Iallreduce", [&] {
     return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
                           static_cast<int>(call.count), ToMpi(call.type),
-                          ToMpi(call.op), comm_, &request);
+                          ToMpi(call.type, call.op), comm_, &request);
   });
   return request;
 }
@@ -281,7 +307,8 @@ void MpiCommunicator::ReduceScatter(const void* send, void* recv,
   MPI_Request request = MPI_REQUEST_NULL;
   world_->Call("MPI_Ireduce_scatter_block", [&] {
     return MPI_Ireduce_scatter_block(send, recv, static_cast<int>(recv_count),
-                                     ToMpi(type), ToMpi(op), comm_, &request);
+                                     ToMpi(type), ToMpi(type, op), comm_,
+                                     &request);
   });
   Finish(call, &request, deadline);
   if (op == ReduceOp::kAvg) host::DivideInPlace(recv, recv_count, type, size());

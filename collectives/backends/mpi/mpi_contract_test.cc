@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@ using testing::Expected;
 using testing::Group;
 using testing::RunRanks;
 using testing::TestValue;
+using testing::Tolerance;
 
 struct Setup {
   std::string backend;
@@ -36,7 +38,7 @@ std::string SetupName(const ::testing::TestParamInfo<Setup>& info) {
 }
 
 constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat64,
-                               DataType::kInt32};
+                               DataType::kInt32, DataType::kBFloat16};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax,
                              ReduceOp::kMin};
 // Below, at and above one segment; primes so chunks are uneven; 1 MiB of
@@ -85,7 +87,8 @@ TEST_P(MpiContractTest, AllReduceEveryOpTypeAndCount) {
             comm.AllReduce(send.data(), out.data(), count, type, op);
             size_t wrong = 0;
             for (size_t i = 0; i < count; ++i) {
-              wrong += out.Get(i) != Expected(op, type, n, i);
+              wrong += !(std::fabs(out.Get(i) - Expected(op, type, n, i)) <=
+                         Tolerance(op, type, n, i));
             }
             EXPECT_EQ(wrong, 0u)
                 << "rank " << r << " allreduce " << Name(type) << "[" << count
