@@ -2,11 +2,12 @@
 
 #include <emmintrin.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#include "collectives/transport/host/bf16_kernels.h"
 
 namespace ringlet::collectives::host {
 namespace {
@@ -181,102 +182,6 @@ void CombineTyped(void* dst, const void* a, const void* b, size_t count,
   }
 }
 
-// bfloat16: eight values at a time widened to two float32 vectors, combined
-// in float32 and rounded once to nearest even as Eigen::bfloat16 rounds
-// (the scalar head and tail), NaN included, so both agree bit for bit.
-struct Bf16x8 {
-  __m128 lo, hi;
-};
-
-Bf16x8 LoadBf16(const uint16_t* p) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i zero = _mm_setzero_si128();
-  return {_mm_castsi128_ps(_mm_unpacklo_epi16(zero, v)),
-          _mm_castsi128_ps(_mm_unpackhi_epi16(zero, v))};
-}
-
-// The bfloat16 bits of four floats, sign-extended to 32 bits so that
-// _mm_packs_epi32 keeps them exactly.
-__m128i RoundToBf16(__m128 f) {
-  const __m128i x = _mm_castps_si128(f);
-  const __m128i high = _mm_srli_epi32(x, 16);
-  const __m128i odd = _mm_and_si128(high, _mm_set1_epi32(1));
-  const __m128i rounded = _mm_srli_epi32(
-      _mm_add_epi32(x, _mm_add_epi32(odd, _mm_set1_epi32(0x7FFF))), 16);
-  const __m128i quiet_nan = _mm_or_si128(
-      _mm_and_si128(high, _mm_set1_epi32(0x8000)), _mm_set1_epi32(0x7FC0));
-  const __m128i nan = _mm_castps_si128(_mm_cmpunord_ps(f, f));
-  const __m128i bits = _mm_or_si128(_mm_and_si128(nan, quiet_nan),
-                                    _mm_andnot_si128(nan, rounded));
-  return _mm_srai_epi32(_mm_slli_epi32(bits, 16), 16);
-}
-
-float Bf16ToFloat(uint16_t bits) {
-  return static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(bits));
-}
-
-uint16_t FloatToBf16(float value) {
-  return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(value));
-}
-
-// dst = round(op(a, b)) with op given for float32 vectors and scalars.
-template <bool kStream, typename VecOp, typename OneOp>
-void CombineBf16Loop(uint16_t* dst, const uint16_t* a, const uint16_t* b,
-                     size_t count, VecOp vec, OneOp one) {
-  size_t i = 0;
-  if (kStream) {
-    for (const size_t head = HeadToAlign(dst, count); i < head; ++i) {
-      dst[i] = FloatToBf16(one(Bf16ToFloat(a[i]), Bf16ToFloat(b[i])));
-    }
-  }
-  for (; i + 8 <= count; i += 8) {
-    const Bf16x8 x = LoadBf16(a + i), y = LoadBf16(b + i);
-    const __m128i out = _mm_packs_epi32(RoundToBf16(vec(x.lo, y.lo)),
-                                        RoundToBf16(vec(x.hi, y.hi)));
-    auto* to = reinterpret_cast<__m128i*>(dst + i);
-    if (kStream) {
-      _mm_stream_si128(to, out);
-    } else {
-      _mm_storeu_si128(to, out);
-    }
-  }
-  for (; i < count; ++i) {
-    dst[i] = FloatToBf16(one(Bf16ToFloat(a[i]), Bf16ToFloat(b[i])));
-  }
-}
-
-template <bool kStream>
-void CombineBf16(void* dst, const void* a, const void* b, size_t count,
-                 ReduceOp op, int avg_divisor) {
-  auto* d = static_cast<uint16_t*>(dst);
-  const auto* x = static_cast<const uint16_t*>(a);
-  const auto* y = static_cast<const uint16_t*>(b);
-  switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:
-      if (op == ReduceOp::kAvg && avg_divisor > 0) {
-        // Sum and division in float32, one rounding.
-        const float divisor = static_cast<float>(avg_divisor);
-        const __m128 v = _mm_set1_ps(divisor);
-        return CombineBf16Loop<kStream>(
-            d, x, y, count,
-            [v](__m128 p, __m128 q) { return _mm_div_ps(_mm_add_ps(p, q), v); },
-            [divisor](float p, float q) { return (p + q) / divisor; });
-      }
-      return CombineBf16Loop<kStream>(
-          d, x, y, count, [](__m128 p, __m128 q) { return _mm_add_ps(p, q); },
-          [](float p, float q) { return p + q; });
-    case ReduceOp::kMax:
-      return CombineBf16Loop<kStream>(
-          d, x, y, count, [](__m128 p, __m128 q) { return _mm_max_ps(p, q); },
-          [](float p, float q) { return p > q ? p : q; });
-    case ReduceOp::kMin:
-      return CombineBf16Loop<kStream>(
-          d, x, y, count, [](__m128 p, __m128 q) { return _mm_min_ps(p, q); },
-          [](float p, float q) { return p < q ? p : q; });
-  }
-}
-
 template <bool kStream>
 void Combine(void* dst, const void* a, const void* b, size_t count,
              DataType type, ReduceOp op, int avg_divisor) {
@@ -288,7 +193,7 @@ void Combine(void* dst, const void* a, const void* b, size_t count,
     case DataType::kInt32:
       return CombineTyped<I32, kStream>(dst, a, b, count, op, avg_divisor);
     case DataType::kBFloat16:
-      return CombineBf16<kStream>(dst, a, b, count, op, avg_divisor);
+      return CombineBf16(dst, a, b, count, op, avg_divisor, kStream);
   }
 }
 
@@ -352,14 +257,8 @@ void DivideInPlace(void* data, size_t count, DataType type, int divisor) {
       for (size_t i = 0; i < count; ++i) p[i] /= divisor;
       return;
     }
-    case DataType::kBFloat16: {
-      auto* p = static_cast<uint16_t*>(data);
-      const float d = static_cast<float>(divisor);
-      for (size_t i = 0; i < count; ++i) {
-        p[i] = FloatToBf16(Bf16ToFloat(p[i]) / d);
-      }
-      return;
-    }
+    case DataType::kBFloat16:
+      return DivideBf16(data, count, divisor);
   }
 }
 

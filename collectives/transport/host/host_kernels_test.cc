@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "collectives/transport/host/bf16_kernels.h"
+
 namespace ringlet::collectives::host {
 namespace {
 
@@ -187,6 +189,14 @@ TEST(HostKernels, Bf16CombineMatchesFloatThenOneRounding) {
       }
     }
   }
+}
+
+TEST(HostKernels, Bf16UsesTheWidestInstructionsThisCpuHas) {
+  // The vector body in use here (the other one is covered where the CPU
+  // lacks AVX2; counts above leave remainders for the SSE2 body anyway).
+  const char* expected = __builtin_cpu_supports("avx2") ? "avx2" : "sse2";
+  EXPECT_STREQ(Bf16KernelIsa(), expected);
+  RecordProperty("bf16_kernel_isa", Bf16KernelIsa());
 }
 
 TEST(HostKernels, Bf16DivideInPlace) {
