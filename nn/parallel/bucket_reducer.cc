@@ -2,19 +2,36 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 
 #include "collectives/api/collective_error.h"
 #include "nn/device_event.h"
+#include "nn/parallel/bf16_wire.h"
 
 namespace ringlet::nn {
 
 BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
-                             int64_t bucket_bytes, const DeviceStream& lane)
+                             int64_t bucket_bytes, const DeviceStream& lane,
+                             collectives::DataType wire)
     : comm_(comm),
       lane_(lane),
+      wire_(wire),
       on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()),
       alone_(comm.size() == 1) {
+  if (wire != collectives::DataType::kFloat32 &&
+      wire != collectives::DataType::kBFloat16) {
+    throw std::invalid_argument(
+        std::string("gradients go on the wire as float32 or bfloat16, not ") +
+        collectives::Name(wire));
+  }
+  if (wire == collectives::DataType::kBFloat16 && lane.device().is_cuda()) {
+    throw std::invalid_argument(
+        "gradients in bfloat16 on the wire (--grad_dtype=bf16) run on CPU "
+        "devices; on " +
+        ToString(lane.device()) +
+        " they are not written yet: use --grad_dtype=fp32 there");
+  }
   // Which parameters each module holds.
   VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
@@ -40,6 +57,9 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
     std::vector<Tensor*> grads;
     for (Parameter* p : b.params) grads.push_back(&p->grad);
     b.flat = FlatTensors(grads, FlatTensors::kViews);
+    if (wire_ == collectives::DataType::kBFloat16) {
+      b.wire.resize(static_cast<size_t>(b.flat.count()));
+    }
   }
   VisitModules(model, [this](Module& m) {
     if (auto* seq = dynamic_cast<Sequential*>(&m)) {
@@ -126,9 +146,17 @@ void BucketReducer::StartBucket(Bucket& b) {
   }
   // Communication time only, not the wait for backward above.
   const auto start = std::chrono::steady_clock::now();
-  started_.push_back(comm_.AllReduceAsync(
-      b.flat.data(), b.flat.data(), static_cast<size_t>(b.flat.count()),
-      collectives::DataType::kFloat32, collectives::ReduceOp::kSum, after));
+  if (wire_ == collectives::DataType::kBFloat16) {
+    // CPU devices only (checked at construction): the cast counts as comm.
+    CastToBf16(b.flat.data(), b.wire.data(), b.flat.count());
+    started_.push_back(comm_.AllReduceAsync(
+        b.wire.data(), b.wire.data(), b.wire.size(),
+        collectives::DataType::kBFloat16, collectives::ReduceOp::kSum));
+  } else {
+    started_.push_back(comm_.AllReduceAsync(
+        b.flat.data(), b.flat.data(), static_cast<size_t>(b.flat.count()),
+        collectives::DataType::kFloat32, collectives::ReduceOp::kSum, after));
+  }
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
   std::lock_guard<std::mutex> lock(mu_);
@@ -163,7 +191,11 @@ void BucketReducer::FinishStarted(bool rethrow) {
     if (const gpu::Event* done = started_[i]->event()) {
       QueueWaitForEvent(lane_.device(), *done);
     }
-    buckets_[i].flat.Unpack();  // Copies only a replaced gradient.
+    Bucket& b = buckets_[i];
+    if (!b.wire.empty()) {
+      CastFromBf16(b.wire.data(), b.flat.data(), b.flat.count());
+    }
+    b.flat.Unpack();  // Copies only a replaced gradient.
   }
   started_.clear();
 }

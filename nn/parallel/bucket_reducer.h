@@ -19,6 +19,9 @@
 //     peer).
 //   the others read the buffer at once: the reducer's thread waits for the
 //     bucket's backward on the device first (never the compute thread).
+//
+// With `wire` bfloat16 (CPU devices), each bucket is cast to bfloat16 once,
+// summed so, and cast back into the float32 gradients (bf16_wire.h).
 #ifndef RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 
@@ -44,9 +47,11 @@ class BucketReducer {
   // Hooks into every Sequential inside `model` (which must outlive this).
   // `comm` is used only by this reducer's thread during a step. `lane` is
   // the replica's (the one its compute thread has bound).
+  // `wire`: kFloat32, or kBFloat16 on CPU devices (std::invalid_argument
+  // otherwise, before anything starts).
   BucketReducer(Module& model, collectives::Communicator& comm,
-                int64_t bucket_bytes,
-                const DeviceStream& lane = DeviceStream());
+                int64_t bucket_bytes, const DeviceStream& lane = DeviceStream(),
+                collectives::DataType wire = collectives::DataType::kFloat32);
   ~BucketReducer();
   BucketReducer(const BucketReducer&) = delete;
   BucketReducer& operator=(const BucketReducer&) = delete;
@@ -68,8 +73,9 @@ class BucketReducer {
  private:
   struct Bucket {
     std::vector<Parameter*> params;
-    FlatTensors flat;  // Their gradients are views into it.
-    int pending = 0;   // Parameters whose gradient is not final yet.
+    FlatTensors flat;            // Their gradients are views into it.
+    int pending = 0;             // Parameters whose gradient is not final yet.
+    std::vector<uint16_t> wire;  // flat in bfloat16, when that is the wire.
   };
 
   void MarkReady(Module& module);
@@ -84,6 +90,7 @@ class BucketReducer {
 
   collectives::Communicator& comm_;
   DeviceStream lane_;
+  collectives::DataType wire_;
   bool on_device_ = false;  // Calls ordered by events, not host waits.
   // The job has one rank: its gradients are the sums already (no buckets'
   // storage, no thread, and no host wait timing backward as "comm").

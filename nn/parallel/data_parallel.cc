@@ -138,9 +138,9 @@ DataParallel::DataParallel(const ModelFactory& make_model,
         if (auto* bn = dynamic_cast<BatchNorm2d*>(&m)) bn->set_replica_sum(sum);
       });
     }
-    r->reducer =
-        std::make_unique<BucketReducer>(*r->model, group_.comm(d, kGradGroup),
-                                        options_.bucket_bytes, group_.lane(d));
+    r->reducer = std::make_unique<BucketReducer>(
+        *r->model, group_.comm(d, kGradGroup), options_.bucket_bytes,
+        group_.lane(d), options_.grad_dtype);
     replicas_[d] = std::move(r);
   });
 }

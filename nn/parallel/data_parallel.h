@@ -80,6 +80,10 @@ struct DataParallelOptions {
   bool sync_bn = false;
   int threads_per_device = 1;
   int64_t bucket_bytes = 4 << 20;
+  // The gradients' type on the wire: float32, or bfloat16 on CPU devices
+  // (half the bytes; each bucket cast once, summed with one rounding per
+  // step, cast back: DDP's bf16_compress_hook).
+  collectives::DataType grad_dtype = collectives::DataType::kFloat32;
   collectives::CommOptions comm;
   // The job's processes under mpirun; null: one process (see ReplicaGroup).
   std::shared_ptr<collectives::ProcessGroup> processes;

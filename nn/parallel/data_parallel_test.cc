@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <utility>
@@ -16,6 +18,7 @@
 #include "nn/layers/layers.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/loss.h"
+#include "nn/parallel/bf16_wire.h"
 #include "nn/parallel/testing/batches.h"
 #include "nn/testing/gradient_check.h"
 
@@ -192,6 +195,106 @@ TEST(DataParallelTest, AccumulatedMicroBatchesTakeTheWholeBatchStep) {
       EXPECT_EQ(accumulated.CompareReplicas(), "") << what;
     }
   }
+}
+
+// Records the summed gradients the reducer hands to the update.
+class RecordingOptimizer : public Optimizer {
+ public:
+  explicit RecordingOptimizer(std::vector<std::vector<float>>* sums)
+      : sums_(sums) {}
+  void Step(const std::vector<const Tensor*>& grads,
+            const NonFiniteCounts*) override {
+    sums_->clear();
+    for (const Tensor* g : grads) {
+      sums_->emplace_back(g->data(), g->data() + g->numel());
+    }
+  }
+  void set_lr(float) override {}
+  std::vector<std::pair<std::string, Tensor*>> State() override { return {}; }
+
+ private:
+  std::vector<std::vector<float>>* sums_;
+};
+
+float RoundToBf16(float x) {
+  uint16_t bits;
+  CastToBf16(&x, &bits, 1);
+  float out;
+  CastFromBf16(&bits, &out, 1);
+  return out;
+}
+
+// --grad_dtype=bf16 on two devices: every summed gradient is exactly the
+// two shards' gradients cast to bfloat16, added in float32 and rounded
+// once (the order of two terms does not matter), on every replica; with
+// float32 on the wire it is their float32 sum, and the two differ.
+TEST(DataParallelTest, Bf16GradientsOnTheWireAreTheRoundedSums) {
+  const Batch b = RandomBatch(9, 8, 41);
+  const std::vector<ReplicaInput> shards = Shards(b, 2);
+  // Each shard's gradient, on a plain model: of its summed loss over the
+  // batch's size, as DataParallel's replicas compute it.
+  std::vector<std::vector<std::vector<float>>> shard_grads;
+  for (const ReplicaInput& shard : shards) {
+    auto net = Seeded(Mlp, 4)();
+    net->ZeroGrad();
+    LossResult loss =
+        SoftmaxCrossEntropy(net->Forward(ShardImages(shard, Device::Cpu())),
+                            shard.labels, Reduction::kSum);
+    for (int64_t i = 0; i < loss.dlogits.numel(); ++i) {
+      loss.dlogits.data()[i] /= static_cast<float>(b.size());
+    }
+    net->Backward(loss.dlogits);
+    shard_grads.emplace_back();
+    for (Parameter* p : net->Parameters()) {
+      shard_grads.back().emplace_back(p->grad.data(),
+                                      p->grad.data() + p->grad.numel());
+    }
+  }
+  // [wire][replica]: what each replica's optimizer was given.
+  std::vector<std::vector<float>> sums[2][2];
+  for (int bf16 : {0, 1}) {
+    std::mutex mu;
+    std::vector<std::shared_ptr<std::vector<std::vector<float>>>> records;
+    DataParallelOptions options;
+    options.bucket_bytes = 256;  // Several buckets.
+    options.grad_dtype = bf16 ? collectives::DataType::kBFloat16
+                              : collectives::DataType::kFloat32;
+    options.make_optimizer = [&](std::vector<Tensor*>,
+                                 std::vector<std::string>) {
+      std::lock_guard<std::mutex> lock(mu);
+      records.push_back(std::make_shared<std::vector<std::vector<float>>>());
+      return std::make_unique<RecordingOptimizer>(records.back().get());
+    };
+    DataParallel dp(Seeded(Mlp, 4), Cpus(2), options);
+    const TrainStepStats stats = dp.TrainStep(shards);
+    ASSERT_EQ(stats.divergence, "");
+    ASSERT_EQ(stats.samples, 9);
+    int stepped = 0;
+    for (const auto& record : records) {
+      if (!record->empty() && stepped < 2) sums[bf16][stepped++] = *record;
+    }
+    ASSERT_EQ(stepped, 2) << "two replicas' optimizers step";
+    ASSERT_EQ(sums[bf16][0], sums[bf16][1]) << "replicas disagree";
+  }
+  size_t rounded = 0;
+  for (size_t t = 0; t < shard_grads[0].size(); ++t) {
+    for (size_t i = 0; i < shard_grads[0][t].size(); ++i) {
+      const float g0 = shard_grads[0][t][i], g1 = shard_grads[1][t][i];
+      ASSERT_EQ(sums[0][0][t][i], g0 + g1) << "float32, tensor " << t;
+      ASSERT_EQ(sums[1][0][t][i],
+                RoundToBf16(RoundToBf16(g0) + RoundToBf16(g1)))
+          << "bfloat16, tensor " << t << " element " << i;
+      rounded += sums[1][0][t][i] != sums[0][0][t][i];
+    }
+  }
+  EXPECT_GT(rounded, 0u) << "bfloat16 on the wire changed nothing";
+}
+
+TEST(DataParallelTest, Bf16OnTheWireIsRefusedForOtherTypes) {
+  DataParallelOptions options;
+  options.grad_dtype = collectives::DataType::kInt32;
+  EXPECT_THROW(DataParallel(Seeded(Mlp, 4), Cpus(2), options),
+               std::invalid_argument);
 }
 
 TEST(DataParallelTest, OneDeviceIsExactlyThePlainStep) {

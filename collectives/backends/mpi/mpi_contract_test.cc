@@ -136,41 +136,46 @@ TEST_P(MpiContractTest, BroadcastFromEveryRoot) {
   const int n = world_->size();
   ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
     const int r = comm.rank();
-    for (int root = 0; root < n; ++root) {
-      for (size_t count : kCounts) {
-        Buffer send(DataType::kFloat32, count), recv(DataType::kFloat32, count);
-        for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
-        comm.Broadcast(send.data(), recv.data(), count, DataType::kFloat32,
-                       root);
-        size_t wrong = 0;
-        for (size_t i = 0; i < count; ++i) {
-          wrong += recv.Get(i) != TestValue(root, i);
+    for (DataType type : {DataType::kFloat32, DataType::kBFloat16}) {
+      for (int root = 0; root < n; ++root) {
+        for (size_t count : kCounts) {
+          Buffer send(type, count), recv(type, count);
+          for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
+          comm.Broadcast(send.data(), recv.data(), count, type, root);
+          size_t wrong = 0;
+          for (size_t i = 0; i < count; ++i) {
+            wrong += recv.Get(i) != TestValue(root, i);
+          }
+          EXPECT_EQ(wrong, 0u) << "rank " << r << " broadcast " << Name(type)
+                               << "[" << count << "] from root " << root;
         }
-        EXPECT_EQ(wrong, 0u) << "rank " << r << " broadcast [" << count
-                             << "] from root " << root;
       }
     }
   }));
 }
 
+// float64 exactly; bfloat16 through our MPI_Ops, within the rounding bound.
 TEST_P(MpiContractTest, ReduceScatterGivesEachRankItsBlock) {
   const int n = world_->size();
   ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
     const int r = comm.rank();
-    for (size_t count : kCounts) {
-      for (ReduceOp op : kOps) {
-        Buffer send(DataType::kFloat64, count * n);
-        Buffer recv(DataType::kFloat64, count);
-        for (size_t i = 0; i < count * n; ++i) send.Set(i, TestValue(r, i));
-        comm.ReduceScatter(send.data(), recv.data(), count, DataType::kFloat64,
-                           op);
-        size_t wrong = 0;
-        for (size_t i = 0; i < count; ++i) {
-          wrong +=
-              recv.Get(i) != Expected(op, DataType::kFloat64, n, i, r * count);
+    for (DataType type : {DataType::kFloat64, DataType::kBFloat16}) {
+      for (size_t count : kCounts) {
+        for (ReduceOp op : kOps) {
+          Buffer send(type, count * n);
+          Buffer recv(type, count);
+          for (size_t i = 0; i < count * n; ++i) send.Set(i, TestValue(r, i));
+          comm.ReduceScatter(send.data(), recv.data(), count, type, op);
+          size_t wrong = 0;
+          for (size_t i = 0; i < count; ++i) {
+            wrong += !(
+                std::fabs(recv.Get(i) - Expected(op, type, n, i, r * count)) <=
+                Tolerance(op, type, n, i, r * count));
+          }
+          EXPECT_EQ(wrong, 0u)
+              << "rank " << r << " reduce-scatter " << Name(type) << "["
+              << count << "] " << Name(op);
         }
-        EXPECT_EQ(wrong, 0u)
-            << "rank " << r << " reduce-scatter [" << count << "] " << Name(op);
       }
     }
   }));
@@ -180,18 +185,21 @@ TEST_P(MpiContractTest, AllGatherPutsEveryBlockInPlace) {
   const int n = world_->size();
   ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
     const int r = comm.rank();
-    for (size_t count : kCounts) {
-      Buffer send(DataType::kInt32, count), recv(DataType::kInt32, count * n);
-      for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
-      comm.AllGather(send.data(), recv.data(), count, DataType::kInt32);
-      size_t wrong = 0;
-      for (int from = 0; from < n; ++from) {
-        for (size_t i = 0; i < count; ++i) {
-          wrong += recv.Get(from * count + i) != TestValue(from, i);
+    for (DataType type : {DataType::kInt32, DataType::kBFloat16}) {
+      for (size_t count : kCounts) {
+        Buffer send(type, count), recv(type, count * n);
+        for (size_t i = 0; i < count; ++i) send.Set(i, TestValue(r, i));
+        comm.AllGather(send.data(), recv.data(), count, type);
+        size_t wrong = 0;
+        for (int from = 0; from < n; ++from) {
+          for (size_t i = 0; i < count; ++i) {
+            wrong += recv.Get(from * count + i) != TestValue(from, i);
+          }
         }
+        EXPECT_EQ(wrong, 0u) << "rank " << r << " allgather " << Name(type)
+                             << "[" << count << "]";
+        comm.Barrier();
       }
-      EXPECT_EQ(wrong, 0u) << "rank " << r << " allgather [" << count << "]";
-      comm.Barrier();
     }
   }));
 }
