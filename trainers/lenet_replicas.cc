@@ -4,9 +4,11 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "nn/ops/elementwise.h"
 #include "nn/ops/loss.h"
+#include "nn/parallel/bf16_wire.h"
 #include "nn/parallel/flat_tensors.h"
 #include "nn/parallel/guarded_update.h"
 #include "nn/parallel/replica_checks.h"
@@ -32,6 +34,23 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
     throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
   }
   nn::MakeOptimizer(update.optimizer, {}, {});  // Checks the options here.
+  if (update.grad_dtype != collectives::DataType::kFloat32) {
+    if (update.grad_dtype != collectives::DataType::kBFloat16) {
+      throw std::invalid_argument(
+          std::string("lenet: gradients go on the wire as float32 or "
+                      "bfloat16, not ") +
+          collectives::Name(update.grad_dtype));
+    }
+    for (const nn::Device& d : devices) {
+      if (d.is_cuda()) {
+        throw std::invalid_argument(
+            "gradients in bfloat16 on the wire (--grad_dtype=bf16) run on CPU "
+            "devices; on " +
+            nn::ToString(d) +
+            " they are not written yet: use --grad_dtype=fp32 there");
+      }
+    }
+  }
   // get_params: each device's copy is made on its own thread.
   group_.Run([&](int d) {
     Replica& r = replicas_[d];
@@ -112,9 +131,19 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
       flat = nn::FlatTensors(g);
       flat.PackForCollective();
       const auto start = std::chrono::steady_clock::now();
-      group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
-                               collectives::DataType::kFloat32,
-                               collectives::ReduceOp::kSum);
+      if (update_.grad_dtype == collectives::DataType::kBFloat16) {
+        // CPU devices only (checked at construction).
+        std::vector<uint16_t> wire(static_cast<size_t>(flat.count()));
+        nn::CastToBf16(flat.data(), wire.data(), flat.count());
+        group_.comm(d).AllReduce(wire.data(), wire.data(), wire.size(),
+                                 collectives::DataType::kBFloat16,
+                                 collectives::ReduceOp::kSum);
+        nn::CastFromBf16(wire.data(), flat.data(), flat.count());
+      } else {
+        group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
+                                 collectives::DataType::kFloat32,
+                                 collectives::ReduceOp::kSum);
+      }
       q.comm_seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();

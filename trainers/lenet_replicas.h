@@ -30,6 +30,9 @@ namespace ringlet::trainers {
 struct LeNetUpdate {
   nn::OptimizerOptions optimizer;  // SGD (torch's), Adam or AdamW.
   double clip_grad_norm = 0;       // Above 0: the batch-mean gradient's limit.
+  // The gradients' type on the wire: float32, or bfloat16 on CPU devices
+  // (cast once, summed with one rounding per step, cast back).
+  collectives::DataType grad_dtype = collectives::DataType::kFloat32;
 };
 
 // The chapter's update: plain SGD at `lr`.

@@ -371,11 +371,45 @@ TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {
   ExpectIdentical(a.params(0), b.params(0), "lr set to 0.4");
 }
 
+// --grad_dtype=bf16: the summed gradients cross the wire in bfloat16, so
+// the step differs from float32's, by about bfloat16's rounding (2^-8 of
+// the gradients, a few roundings deep), and the replicas still agree.
+TEST(LeNetReplicasTest, Bf16OnTheWireStaysWithinItsRounding) {
+  const Batch batch = RandomBatch(16, 7);
+  const nn::LeNetParams init = nn::LeNetParams::Init(5);
+  LeNetUpdate bf16 = PlainSgd(0.2f);
+  bf16.grad_dtype = collectives::DataType::kBFloat16;
+  LeNetReplicas wide(init, Cpus(2), nn::ReplicaGroupOptions(), PlainSgd(0.2f));
+  LeNetReplicas narrow(init, Cpus(2), nn::ReplicaGroupOptions(), bf16);
+  wide.TrainStep(Shards(batch, 2));
+  narrow.TrainStep(Shards(batch, 2));
+  ExpectIdentical(narrow.params(1), narrow.params(0), "bf16 replicas");
+  const std::vector<const nn::Tensor*> w = wide.params(0).All(),
+                                       n = narrow.params(0).All(),
+                                       p0 = init.All();
+  double moved = 0, apart = 0;
+  for (size_t t = 0; t < w.size(); ++t) {
+    for (int64_t i = 0; i < w[t]->numel(); ++i) {
+      const double step = double(w[t]->data()[i]) - p0[t]->data()[i];
+      const double off = double(n[t]->data()[i]) - w[t]->data()[i];
+      moved += step * step;
+      apart += off * off;
+    }
+  }
+  EXPECT_GT(apart, 0) << "bfloat16 on the wire changed nothing";
+  EXPECT_LE(std::sqrt(apart), 3 * std::ldexp(1.0, -8) * std::sqrt(moved));
+}
+
 TEST(LeNetReplicasTest, RefusesABadUpdate) {
   LeNetUpdate update = PlainSgd(0.1f);
   update.optimizer.momentum = 1.5f;
   EXPECT_THROW(LeNetReplicas(nn::LeNetParams::Init(1), Cpus(1),
                              nn::ReplicaGroupOptions(), update),
+               std::invalid_argument);
+  LeNetUpdate wire = PlainSgd(0.1f);
+  wire.grad_dtype = collectives::DataType::kInt32;
+  EXPECT_THROW(LeNetReplicas(nn::LeNetParams::Init(1), Cpus(2),
+                             nn::ReplicaGroupOptions(), wire),
                std::invalid_argument);
 }
 

@@ -32,6 +32,7 @@ int Main(int argc, char** argv) {
     LeNetUpdate update;
     update.optimizer = OptimizerOf(flags, p.run.lr);
     update.clip_grad_norm = flags.clip_grad_norm;
+    update.grad_dtype = GradWireType(flags);
     LeNetReplicas replicas(nn::LeNetParams::Init(flags.seed), p.devices, group,
                            update);
     return TrainAndReport(flags, program, p, replicas);

@@ -72,6 +72,7 @@ int Main(int argc, char** argv) {
     options.backend = p.backend;
     options.optimizer = OptimizerOf(flags, p.run.lr);
     options.clip_grad_norm = flags.clip_grad_norm;
+    options.grad_dtype = GradWireType(flags);
     options.sync_bn = sync_bn;
     options.threads_per_device = p.threads_per_device;
     options.processes = p.job.processes;

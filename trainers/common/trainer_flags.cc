@@ -191,6 +191,12 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "TF32) or tf32 (tensor cores, as PyTorch's allow_tf32)")
       ->check(CLI::IsMember({"fp32", "tf32"}))
       ->capture_default_str();
+  app.add_option("--grad_dtype", f->grad_dtype,
+                 "the gradients' type on the wire between devices: fp32, or "
+                 "bf16 on CPU devices (half the bytes: cast once, summed with "
+                 "one rounding per step, cast back, as DDP's bf16 hook)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--conv_algorithms", f->conv_algorithms,
                  "on GPUs: measure (time cuDNN's candidates once per shape, "
                  "keep the fastest), heuristic (cuDNN's first guess) or "
@@ -266,6 +272,11 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->capture_default_str();
 }
 
+collectives::DataType GradWireType(const TrainerFlags& flags) {
+  return flags.grad_dtype == "bf16" ? collectives::DataType::kBFloat16
+                                    : collectives::DataType::kFloat32;
+}
+
 nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr) {
   nn::OptimizerOptions o;
   o.name = flags.optimizer;
@@ -295,6 +306,7 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"clip_grad_norm", number(flags.clip_grad_norm), true});
   settings->push_back({"params_in", flags.params_in, false});
   settings->push_back({"precision", flags.precision, false});
+  settings->push_back({"grad_dtype", flags.grad_dtype, false});
   settings->push_back({"conv_algorithms", flags.conv_algorithms, false});
   settings->push_back(
       {"overlap_steps", flags.overlap_steps ? "true" : "false", false});

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "collectives/api/types.h"
 #include "nn/optim/optimizer.h"
 #include "trainers/common/run_settings.h"
 
@@ -14,8 +15,9 @@ namespace ringlet::trainers {
 
 struct TrainerFlags {
   std::string devices = "auto";
-  std::string backend = "auto";    // See ResolveBackend.
-  std::string precision = "fp32";  // GPUs: fp32 or tf32 (ApplyGpuFlags).
+  std::string backend = "auto";     // See ResolveBackend.
+  std::string precision = "fp32";   // GPUs: fp32 or tf32 (ApplyGpuFlags).
+  std::string grad_dtype = "fp32";  // On the wire: fp32 or bf16.
   // GPUs: how cuDNN's convolution algorithms are chosen (ApplyGpuFlags).
   std::string conv_algorithms = "measure";
   int epochs = 10;
@@ -63,6 +65,9 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings);
 
 // The optimizer the flags name, at learning rate `lr`.
 nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr);
+
+// --grad_dtype as the collectives' type (float32 or bfloat16).
+collectives::DataType GradWireType(const TrainerFlags& flags);
 
 }  // namespace ringlet::trainers
 
