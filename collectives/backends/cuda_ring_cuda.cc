@@ -1,6 +1,4 @@
 // The cuda_ring backend's groups, registered when linked in.
-#include "collectives/backends/cuda_ring.h"
-
 #include <cuda_runtime.h>
 
 #include <stdexcept>
@@ -9,6 +7,7 @@
 
 #include "collectives/algorithms/naive_algorithm.h"
 #include "collectives/algorithms/ring_algorithm.h"
+#include "collectives/backends/cuda_ring.h"
 #include "collectives/backends/gpu_list.h"
 #include "collectives/backends/transport_communicator.h"
 #include "collectives/transport/cuda/cuda_transport.h"
