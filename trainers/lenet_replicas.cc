@@ -34,23 +34,7 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
     throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
   }
   nn::MakeOptimizer(update.optimizer, {}, {});  // Checks the options here.
-  if (update.grad_dtype != collectives::DataType::kFloat32) {
-    if (update.grad_dtype != collectives::DataType::kBFloat16) {
-      throw std::invalid_argument(
-          std::string("lenet: gradients go on the wire as float32 or "
-                      "bfloat16, not ") +
-          collectives::Name(update.grad_dtype));
-    }
-    for (const nn::Device& d : devices) {
-      if (d.is_cuda()) {
-        throw std::invalid_argument(
-            "gradients in bfloat16 on the wire (--grad_dtype=bf16) run on CPU "
-            "devices; on " +
-            nn::ToString(d) +
-            " they are not written yet: use --grad_dtype=fp32 there");
-      }
-    }
-  }
+  nn::CheckGradWire(update.grad_dtype, devices);
   // get_params: each device's copy is made on its own thread.
   group_.Run([&](int d) {
     Replica& r = replicas_[d];

@@ -6,8 +6,17 @@
 #define RINGLET_NN_PARALLEL_BF16_WIRE_H_
 
 #include <cstdint>
+#include <vector>
+
+#include "collectives/api/types.h"
+#include "nn/device.h"
 
 namespace ringlet::nn {
+
+// Throws std::invalid_argument unless `wire` is float32, or bfloat16 with
+// every device a CPU (the GPU casts are not written).
+void CheckGradWire(collectives::DataType wire,
+                   const std::vector<Device>& devices);
 
 // dst[i] = src[i] rounded to bfloat16's bits, for i < n (host memory).
 void CastToBf16(const float* src, uint16_t* dst, int64_t n);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <string>
 
 #include "collectives/api/collective_error.h"
@@ -19,19 +18,7 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
       wire_(wire),
       on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()),
       alone_(comm.size() == 1) {
-  if (wire != collectives::DataType::kFloat32 &&
-      wire != collectives::DataType::kBFloat16) {
-    throw std::invalid_argument(
-        std::string("gradients go on the wire as float32 or bfloat16, not ") +
-        collectives::Name(wire));
-  }
-  if (wire == collectives::DataType::kBFloat16 && lane.device().is_cuda()) {
-    throw std::invalid_argument(
-        "gradients in bfloat16 on the wire (--grad_dtype=bf16) run on CPU "
-        "devices; on " +
-        ToString(lane.device()) +
-        " they are not written yet: use --grad_dtype=fp32 there");
-  }
+  CheckGradWire(wire, {lane.device()});
   // Which parameters each module holds.
   VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
