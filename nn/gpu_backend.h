@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "nn/device.h"
+#include "nn/dtype.h"
 
 namespace ringlet::gpu {
 class Event;
@@ -63,23 +64,29 @@ class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
 
-  // `count` floats on GPU `device` (values unset), returned to the device's
-  // caching allocator when the last owner lets go. Throws DeviceError when
-  // the device does not exist, OutOfMemory when it is full.
-  virtual std::shared_ptr<float[]> Allocate(int device, size_t count) = 0;
+  // `bytes` of memory on GPU `device` (values unset), returned to the
+  // device's caching allocator when the last owner lets go. Throws
+  // DeviceError when the device does not exist, OutOfMemory when it is full.
+  virtual std::shared_ptr<std::byte[]> Allocate(int device, size_t bytes) = 0;
   // Each returns once the data is where it was sent.
-  virtual void CopyHostToDevice(int device, float* dst, const float* src,
-                                size_t count) = 0;
-  virtual void CopyDeviceToHost(int device, float* dst, const float* src,
-                                size_t count) = 0;
+  virtual void CopyHostToDevice(int device, void* dst, const void* src,
+                                size_t bytes) = 0;
+  virtual void CopyDeviceToHost(int device, void* dst, const void* src,
+                                size_t bytes) = 0;
   // Queued on the calling thread's context through pinned memory: the host
   // may reuse `src` at once; only work queued after it may read `dst`.
-  virtual void CopyHostToDeviceAsync(int device, float* dst, const float* src,
-                                     size_t count) = 0;
-  // Both on the device's stream; later work on it sees the result.
-  virtual void CopyDeviceToDevice(int device, float* dst, const float* src,
-                                  size_t count) = 0;
-  virtual void Fill(int device, float* dst, size_t count, float value) = 0;
+  virtual void CopyHostToDeviceAsync(int device, void* dst, const void* src,
+                                     size_t bytes) = 0;
+  // The rest are queued on the device's stream; later work on it sees the
+  // result.
+  virtual void CopyDeviceToDevice(int device, void* dst, const void* src,
+                                  size_t bytes) = 0;
+  // `count` elements of `dtype` = value (rounded to it).
+  virtual void Fill(int device, void* dst, DType dtype, size_t count,
+                    float value) = 0;
+  // dst[i] = src[i] converted from `from` to `to` (`count` elements).
+  virtual void Convert(int device, const void* src, DType from, void* dst,
+                       DType to, size_t count) = 0;
   // How often the host has waited for a GPU so far (all contexts).
   virtual uint64_t HostWaits() const = 0;
 

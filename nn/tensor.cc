@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -30,6 +31,10 @@ int64_t NumElements(const Shape& shape) {
   return n;
 }
 
+int64_t Tensor::nbytes() const {
+  return numel() * static_cast<int64_t>(ElementSize(dtype_));
+}
+
 void Tensor::Allocate() {
   for (int64_t d : shape_) {
     if (d < 0) {
@@ -38,14 +43,16 @@ void Tensor::Allocate() {
     }
   }
   const int64_t elements = NumElements(shape_);
+  const int64_t element_size = static_cast<int64_t>(ElementSize(dtype_));
   // Bytes in a 64-bit count too (no memory comes near).
-  if (elements > INT64_MAX / static_cast<int64_t>(sizeof(float))) {
+  if (elements > INT64_MAX / element_size) {
     throw ShapeError("tensor shape " + ToString(shape_) + " needs " +
-                     std::to_string(elements) +
-                     " floats, more bytes than any memory holds");
+                     std::to_string(elements) + " " + ToString(dtype_) +
+                     " elements, more bytes than any memory holds");
   }
+  const size_t bytes = static_cast<size_t>(elements * element_size);
   if (device_.is_cuda()) {
-    storage_ = GpuBackendFor(device_).Allocate(device_.index, elements);
+    storage_ = GpuBackendFor(device_).Allocate(device_.index, bytes);
     return;
   }
   // 64-byte aligned: vectorised kernels (Eigen's reductions among them)
@@ -53,24 +60,23 @@ void Tensor::Allocate() {
   // addresses could round differently. Aligned storage keeps every result
   // a function of the values alone, which reproducibility needs. Large
   // blocks are kept for reuse when freed (host_block_cache.h).
-  const size_t bytes =
-      std::max<size_t>(1, static_cast<size_t>(elements) * sizeof(float));
-  const HostBlock block = AllocateHostBlock(bytes);
-  storage_ =
-      std::shared_ptr<float[]>(static_cast<float*>(block.data),
-                               [block](float*) { FreeHostBlock(block); });
+  const HostBlock block = AllocateHostBlock(std::max<size_t>(1, bytes));
+  storage_ = std::shared_ptr<std::byte[]>(
+      static_cast<std::byte*>(block.data),
+      [block](std::byte*) { FreeHostBlock(block); });
 }
 
-Tensor::Tensor(const Shape& shape, Device device)
-    : shape_(shape), device_(device) {
+Tensor::Tensor(const Shape& shape, Device device, DType dtype)
+    : shape_(shape), device_(device), dtype_(dtype) {
   Allocate();
   Fill(0.0f);
 }
 
-Tensor Tensor::Uninitialized(const Shape& shape, Device device) {
+Tensor Tensor::Uninitialized(const Shape& shape, Device device, DType dtype) {
   Tensor t;
   t.shape_ = shape;
   t.device_ = device;
+  t.dtype_ = dtype;
   t.Allocate();
   return t;
 }
@@ -105,33 +111,34 @@ Tensor Tensor::ViewAt(int64_t offset, const Shape& shape) const {
   }
   Tensor t = *this;
   // Shares the control block (and so the allocation) of storage_.
-  t.storage_ = std::shared_ptr<float[]>(storage_, storage_.get() + offset);
+  t.storage_ = std::shared_ptr<std::byte[]>(
+      storage_, storage_.get() + offset * ElementSize(dtype_));
   t.shape_ = shape;
   return t;
 }
 
 Tensor Tensor::Clone() const {
-  Tensor t = Uninitialized(shape_, device_);
+  Tensor t = Uninitialized(shape_, device_, dtype_);
   if (device_.is_cuda()) {
-    GpuBackendFor(device_).CopyDeviceToDevice(device_.index, t.device_data(),
-                                              device_data(), numel());
+    GpuBackendFor(device_).CopyDeviceToDevice(device_.index, t.raw_data(),
+                                              raw_data(), nbytes());
   } else {
-    std::copy(device_data(), device_data() + numel(), t.device_data());
+    std::memcpy(t.raw_data(), raw_data(), nbytes());
   }
   return t;
 }
 
 Tensor Tensor::To(Device device) const {
   if (device == device_) return *this;
-  Tensor t = Uninitialized(shape_, device);
+  Tensor t = Uninitialized(shape_, device, dtype_);
   if (device_.is_cpu() && device.is_cpu()) {
-    std::copy(device_data(), device_data() + numel(), t.device_data());
+    std::memcpy(t.raw_data(), raw_data(), nbytes());
   } else if (device.is_cuda() && device_.is_cpu()) {
-    GpuBackendFor(device).CopyHostToDevice(device.index, t.device_data(),
-                                           device_data(), numel());
+    GpuBackendFor(device).CopyHostToDevice(device.index, t.raw_data(),
+                                           raw_data(), nbytes());
   } else if (device.is_cpu()) {
-    GpuBackendFor(device_).CopyDeviceToHost(device_.index, t.device_data(),
-                                            device_data(), numel());
+    GpuBackendFor(device_).CopyDeviceToHost(device_.index, t.raw_data(),
+                                            raw_data(), nbytes());
   } else {
     // Between GPUs through the host: simple, and not on a training path.
     t = To(Device::Cpu()).To(device);
@@ -139,9 +146,28 @@ Tensor Tensor::To(Device device) const {
   return t;
 }
 
+Tensor Tensor::To(DType dtype) const {
+  if (dtype == dtype_ || !defined()) return *this;
+  Tensor t = Uninitialized(shape_, device_, dtype);
+  if (device_.is_cuda()) {
+    GpuBackendFor(device_).Convert(device_.index, raw_data(), dtype_,
+                                   t.raw_data(), dtype, numel());
+  } else if (dtype == DType::kBFloat16) {
+    FloatToBf16(device_data(), t.bf16_data(), numel());
+  } else {
+    Bf16ToFloat(bf16_data(), t.device_data(), numel());
+  }
+  return t;
+}
+
 void Tensor::Fill(float value) {
   if (device_.is_cuda()) {
-    GpuBackendFor(device_).Fill(device_.index, device_data(), numel(), value);
+    GpuBackendFor(device_).Fill(device_.index, raw_data(), dtype_, numel(),
+                                value);
+  } else if (dtype_ == DType::kBFloat16) {
+    uint16_t bits;
+    FloatToBf16(&value, &bits, 1);
+    std::fill(bf16_data(), bf16_data() + numel(), bits);
   } else {
     std::fill(device_data(), device_data() + numel(), value);
   }
@@ -155,6 +181,11 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
                       ToString(dst.device()) +
                       "; both tensors must be on one device");
   }
+  if (src.dtype() != dst.dtype()) {
+    throw DTypeError(std::string("copy elements: from ") +
+                     ToString(src.dtype()) + " to " + ToString(dst.dtype()) +
+                     "; convert with Tensor::To(DType) first");
+  }
   if (count < 0 || src_offset < 0 || dst_offset < 0 ||
       src_offset + count > src.numel() || dst_offset + count > dst.numel()) {
     throw std::out_of_range("copy elements: " + std::to_string(count) +
@@ -164,35 +195,37 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
                             " of " + std::to_string(dst.numel()));
   }
   if (count == 0) return;
-  const float* from = src.device_data() + src_offset;
-  float* to = dst.device_data() + dst_offset;
+  const size_t size = ElementSize(src.dtype());
+  const auto* from =
+      static_cast<const std::byte*>(src.raw_data()) + src_offset * size;
+  auto* to = static_cast<std::byte*>(dst.raw_data()) + dst_offset * size;
   if (dst.device().is_cuda()) {
     GpuBackendFor(dst.device())
-        .CopyDeviceToDevice(dst.device().index, to, from, count);
+        .CopyDeviceToDevice(dst.device().index, to, from, count * size);
   } else {
-    std::copy(from, from + count, to);
+    std::memmove(to, from, count * size);
   }
 }
 
 void CopyFromHost(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
+  float* to = dst.device_data();  // A DTypeError unless float32.
   if (dst.device().is_cuda()) {
     GpuBackendFor(dst.device())
-        .CopyHostToDevice(dst.device().index, dst.device_data(), src,
-                          dst.numel());
+        .CopyHostToDevice(dst.device().index, to, src, dst.nbytes());
   } else {
-    std::copy(src, src + dst.numel(), dst.device_data());
+    std::copy(src, src + dst.numel(), to);
   }
 }
 
 void CopyFromHostAsync(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
+  float* to = dst.device_data();
   if (dst.device().is_cuda()) {
     GpuBackendFor(dst.device())
-        .CopyHostToDeviceAsync(dst.device().index, dst.device_data(), src,
-                               dst.numel());
+        .CopyHostToDeviceAsync(dst.device().index, to, src, dst.nbytes());
   } else {
-    std::copy(src, src + dst.numel(), dst.device_data());
+    std::copy(src, src + dst.numel(), to);
   }
 }
 
@@ -203,12 +236,12 @@ uint64_t HostWaitsForGpus() {
 
 void CopyToHost(const Tensor& src, float* dst) {
   if (src.numel() == 0) return;
+  const float* from = src.device_data();
   if (src.device().is_cuda()) {
     GpuBackendFor(src.device())
-        .CopyDeviceToHost(src.device().index, dst, src.device_data(),
-                          src.numel());
+        .CopyDeviceToHost(src.device().index, dst, from, src.nbytes());
   } else {
-    std::copy(src.device_data(), src.device_data() + src.numel(), dst);
+    std::copy(from, from + src.numel(), dst);
   }
 }
 
@@ -217,6 +250,14 @@ void Tensor::ThrowHostAccessToGpu() const {
                     ToString(device_) + " (shape " + ToString(shape_) +
                     "); copy it with To(Device::Cpu()) or CopyToHost, or "
                     "pass device_data() to GPU code");
+}
+
+void Tensor::ThrowWrongDType(DType wanted) const {
+  throw DTypeError(std::string("a ") + ToString(dtype_) + " tensor (shape " +
+                   ToString(shape_) + ") was read as " + ToString(wanted) +
+                   "; convert it with To(DType::" +
+                   (wanted == DType::kFloat32 ? "kFloat32" : "kBFloat16") +
+                   ") or read it as its own type");
 }
 
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,
@@ -229,6 +270,15 @@ void ExpectShape(const char* op, const char* what, const Tensor& tensor,
     throw ShapeError(std::string(op) + ": " + what + " has shape " +
                      ToString(tensor.shape()) + ", expected " +
                      ToString(expected));
+  }
+}
+
+void ExpectDType(const char* op, const char* what, const Tensor& tensor,
+                 DType expected) {
+  if (tensor.defined() && tensor.dtype() != expected) {
+    throw DTypeError(std::string(op) + ": " + what + " is " +
+                     ToString(tensor.dtype()) + "; " + op + " takes " +
+                     ToString(expected) + " here (convert with Tensor::To)");
   }
 }
 

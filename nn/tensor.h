@@ -1,12 +1,15 @@
-// Tensor: a float32 array with a shape (NCHW for images), stored on one
-// device, with shared ownership: copies and views share the storage, like
-// torch tensors. On cuda:N the storage is GPU memory from the device's
-// caching allocator (through nn/gpu_backend.h): data() then throws (host code
-// must not read it), device_data() hands the device pointer to GPU code,
-// and To(Device::Cpu()) brings values back.
+// Tensor: an array of float32 or bfloat16 (nn/dtype.h) with a shape (NCHW
+// for images), stored on one device, with shared ownership: copies and
+// views share the storage, like torch tensors. On cuda:N the storage is GPU
+// memory from the device's caching allocator (through nn/gpu_backend.h):
+// data() then throws (host code must not read it), device_data() hands the
+// device pointer to GPU code, and To(Device::Cpu()) brings values back.
+// data() and device_data() are float32's; bfloat16 storage is reached
+// through bf16_data() or raw_data().
 #ifndef RINGLET_NN_TENSOR_H_
 #define RINGLET_NN_TENSOR_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "nn/device.h"
+#include "nn/dtype.h"
 
 namespace ringlet::nn {
 
@@ -37,13 +41,14 @@ class Tensor {
   Tensor() = default;
   // Zeros of `shape` on `device`. Throws ShapeError for a negative
   // dimension and DeviceError for a device without storage support.
-  explicit Tensor(const Shape& shape, Device device = Device::Cpu());
+  explicit Tensor(const Shape& shape, Device device = Device::Cpu(),
+                  DType dtype = DType::kFloat32);
   // A CPU tensor holding `values` (their count must match the shape).
   static Tensor FromVector(const Shape& shape, std::vector<float> values);
   // A tensor whose values are unset: for outputs an op writes whole, which
   // saves zero-filling memory that is overwritten at once.
-  static Tensor Uninitialized(const Shape& shape,
-                              Device device = Device::Cpu());
+  static Tensor Uninitialized(const Shape& shape, Device device = Device::Cpu(),
+                              DType dtype = DType::kFloat32);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -51,21 +56,46 @@ class Tensor {
   int64_t dim(int i) const { return shape_.at(i); }
   int64_t numel() const { return NumElements(shape_); }
   Device device() const { return device_; }
+  DType dtype() const { return dtype_; }
+  // numel() * ElementSize(dtype()).
+  int64_t nbytes() const;
 
-  // Host memory. A tensor on a GPU throws DeviceError here (host code must
-  // not touch device memory: use To(Device::Cpu()) or CopyToHost).
+  // Host memory of a float32 tensor. A tensor on a GPU throws DeviceError
+  // here (host code must not touch device memory: use To(Device::Cpu()) or
+  // CopyToHost), a bfloat16 one DTypeError.
   float* data() {
     if (device_.is_cuda()) ThrowHostAccessToGpu();
-    return storage_.get();
+    return device_data();
   }
   const float* data() const {
     if (device_.is_cuda()) ThrowHostAccessToGpu();
-    return storage_.get();
+    return device_data();
   }
-  // The storage wherever it lives (a device pointer on a GPU): for kernels,
-  // cuDNN, cuBLAS, copies and collectives.
-  float* device_data() { return storage_.get(); }
-  const float* device_data() const { return storage_.get(); }
+  // A float32 tensor's storage wherever it lives (a device pointer on a
+  // GPU): for kernels, cuDNN, cuBLAS, copies and collectives. DTypeError
+  // for a bfloat16 tensor.
+  float* device_data() {
+    if (dtype_ != DType::kFloat32) ThrowWrongDType(DType::kFloat32);
+    return reinterpret_cast<float*>(storage_.get());
+  }
+  const float* device_data() const {
+    if (dtype_ != DType::kFloat32) ThrowWrongDType(DType::kFloat32);
+    return reinterpret_cast<const float*>(storage_.get());
+  }
+  // A bfloat16 tensor's storage (its elements' 16 bits) wherever it lives;
+  // DTypeError for a float32 tensor.
+  uint16_t* bf16_data() {
+    if (dtype_ != DType::kBFloat16) ThrowWrongDType(DType::kBFloat16);
+    return reinterpret_cast<uint16_t*>(storage_.get());
+  }
+  const uint16_t* bf16_data() const {
+    if (dtype_ != DType::kBFloat16) ThrowWrongDType(DType::kBFloat16);
+    return reinterpret_cast<const uint16_t*>(storage_.get());
+  }
+  // The storage of either type wherever it lives, for code that moves
+  // bytes (copies, collectives) or switches on dtype() itself.
+  void* raw_data() { return storage_.get(); }
+  const void* raw_data() const { return storage_.get(); }
 
   // The same storage under another shape with as many elements.
   Tensor View(const Shape& shape) const;
@@ -79,6 +109,11 @@ class Tensor {
   // Throws DeviceError when the device does not exist or this build has no
   // CUDA.
   Tensor To(Device device) const;
+  // The values as `dtype`, on the same device (this tensor itself when it
+  // is already of that type): float32 to bfloat16 rounds to nearest even,
+  // bfloat16 to float32 is exact.
+  Tensor To(DType dtype) const;
+  // Every element = value (rounded, for bfloat16).
   void Fill(float value);
   // True when both start at the same element of shared storage (a view or
   // a copy of the handle).
@@ -90,14 +125,17 @@ class Tensor {
   // Allocates storage for shape_ (values unset); checks the shape.
   void Allocate();
   [[noreturn]] void ThrowHostAccessToGpu() const;
+  [[noreturn]] void ThrowWrongDType(DType wanted) const;
 
-  std::shared_ptr<float[]> storage_;
+  std::shared_ptr<std::byte[]> storage_;
   Shape shape_;
   Device device_;
+  DType dtype_ = DType::kFloat32;
 };
 
 // dst[dst_offset + i] = src[src_offset + i] for i < count, element offsets
-// into the flat storage, both tensors on the same device (on a GPU: on its
+// into the flat storage, both tensors of one type (else DTypeError) on the
+// same device (on a GPU: on its
 // stream, so later work there sees the result; CPU devices share host
 // memory and mix). Packs and unpacks flat buffers for collectives. Throws
 // DeviceError for a GPU's tensor with another device's, and
@@ -105,7 +143,8 @@ class Tensor {
 void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
                   int64_t dst_offset, int64_t count);
 // dst's values from / to host memory of dst.numel() floats, wherever dst
-// lives; each returns once the copy is done.
+// lives (float32 tensors; DTypeError for others); each returns once the
+// copy is done.
 void CopyFromHost(const float* src, Tensor& dst);
 void CopyToHost(const Tensor& src, float* dst);
 // CopyFromHost without waiting for a GPU: the copy is queued (through
@@ -123,6 +162,10 @@ uint64_t HostWaitsForGpus();
 // `tensor` has exactly `expected` (-1 in `expected` matches any size).
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,
                  const Shape& expected);
+// Throws DTypeError "<op>: <what> is bfloat16; <op> takes float32 ..."
+// unless a defined `tensor` is of type `expected`.
+void ExpectDType(const char* op, const char* what, const Tensor& tensor,
+                 DType expected);
 
 }  // namespace ringlet::nn
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "gpu/device_probe.h"
 #include "nn/gpu_backend.h"
 
@@ -116,6 +118,58 @@ TEST(Tensor, CopyElementsMovesARangeAndChecksIt) {
   EXPECT_EQ(std::vector<float>(t.data(), t.data() + 6), in);
 }
 
+TEST(Tensor, Bf16TensorsHoldHalfTheBytesAndConvert) {
+  const Tensor f = Tensor::FromVector(
+      {2, 3}, {1, -2.5f, 3.0f + 1.0f / 256, 0.1f, 65504, -0.0f});
+  const Tensor b = f.To(DType::kBFloat16);
+  EXPECT_EQ(b.dtype(), DType::kBFloat16);
+  EXPECT_EQ(b.shape(), f.shape());
+  EXPECT_EQ(b.nbytes(), 12);
+  EXPECT_EQ(f.nbytes(), 24);
+  EXPECT_TRUE(f.To(DType::kFloat32).SharesStorageWith(f));
+  const Tensor back = b.To(DType::kFloat32);
+  const std::vector<float> got(back.data(), back.data() + 6);
+  // 3 + 2^-8 lies a quarter of the way from 3 to bfloat16's next value.
+  EXPECT_EQ(got, (std::vector<float>{1, -2.5f, 3, 0.10009765625f, 65536, 0}));
+  EXPECT_EQ(back.data()[5], 0.0f);
+  // Views, clones, copies and fills work in elements of the type.
+  const Tensor tail = b.ViewAt(3, {3});
+  EXPECT_EQ(tail.bf16_data(), b.bf16_data() + 3);
+  Tensor copy({4}, Device::Cpu(), DType::kBFloat16);
+  CopyElements(b, 1, copy, 0, 2);
+  EXPECT_EQ(copy.bf16_data()[0], b.bf16_data()[1]);
+  EXPECT_EQ(copy.bf16_data()[3], 0);
+  const Tensor clone = b.Clone();
+  EXPECT_FALSE(clone.SharesStorageWith(b));
+  EXPECT_EQ(clone.bf16_data()[2], b.bf16_data()[2]);
+  copy.Fill(1.0f);
+  EXPECT_EQ(copy.To(DType::kFloat32).data()[3], 1.0f);
+}
+
+// A float32 reader of bfloat16 storage (and the other way) is an error
+// that says how to convert, not a reinterpretation of the bits.
+TEST(Tensor, ReadingAsTheWrongTypeIsAClearError) {
+  Tensor b({4}, Device::Cpu(), DType::kBFloat16);
+  try {
+    b.data();
+    FAIL() << "data() read bfloat16 storage as float32";
+  } catch (const DTypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("a bfloat16 tensor (shape [4]) was "
+                                         "read as float32; convert it with "
+                                         "To(DType::kFloat32)"),
+              std::string::npos)
+        << e.what();
+  }
+  Tensor f({4});
+  EXPECT_THROW(f.bf16_data(), DTypeError);
+  EXPECT_THROW(CopyElements(f, 0, b, 0, 1), DTypeError);
+  std::vector<float> host(4);
+  EXPECT_THROW(CopyToHost(b, host.data()), DTypeError);
+  EXPECT_THROW(CopyFromHost(host.data(), b), DTypeError);
+  EXPECT_THROW(ExpectDType("conv2d", "weight", b, DType::kFloat32), DTypeError);
+  EXPECT_NO_THROW(ExpectDType("conv2d", "weight", Tensor(), DType::kFloat32));
+}
+
 class CudaTensorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -171,6 +225,33 @@ TEST_F(CudaTensorTest, CopyElementsAndHostCopiesOnTheGpu) {
   std::vector<float> out(8, 0.0f);
   CopyToHost(dst, out.data());
   EXPECT_EQ(out, in);
+}
+
+// The GPU's conversions are the CPU's, bit for bit (both round to nearest
+// even), and bfloat16 storage moves between host and device unchanged.
+TEST_F(CudaTensorTest, Bf16ConvertsAsOnTheCpu) {
+  std::vector<float> values(1003);
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = std::ldexp(static_cast<float>(i) - 500.0f, -7) / 3.0f;
+  }
+  const Tensor host = Tensor::FromVector({1003}, values);
+  const Tensor on_cpu = host.To(DType::kBFloat16);
+  const Tensor on_gpu = host.To(gpu_).To(DType::kBFloat16);
+  EXPECT_EQ(on_gpu.dtype(), DType::kBFloat16);
+  const Tensor gpu_bits = on_gpu.To(Device::Cpu());
+  EXPECT_EQ(
+      std::vector<uint16_t>(gpu_bits.bf16_data(), gpu_bits.bf16_data() + 1003),
+      std::vector<uint16_t>(on_cpu.bf16_data(), on_cpu.bf16_data() + 1003));
+  EXPECT_EQ(Values(on_gpu.To(DType::kFloat32)),
+            Values(on_cpu.To(DType::kFloat32)));
+  Tensor filled({5}, gpu_, DType::kBFloat16);
+  EXPECT_EQ(Values(filled.To(DType::kFloat32)), std::vector<float>(5, 0.0f));
+  filled.Fill(-3.0f);
+  EXPECT_EQ(Values(filled.To(DType::kFloat32)), std::vector<float>(5, -3.0f));
+  Tensor window({3}, gpu_, DType::kBFloat16);
+  CopyElements(on_gpu, 10, window, 0, 3);
+  const Tensor window_host = window.To(Device::Cpu());
+  EXPECT_EQ(window_host.bf16_data()[2], on_cpu.bf16_data()[12]);
 }
 
 TEST_F(CudaTensorTest, NewTensorsAreZerosAndFillWrites) {

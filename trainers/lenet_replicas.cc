@@ -118,11 +118,11 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
       if (update_.grad_dtype == collectives::DataType::kBFloat16) {
         // CPU devices only (checked at construction).
         std::vector<uint16_t> wire(static_cast<size_t>(flat.count()));
-        nn::CastToBf16(flat.data(), wire.data(), flat.count());
+        nn::FloatToBf16(flat.data(), wire.data(), flat.count());
         group_.comm(d).AllReduce(wire.data(), wire.data(), wire.size(),
                                  collectives::DataType::kBFloat16,
                                  collectives::ReduceOp::kSum);
-        nn::CastFromBf16(wire.data(), flat.data(), flat.count());
+        nn::Bf16ToFloat(wire.data(), flat.data(), flat.count());
       } else {
         group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
                                  collectives::DataType::kFloat32,

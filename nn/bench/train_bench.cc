@@ -23,12 +23,15 @@
 #include "cli/run_main.h"
 #include "gpu/device_probe.h"
 #include "gpu/profiler.h"
+#include "nn/cpu_features.h"
 #include "nn/device.h"
 #include "nn/experimental/captured_step.h"
 #include "nn/gpu_precision.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
+#include "nn/ops/autocast.h"
+#include "nn/ops/bf16_support.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/loss.h"
 #include "nn/ops/op_threads.h"
@@ -91,9 +94,10 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0, 100000));
   std::string precision = "fp32";
   app.add_option("--precision", precision,
-                 "GPU convolutions and matrix products: fp32 (no TF32) or "
-                 "tf32 (tensor cores, as PyTorch's allow_tf32)")
-      ->check(CLI::IsMember({"fp32", "tf32"}))
+                 "fp32; tf32 on GPUs (tensor cores, as PyTorch's "
+                 "allow_tf32); or bf16, mixed precision as torch.autocast "
+                 "(CPUs with AVX512_BF16 or AMX)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
   std::string conv_algorithms = "measure";
   app.add_option("--conv_algorithms", conv_algorithms,
@@ -111,7 +115,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
-  SetGpuPrecision(ParseGpuPrecision(precision));
+  const bool bf16 = precision == "bf16";
+  SetGpuPrecision(bf16 ? GpuPrecision::kFp32 : ParseGpuPrecision(precision));
   SetConvAlgorithms(ParseConvAlgorithms(conv_algorithms));
   SetOpThreads(threads);
   SetCpuConvBackend(ParseCpuConvBackend(cpu_conv));
@@ -122,10 +127,14 @@ int Main(int argc, char** argv) {
     if (device.is_cpu() && device.index != 0) {
       throw DeviceError("the benchmark runs on one CPU device: --device=cpu");
     }
-    if (device.is_cpu() && precision != "fp32") {
-      throw DeviceError("--precision=" + precision +
-                        " applies to GPUs; CPU devices compute in float32 "
-                        "(leave --precision out, or use --device=cuda:N)");
+    if (device.is_cpu() && precision == "tf32") {
+      throw DeviceError(
+          "--precision=tf32 applies to GPUs; CPU devices compute in float32 "
+          "or bf16 (leave --precision out, or use --device=cuda:N)");
+    }
+    if (bf16) {
+      RequireBf16Training({device});
+      SetAutocast(DType::kBFloat16);
     }
     if (device.is_cpu() && conv_algorithms != "measure") {
       throw DeviceError("--conv_algorithms=" + conv_algorithms +
@@ -244,25 +253,28 @@ int Main(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %lld, "
-        "\"threads\": %d, \"cpu_conv\": \"%s\", \"precision\": \"%s\", "
+        "\"threads\": %d, \"cpu\": \"%s\", \"cpu_bf16_isa\": \"%s\", "
+        "\"cpu_conv\": \"%s\", \"precision\": \"%s\", "
         "\"conv_algorithms\": \"%s\", "
         "\"cuda_graph\": %s, \"images_per_sec\": %.2f, "
         "\"step_ms\": %.3f, \"host_ms_per_step\": %s, "
         "\"isolated_step_ms\": %s, "
         "\"host_waits_per_step\": %.2f, \"peak_rss_bytes\": %ld}\n",
         model.c_str(), ToString(device).c_str(),
-        static_cast<long long>(batch_size), threads, cpu_conv.c_str(),
+        static_cast<long long>(batch_size), threads,
+        GetCpuFeatures().model.c_str(),
+        Bf16InstructionSets(GetCpuFeatures()).c_str(), cpu_conv.c_str(),
         precision.c_str(), conv_algorithms.c_str(),
         cuda_graph ? "true" : "false", images_per_sec, 1e3 * seconds / steps,
         JsonMs(host_ms).c_str(), JsonMs(isolated_ms).c_str(), waits_per_step,
         PeakRssBytes());
   } else {
     std::printf(
-        "%-9s %-6s batch %4lld  threads %d  conv %-6s  %9.1f images/s  peak "
-        "RSS %6.0f MiB\n",
+        "%-9s %-6s batch %4lld  threads %d  conv %-6s  %-4s  %9.1f images/s  "
+        "peak RSS %6.0f MiB\n",
         model.c_str(), ToString(device).c_str(),
         static_cast<long long>(batch_size), threads, cpu_conv.c_str(),
-        images_per_sec, PeakRssBytes() / 1048576.0);
+        precision.c_str(), images_per_sec, PeakRssBytes() / 1048576.0);
   }
   return 0;
 }

@@ -65,41 +65,65 @@ class CudaLane : public GpuStream {
 
 class CudaBackend : public GpuBackend {
  public:
-  std::shared_ptr<float[]> Allocate(int device, size_t count) override {
+  std::shared_ptr<std::byte[]> Allocate(int device, size_t bytes) override {
     // The memory goes back to the allocator it came from, whichever thread
     // lets go last: the storage keeps that context alive.
     std::shared_ptr<DeviceContext> context = DeviceContext::Current(device);
-    // At least one element, so an empty tensor still has storage (defined).
-    auto* data = static_cast<float*>(
-        context->allocator().Allocate((count > 0 ? count : 1) * sizeof(float)));
-    return std::shared_ptr<float[]>(
-        data, [context](float* p) { context->allocator().Free(p); });
+    // At least one byte, so an empty tensor still has storage (defined).
+    auto* data = static_cast<std::byte*>(
+        context->allocator().Allocate(bytes > 0 ? bytes : 1));
+    return std::shared_ptr<std::byte[]>(
+        data, [context](std::byte* p) { context->allocator().Free(p); });
   }
 
-  void CopyHostToDevice(int device, float* dst, const float* src,
-                        size_t count) override {
-    Copy(device, dst, src, count, cudaMemcpyHostToDevice, /*wait=*/true);
+  void CopyHostToDevice(int device, void* dst, const void* src,
+                        size_t bytes) override {
+    Copy(device, dst, src, bytes, cudaMemcpyHostToDevice, /*wait=*/true);
   }
 
-  void CopyDeviceToHost(int device, float* dst, const float* src,
-                        size_t count) override {
-    Copy(device, dst, src, count, cudaMemcpyDeviceToHost, /*wait=*/true);
+  void CopyDeviceToHost(int device, void* dst, const void* src,
+                        size_t bytes) override {
+    Copy(device, dst, src, bytes, cudaMemcpyDeviceToHost, /*wait=*/true);
   }
 
-  void CopyDeviceToDevice(int device, float* dst, const float* src,
-                          size_t count) override {
-    Copy(device, dst, src, count, cudaMemcpyDeviceToDevice, /*wait=*/false);
+  void CopyDeviceToDevice(int device, void* dst, const void* src,
+                          size_t bytes) override {
+    Copy(device, dst, src, bytes, cudaMemcpyDeviceToDevice, /*wait=*/false);
   }
 
-  void CopyHostToDeviceAsync(int device, float* dst, const float* src,
-                             size_t count) override {
-    DeviceContext::For(device).UploadAsync(dst, src, count * sizeof(float));
+  void CopyHostToDeviceAsync(int device, void* dst, const void* src,
+                             size_t bytes) override {
+    DeviceContext::For(device).UploadAsync(dst, src, bytes);
   }
 
-  void Fill(int device, float* dst, size_t count, float value) override {
+  void Fill(int device, void* dst, DType dtype, size_t count,
+            float value) override {
     DeviceContext& context = DeviceContext::For(device);
     gpu::DeviceGuard guard(device);
-    fill_forward(dst, static_cast<int64_t>(count), value, context.stream());
+    const auto n = static_cast<int64_t>(count);
+    if (dtype == DType::kBFloat16) {
+      fill_bf16_forward(static_cast<uint16_t*>(dst), n, value,
+                        context.stream());
+    } else {
+      fill_forward(static_cast<float*>(dst), n, value, context.stream());
+    }
+  }
+
+  void Convert(int device, const void* src, DType from, void* dst, DType to,
+               size_t count) override {
+    DeviceContext& context = DeviceContext::For(device);
+    gpu::DeviceGuard guard(device);
+    const auto n = static_cast<int64_t>(count);
+    if (from == to) {
+      Copy(device, dst, src, count * ElementSize(from),
+           cudaMemcpyDeviceToDevice, /*wait=*/false);
+    } else if (to == DType::kBFloat16) {
+      float_to_bf16_forward(static_cast<const float*>(src),
+                            static_cast<uint16_t*>(dst), n, context.stream());
+    } else {
+      bf16_to_float_forward(static_cast<const uint16_t*>(src),
+                            static_cast<float*>(dst), n, context.stream());
+    }
   }
 
   uint64_t HostWaits() const override { return DeviceContext::HostWaits(); }
@@ -125,12 +149,12 @@ class CudaBackend : public GpuBackend {
   }
 
  private:
-  static void Copy(int device, float* dst, const float* src, size_t count,
+  static void Copy(int device, void* dst, const void* src, size_t bytes,
                    cudaMemcpyKind kind, bool wait) {
     DeviceContext& context = DeviceContext::For(device);
     gpu::DeviceGuard guard(device);
-    RINGLET_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float), kind,
-                                       context.stream()));
+    RINGLET_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, bytes, kind, context.stream()));
     if (wait) context.Synchronize();
   }
 };

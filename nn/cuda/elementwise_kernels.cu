@@ -2,6 +2,8 @@
 // one launch shape serves every size. Compiled in CI (no GPU there): the
 // tests in elementwise_kernels_test.cc check them against the CPU ops
 // wherever a GPU is present (they passed on an H100, docs/gpu.md).
+#include <cuda_bf16.h>
+
 #include "nn/cuda/block_sum.cuh"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/elementwise_kernels.h"
@@ -23,6 +25,21 @@ int Blocks(int64_t n) {
 
 __global__ void fill_forward_kernel(float* out, int64_t n, float value) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
+}
+
+__global__ void fill_bf16_forward_kernel(__nv_bfloat16* out, int64_t n,
+                                         __nv_bfloat16 value) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
+}
+
+__global__ void float_to_bf16_forward_kernel(const float* in,
+                                             __nv_bfloat16* out, int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = __float2bfloat16_rn(in[i]); }
+}
+
+__global__ void bf16_to_float_forward_kernel(const __nv_bfloat16* in,
+                                             float* out, int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = __bfloat162float(in[i]); }
 }
 
 __global__ void add_forward_kernel(const float* a, const float* b, float* out,
@@ -210,6 +227,27 @@ void fill_each(const TensorList& list, float value, cudaStream_t stream) {
 void fill_forward(float* out, int64_t n, float value, cudaStream_t stream) {
   if (n == 0) return;
   fill_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(out, n, value);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void fill_bf16_forward(uint16_t* out, int64_t n, float value,
+                       cudaStream_t stream) {
+  fill_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      reinterpret_cast<__nv_bfloat16*>(out), n, __float2bfloat16_rn(value));
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void float_to_bf16_forward(const float* in, uint16_t* out, int64_t n,
+                           cudaStream_t stream) {
+  float_to_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      in, reinterpret_cast<__nv_bfloat16*>(out), n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void bf16_to_float_forward(const uint16_t* in, float* out, int64_t n,
+                           cudaStream_t stream) {
+  bf16_to_float_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(in), out, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

@@ -14,6 +14,17 @@ namespace ringlet::nn::cuda {
 // out[i] = value.
 void fill_forward(float* out, int64_t n, float value, cudaStream_t stream);
 
+// bfloat16 (as its 16 bits, __nv_bfloat16's layout): out[i] = value
+// rounded to nearest even.
+void fill_bf16_forward(uint16_t* out, int64_t n, float value,
+                       cudaStream_t stream);
+// out[i] = in[i] rounded to bfloat16, nearest even (the CPU's FloatToBf16).
+void float_to_bf16_forward(const float* in, uint16_t* out, int64_t n,
+                           cudaStream_t stream);
+// out[i] = in[i] as float32 (exact).
+void bf16_to_float_forward(const uint16_t* in, float* out, int64_t n,
+                           cudaStream_t stream);
+
 // out[i] = a[i] + b[i] (out may be a or b).
 void add_forward(const float* a, const float* b, float* out, int64_t n,
                  cudaStream_t stream);

@@ -1,5 +1,6 @@
 #include "nn/ops/activation.h"
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/gpu_ops.h"
 #include "nn/ops/op_threads.h"
@@ -13,6 +14,10 @@ constexpr int64_t kGrain = int64_t{1} << 16;
 }  // namespace
 
 Tensor ReluForward(const Tensor& x) {
+  if (x.dtype() == DType::kBFloat16) {
+    // Exact in either type: the float32 kernel's result rounds to itself.
+    return ReluForward(x.To(DType::kFloat32)).To(DType::kBFloat16);
+  }
   const Device device = OpDevice("relu", {&x});
   if (device.is_cuda()) return GpuOpsFor(device).ReluForward(x);
   Tensor y = Tensor::Uninitialized(x.shape());
@@ -32,6 +37,10 @@ Tensor ReluForward(const Tensor& x) {
 
 Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   ExpectShape("relu backward", "output gradient", dy, y.shape());
+  if (dy.dtype() == DType::kBFloat16 || y.dtype() == DType::kBFloat16) {
+    return ReluBackward(y.To(DType::kFloat32), dy.To(DType::kFloat32))
+        .To(dy.dtype());
+  }
   const Device device = OpDevice("relu backward", {&y, &dy});
   if (device.is_cuda()) {
     return GpuOpsFor(device).ReluBackward(y, dy);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/gpu_ops.h"
 #include "nn/ops/op_threads.h"
@@ -70,6 +71,12 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, BatchNormStats* stats,
                                BatchNormCache* cache,
                                const ReplicaSum& replica_sum) {
+  if (x.dtype() == DType::kBFloat16) {
+    // In the input's type, statistics in float32 (autocast.h).
+    return BatchNorm2dTrainForward(x.To(DType::kFloat32), gamma, beta, stats,
+                                   cache, replica_sum)
+        .To(DType::kBFloat16);
+  }
   CheckParams("batchnorm2d", x, gamma, beta);
   const Device device =
       OpDevice("batchnorm2d",
@@ -134,6 +141,10 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
 
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats) {
+  if (x.dtype() == DType::kBFloat16) {
+    return BatchNorm2dEvalForward(x.To(DType::kFloat32), gamma, beta, stats)
+        .To(DType::kBFloat16);
+  }
   CheckParams("batchnorm2d", x, gamma, beta);
   const Device device =
       OpDevice("batchnorm2d",
@@ -158,6 +169,14 @@ Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const BatchNormCache& cache,
                                    const ReplicaSum& replica_sum) {
+  if (dy.dtype() == DType::kBFloat16) {
+    // dx in the type of the input (the output gradient's), dgamma and
+    // dbeta in float32.
+    BatchNormGrads g =
+        BatchNorm2dBackward(dy.To(DType::kFloat32), gamma, cache, replica_sum);
+    g.dx = g.dx.To(DType::kBFloat16);
+    return g;
+  }
   const Device device = OpDevice("batchnorm2d backward", {&dy, &gamma});
   if (device.is_cuda()) {
     return GpuOpsFor(device).BatchNorm2dBackward(dy, gamma, cache, replica_sum);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
@@ -59,10 +60,8 @@ int64_t NumGroups(const ConvGeometry& g, int64_t group) {
   return (g.n + group - 1) / group;
 }
 
-}  // namespace
-
-Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                     const Conv2dParams& params) {
+Tensor Conv2dForwardFloat32(const Tensor& x, const Tensor& w, const Tensor& b,
+                            const Conv2dParams& params) {
   const ConvGeometry g = Check(x, w, params);
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
   const Device device = OpDevice("conv2d", {&x, &w, &b});
@@ -104,9 +103,9 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   return y;
 }
 
-Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
-                           const Tensor& dy, const Conv2dParams& params,
-                           bool need_dx) {
+Conv2dGrads Conv2dBackwardFloat32(const Tensor& x, const Tensor& w,
+                                  bool has_bias, const Tensor& dy,
+                                  const Conv2dParams& params, bool need_dx) {
   const ConvGeometry g = Check(x, w, params);
   ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
   const Device device = OpDevice("conv2d backward", {&x, &w, &dy});
@@ -167,6 +166,68 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
     for (const Eigen::VectorXf& part : db_parts) db += part;
   }
   return grads;
+}
+
+// bfloat16 convolutions on oneDNN's kernels, where this is a CPU op, the
+// CPU has the instructions and oneDNN is the backend; elsewhere the
+// reference (float32 sums of the bfloat16 values, autocast.h).
+bool OneDnnBf16(Device device) {
+#ifndef RINGLET_WITHOUT_ONEDNN
+  return device.is_cpu() && GetCpuConvBackend() == CpuConvBackend::kOneDnn &&
+         onednn::SupportsBf16();
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+}  // namespace
+
+Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                     const Conv2dParams& params) {
+  if (!ComputesInBf16({&x, &w, &b})) {
+    return Conv2dForwardFloat32(x, w, b, params);
+  }
+  const Device device = OpDeviceOfAnyType("conv2d", {&x, &w, &b});
+  if (OneDnnBf16(device)) {
+    const ConvGeometry g = Check(x, w, params);
+    if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
+#ifndef RINGLET_WITHOUT_ONEDNN
+    return onednn::Conv2dForward(x.To(DType::kBFloat16), w.To(DType::kBFloat16),
+                                 RoundedToBf16(b), params);
+#endif
+  }
+  return Conv2dForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
+                              RoundedToBf16(b), params)
+      .To(DType::kBFloat16);
+}
+
+Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy, const Conv2dParams& params,
+                           bool need_dx) {
+  if (!ComputesInBf16({&x, &w, &dy})) {
+    return Conv2dBackwardFloat32(x, w, has_bias, dy, params, need_dx);
+  }
+  const Device device = OpDeviceOfAnyType("conv2d backward", {&x, &w, &dy});
+  Conv2dGrads g;
+  if (OneDnnBf16(device)) {
+    const ConvGeometry geometry = Check(x, w, params);
+    ExpectShape("conv2d backward", "output gradient", dy,
+                {geometry.n, geometry.k, geometry.p, geometry.q});
+#ifndef RINGLET_WITHOUT_ONEDNN
+    g = onednn::Conv2dBackward(x.To(DType::kBFloat16), w.To(DType::kBFloat16),
+                               has_bias, dy.To(DType::kBFloat16), params,
+                               need_dx);
+#endif
+  } else {
+    g = Conv2dBackwardFloat32(RoundedToBf16(x), RoundedToBf16(w), has_bias,
+                              RoundedToBf16(dy), params, need_dx);
+  }
+  // The input gradient rounded once to bfloat16, as the kernels write it,
+  // in the input's type; the parameters' gradients are float32 sums, as
+  // the master weights.
+  g.dx = AsDType(AsDType(g.dx, DType::kBFloat16), x.dtype());
+  return g;
 }
 
 }  // namespace ringlet::nn

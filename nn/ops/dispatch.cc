@@ -20,7 +20,8 @@ Device CommonDevice(const char* op, std::initializer_list<Device> devices) {
   return any ? common : Device::Cpu();
 }
 
-Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs) {
+Device OpDeviceOfAnyType(const char* op,
+                         std::initializer_list<const Tensor*> inputs) {
   // At most a handful of inputs: a small fixed array, no allocation.
   Device devices[8];
   size_t n = 0;
@@ -39,6 +40,21 @@ Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs) {
   for (size_t i = 1; i < n; ++i)
     common = CommonDevice(op, {common, devices[i]});
   return common;
+}
+
+Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs) {
+  int position = 0;
+  for (const Tensor* t : inputs) {
+    ++position;
+    if (t->defined() && t->dtype() != DType::kFloat32) {
+      throw DTypeError(std::string(op) + ": input " + std::to_string(position) +
+                       " (shape " + ToString(t->shape()) + ") is " +
+                       ToString(t->dtype()) + "; " + op +
+                       " takes float32 only (convert with "
+                       "Tensor::To(DType::kFloat32))");
+    }
+  }
+  return OpDeviceOfAnyType(op, inputs);
 }
 
 void RequireCpu(const char* op, std::initializer_list<const Tensor*> inputs) {

@@ -40,5 +40,21 @@ TEST(Dispatch, AGpuTensorMixesOnlyWithItsOwnGpu) {
                DeviceError);
 }
 
+// Ops take float32 unless they say more: a bfloat16 input is refused by
+// name, position and type, not read as float32 bits.
+TEST(Dispatch, AnOpRefusesATypeItDoesNotTake) {
+  const Tensor a({2}), b({2}, Device::Cpu(), DType::kBFloat16);
+  try {
+    OpDevice("softmax_cross_entropy", {&a, &b});
+    FAIL() << "expected a DTypeError";
+  } catch (const DTypeError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("softmax_cross_entropy: input 2 (shape [2]) is "
+                          "bfloat16; softmax_cross_entropy takes float32 "
+                          "only"));
+  }
+  EXPECT_THROW(RequireCpu("pool", {&b}), DTypeError);
+}
+
 }  // namespace
 }  // namespace ringlet::nn

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/gpu_ops.h"
 #include "nn/ops/non_finite.h"
@@ -10,6 +11,11 @@ namespace ringlet::nn {
 
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
+  if (a.dtype() == DType::kBFloat16 || b.dtype() == DType::kBFloat16) {
+    // bfloat16 when both are, float32 when one is (autocast.h).
+    const Tensor sum = Add(a.To(DType::kFloat32), b.To(DType::kFloat32));
+    return a.dtype() == b.dtype() ? sum.To(DType::kBFloat16) : sum;
+  }
   const Device device = OpDevice("add", {&a, &b});
   if (device.is_cuda()) return GpuOpsFor(device).Add(a, b);
   Tensor y = Tensor::Uninitialized(a.shape());
@@ -22,6 +28,12 @@ Tensor Add(const Tensor& a, const Tensor& b) {
 
 void AddInPlace(Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
+  if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16) {
+    // Activation gradients under autocast (a residual's two branches), in
+    // their type; a float32 sum (a parameter's gradient) takes float32.
+    CopyElements(Add(a, b), 0, a, 0, a.numel());
+    return;
+  }
   const Device device = OpDevice("add", {&a, &b});
   if (device.is_cuda()) {
     GpuOpsFor(device).AddInPlace(a, b);

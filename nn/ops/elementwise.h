@@ -12,7 +12,8 @@ namespace ringlet::nn {
 // a + b, same shapes (the residual connection). Its backward passes the
 // gradient unchanged to both inputs.
 Tensor Add(const Tensor& a, const Tensor& b);
-// a += b, same shapes (gradient accumulation).
+// a += b, same shapes (gradient accumulation): both float32, or both
+// bfloat16 (activation gradients under autocast).
 void AddInPlace(Tensor& a, const Tensor& b);
 // a += scale * b, same shapes (a running mean shifted by a folded bias).
 void AddScaledInPlace(Tensor& a, const Tensor& b, float scale);

@@ -1,12 +1,14 @@
 #include "nn/ops/linear.h"
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/eigen_maps.h"
 #include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
+namespace {
 
-Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
+Tensor LinearForwardFloat32(const Tensor& x, const Tensor& w, const Tensor& b) {
   ExpectShape("linear", "weight", w, {-1, -1});
   const int64_t in = w.dim(0), out = w.dim(1);
   ExpectShape("linear", "input", x, {-1, in});
@@ -26,8 +28,8 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   return y;
 }
 
-LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
-                           const Tensor& dy) {
+LinearGrads LinearBackwardFloat32(const Tensor& x, const Tensor& w,
+                                  bool has_bias, const Tensor& dy) {
   const int64_t n = x.dim(0), in = w.dim(0), out = w.dim(1);
   ExpectShape("linear backward", "output gradient", dy, {n, out});
   const Device device = OpDevice("linear backward", {&x, &w, &dy});
@@ -46,6 +48,31 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
     g.db = Tensor::Uninitialized({out});
     VectorMap(g.db.data(), out) = dym.colwise().sum().transpose();
   }
+  return g;
+}
+
+}  // namespace
+
+Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
+  if (!ComputesInBf16({&x, &w, &b})) return LinearForwardFloat32(x, w, b);
+  // The reference (autocast.h): float32 sums of bfloat16 values, rounded
+  // once.
+  return LinearForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
+                              RoundedToBf16(b))
+      .To(DType::kBFloat16);
+}
+
+LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy) {
+  if (!ComputesInBf16({&x, &w, &dy})) {
+    return LinearBackwardFloat32(x, w, has_bias, dy);
+  }
+  LinearGrads g = LinearBackwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
+                                        has_bias, RoundedToBf16(dy));
+  // The input gradient rounded once to bfloat16, as the kernels write it,
+  // in the input's type; the parameters' gradients are float32 sums, as
+  // the master weights.
+  g.dx = AsDType(AsDType(g.dx, DType::kBFloat16), x.dtype());
   return g;
 }
 

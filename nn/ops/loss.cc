@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/gpu_ops.h"
 
@@ -55,6 +56,11 @@ PendingLoss StartSoftmaxCrossEntropy(const Tensor& logits,
                                      const int32_t* labels,
                                      Reduction reduction) {
   ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
+  if (logits.dtype() == DType::kBFloat16) {
+    // In float32, the gradient too (autocast.h).
+    return StartSoftmaxCrossEntropy(logits.To(DType::kFloat32), labels,
+                                    reduction);
+  }
   PendingLoss pending;
   const Device device = OpDevice("softmax_cross_entropy", {&logits});
   if (device.is_cuda()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/gpu_ops.h"
 #include "nn/ops/op_threads.h"
@@ -34,6 +35,10 @@ constexpr int64_t kPlaneGrain = 64;
 }  // namespace
 
 Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
+  if (x.dtype() == DType::kBFloat16) {  // In the input's type (autocast.h).
+    return AvgPool2dForward(x.To(DType::kFloat32), kernel, stride)
+        .To(DType::kBFloat16);
+  }
   const Shape ys = PooledShape("avgpool2d", x.shape(), kernel, stride);
   const Device device = OpDevice("avgpool2d", {&x});
   if (device.is_cuda()) {
@@ -80,6 +85,10 @@ Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
 
 Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
                          int stride) {
+  if (dy.dtype() == DType::kBFloat16) {
+    return AvgPool2dBackward(x_shape, dy.To(DType::kFloat32), kernel, stride)
+        .To(DType::kBFloat16);
+  }
   const Shape ys = PooledShape("avgpool2d backward", x_shape, kernel, stride);
   ExpectShape("avgpool2d backward", "output gradient", dy, ys);
   const Device device = OpDevice("avgpool2d backward", {&dy});
@@ -137,6 +146,9 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
 }
 
 Tensor GlobalAvgPoolForward(const Tensor& x) {
+  if (x.dtype() == DType::kBFloat16) {
+    return GlobalAvgPoolForward(x.To(DType::kFloat32)).To(DType::kBFloat16);
+  }
   ExpectShape("global_avg_pool", "input", x, {-1, -1, -1, -1});
   const Device device = OpDevice("global_avg_pool", {&x});
   if (device.is_cuda()) {
@@ -154,6 +166,10 @@ Tensor GlobalAvgPoolForward(const Tensor& x) {
 }
 
 Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
+  if (dy.dtype() == DType::kBFloat16) {
+    return GlobalAvgPoolBackward(x_shape, dy.To(DType::kFloat32))
+        .To(DType::kBFloat16);
+  }
   if (x_shape.size() != 4) {
     throw ShapeError("global_avg_pool backward: input shape " +
                      ToString(x_shape) + " is not [N, C, H, W]");

@@ -5,11 +5,11 @@
 #ifndef RINGLET_NN_PARALLEL_BF16_WIRE_H_
 #define RINGLET_NN_PARALLEL_BF16_WIRE_H_
 
-#include <cstdint>
 #include <vector>
 
 #include "collectives/api/types.h"
 #include "nn/device.h"
+#include "nn/dtype.h"  // FloatToBf16, Bf16ToFloat: the casts.
 
 namespace ringlet::nn {
 
@@ -17,11 +17,6 @@ namespace ringlet::nn {
 // every device a CPU (the GPU casts are not written).
 void CheckGradWire(collectives::DataType wire,
                    const std::vector<Device>& devices);
-
-// dst[i] = src[i] rounded to bfloat16's bits, for i < n (host memory).
-void CastToBf16(const float* src, uint16_t* dst, int64_t n);
-// dst[i] = the float32 value of bfloat16 bits src[i] (exact).
-void CastFromBf16(const uint16_t* src, float* dst, int64_t n);
 
 }  // namespace ringlet::nn
 

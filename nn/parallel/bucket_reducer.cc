@@ -135,7 +135,7 @@ void BucketReducer::StartBucket(Bucket& b) {
   const auto start = std::chrono::steady_clock::now();
   if (wire_ == collectives::DataType::kBFloat16) {
     // CPU devices only (checked at construction): the cast counts as comm.
-    CastToBf16(b.flat.data(), b.wire.data(), b.flat.count());
+    FloatToBf16(b.flat.data(), b.wire.data(), b.flat.count());
     started_.push_back(comm_.AllReduceAsync(
         b.wire.data(), b.wire.data(), b.wire.size(),
         collectives::DataType::kBFloat16, collectives::ReduceOp::kSum));
@@ -180,7 +180,7 @@ void BucketReducer::FinishStarted(bool rethrow) {
     }
     Bucket& b = buckets_[i];
     if (!b.wire.empty()) {
-      CastFromBf16(b.wire.data(), b.flat.data(), b.flat.count());
+      Bf16ToFloat(b.wire.data(), b.flat.data(), b.flat.count());
     }
     b.flat.Unpack();  // Copies only a replaced gradient.
   }

@@ -218,9 +218,9 @@ class RecordingOptimizer : public Optimizer {
 
 float RoundToBf16(float x) {
   uint16_t bits;
-  CastToBf16(&x, &bits, 1);
+  FloatToBf16(&x, &bits, 1);
   float out;
-  CastFromBf16(&bits, &out, 1);
+  Bf16ToFloat(&bits, &out, 1);
   return out;
 }
 

@@ -27,7 +27,8 @@ Tensor Perturbed(const Tensor& t, double relative, uint64_t seed) {
 }
 
 double LargestDifference(const Tensor& a, const Tensor& b) {
-  const Tensor ha = a.To(Device::Cpu()), hb = b.To(Device::Cpu());
+  const Tensor ha = a.To(Device::Cpu()).To(DType::kFloat32);
+  const Tensor hb = b.To(Device::Cpu()).To(DType::kFloat32);
   if (ha.shape() != hb.shape()) return INFINITY;
   double worst = 0;
   for (int64_t i = 0; i < ha.numel(); ++i) {
@@ -38,7 +39,7 @@ double LargestDifference(const Tensor& a, const Tensor& b) {
 }
 
 double LargestMagnitude(const Tensor& t) {
-  const Tensor host = t.To(Device::Cpu());
+  const Tensor host = t.To(Device::Cpu()).To(DType::kFloat32);
   double largest = 0;
   for (int64_t i = 0; i < host.numel(); ++i) {
     largest = std::max(largest, std::abs(double{host.data()[i]}));

@@ -20,7 +20,8 @@ Tensor RandomTensor(const Shape& shape, uint64_t seed, float lo = -1.0f,
 // amplifies it (what a GPU's other order of additions may shift).
 Tensor Perturbed(const Tensor& t, double relative, uint64_t seed);
 
-// Comparisons of tensors on any device (each read back to the host first):
+// Comparisons of tensors on any device and of either type (each read back
+// to the host as float32 first):
 // max |a - b| (infinite for different shapes), max |t|, and max |got -
 // want| / max |want| (the difference itself when want is all zeros).
 double LargestDifference(const Tensor& a, const Tensor& b);

@@ -9,6 +9,8 @@
 #include "collectives/backends/nccl.h"
 #include "gpu/device_probe.h"
 #include "nn/gpu_precision.h"
+#include "nn/ops/autocast.h"
+#include "nn/ops/bf16_support.h"
 
 namespace ringlet::trainers {
 
@@ -48,16 +50,21 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
   return nn::ResolveDevices(spec, usable);
 }
 
-void ApplyGpuFlags(const TrainerFlags& flags,
-                   const std::vector<nn::Device>& devices) {
-  const nn::GpuPrecision precision = nn::ParseGpuPrecision(flags.precision);
+void ApplyComputeFlags(const TrainerFlags& flags,
+                       const std::vector<nn::Device>& devices) {
+  const bool bf16 = flags.precision == "bf16";
+  // bf16 is autocast (nn/ops/autocast.h); what float32 ops remain on a GPU
+  // run without TF32.
+  const nn::GpuPrecision precision =
+      bf16 ? nn::GpuPrecision::kFp32 : nn::ParseGpuPrecision(flags.precision);
   const nn::ConvAlgorithms conv =
       nn::ParseConvAlgorithms(flags.conv_algorithms);
   const bool on_gpus = devices.front().is_cuda();
+  if (bf16) nn::RequireBf16Training(devices);
   if (precision != nn::GpuPrecision::kFp32 && !on_gpus) {
     throw nn::DeviceError("--precision=" + flags.precision +
                           " applies to GPUs; CPU devices compute in float32 "
-                          "(leave --precision out)");
+                          "or bf16 (leave --precision out)");
   }
   if (conv != nn::ConvAlgorithms::kMeasure && !on_gpus) {
     throw nn::DeviceError("--conv_algorithms=" + flags.conv_algorithms +
@@ -66,6 +73,7 @@ void ApplyGpuFlags(const TrainerFlags& flags,
   }
   nn::SetGpuPrecision(precision);
   nn::SetConvAlgorithms(conv);
+  nn::SetAutocast(bf16 ? nn::DType::kBFloat16 : nn::DType::kFloat32);
 }
 
 std::string ResolveBackend(const std::string& flag,

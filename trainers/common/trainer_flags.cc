@@ -187,9 +187,12 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "(0: no clipping)")
       ->check(RealIn(0, std::numeric_limits<double>::infinity()));
   app.add_option("--precision", f->precision,
-                 "on GPUs: fp32 (convolutions and matrix products without "
-                 "TF32) or tf32 (tensor cores, as PyTorch's allow_tf32)")
-      ->check(CLI::IsMember({"fp32", "tf32"}))
+                 "fp32; tf32 on GPUs (tensor cores, as PyTorch's "
+                 "allow_tf32); or bf16, mixed precision as torch.autocast "
+                 "(convolutions and matrix products in bfloat16, losses, "
+                 "statistics and weights in float32; CPUs with AVX512_BF16 "
+                 "or AMX)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
   app.add_option("--grad_dtype", f->grad_dtype,
                  "the gradients' type on the wire between devices: fp32, or "

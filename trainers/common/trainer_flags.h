@@ -16,9 +16,9 @@ namespace ringlet::trainers {
 struct TrainerFlags {
   std::string devices = "auto";
   std::string backend = "auto";     // See ResolveBackend.
-  std::string precision = "fp32";   // GPUs: fp32 or tf32 (ApplyGpuFlags).
+  std::string precision = "fp32";   // fp32, tf32, bf16 (ApplyComputeFlags).
   std::string grad_dtype = "fp32";  // On the wire: fp32 or bf16.
-  // GPUs: how cuDNN's convolution algorithms are chosen (ApplyGpuFlags).
+  // GPUs: how cuDNN's convolution algorithms are chosen (ApplyComputeFlags).
   std::string conv_algorithms = "measure";
   int epochs = 10;
   int64_t batch_size = 0;    // 0 (auto): see ResolveBatchAndLr.

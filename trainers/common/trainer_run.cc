@@ -13,7 +13,7 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
   PreparedRun p;
   p.devices = ResolveTrainerDevices(flags.devices);
   p.backend = ResolveBackend(flags.backend, p.devices);
-  ApplyGpuFlags(flags, p.devices);
+  ApplyComputeFlags(flags, p.devices);
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
   p.where = p.job.Where(p.devices);
   // Bad output paths fail now, not after hours of training.

@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "nn/cpu_features.h"
+#include "nn/ops/autocast.h"
+#include "trainers/common/trainer_devices.h"
+
 namespace ringlet::trainers {
 namespace {
 
@@ -32,14 +36,37 @@ TEST(GpuOfLocalRankTest, MoreProcessesThanGpusSaysHowManyFit) {
   }
 }
 
-TEST(ApplyGpuFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
+TEST(ApplyComputeFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
   TrainerFlags flags;
-  ApplyGpuFlags(flags, {nn::Device::Cpu(0)});  // The defaults are fine.
+  ApplyComputeFlags(flags, {nn::Device::Cpu(0)});  // The defaults are fine.
   flags.conv_algorithms = "heuristic";
-  EXPECT_THROW(ApplyGpuFlags(flags, {nn::Device::Cpu(0)}), nn::DeviceError);
+  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}), nn::DeviceError);
   flags.conv_algorithms = "fastest";
-  EXPECT_THROW(ApplyGpuFlags(flags, {nn::Device::Cpu(0)}),
+  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}),
                std::invalid_argument);
+}
+
+// bf16 turns autocast on where it has kernels and says what is missing
+// where not: never silently float32.
+TEST(ApplyComputeFlagsTest, Bf16IsAutocastOrAClearRefusal) {
+  TrainerFlags flags;
+  flags.precision = "bf16";
+  try {
+    ApplyComputeFlags(flags, {nn::Device::Cpu(0), nn::Device::Cpu(1)});
+    EXPECT_EQ(nn::autocast(), nn::DType::kBFloat16);
+    EXPECT_TRUE(nn::GetCpuFeatures().avx512_bf16 ||
+                nn::GetCpuFeatures().amx_bf16);
+  } catch (const nn::DeviceError& e) {
+    EXPECT_EQ(nn::autocast(), nn::DType::kFloat32);
+    const bool has =
+        nn::GetCpuFeatures().avx512_bf16 || nn::GetCpuFeatures().amx_bf16;
+    EXPECT_THAT(e.what(), HasSubstr(has ? "oneDNN" : "AVX512_BF16"));
+  }
+  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cuda(0)}),
+               nn::DeviceError);
+  flags.precision = "fp32";
+  ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
+  EXPECT_EQ(nn::autocast(), nn::DType::kFloat32);
 }
 
 // resnet_dp's defaults (per device) and lenet_scratch's (the whole batch).

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "nn/cpu_features.h"
 #include "nn/ops/onednn/aligned_buffer.h"
 #include "nn/ops/onednn/conv_gemm.h"
 #include "nn/ops/onednn/conv_plans.h"
@@ -67,11 +68,21 @@ void Reorder(const dnnl::reorder& reorder, dnnl::stream& stream,
   reorder.execute(stream, source, target);
 }
 
+// Element `offset` of a tensor's storage, of either type.
+const void* At(const Tensor& t, int64_t offset) {
+  return static_cast<const std::byte*>(t.raw_data()) +
+         offset * static_cast<int64_t>(ElementSize(t.dtype()));
+}
+void* At(Tensor& t, int64_t offset) {
+  return static_cast<std::byte*>(t.raw_data()) +
+         offset * static_cast<int64_t>(ElementSize(t.dtype()));
+}
+
 // The values at `plain` in the layout the primitive reads: `plain` itself
 // when the layouts agree, else a reorder into `buffer`.
-void* AsInternal(const LayoutPair& pair, const float* plain,
+void* AsInternal(const LayoutPair& pair, const void* plain,
                  AlignedBuffer& buffer, dnnl::stream& stream) {
-  if (!pair.to_internal) return const_cast<float*>(plain);
+  if (!pair.to_internal) return const_cast<void*>(plain);
   void* internal = buffer.Get(pair.internal.get_size());
   Reorder(*pair.to_internal, stream, pair.plain, plain, pair.internal,
           internal);
@@ -80,11 +91,10 @@ void* AsInternal(const LayoutPair& pair, const float* plain,
 
 // Where the primitive writes a result destined for `plain`, and the copy
 // back once it has.
-void* OutputBuffer(const LayoutPair& pair, float* plain,
-                   AlignedBuffer& buffer) {
+void* OutputBuffer(const LayoutPair& pair, void* plain, AlignedBuffer& buffer) {
   return pair.to_plain ? buffer.Get(pair.internal.get_size()) : plain;
 }
-void ToPlain(const LayoutPair& pair, void* internal, float* plain,
+void ToPlain(const LayoutPair& pair, void* internal, void* plain,
              dnnl::stream& stream) {
   if (pair.to_plain) {
     Reorder(*pair.to_plain, stream, pair.internal, internal, pair.plain, plain);
@@ -105,8 +115,17 @@ struct Chunking {
 
 ConvShape ShapeOf(const Tensor& x, const Tensor& w, bool bias,
                   const Conv2dParams& params) {
-  return {x.dim(0), x.dim(1), x.dim(2),      x.dim(3),       w.dim(0),
-          w.dim(2), w.dim(3), params.stride, params.padding, bias};
+  return {x.dim(0),
+          x.dim(1),
+          x.dim(2),
+          x.dim(3),
+          w.dim(0),
+          w.dim(2),
+          w.dim(3),
+          params.stride,
+          params.padding,
+          bias,
+          x.dtype() == DType::kBFloat16};
 }
 
 // The batch cut into chunks of `images` (the last one shorter).
@@ -149,10 +168,10 @@ ChunkPlans<Plan> PlansFor(const Chunking& ch, GetPlan get_plan,
   CallerBuffers& buffers = Buffers(1);
   dnnl::stream stream(CpuEngine());
   plans.full_weights =
-      AsInternal(plans.full->weights, w.data(), buffers.weights, stream);
+      AsInternal(plans.full->weights, w.raw_data(), buffers.weights, stream);
   if (plans.tail) {
-    plans.tail_weights =
-        AsInternal(plans.tail->weights, w.data(), buffers.tail_weights, stream);
+    plans.tail_weights = AsInternal(plans.tail->weights, w.raw_data(),
+                                    buffers.tail_weights, stream);
   }
   return plans;
 }
@@ -180,9 +199,9 @@ void BackwardData(const Tensor& w, const Tensor& dy, const Chunking& ch,
   ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
                        dnnl::stream& stream) {
     const BackwardDataPlan& plan = plans.For(is_tail);
-    void* diff_dst = AsInternal(plan.diff_dst, dy.data() + n0 * out_image,
+    void* diff_dst = AsInternal(plan.diff_dst, At(dy, n0 * out_image),
                                 mine.diff_dst, stream);
-    float* out = dx.data() + n0 * in_image;
+    void* out = At(dx, n0 * in_image);
     void* diff_src = OutputBuffer(plan.diff_src, out, mine.diff_src);
     plan.primitive.execute(
         stream, {{DNNL_ARG_DIFF_DST, Memory(plan.diff_dst.internal, diff_dst)},
@@ -208,11 +227,19 @@ constexpr int64_t kWeightChunkPositions = 65536;
 // a thread sums up to 100,000 values per channel (LeNet's, ResNet's first
 // stage), which float32 in one oneDNN call rounded to 2e-6, past the
 // 1e-6 by which k devices must equal one.
-void AddBiasGradient(const float* dy, const ConvShape& s, double* db) {
+void AddBiasGradient(const void* dy, const ConvShape& s, double* db) {
   const int64_t positions = s.p() * s.q();
+  std::vector<float> row(s.bf16 ? positions : 0);
   for (int64_t i = 0; i < s.n; ++i) {
     for (int64_t k = 0; k < s.k; ++k) {
-      db[k] += row_sums::Sum(dy + (i * s.k + k) * positions, positions);
+      const int64_t at = (i * s.k + k) * positions;
+      if (s.bf16) {
+        Bf16ToFloat(static_cast<const uint16_t*>(dy) + at, row.data(),
+                    positions);
+        db[k] += row_sums::Sum(row.data(), positions);
+      } else {
+        db[k] += row_sums::Sum(static_cast<const float*>(dy) + at, positions);
+      }
     }
   }
 }
@@ -257,7 +284,7 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
       ConvShape chunk_shape = s;
       chunk_shape.n = std::min(most_images, last - n0);
       if (has_bias) {
-        AddBiasGradient(dy.data() + n0 * out_image, chunk_shape,
+        AddBiasGradient(At(dy, n0 * out_image), chunk_shape,
                         mine.diff_bias_sum.data());
       }
       if (gemm) {
@@ -267,9 +294,8 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
         continue;
       }
       const BackwardWeightsPlan& plan = GetBackwardWeightsPlan(chunk_shape);
-      void* src =
-          AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
-      void* diff_dst = AsInternal(plan.diff_dst, dy.data() + n0 * out_image,
+      void* src = AsInternal(plan.src, At(x, n0 * in_image), mine.src, stream);
+      void* diff_dst = AsInternal(plan.diff_dst, At(dy, n0 * out_image),
                                   mine.diff_dst, stream);
       void* diff_weights = mine.diff_weights.Get(plan.diff_weights.get_size());
       plan.primitive.execute(
@@ -312,11 +338,17 @@ void BackwardWeights(const Tensor& x, const Tensor& dy, const ConvShape& s,
 
 }  // namespace
 
+bool SupportsBf16() {
+  const CpuFeatures& cpu = GetCpuFeatures();
+  return cpu.avx512_bf16 || cpu.amx_bf16;
+}
+
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
   const Chunking ch = ChunksFor(ShapeOf(x, w, b.defined(), params));
   const ConvShape& s = ch.full;
-  Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()});
+  Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()}, Device::Cpu(),
+                                   x.dtype());
   if (x.dim(0) == 0) return y;
   OneOpenMpThread();
   const int64_t in_image = s.c * s.h * s.w, out_image = s.k * s.p() * s.q();
@@ -324,9 +356,8 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   ForEachChunk(ch, [&](int64_t n0, bool is_tail, WorkerBuffers& mine,
                        dnnl::stream& stream) {
     const ForwardPlan& plan = plans.For(is_tail);
-    void* src =
-        AsInternal(plan.src, x.data() + n0 * in_image, mine.src, stream);
-    float* out = y.data() + n0 * out_image;
+    void* src = AsInternal(plan.src, At(x, n0 * in_image), mine.src, stream);
+    void* out = At(y, n0 * out_image);
     void* dst = OutputBuffer(plan.dst, out, mine.dst);
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, Memory(plan.src.internal, src)},
@@ -346,7 +377,9 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            bool need_dx) {
   const ConvShape shape = ShapeOf(x, w, has_bias, params);
   Conv2dGrads grads;
-  if (need_dx) grads.dx = Tensor::Uninitialized(x.shape());
+  if (need_dx) {
+    grads.dx = Tensor::Uninitialized(x.shape(), Device::Cpu(), x.dtype());
+  }
   grads.dw = Tensor(w.shape());
   if (has_bias) grads.db = Tensor({shape.k});
   if (x.dim(0) == 0) return grads;

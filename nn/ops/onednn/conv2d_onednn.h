@@ -1,6 +1,9 @@
 // CPU convolutions through oneDNN, which picks kernels for the running CPU
 // (AVX2, AVX-512, AMX) at run time. Same contract as nn/ops/conv2d.h, whose
-// dispatch calls these with shapes it has already checked.
+// dispatch calls these with shapes it has already checked. x, w and dy are
+// all float32, or all bfloat16 (where SupportsBf16() says the CPU has the
+// instructions); the bias, dw and db are float32 either way, y and dx of
+// x's type.
 //
 // Threads and determinism: for the output and the input gradient a batch
 // is cut into chunks of images whose size depends on the shapes only; each
@@ -17,6 +20,10 @@
 #include "nn/tensor.h"
 
 namespace ringlet::nn::onednn {
+
+// Whether this CPU runs oneDNN's bfloat16 convolutions natively
+// (AVX512_BF16 or AMX-BF16, read at run time).
+bool SupportsBf16();
 
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params);

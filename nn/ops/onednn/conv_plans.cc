@@ -17,14 +17,20 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr memory::data_type kF32 = memory::data_type::f32;
 
-memory::desc Desc(const memory::dims& dims, Tag layout) {
-  return memory::desc(dims, kF32, layout);
+// The type of a shape's activations and weights.
+memory::data_type TypeOf(const ConvShape& s) {
+  return s.bf16 ? memory::data_type::bf16 : kF32;
 }
-memory::desc Any(const memory::dims& dims) { return Desc(dims, Tag::any); }
+memory::desc Desc(const memory::dims& dims, memory::data_type type,
+                  Tag layout) {
+  return memory::desc(dims, type, layout);
+}
 // Our tensors' layouts: NCHW activations, KCRS weights.
-memory::desc Plain(const memory::dims& dims) { return Desc(dims, Tag::nchw); }
-memory::desc PlainWeights(const memory::dims& dims) {
-  return Desc(dims, Tag::oihw);
+memory::desc Plain(const memory::dims& dims, memory::data_type type) {
+  return Desc(dims, type, Tag::nchw);
+}
+memory::desc PlainWeights(const memory::dims& dims, memory::data_type type) {
+  return Desc(dims, type, Tag::oihw);
 }
 
 }  // namespace
@@ -39,6 +45,13 @@ memory::desc PlainWeights(const memory::dims& dims) {
 // kernels.
 Tag ActivationLayout(const ConvShape& s, ConvPass pass) {
   const int64_t plane = s.p() * s.q();
+  // bfloat16: the blocked layouts' direct kernels (jit_bf16) everywhere
+  // but a first layer's weight gradient. oneDNN's GEMM-based bfloat16
+  // weight gradient ran ResNet-18's small planes 3.5x slower than the
+  // direct kernel (AMD EPYC with AVX512_BF16, train_bench batch 64).
+  if (s.bf16) {
+    return pass == ConvPass::kBackwardWeights && s.c < 8 ? Tag::nchw : Tag::any;
+  }
   // Strided 1x1 convolutions on small planes (ResNet's last shortcut):
   // oneDNN's 1x1 kernels do not take them, its general direct kernel runs
   // them at a third of GEMM's speed.
@@ -80,7 +93,7 @@ constexpr int64_t kGroupGemmMinWeightFloats = int64_t{2} << 20;  // 8 MiB
 void AllowGroupGemm(bool allowed) { group_gemm_allowed = allowed; }
 
 bool RunsAsGroupGemm(const ConvShape& s, ConvPass pass) {
-  return group_gemm_allowed && pass == ConvPass::kBackwardWeights &&
+  return group_gemm_allowed && !s.bf16 && pass == ConvPass::kBackwardWeights &&
          s.p() * s.q() <= 49 &&
          s.k * s.c * s.r * s.s >= kGroupGemmMinWeightFloats;
 }
@@ -113,7 +126,8 @@ Descs DescsOf(const ConvShape& s) {
 }
 
 std::string Describe(const ConvShape& s) {
-  return "input [" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
+  return std::string(s.bf16 ? "bfloat16 " : "") + "input [" +
+         std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
          std::to_string(s.h) + ", " + std::to_string(s.w) + "], weight [" +
          std::to_string(s.k) + ", " + std::to_string(s.c) + ", " +
          std::to_string(s.r) + ", " + std::to_string(s.s) + "], stride " +
@@ -131,66 +145,75 @@ dnnl::primitive_attr UserScratchpad() {
 dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvShape& s,
                                                       Tag layout) {
   const Descs d = DescsOf(s);
+  const memory::data_type type = TypeOf(s);
+  // The bias is float32 in both types (oneDNN adds it to the float32 sum).
   const auto desc =
-      s.bias ? dnnl::convolution_forward::desc(
-                   dnnl::prop_kind::forward_training,
-                   dnnl::algorithm::convolution_direct, Desc(d.src, layout),
-                   Any(d.weights), Desc(d.bias, Tag::x), Desc(d.dst, layout),
-                   d.strides, d.padding, d.padding)
-             : dnnl::convolution_forward::desc(
-                   dnnl::prop_kind::forward_training,
-                   dnnl::algorithm::convolution_direct, Desc(d.src, layout),
-                   Any(d.weights), Desc(d.dst, layout), d.strides, d.padding,
-                   d.padding);
+      s.bias
+          ? dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_training,
+                dnnl::algorithm::convolution_direct, Desc(d.src, type, layout),
+                Desc(d.weights, type, Tag::any), Desc(d.bias, kF32, Tag::x),
+                Desc(d.dst, type, layout), d.strides, d.padding, d.padding)
+          : dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_training,
+                dnnl::algorithm::convolution_direct, Desc(d.src, type, layout),
+                Desc(d.weights, type, Tag::any), Desc(d.dst, type, layout),
+                d.strides, d.padding, d.padding);
   return {desc, UserScratchpad(), CpuEngine()};
 }
 
 std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
   const Descs d = DescsOf(s);
+  const memory::data_type type = TypeOf(s);
   const auto pd = ForwardDesc(s, ActivationLayout(s, ConvPass::kForward));
   return std::make_unique<ForwardPlan>(ForwardPlan{
       dnnl::convolution_forward(pd),
-      LayoutPair::For(Plain(d.src), pd.src_desc(), true),
-      LayoutPair::For(PlainWeights(d.weights), pd.weights_desc(), true),
-      LayoutPair::For(Plain(d.dst), pd.dst_desc(), false),
+      LayoutPair::For(Plain(d.src, type), pd.src_desc(), true),
+      LayoutPair::For(PlainWeights(d.weights, type), pd.weights_desc(), true),
+      LayoutPair::For(Plain(d.dst, type), pd.dst_desc(), false),
       s.bias ? pd.bias_desc() : memory::desc(), pd.scratchpad_desc()});
 }
 
 std::unique_ptr<BackwardDataPlan> MakeBackwardDataPlan(const ConvShape& s) {
   const Descs d = DescsOf(s);
+  const memory::data_type type = TypeOf(s);
   const Tag layout = ActivationLayout(s, ConvPass::kBackwardData);
   const dnnl::convolution_backward_data::desc desc(
-      dnnl::algorithm::convolution_direct, Desc(d.src, layout), Any(d.weights),
-      Desc(d.dst, layout), d.strides, d.padding, d.padding);
+      dnnl::algorithm::convolution_direct, Desc(d.src, type, layout),
+      Desc(d.weights, type, Tag::any), Desc(d.dst, type, layout), d.strides,
+      d.padding, d.padding);
   const dnnl::convolution_backward_data::primitive_desc pd(
       desc, UserScratchpad(), CpuEngine(), ForwardDesc(s, layout));
   return std::make_unique<BackwardDataPlan>(BackwardDataPlan{
       dnnl::convolution_backward_data(pd),
-      LayoutPair::For(Plain(d.dst), pd.diff_dst_desc(), true),
-      LayoutPair::For(PlainWeights(d.weights), pd.weights_desc(), true),
-      LayoutPair::For(Plain(d.src), pd.diff_src_desc(), false),
+      LayoutPair::For(Plain(d.dst, type), pd.diff_dst_desc(), true),
+      LayoutPair::For(PlainWeights(d.weights, type), pd.weights_desc(), true),
+      LayoutPair::For(Plain(d.src, type), pd.diff_src_desc(), false),
       pd.scratchpad_desc()});
 }
 
 std::unique_ptr<BackwardWeightsPlan> MakeBackwardWeightsPlan(
     const ConvShape& s) {
   const Descs d = DescsOf(s);
-  // No bias: nn sums the bias gradient itself, in double.
+  const memory::data_type type = TypeOf(s);
+  // No bias: nn sums the bias gradient itself, in double. The weight
+  // gradient is float32 in both types (the master weights' type).
   const Tag layout = ActivationLayout(s, ConvPass::kBackwardWeights);
   const dnnl::convolution_backward_weights::desc desc(
-      dnnl::algorithm::convolution_direct, Desc(d.src, layout), Any(d.weights),
-      Desc(d.dst, layout), d.strides, d.padding, d.padding);
+      dnnl::algorithm::convolution_direct, Desc(d.src, type, layout),
+      Desc(d.weights, kF32, Tag::any), Desc(d.dst, type, layout), d.strides,
+      d.padding, d.padding);
   const dnnl::convolution_backward_weights::primitive_desc pd(
       desc, UserScratchpad(), CpuEngine(), ForwardDesc(s, layout));
-  const memory::desc plain_weights = PlainWeights(d.weights);
+  const memory::desc plain_weights = PlainWeights(d.weights, kF32);
   dnnl::post_ops sum;
   sum.append_sum(1.0f);
   dnnl::primitive_attr accumulate;
   accumulate.set_post_ops(sum);
   return std::make_unique<BackwardWeightsPlan>(BackwardWeightsPlan{
       dnnl::convolution_backward_weights(pd),
-      LayoutPair::For(Plain(d.src), pd.src_desc(), true),
-      LayoutPair::For(Plain(d.dst), pd.diff_dst_desc(), true),
+      LayoutPair::For(Plain(d.src, type), pd.src_desc(), true),
+      LayoutPair::For(Plain(d.dst, type), pd.diff_dst_desc(), true),
       dnnl::reorder(dnnl::reorder::primitive_desc(
           CpuEngine(), pd.diff_weights_desc(), CpuEngine(), plain_weights,
           accumulate)),
@@ -220,8 +243,9 @@ const Plan& Cached(std::map<ConvShape, std::unique_ptr<Plan>>& cache,
 }  // namespace
 
 bool ConvShape::operator<(const ConvShape& o) const {
-  return std::tie(n, c, h, w, k, r, s, stride, pad, bias) <
-         std::tie(o.n, o.c, o.h, o.w, o.k, o.r, o.s, o.stride, o.pad, o.bias);
+  return std::tie(n, c, h, w, k, r, s, stride, pad, bias, bf16) <
+         std::tie(o.n, o.c, o.h, o.w, o.k, o.r, o.s, o.stride, o.pad, o.bias,
+                  o.bf16);
 }
 
 LayoutPair LayoutPair::For(const memory::desc& plain,

@@ -20,6 +20,9 @@ namespace ringlet::nn::onednn {
 struct ConvShape {
   int64_t n, c, h, w, k, r, s, stride, pad;
   bool bias;
+  // bfloat16 activations and weights (float32 sums, bias and weight
+  // gradients), else float32 throughout.
+  bool bf16 = false;
   int64_t p() const { return (h + 2 * pad - r) / stride + 1; }
   int64_t q() const { return (w + 2 * pad - s) / stride + 1; }
   bool operator<(const ConvShape& o) const;
@@ -67,7 +70,8 @@ dnnl::memory::format_tag ActivationLayout(const ConvShape& shape,
 
 // Whether a pass of `shape` runs as one oneDNN sgemm per group of images
 // (conv_gemm.h) instead of a convolution primitive: a rule on shapes,
-// measured by conv_step_bench. Only weight gradients take it today, and
+// measured by conv_step_bench (float32 only: oneDNN's sgemm). Only weight
+// gradients take it today, and
 // only they are dispatched to it (conv2d_onednn.cc); the forward and
 // input-gradient group functions stay for the benchmarks' comparison.
 bool RunsAsGroupGemm(const ConvShape& shape, ConvPass pass);

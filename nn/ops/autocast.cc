@@ -1,0 +1,35 @@
+#include "nn/ops/autocast.h"
+
+#include <atomic>
+
+namespace ringlet::nn {
+namespace {
+
+std::atomic<DType> g_autocast{DType::kFloat32};
+
+}  // namespace
+
+void SetAutocast(DType compute) { g_autocast.store(compute); }
+
+DType autocast() { return g_autocast.load(); }
+
+bool ComputesInBf16(std::initializer_list<const Tensor*> operands) {
+  if (autocast() == DType::kBFloat16) return true;
+  for (const Tensor* t : operands) {
+    if (t->defined() && t->dtype() == DType::kBFloat16) return true;
+  }
+  return false;
+}
+
+Tensor AsDType(const Tensor& t, DType dtype) {
+  return t.defined() ? t.To(dtype) : t;
+}
+
+Tensor RoundedToBf16(const Tensor& t) {
+  if (!t.defined()) return t;
+  // A bfloat16 tensor's values are bfloat16 already: widening is exact.
+  if (t.dtype() == DType::kBFloat16) return t.To(DType::kFloat32);
+  return t.To(DType::kBFloat16).To(DType::kFloat32);
+}
+
+}  // namespace ringlet::nn

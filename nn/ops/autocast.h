@@ -1,0 +1,63 @@
+// Mixed precision, as torch.autocast(dtype=torch.bfloat16): with autocast
+// on (--precision=bf16), each op decides the type it computes in.
+//   conv2d, linear   operands rounded to bfloat16, products summed in
+//                    float32, the result rounded once to bfloat16 (what
+//                    tensor cores compute). Their backward sums bfloat16
+//                    products into float32 weight and bias gradients (the
+//                    master weights' type) and rounds the input gradient
+//                    once to bfloat16, returned in the input's type.
+//   batch norm, relu, pooling, add
+//                    in their input's type (a float32 and a bfloat16
+//                    operand of add give float32; AddInPlace takes two
+//                    bfloat16 activation gradients, or float32 ones);
+//                    batch-norm statistics, running averages, gamma and beta
+//                    stay float32.
+//   softmax cross-entropy
+//                    float32 (bfloat16 logits are widened), its gradient
+//                    too (the next backward rounds it as it needs).
+//   everything else (optimizers, clipping, gradient sums, non-finite
+//                    checks) takes float32 only (nn/ops/dispatch.h).
+// Each op above also takes bfloat16 inputs with autocast off, by the same
+// rules. On CPU devices and where no bfloat16 kernel is written, an op
+// computes in float32 on the bfloat16 values (exact) and rounds its result
+// once: the reference the bfloat16 kernels are checked against.
+#ifndef RINGLET_NN_OPS_AUTOCAST_H_
+#define RINGLET_NN_OPS_AUTOCAST_H_
+
+#include <initializer_list>
+
+#include "nn/tensor.h"
+
+namespace ringlet::nn {
+
+// One setting per process, made before training starts: kBFloat16 turns
+// autocast on, kFloat32 (the default) off.
+void SetAutocast(DType compute);
+DType autocast();
+
+// For tests: the setting while alive, the one before after.
+class ScopedAutocast {
+ public:
+  explicit ScopedAutocast(DType compute) : before_(autocast()) {
+    SetAutocast(compute);
+  }
+  ~ScopedAutocast() { SetAutocast(before_); }
+  ScopedAutocast(const ScopedAutocast&) = delete;
+  ScopedAutocast& operator=(const ScopedAutocast&) = delete;
+
+ private:
+  DType before_;
+};
+
+// Whether a convolution or matrix product of `operands` computes in
+// bfloat16: autocast is on, or an operand is bfloat16 already.
+bool ComputesInBf16(std::initializer_list<const Tensor*> operands);
+// `t` as `dtype` (an undefined tensor stays undefined).
+Tensor AsDType(const Tensor& t, DType dtype);
+// `t`'s values rounded to bfloat16, held in float32 (exact): what the
+// reference path hands the float32 kernels.
+Tensor RoundedToBf16(const Tensor& t);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_OPS_AUTOCAST_H_
