@@ -4,7 +4,10 @@
 #     chapter's recipe starts slowly; PyTorch reached 0.19, 0.65, 0.70, 0.77
 #     here), with the metrics file, the plot and the closing line;
 #  2. the same seed gives the same numbers bit for bit;
-#  3. resnet_dp on 2 CPU devices, 48 steps on 512 images: the loss falls.
+#  3. resnet_dp on 2 CPU devices, 48 steps on 512 images: the loss falls;
+#  4. the same with --precision=bf16 on a CPU with AVX512_BF16 or AMX: the
+#     loss falls as well, and ends within a tenth of float32's; on other
+#     CPUs, a refusal naming the missing instructions.
 # Args: the lenet_scratch and resnet_dp binaries.
 set -euo pipefail
 
@@ -59,4 +62,26 @@ first="$(field "$(grep '^{"epoch"' "$out/resnet.jsonl" | head -n 1)" loss)"
 final="$(field "$(tail -n 1 "$out/resnet.jsonl")" loss)"
 awk -v f="$first" -v l="$final" 'BEGIN { exit !(l < 0.75 * f) }' ||
   fail "resnet_dp loss went from $first to $final; expected a fall of a quarter"
-echo "PASS: lenet test acc $acc; resnet loss $first -> $final"
+# 4. Mixed precision where the CPU has bfloat16 arithmetic, a clear refusal
+# elsewhere.
+if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
+  "$resnet" --devices=cpu:2 --epochs=3 --limit=512 --batch_size=32 --lr=0.05 \
+    --test_limit=256 --precision=bf16 --metrics_out="$out/resnet_bf16.jsonl" \
+    >"$out/resnet_bf16.txt" 2>/dev/null
+  first16="$(field "$(grep '^{"epoch"' "$out/resnet_bf16.jsonl" | head -n 1)" loss)"
+  final16="$(field "$(tail -n 1 "$out/resnet_bf16.jsonl")" loss)"
+  awk -v f="$first16" -v l="$final16" -v r="$final" \
+    'BEGIN { exit !(l < 0.75 * f && l < 1.1 * r && l > 0.9 * r) }' ||
+    fail "resnet_dp --precision=bf16 loss went from $first16 to $final16" \
+      "(float32: $first -> $final); expected a fall and a tenth of float32's"
+  bf16="bf16 loss $first16 -> $final16"
+else
+  if "$resnet" --devices=cpu:2 --epochs=1 --limit=64 --precision=bf16 \
+    >/dev/null 2>"$out/bf16.err"; then
+    fail "--precision=bf16 ran on a CPU without AVX512_BF16 or AMX"
+  fi
+  grep -q 'need the AVX512_BF16 or AMX-BF16 instructions' "$out/bf16.err" ||
+    fail "no clear refusal of --precision=bf16: $(cat "$out/bf16.err")"
+  bf16="bf16 refused (no AVX512_BF16 or AMX here)"
+fi
+echo "PASS: lenet test acc $acc; resnet loss $first -> $final; $bf16"

@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMES = {"lenet": "LeNet", "resnet18": "ResNet-18"}
 
 
@@ -30,20 +30,24 @@ def main():
                         help="comma-separated batch sizes")
     parser.add_argument("--threads", default="1,2",
                         help="comma-separated thread counts")
+    parser.add_argument("--precisions", default="fp32",
+                        help="comma-separated: fp32, bf16 (torch.autocast "
+                        "beside ringlet's; CPUs with AVX512_BF16 or AMX)")
     parser.add_argument("--rounds", type=int, default=2,
                         help="interleaved rounds; the best is kept")
     parser.add_argument("--bench", default=os.path.join(ROOT, "bazel-bin", "nn", "bench", "train_bench"),
                         help="the train_bench binary (another build's copy)")
     args = parser.parse_args()
-    print("| model | batch | threads | ringlet images/s | PyTorch images/s | ratio "
-          "| ringlet peak RSS | PyTorch peak RSS |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | batch | threads | precision | ringlet images/s | "
+          "PyTorch images/s | ratio | ringlet peak RSS | PyTorch peak RSS |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for model in args.models.split(","):
         steps = ["--steps=30", "--warmup=3"] if model == "lenet" else ["--steps=2", "--warmup=1"]
         for batch in map(int, args.batch_sizes.split(",")):
-            for threads in map(int, args.threads.split(",")):
+            for threads, precision in [(t, p) for t in map(int, args.threads.split(","))
+                                       for p in args.precisions.split(",")]:
                 common = [f"--model={model}", f"--batch_size={batch}",
-                          f"--threads={threads}"] + steps
+                          f"--threads={threads}", f"--precision={precision}"] + steps
                 best = {}
                 for _ in range(args.rounds):
                     for name, command in (
@@ -56,7 +60,7 @@ def main():
                             best[name] = result
                 ours, theirs = best["ringlet"], best["pytorch"]
                 mib = lambda r: f"{r['peak_rss_bytes'] / 2**20:,.0f} MiB"
-                print(f"| {NAMES[model]} | {batch} | {threads} | "
+                print(f"| {NAMES[model]} | {batch} | {threads} | {precision} | "
                       f"{ours['images_per_sec']:,.1f} | {theirs['images_per_sec']:,.1f} | "
                       f"{ours['images_per_sec'] / theirs['images_per_sec']:.2f} | "
                       f"{mib(ours)} | {mib(theirs)} |", flush=True)

@@ -84,9 +84,11 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    parser.add_argument("--precision", choices=["fp32", "tf32"], default="fp32",
+    parser.add_argument("--precision", choices=["fp32", "tf32", "bf16"],
+                        default="fp32",
                         help="on a GPU: tf32 lets convolutions and matrix "
-                        "products use TF32")
+                        "products use TF32; bf16: torch.autocast with "
+                        "bfloat16 (CPU or GPU), as train_bench --precision=bf16")
     parser.add_argument("--no_cudnn_benchmark", action="store_true",
                         help="on a GPU: cuDNN's heuristics instead of timing "
                         "the algorithms once per shape")
@@ -110,14 +112,21 @@ def main():
     x = torch.rand(args.batch_size, 1, 28, 28).to(device)
     y = torch.randint(0, 10, (args.batch_size,)).to(device)
 
+    bf16 = args.precision == "bf16"
+
     def step():
         opt.zero_grad()
-        loss_fn(net(x), y).backward()
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(net(x), y)
+        loss.backward()
         opt.step()
 
     if args.cuda_graph:
         if not cuda:
             parser.error("--cuda_graph needs --device=cuda")
+        if bf16:
+            parser.error("--cuda_graph captures a float32 step; leave "
+                         "--precision=bf16 out")
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
@@ -161,7 +170,7 @@ def main():
         torch.cuda.profiler.stop()
     print(json.dumps({
         "model": args.model, "device": str(device),
-        "precision": args.precision if cuda else "fp32",
+        "precision": args.precision if cuda or bf16 else "fp32",
         "batch_size": args.batch_size,
         "threads": args.threads, "framework": "pytorch " + torch.__version__,
         "cuda_graph": args.cuda_graph,

@@ -39,8 +39,10 @@ double RelativeL2(const Tensor& got, const Tensor& want) {
 class MixedPrecisionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* on_gpu = std::getenv("RINGLET_TEST_ON_GPU");
-    if (on_gpu == nullptr || std::string(on_gpu) != "1") return;
+    // mixed_precision_test sets RINGLET_GPU_TEST_ON_CPU=1; the GPU bundle
+    // runs mixed_precision_cuda_test as it is, on the GPU.
+    const char* on_cpu = std::getenv("RINGLET_GPU_TEST_ON_CPU");
+    if (on_cpu != nullptr && std::string(on_cpu) == "1") return;
     const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
     device_ = Device::Cuda(report.usable[0]);

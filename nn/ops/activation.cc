@@ -16,7 +16,7 @@ constexpr int64_t kGrain = int64_t{1} << 16;
 Tensor ReluForward(const Tensor& x) {
   if (x.dtype() == DType::kBFloat16) {
     // Exact in either type: the float32 kernel's result rounds to itself.
-    return ReluForward(x.To(DType::kFloat32)).To(DType::kBFloat16);
+    return AsDType(ReluForward(AsDType(x, DType::kFloat32)), DType::kBFloat16);
   }
   const Device device = OpDevice("relu", {&x});
   if (device.is_cuda()) return GpuOpsFor(device).ReluForward(x);
@@ -38,8 +38,9 @@ Tensor ReluForward(const Tensor& x) {
 Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   ExpectShape("relu backward", "output gradient", dy, y.shape());
   if (dy.dtype() == DType::kBFloat16 || y.dtype() == DType::kBFloat16) {
-    return ReluBackward(y.To(DType::kFloat32), dy.To(DType::kFloat32))
-        .To(dy.dtype());
+    return AsDType(
+        ReluBackward(AsDType(y, DType::kFloat32), AsDType(dy, DType::kFloat32)),
+        dy.dtype());
   }
   const Device device = OpDevice("relu backward", {&y, &dy});
   if (device.is_cuda()) {

@@ -52,7 +52,8 @@ class ScopedAutocast {
 // Whether a convolution or matrix product of `operands` computes in
 // bfloat16: autocast is on, or an operand is bfloat16 already.
 bool ComputesInBf16(std::initializer_list<const Tensor*> operands);
-// `t` as `dtype` (an undefined tensor stays undefined).
+// `t` as `dtype` (an undefined tensor stays undefined), converted by the
+// op threads on a CPU device.
 Tensor AsDType(const Tensor& t, DType dtype);
 // `t`'s values rounded to bfloat16, held in float32 (exact): what the
 // reference path hands the float32 kernels.

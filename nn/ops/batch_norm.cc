@@ -73,9 +73,9 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const ReplicaSum& replica_sum) {
   if (x.dtype() == DType::kBFloat16) {
     // In the input's type, statistics in float32 (autocast.h).
-    return BatchNorm2dTrainForward(x.To(DType::kFloat32), gamma, beta, stats,
-                                   cache, replica_sum)
-        .To(DType::kBFloat16);
+    return AsDType(BatchNorm2dTrainForward(AsDType(x, DType::kFloat32), gamma,
+                                           beta, stats, cache, replica_sum),
+                   DType::kBFloat16);
   }
   CheckParams("batchnorm2d", x, gamma, beta);
   const Device device =
@@ -142,8 +142,9 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats) {
   if (x.dtype() == DType::kBFloat16) {
-    return BatchNorm2dEvalForward(x.To(DType::kFloat32), gamma, beta, stats)
-        .To(DType::kBFloat16);
+    return AsDType(
+        BatchNorm2dEvalForward(AsDType(x, DType::kFloat32), gamma, beta, stats),
+        DType::kBFloat16);
   }
   CheckParams("batchnorm2d", x, gamma, beta);
   const Device device =
@@ -172,9 +173,9 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   if (dy.dtype() == DType::kBFloat16) {
     // dx in the type of the input (the output gradient's), dgamma and
     // dbeta in float32.
-    BatchNormGrads g =
-        BatchNorm2dBackward(dy.To(DType::kFloat32), gamma, cache, replica_sum);
-    g.dx = g.dx.To(DType::kBFloat16);
+    BatchNormGrads g = BatchNorm2dBackward(AsDType(dy, DType::kFloat32), gamma,
+                                           cache, replica_sum);
+    g.dx = AsDType(g.dx, DType::kBFloat16);
     return g;
   }
   const Device device = OpDevice("batchnorm2d backward", {&dy, &gamma});

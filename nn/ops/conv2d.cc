@@ -193,13 +193,14 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
     const ConvGeometry g = Check(x, w, params);
     if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
 #ifndef RINGLET_WITHOUT_ONEDNN
-    return onednn::Conv2dForward(x.To(DType::kBFloat16), w.To(DType::kBFloat16),
-                                 RoundedToBf16(b), params);
+    return onednn::Conv2dForward(AsDType(x, DType::kBFloat16),
+                                 AsDType(w, DType::kBFloat16), RoundedToBf16(b),
+                                 params);
 #endif
   }
-  return Conv2dForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
-                              RoundedToBf16(b), params)
-      .To(DType::kBFloat16);
+  return AsDType(Conv2dForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
+                                      RoundedToBf16(b), params),
+                 DType::kBFloat16);
 }
 
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
@@ -215,9 +216,9 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
     ExpectShape("conv2d backward", "output gradient", dy,
                 {geometry.n, geometry.k, geometry.p, geometry.q});
 #ifndef RINGLET_WITHOUT_ONEDNN
-    g = onednn::Conv2dBackward(x.To(DType::kBFloat16), w.To(DType::kBFloat16),
-                               has_bias, dy.To(DType::kBFloat16), params,
-                               need_dx);
+    g = onednn::Conv2dBackward(AsDType(x, DType::kBFloat16),
+                               AsDType(w, DType::kBFloat16), has_bias,
+                               AsDType(dy, DType::kBFloat16), params, need_dx);
 #endif
   } else {
     g = Conv2dBackwardFloat32(RoundedToBf16(x), RoundedToBf16(w), has_bias,

@@ -13,8 +13,9 @@ Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
   if (a.dtype() == DType::kBFloat16 || b.dtype() == DType::kBFloat16) {
     // bfloat16 when both are, float32 when one is (autocast.h).
-    const Tensor sum = Add(a.To(DType::kFloat32), b.To(DType::kFloat32));
-    return a.dtype() == b.dtype() ? sum.To(DType::kBFloat16) : sum;
+    const Tensor sum =
+        Add(AsDType(a, DType::kFloat32), AsDType(b, DType::kFloat32));
+    return a.dtype() == b.dtype() ? AsDType(sum, DType::kBFloat16) : sum;
   }
   const Device device = OpDevice("add", {&a, &b});
   if (device.is_cuda()) return GpuOpsFor(device).Add(a, b);

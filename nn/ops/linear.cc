@@ -57,9 +57,9 @@ Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   if (!ComputesInBf16({&x, &w, &b})) return LinearForwardFloat32(x, w, b);
   // The reference (autocast.h): float32 sums of bfloat16 values, rounded
   // once.
-  return LinearForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
-                              RoundedToBf16(b))
-      .To(DType::kBFloat16);
+  return AsDType(LinearForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
+                                      RoundedToBf16(b)),
+                 DType::kBFloat16);
 }
 
 LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,

@@ -58,7 +58,7 @@ PendingLoss StartSoftmaxCrossEntropy(const Tensor& logits,
   ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
   if (logits.dtype() == DType::kBFloat16) {
     // In float32, the gradient too (autocast.h).
-    return StartSoftmaxCrossEntropy(logits.To(DType::kFloat32), labels,
+    return StartSoftmaxCrossEntropy(AsDType(logits, DType::kFloat32), labels,
                                     reduction);
   }
   PendingLoss pending;

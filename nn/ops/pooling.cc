@@ -36,8 +36,9 @@ constexpr int64_t kPlaneGrain = 64;
 
 Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
   if (x.dtype() == DType::kBFloat16) {  // In the input's type (autocast.h).
-    return AvgPool2dForward(x.To(DType::kFloat32), kernel, stride)
-        .To(DType::kBFloat16);
+    return AsDType(
+        AvgPool2dForward(AsDType(x, DType::kFloat32), kernel, stride),
+        DType::kBFloat16);
   }
   const Shape ys = PooledShape("avgpool2d", x.shape(), kernel, stride);
   const Device device = OpDevice("avgpool2d", {&x});
@@ -86,8 +87,9 @@ Tensor AvgPool2dForward(const Tensor& x, int kernel, int stride) {
 Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
                          int stride) {
   if (dy.dtype() == DType::kBFloat16) {
-    return AvgPool2dBackward(x_shape, dy.To(DType::kFloat32), kernel, stride)
-        .To(DType::kBFloat16);
+    return AsDType(AvgPool2dBackward(x_shape, AsDType(dy, DType::kFloat32),
+                                     kernel, stride),
+                   DType::kBFloat16);
   }
   const Shape ys = PooledShape("avgpool2d backward", x_shape, kernel, stride);
   ExpectShape("avgpool2d backward", "output gradient", dy, ys);
@@ -147,7 +149,8 @@ Tensor AvgPool2dBackward(const Shape& x_shape, const Tensor& dy, int kernel,
 
 Tensor GlobalAvgPoolForward(const Tensor& x) {
   if (x.dtype() == DType::kBFloat16) {
-    return GlobalAvgPoolForward(x.To(DType::kFloat32)).To(DType::kBFloat16);
+    return AsDType(GlobalAvgPoolForward(AsDType(x, DType::kFloat32)),
+                   DType::kBFloat16);
   }
   ExpectShape("global_avg_pool", "input", x, {-1, -1, -1, -1});
   const Device device = OpDevice("global_avg_pool", {&x});
@@ -167,8 +170,8 @@ Tensor GlobalAvgPoolForward(const Tensor& x) {
 
 Tensor GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
   if (dy.dtype() == DType::kBFloat16) {
-    return GlobalAvgPoolBackward(x_shape, dy.To(DType::kFloat32))
-        .To(DType::kBFloat16);
+    return AsDType(GlobalAvgPoolBackward(x_shape, AsDType(dy, DType::kFloat32)),
+                   DType::kBFloat16);
   }
   if (x_shape.size() != 4) {
     throw ShapeError("global_avg_pool backward: input shape " +
