@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -209,6 +210,36 @@ TEST(Autocast, ActivationsPoolsAndAddsKeepTheirType) {
   EXPECT_EQ(Values(Add(x, x)), Values(Add(x, x.To(DType::kFloat32))));
   EXPECT_EQ(Add(x, x.To(DType::kFloat32)).dtype(), DType::kFloat32);
   EXPECT_EQ(Flatten(x).dtype(), DType::kBFloat16);
+}
+
+// The bfloat16 kernels of ReLU and add (bits, no float32 copy) against the
+// float32 kernels, on the values where a sign test can go wrong: -0, the
+// infinities, NaN, the smallest subnormal.
+TEST(Autocast, Bf16ReluAndAddKernelsMatchFloat32s) {
+  const std::vector<uint16_t> bits = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0,
+                                      0xFFC0, 0x3F80, 0xBF80, 0x0001, 0x8001};
+  Tensor x({static_cast<int64_t>(bits.size())}, Device::Cpu(),
+           DType::kBFloat16);
+  std::copy(bits.begin(), bits.end(), x.bf16_data());
+  const Tensor y = ReluForward(x);
+  const Tensor want =
+      AsDType(ReluForward(AsDType(x, DType::kFloat32)), DType::kBFloat16);
+  EXPECT_EQ(
+      std::vector<uint16_t>(y.bf16_data(), y.bf16_data() + bits.size()),
+      std::vector<uint16_t>(want.bf16_data(), want.bf16_data() + bits.size()));
+  const Tensor dy = RandomTensor(x.shape(), 17).To(DType::kBFloat16);
+  const Tensor dx = ReluBackward(x, dy);
+  const Tensor dx_want =
+      ReluBackward(AsDType(x, DType::kFloat32), AsDType(dy, DType::kFloat32));
+  EXPECT_EQ(Values(dx), Values(dx_want));
+  // A sum of two bfloat16 tensors large enough for the op threads and a
+  // ragged tail, rounded once.
+  const Tensor a = RandomTensor({3, 70001}, 18).To(DType::kBFloat16);
+  const Tensor b =
+      RandomTensor({3, 70001}, 19, -1e-3f, 1e-3f).To(DType::kBFloat16);
+  EXPECT_EQ(Values(Add(a, b)), Values(AsDType(Add(AsDType(a, DType::kFloat32),
+                                                  AsDType(b, DType::kFloat32)),
+                                              DType::kBFloat16)));
 }
 
 // The loss is float32 whatever the logits, and so is their gradient.

@@ -1,16 +1,39 @@
 #include "nn/ops/elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
 #include "nn/ops/gpu_ops.h"
 #include "nn/ops/non_finite.h"
+#include "nn/ops/op_threads.h"
 
 namespace ringlet::nn {
 
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
+  if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16 &&
+      OpDeviceOfAnyType("add", {&a, &b}).is_cpu()) {
+    // Each sum in float32, rounded once (autocast.h), a row of the op's
+    // threads at a time.
+    Tensor y = Tensor::Uninitialized(a.shape(), Device::Cpu(), a.dtype());
+    const uint16_t* x = a.bf16_data();
+    const uint16_t* z = b.bf16_data();
+    uint16_t* out = y.bf16_data();
+    ParallelForElements(a.numel(), int64_t{1} << 15,
+                        [x, z, out](int64_t begin, int64_t end) {
+                          float row[1024], other[1024];
+                          for (int64_t i = begin; i < end; i += 1024) {
+                            const int64_t n = std::min<int64_t>(1024, end - i);
+                            Bf16ToFloat(x + i, row, n);
+                            Bf16ToFloat(z + i, other, n);
+                            for (int64_t j = 0; j < n; ++j) row[j] += other[j];
+                            FloatToBf16(row, out + i, n);
+                          }
+                        });
+    return y;
+  }
   if (a.dtype() == DType::kBFloat16 || b.dtype() == DType::kBFloat16) {
     // bfloat16 when both are, float32 when one is (autocast.h).
     const Tensor sum =
