@@ -96,7 +96,7 @@ int Main(int argc, char** argv) {
   app.add_option("--precision", precision,
                  "fp32; tf32 on GPUs (tensor cores, as PyTorch's "
                  "allow_tf32); or bf16, mixed precision as torch.autocast "
-                 "(CPUs with AVX512_BF16 or AMX)")
+                 "(GPUs, and CPUs with AVX512_BF16 or AMX)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
   std::string conv_algorithms = "measure";

@@ -53,6 +53,16 @@ __global__ void bias_add_forward_kernel(float* out, const float* bias,
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] += bias[(i / spatial) % channels]; }
 }
 
+__global__ void bias_add_bf16_forward_kernel(__nv_bfloat16* out,
+                                             const float* bias,
+                                             int64_t channels, int64_t spatial,
+                                             int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    out[i] = __float2bfloat16_rn(__bfloat162float(out[i]) +
+                                 bias[(i / spatial) % channels]);
+  }
+}
+
 __global__ void add_scaled_forward_kernel(float* a, const float* b, float scale,
                                           int64_t n) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { a[i] += scale * b[i]; }
@@ -264,6 +274,16 @@ void bias_add_forward(float* out, const float* bias, int64_t batch,
   if (n == 0) return;
   bias_add_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
       out, bias, channels, spatial, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void bias_add_bf16_forward(uint16_t* out, const float* bias, int64_t batch,
+                           int64_t channels, int64_t spatial,
+                           cudaStream_t stream) {
+  const int64_t n = batch * channels * spatial;
+  if (n == 0) return;
+  bias_add_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      reinterpret_cast<__nv_bfloat16*>(out), bias, channels, spatial, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

@@ -32,6 +32,10 @@ void add_forward(const float* a, const float* b, float* out, int64_t n,
 // out[n, c, h, w] += bias[c] over an NCHW tensor.
 void bias_add_forward(float* out, const float* bias, int64_t batch,
                       int64_t channels, int64_t spatial, cudaStream_t stream);
+// The same over bfloat16 `out` (bits), each sum in float32 rounded once.
+void bias_add_bf16_forward(uint16_t* out, const float* bias, int64_t batch,
+                           int64_t channels, int64_t spatial,
+                           cudaStream_t stream);
 
 // The CPU Sgd's step (nn/optim/sgd.cc), element for element:
 // without momentum p -= lr * (g + wd * p); with momentum

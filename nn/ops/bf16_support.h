@@ -1,7 +1,7 @@
 // Where --precision=bf16 trains: on CPU devices through oneDNN's bfloat16
-// convolutions, which need AVX512_BF16 or AMX-BF16 (read at run time); on
-// GPUs once ringlet's bfloat16 kernels are written. Elsewhere a clear
-// error naming what is missing. (The ops themselves take bfloat16 on every
+// convolutions, which need AVX512_BF16 or AMX-BF16 (read at run time), and
+// on GPUs through cuDNN's bfloat16 convolutions. Elsewhere a clear error
+// naming what is missing. (The ops themselves take bfloat16 on every
 // device, through the reference path the tests compare against.)
 #ifndef RINGLET_NN_OPS_BF16_SUPPORT_H_
 #define RINGLET_NN_OPS_BF16_SUPPORT_H_

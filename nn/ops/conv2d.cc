@@ -169,8 +169,9 @@ Conv2dGrads Conv2dBackwardFloat32(const Tensor& x, const Tensor& w,
 }
 
 // bfloat16 convolutions on oneDNN's kernels, where this is a CPU op, the
-// CPU has the instructions and oneDNN is the backend; elsewhere the
-// reference (float32 sums of the bfloat16 values, autocast.h).
+// CPU has the instructions and oneDNN is the backend; on GPUs cuDNN's; on
+// other CPUs the reference (float32 sums of the bfloat16 values,
+// autocast.h).
 bool OneDnnBf16(Device device) {
 #ifndef RINGLET_WITHOUT_ONEDNN
   return device.is_cpu() && GetCpuConvBackend() == CpuConvBackend::kOneDnn &&
@@ -189,6 +190,13 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
     return Conv2dForwardFloat32(x, w, b, params);
   }
   const Device device = OpDeviceOfAnyType("conv2d", {&x, &w, &b});
+  if (device.is_cuda()) {  // cuDNN's bfloat16 configuration.
+    const ConvGeometry g = Check(x, w, params);
+    if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
+    return GpuOpsFor(device).Conv2dForward(AsDType(x, DType::kBFloat16),
+                                           AsDType(w, DType::kBFloat16),
+                                           RoundedToBf16(b), params);
+  }
   if (OneDnnBf16(device)) {
     const ConvGeometry g = Check(x, w, params);
     if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
@@ -211,7 +219,14 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
   }
   const Device device = OpDeviceOfAnyType("conv2d backward", {&x, &w, &dy});
   Conv2dGrads g;
-  if (OneDnnBf16(device)) {
+  if (device.is_cuda()) {
+    const ConvGeometry geometry = Check(x, w, params);
+    ExpectShape("conv2d backward", "output gradient", dy,
+                {geometry.n, geometry.k, geometry.p, geometry.q});
+    g = GpuOpsFor(device).Conv2dBackward(
+        AsDType(x, DType::kBFloat16), AsDType(w, DType::kBFloat16), has_bias,
+        AsDType(dy, DType::kBFloat16), params, need_dx);
+  } else if (OneDnnBf16(device)) {
     const ConvGeometry geometry = Check(x, w, params);
     ExpectShape("conv2d backward", "output gradient", dy,
                 {geometry.n, geometry.k, geometry.p, geometry.q});

@@ -36,6 +36,8 @@ class GpuOps {
       const std::vector<const Tensor*>& tensors) = 0;
   virtual void ScaleInPlace(Tensor& x, float factor) = 0;
   virtual double SumOfSquares(const std::vector<const Tensor*>& tensors) = 0;
+  // x, w (and dy) all float32, or all bfloat16 with a float32 bias: y and
+  // dx of x's type, dw and db float32 (nn/ops/autocast.h).
   virtual Tensor Conv2dForward(const Tensor& x, const Tensor& w,
                                const Tensor& b, const Conv2dParams& params) = 0;
   virtual Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w,

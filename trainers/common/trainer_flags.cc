@@ -190,8 +190,8 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "fp32; tf32 on GPUs (tensor cores, as PyTorch's "
                  "allow_tf32); or bf16, mixed precision as torch.autocast "
                  "(convolutions and matrix products in bfloat16, losses, "
-                 "statistics and weights in float32; CPUs with AVX512_BF16 "
-                 "or AMX)")
+                 "statistics and weights in float32; GPUs, and CPUs with "
+                 "AVX512_BF16 or AMX)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
   app.add_option("--grad_dtype", f->grad_dtype,

@@ -62,8 +62,9 @@ TEST(ApplyComputeFlagsTest, Bf16IsAutocastOrAClearRefusal) {
         nn::GetCpuFeatures().avx512_bf16 || nn::GetCpuFeatures().amx_bf16;
     EXPECT_THAT(e.what(), HasSubstr(has ? "oneDNN" : "AVX512_BF16"));
   }
-  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cuda(0)}),
-               nn::DeviceError);
+  // GPUs take it (cuDNN's bfloat16 convolutions).
+  EXPECT_NO_THROW(ApplyComputeFlags(flags, {nn::Device::Cuda(0)}));
+  EXPECT_EQ(nn::autocast(), nn::DType::kBFloat16);
   flags.precision = "fp32";
   ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
   EXPECT_EQ(nn::autocast(), nn::DType::kFloat32);

@@ -5,7 +5,10 @@
 // deterministic one (SetConvAlgorithms, nn/gpu_precision.h). Workspaces
 // come from the device's caching allocator. FMA math (no TF32) by
 // default, so results stay within float32 rounding of the CPU path; TF32
-// with SetGpuPrecision(kTf32) (nn/gpu_precision.h).
+// with SetGpuPrecision(kTf32) (nn/gpu_precision.h). bfloat16 operands
+// (autocast, nn/ops/autocast.h) run cuDNN's bfloat16 configuration: float32
+// sums on tensor cores, bfloat16 outputs; the weight gradient is written
+// in bfloat16 (the legacy API's configuration) and widened to float32.
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -24,16 +27,16 @@ struct FilterDesc {
   explicit FilterDesc(const Tensor& w) {
     RINGLET_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc));
     RINGLET_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
-        desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w.dim(0)),
-        static_cast<int>(w.dim(1)), static_cast<int>(w.dim(2)),
-        static_cast<int>(w.dim(3))));
+        desc, CudnnType(w.dtype()), CUDNN_TENSOR_NCHW,
+        static_cast<int>(w.dim(0)), static_cast<int>(w.dim(1)),
+        static_cast<int>(w.dim(2)), static_cast<int>(w.dim(3))));
   }
   ~FilterDesc() { cudnnDestroyFilterDescriptor(desc); }
   cudnnFilterDescriptor_t desc = nullptr;
 };
 
 struct ConvDesc {
-  ConvDesc(int padding, int stride) {
+  ConvDesc(int padding, int stride, bool bf16) {
     RINGLET_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc));
     RINGLET_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
         desc, padding, padding, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
@@ -43,8 +46,9 @@ struct ConvDesc {
     // CUDNN_DEFAULT_MATH the second sitting's TF32 choices were all fp32
     // kernels. (ALLOW_CONVERSION would go down to fp16: not TF32.)
     RINGLET_CUDNN_CHECK(cudnnSetConvolutionMathType(
-        desc, gpu_precision() == GpuPrecision::kTf32 ? CUDNN_TENSOR_OP_MATH
-                                                     : CUDNN_FMA_MATH));
+        desc, bf16 || gpu_precision() == GpuPrecision::kTf32
+                  ? CUDNN_TENSOR_OP_MATH
+                  : CUDNN_FMA_MATH));
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(desc); }
   cudnnConvolutionDescriptor_t desc = nullptr;
@@ -54,10 +58,10 @@ struct ConvDesc {
 struct Problem {
   Problem(const Tensor& x, const Tensor& w, const Conv2dParams& params,
           int64_t p, int64_t q)
-      : x_desc(x.dim(0), x.dim(1), x.dim(2), x.dim(3)),
-        y_desc(x.dim(0), w.dim(0), p, q),
+      : x_desc(x.dim(0), x.dim(1), x.dim(2), x.dim(3), x.dtype()),
+        y_desc(x.dim(0), w.dim(0), p, q, x.dtype()),
         w_desc(w),
-        conv(params.padding, params.stride) {}
+        conv(params.padding, params.stride, x.dtype() == DType::kBFloat16) {}
   TensorDesc x_desc, y_desc;
   FilterDesc w_desc;
   ConvDesc conv;
@@ -66,7 +70,7 @@ struct Problem {
 // A convolution shape on a device, with the settings its choice was made
 // under (each process sets them once; tests switch them).
 using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                            int64_t, int64_t, int, int, int, int>;
+                            int64_t, int64_t, int, int, int, int, int>;
 
 ShapeKey KeyOf(const Tensor& x, const Tensor& w, const Conv2dParams& params) {
   return ShapeKey{x.device().index,
@@ -80,7 +84,8 @@ ShapeKey KeyOf(const Tensor& x, const Tensor& w, const Conv2dParams& params) {
                   params.stride,
                   params.padding,
                   static_cast<int>(gpu_precision()),
-                  static_cast<int>(conv_algorithms())};
+                  static_cast<int>(conv_algorithms()),
+                  static_cast<int>(x.dtype())};
 }
 
 // One direction's algorithm for one shape, the math type to run it with,
@@ -121,13 +126,13 @@ class FindWorkspace {
 };
 
 // The first usable result of cuDNN's list (sorted fastest or most likely
-// first): it ran, is deterministic when that was asked for, and in fp32
-// does not use tensor cores (TF32). -1 when none is.
+// first): it ran, is deterministic when that was asked for, and on float32
+// data in fp32 does not use tensor cores (TF32). -1 when none is.
 template <typename Perf>
-int FirstUsable(const Perf* results, int found) {
+int FirstUsable(const Perf* results, int found, bool bf16) {
   const bool deterministic =
       conv_algorithms() == ConvAlgorithms::kDeterministic;
-  const bool fp32 = gpu_precision() == GpuPrecision::kFp32;
+  const bool fp32 = !bf16 && gpu_precision() == GpuPrecision::kFp32;
   for (int i = 0; i < found; ++i) {
     const Perf& r = results[i];
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
@@ -141,15 +146,17 @@ int FirstUsable(const Perf* results, int found) {
   return -1;
 }
 
-// The math type a chosen algorithm runs with: in fp32 always FMA (cuDNN's
-// default math may use TF32 on Ampere and later).
-cudnnMathType_t ExecutionMath(cudnnMathType_t measured) {
-  return gpu_precision() == GpuPrecision::kFp32 ? CUDNN_FMA_MATH : measured;
+// The math type a chosen algorithm runs with: on float32 data in fp32
+// always FMA (cuDNN's default math may use TF32 on Ampere and later).
+cudnnMathType_t ExecutionMath(cudnnMathType_t measured, bool bf16) {
+  return !bf16 && gpu_precision() == GpuPrecision::kFp32 ? CUDNN_FMA_MATH
+                                                         : measured;
 }
 
 template <typename Perf, typename Algo>
-Choice<Algo> ChoiceFrom(const Perf* results, int found, const char* what) {
-  const int i = FirstUsable(results, found);
+Choice<Algo> ChoiceFrom(const Perf* results, int found, const char* what,
+                        bool bf16) {
+  const int i = FirstUsable(results, found, bf16);
   if (i < 0) {
     throw DeviceError(std::string("conv2d: cuDNN offers no usable ") + what +
                       " algorithm for this shape under --conv_algorithms=" +
@@ -157,7 +164,7 @@ Choice<Algo> ChoiceFrom(const Perf* results, int found, const char* what) {
                       " and --precision=" + Name(gpu_precision()) +
                       "; try --conv_algorithms=heuristic");
   }
-  return Choice<Algo>{results[i].algo, ExecutionMath(results[i].mathType),
+  return Choice<Algo>{results[i].algo, ExecutionMath(results[i].mathType, bf16),
                       results[i].memory};
 }
 
@@ -192,11 +199,10 @@ Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
     if (Measure()) {
       const FindWorkspace workspace(x.device().index);
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-          on.context.cudnn(), problem.x_desc.get(), x.device_data(),
-          problem.w_desc.desc, w.device_data(), problem.conv.desc,
-          problem.y_desc.get(), y.device_data(),
-          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, results, workspace.data(),
-          workspace.bytes()));
+          on.context.cudnn(), problem.x_desc.get(), x.raw_data(),
+          problem.w_desc.desc, w.raw_data(), problem.conv.desc,
+          problem.y_desc.get(), y.raw_data(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+          &found, results, workspace.data(), workspace.bytes()));
     } else {
       RINGLET_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
           on.context.cudnn(), problem.x_desc.get(), problem.w_desc.desc,
@@ -205,7 +211,7 @@ Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
     }
     auto choice =
         ChoiceFrom<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
-            results, found, "forward");
+            results, found, "forward", x.dtype() == DType::kBFloat16);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     RINGLET_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
@@ -227,9 +233,9 @@ Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
     if (Measure()) {
       const FindWorkspace workspace(x.device().index);
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-          on.context.cudnn(), problem.x_desc.get(), x.device_data(),
-          problem.y_desc.get(), dy.device_data(), problem.conv.desc,
-          problem.w_desc.desc, dw.device_data(),
+          on.context.cudnn(), problem.x_desc.get(), x.raw_data(),
+          problem.y_desc.get(), dy.raw_data(), problem.conv.desc,
+          problem.w_desc.desc, dw.raw_data(),
           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, results,
           workspace.data(), workspace.bytes()));
     } else {
@@ -240,7 +246,7 @@ Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
     }
     auto choice = ChoiceFrom<cudnnConvolutionBwdFilterAlgoPerf_t,
                              cudnnConvolutionBwdFilterAlgo_t>(
-        results, found, "backward-filter");
+        results, found, "backward-filter", x.dtype() == DType::kBFloat16);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -264,9 +270,9 @@ Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
     if (Measure()) {
       const FindWorkspace workspace(x.device().index);
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-          on.context.cudnn(), problem.w_desc.desc, w.device_data(),
-          problem.y_desc.get(), dy.device_data(), problem.conv.desc,
-          problem.x_desc.get(), dx.device_data(),
+          on.context.cudnn(), problem.w_desc.desc, w.raw_data(),
+          problem.y_desc.get(), dy.raw_data(), problem.conv.desc,
+          problem.x_desc.get(), dx.raw_data(),
           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, results,
           workspace.data(), workspace.bytes()));
     } else {
@@ -276,8 +282,8 @@ Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, results));
     }
     auto choice = ChoiceFrom<cudnnConvolutionBwdDataAlgoPerf_t,
-                             cudnnConvolutionBwdDataAlgo_t>(results, found,
-                                                            "backward-data");
+                             cudnnConvolutionBwdDataAlgo_t>(
+        results, found, "backward-data", x.dtype() == DType::kBFloat16);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -293,10 +299,12 @@ int64_t OutputSize(int64_t in, int64_t kernel, const Conv2dParams& params) {
 }
 
 // --conv_algorithms=graph: the graph API when it has a plan for the shape.
+// (float32 only: bfloat16 takes the legacy API's configuration.)
 bool ThroughGraph(ConvDirection direction, OnDevice& on, const Tensor& x,
                   const Tensor& w, const Tensor& y, const Conv2dParams& params,
                   float* x_data, float* w_data, float* y_data) {
   if (conv_algorithms() != ConvAlgorithms::kGraph) return false;
+  if (x.dtype() != DType::kFloat32) return false;
   const int64_t xd[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
   const int64_t wd[4] = {w.dim(0), w.dim(1), w.dim(2), w.dim(3)};
   const int64_t yd[4] = {y.dim(0), y.dim(1), y.dim(2), y.dim(3)};
@@ -309,11 +317,16 @@ bool ThroughGraph(ConvDirection direction, OnDevice& on, const Tensor& x,
 Tensor CudaOps::Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                               const Conv2dParams& params) {
   OnDevice on(x);
+  const bool bf16 = x.dtype() == DType::kBFloat16;
   const int64_t p = OutputSize(x.dim(2), w.dim(2), params);
   const int64_t q = OutputSize(x.dim(3), w.dim(3), params);
-  Tensor y = Tensor::Uninitialized({x.dim(0), w.dim(0), p, q}, x.device());
+  Tensor y =
+      Tensor::Uninitialized({x.dim(0), w.dim(0), p, q}, x.device(), x.dtype());
   if (y.numel() == 0) return y;
-  if (!ThroughGraph(ConvDirection::kForward, on, x, w, y, params,
+  // bfloat16 never takes the graph path (ThroughGraph's pointers are
+  // float32's), so its condition is not evaluated for it.
+  if (bf16 ||
+      !ThroughGraph(ConvDirection::kForward, on, x, w, y, params,
                     const_cast<float*>(x.device_data()),
                     const_cast<float*>(w.device_data()), y.device_data())) {
     const Problem problem(x, w, params, p, q);
@@ -323,14 +336,19 @@ Tensor CudaOps::Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
     Scratch workspace(on.context, choice.workspace);
     const float one = 1.0f, zero = 0.0f;
     RINGLET_CUDNN_CHECK(cudnnConvolutionForward(
-        on.context.cudnn(), &one, problem.x_desc.get(), x.device_data(),
-        problem.w_desc.desc, w.device_data(), problem.conv.desc, choice.algo,
+        on.context.cudnn(), &one, problem.x_desc.get(), x.raw_data(),
+        problem.w_desc.desc, w.raw_data(), problem.conv.desc, choice.algo,
         workspace.data(), choice.workspace, &zero, problem.y_desc.get(),
-        y.device_data()));
+        y.raw_data()));
   }
   if (b.defined()) {
-    cuda::bias_add_forward(y.device_data(), b.device_data(), y.dim(0), y.dim(1),
-                           p * q, on.stream());
+    if (bf16) {
+      cuda::bias_add_bf16_forward(y.bf16_data(), b.device_data(), y.dim(0),
+                                  y.dim(1), p * q, on.stream());
+    } else {
+      cuda::bias_add_forward(y.device_data(), b.device_data(), y.dim(0),
+                             y.dim(1), p * q, on.stream());
+    }
   }
   return y;
 }
@@ -339,54 +357,61 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
                                     bool has_bias, const Tensor& dy,
                                     const Conv2dParams& params, bool need_dx) {
   OnDevice on(x);
+  const bool bf16 = x.dtype() == DType::kBFloat16;
   Conv2dGrads g;
   if (dy.numel() == 0) {  // An empty batch: zero gradients.
     g.dw = Tensor(w.shape(), w.device());
     if (has_bias) g.db = Tensor({w.dim(0)}, w.device());
-    if (need_dx) g.dx = Tensor(x.shape(), x.device());
+    if (need_dx) g.dx = Tensor(x.shape(), x.device(), x.dtype());
     return g;
   }
   // Written whole below (cuDNN with beta 0, the channel sums): zeroing them
-  // first was a kernel each, dx's the size of an activation.
-  g.dw = Tensor::Uninitialized(w.shape(), w.device());
+  // first was a kernel each, dx's the size of an activation. The weight
+  // gradient is of the weights' type here (the legacy API's bfloat16
+  // configuration), widened to float32 at the end.
+  Tensor dw = Tensor::Uninitialized(w.shape(), w.device(), w.dtype());
   if (has_bias) g.db = Tensor::Uninitialized({w.dim(0)}, w.device());
-  if (need_dx) g.dx = Tensor::Uninitialized(x.shape(), x.device());
+  if (need_dx) g.dx = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
   const Problem problem(x, w, params, dy.dim(2), dy.dim(3));
   cudnnHandle_t handle = on.context.cudnn();
   const float one = 1.0f, zero = 0.0f;
-  float* x_data = const_cast<float*>(x.device_data());
-  float* dy_data = const_cast<float*>(dy.device_data());
-  if (!ThroughGraph(ConvDirection::kBackwardFilter, on, x, w, dy, params,
-                    x_data, g.dw.device_data(), dy_data)) {
-    const auto choice = FilterChoice(on, x, w, dy, g.dw, params, problem);
+  if (bf16 ||
+      !ThroughGraph(ConvDirection::kBackwardFilter, on, x, w, dy, params,
+                    const_cast<float*>(x.device_data()), dw.device_data(),
+                    const_cast<float*>(dy.device_data()))) {
+    const auto choice = FilterChoice(on, x, w, dy, dw, params, problem);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     Scratch workspace(on.context, choice.workspace);
     RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        handle, &one, problem.x_desc.get(), x.device_data(),
-        problem.y_desc.get(), dy.device_data(), problem.conv.desc, choice.algo,
-        workspace.data(), choice.workspace, &zero, problem.w_desc.desc,
-        g.dw.device_data()));
+        handle, &one, problem.x_desc.get(), x.raw_data(), problem.y_desc.get(),
+        dy.raw_data(), problem.conv.desc, choice.algo, workspace.data(),
+        choice.workspace, &zero, problem.w_desc.desc, dw.raw_data()));
   }
-  if (need_dx && !ThroughGraph(ConvDirection::kBackwardData, on, x, w, dy,
-                               params, g.dx.device_data(),
-                               const_cast<float*>(w.device_data()), dy_data)) {
+  g.dw = dw.To(DType::kFloat32);
+  if (need_dx &&
+      (bf16 ||
+       !ThroughGraph(ConvDirection::kBackwardData, on, x, w, dy, params,
+                     g.dx.device_data(), const_cast<float*>(w.device_data()),
+                     const_cast<float*>(dy.device_data())))) {
     const auto choice = DataChoice(on, x, w, dy, g.dx, params, problem);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     Scratch workspace(on.context, choice.workspace);
     RINGLET_CUDNN_CHECK(cudnnConvolutionBackwardData(
-        handle, &one, problem.w_desc.desc, w.device_data(),
-        problem.y_desc.get(), dy.device_data(), problem.conv.desc, choice.algo,
-        workspace.data(), choice.workspace, &zero, problem.x_desc.get(),
-        g.dx.device_data()));
+        handle, &one, problem.w_desc.desc, w.raw_data(), problem.y_desc.get(),
+        dy.raw_data(), problem.conv.desc, choice.algo, workspace.data(),
+        choice.workspace, &zero, problem.x_desc.get(), g.dx.raw_data()));
   }
   if (has_bias) {
     // A reduction of our own: cuDNN's cudnnConvolutionBackwardBias took
-    // ~3.3 ms of a 34 ms ResNet-18 step on the first H100 sitting.
+    // ~3.3 ms of a 34 ms ResNet-18 step on the first H100 sitting. It sums
+    // float32 (a bfloat16 dy widened first: only LeNet's convolutions have
+    // biases that are not folded).
+    const Tensor dy32 = dy.To(DType::kFloat32);
     const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
     Scratch partials(on.context, channel_sums_float_scratch_bytes(n, c, hw));
-    channel_sums_float(dy.device_data(), n, c, hw,
+    channel_sums_float(dy32.device_data(), n, c, hw,
                        static_cast<double*>(partials.data()),
                        g.db.device_data(), on.stream());
   }

@@ -40,15 +40,21 @@ class Scratch {
   void* data_;
 };
 
-// A float32 NCHW tensor descriptor. Throws ShapeError for a shape past
-// cuDNN's limits (CheckCudnnTensor), before any cuDNN call.
+// cuDNN's name for a tensor's element type.
+inline cudnnDataType_t CudnnType(DType dtype) {
+  return dtype == DType::kBFloat16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+// An NCHW tensor descriptor, float32 unless said. Throws ShapeError for a
+// shape past cuDNN's limits (CheckCudnnTensor), before any cuDNN call.
 class TensorDesc {
  public:
-  TensorDesc(int64_t n, int64_t c, int64_t h, int64_t w) {
+  TensorDesc(int64_t n, int64_t c, int64_t h, int64_t w,
+             DType dtype = DType::kFloat32) {
     CheckCudnnTensor(n, c, h, w);
     RINGLET_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc_));
     RINGLET_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
-        desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),
+        desc_, CUDNN_TENSOR_NCHW, CudnnType(dtype), static_cast<int>(n),
         static_cast<int>(c), static_cast<int>(h), static_cast<int>(w)));
   }
   ~TensorDesc() { cudnnDestroyTensorDescriptor(desc_); }

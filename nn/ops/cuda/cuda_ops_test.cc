@@ -21,8 +21,10 @@
 #include "gpu/device_probe.h"
 #include "nn/gpu_precision.h"
 #include "nn/ops/activation.h"
+#include "nn/ops/autocast.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
+#include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/cuda/conv_graph.h"
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
@@ -272,6 +274,49 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuWithStrideAndPadding) {
     ExpectClose(Values(g_gpu.dw), Values(g.dw), "conv2d dw");
     ExpectClose(Values(g_gpu.db), Values(g.db), "conv2d db");
   }
+}
+
+// bfloat16 convolutions (autocast) on cuDNN's bfloat16 configuration
+// against the CPU's reference (float32 sums of the bfloat16 values): the
+// outputs and dx within one bfloat16 step (2^-7 of the largest value, as
+// the sums' order may move a rounding), dw within two (cuDNN writes it in
+// bfloat16 before it is widened), db (float32 sums) within 1e-4.
+TEST_F(CudaOpsTest, Bf16ConvolutionsMatchTheCpuReference) {
+  ScopedAutocast on(DType::kBFloat16);
+  const CpuConvBackend before = GetCpuConvBackend();
+  SetCpuConvBackend(CpuConvBackend::kEigen);  // The reference on any CPU.
+  const auto near = [](const Tensor& got, const Tensor& want, double steps,
+                       const char* what) {
+    const std::vector<float> g = Values(got.To(DType::kFloat32));
+    const std::vector<float> w = Values(want.To(DType::kFloat32));
+    ASSERT_EQ(g.size(), w.size()) << what;
+    double largest = 0, worst = 0;
+    for (float v : w) largest = std::max<double>(largest, std::abs(v));
+    for (size_t i = 0; i < g.size(); ++i) {
+      worst = std::max<double>(worst, std::abs(g[i] - w[i]));
+    }
+    EXPECT_LE(worst, steps * std::ldexp(largest, -7)) << what;
+  };
+  for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
+    const Tensor x = Random({8, 16, 9, 9}, 90), w = Random({32, 16, 3, 3}, 91),
+                 b = Random({32}, 92);
+    const Tensor y = Conv2dForward(x, w, b, params);
+    const Tensor y_gpu =
+        Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), params);
+    EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
+    near(y_gpu, y, 1, "bf16 conv2d forward");
+    const Tensor dy = Random(y.shape(), 93).To(DType::kBFloat16);
+    const Tensor x16 = x.To(DType::kBFloat16);
+    const Conv2dGrads g = Conv2dBackward(x16, w, true, dy, params);
+    const Conv2dGrads g_gpu =
+        Conv2dBackward(x16.To(gpu_), w.To(gpu_), true, dy.To(gpu_), params);
+    EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
+    EXPECT_EQ(g_gpu.dw.dtype(), DType::kFloat32);
+    near(g_gpu.dx, g.dx, 1, "bf16 conv2d dx");
+    near(g_gpu.dw, g.dw, 2, "bf16 conv2d dw");
+    ExpectClose(Values(g_gpu.db), Values(g.db), "bf16 conv2d db");
+  }
+  SetCpuConvBackend(before);
 }
 
 // The bias gradient sums each channel over many blocks of whole images,
