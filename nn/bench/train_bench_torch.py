@@ -89,6 +89,11 @@ def main():
                         help="on a GPU: tf32 lets convolutions and matrix "
                         "products use TF32; bf16: torch.autocast with "
                         "bfloat16 (CPU or GPU), as train_bench --precision=bf16")
+    parser.add_argument("--channels_last", action="store_true",
+                        help="model and images in channels-last memory "
+                        "format (what cuDNN's tensor-core kernels want)")
+    parser.add_argument("--compile", action="store_true",
+                        help="torch.compile the model (PyTorch 2)")
     parser.add_argument("--no_cudnn_benchmark", action="store_true",
                         help="on a GPU: cuDNN's heuristics instead of timing "
                         "the algorithms once per shape")
@@ -107,9 +112,14 @@ def main():
         torch.backends.cudnn.benchmark = not args.no_cudnn_benchmark
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     net = (lenet() if args.model == "lenet" else resnet18()).to(device)
+    layout = torch.channels_last if args.channels_last else torch.contiguous_format
+    net = net.to(memory_format=layout)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    if args.compile:
+        net = torch.compile(net)
     loss_fn = nn.CrossEntropyLoss()
-    x = torch.rand(args.batch_size, 1, 28, 28).to(device)
+    x = torch.rand(args.batch_size, 1, 28, 28).to(device).contiguous(
+        memory_format=layout)
     y = torch.randint(0, 10, (args.batch_size,)).to(device)
 
     bf16 = args.precision == "bf16"
@@ -174,6 +184,7 @@ def main():
         "batch_size": args.batch_size,
         "threads": args.threads, "framework": "pytorch " + torch.__version__,
         "cuda_graph": args.cuda_graph,
+        "channels_last": args.channels_last, "compiled": args.compile,
         "images_per_sec": round(args.batch_size * args.steps / seconds, 2),
         "step_ms": round(1e3 * seconds / args.steps, 3),
         "host_ms_per_step": None if host_ms is None else round(host_ms, 3),

@@ -7,15 +7,16 @@ run_all.py keeps every `bench NAME: {json}`, `e2e NAME: ...` and
 `peer NAME: ...` line it prints in logs/results.txt (the latest line of a
 name wins) and ends its bench, graphs, e2e and peers parts with this
 summary: one line per goal, `goal <what>: <numbers>: MET|MISSED|NOT RUN`,
-then one line per CUDA-graph comparison. The goals are issue 12's and 13's
-(ratios against PyTorch on the same GPU in the same sitting).
+then one line per CUDA-graph comparison. The goals are issues 12's, 13's
+and 30's (ratios against PyTorch on the same GPU in the same sitting).
 """
 import argparse
 import json
 import re
 import sys
 
-# (what, ringlet lines (best taken), PyTorch line, least ratio)
+# (what, ringlet lines (best taken), PyTorch line or lines (best taken:
+# eager, channels-last, compiled), least ratio)
 SPEED_GOALS = [
     ("ResNet-18 batch 256 fp32 >= 1.0x PyTorch",
      ["goal_resnet18_256_fp32_measure", "goal_resnet18_256_fp32_graph"],
@@ -26,6 +27,16 @@ SPEED_GOALS = [
     ("ResNet-18 batch 256 TF32 >= 1.0x PyTorch's TF32",
      ["goal_resnet18_256_tf32_measure", "goal_resnet18_256_tf32_graph"],
      "goal_resnet18_256_tf32_pytorch", 1.0),
+    ("ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16",
+     ["goal_resnet18_256_bf16_measure"],
+     ["goal_resnet18_256_bf16_pytorch",
+      "goal_resnet18_256_bf16_pytorch_channels_last",
+      "goal_resnet18_256_bf16_pytorch_compiled"], 1.5),
+    ("ResNet-18 batch 64 bf16 >= 1.5x PyTorch's best bf16",
+     ["goal_resnet18_64_bf16_measure"],
+     ["goal_resnet18_64_bf16_pytorch",
+      "goal_resnet18_64_bf16_pytorch_channels_last",
+      "goal_resnet18_64_bf16_pytorch_compiled"], 1.5),
     ("LeNet batch 1024 fp32 >= 1.0x PyTorch",
      ["goal_lenet_1024_fp32_measure", "goal_lenet_1024_fp32_graph"],
      "goal_lenet_1024_fp32_pytorch", 1.0),
@@ -45,6 +56,12 @@ BOOK_GOALS = [
      "resnet_dp_cuda0", "book_concise_cuda0", 0.75, 0.90),
     ("lenet_scratch on cuda:0: <= 0.75x the book's sec/epoch at test acc >= 0.83",
      "lenet_scratch_cuda0", "book_scratch_cuda0", 0.75, 0.83),
+]
+# (what, bf16 e2e line, float32 e2e line, most sec/epoch, largest accuracy
+# loss)
+PRECISION_GOALS = [
+    ("resnet_dp on cuda:0 --precision=bf16: <= 2.0 s/epoch, test acc within "
+     "0.01 of fp32's", "resnet_dp_cuda0_bf16", "resnet_dp_cuda0", 2.0, 0.01),
 ]
 GRAPH_CONFIGS = ["resnet18_64", "resnet18_256", "lenet_256", "lenet_1024"]
 
@@ -104,9 +121,12 @@ def speed_goals(results):
             j = bench_json(results, name, gpu_only=True)
             if j is not None:
                 rates[j.get("conv_algorithms", name)] = j["images_per_sec"]
-        theirs = bench_json(results, peer, gpu_only=True)
+        peers = [peer] if isinstance(peer, str) else peer
+        found = [j for j in (bench_json(results, n, gpu_only=True)
+                             for n in peers) if j is not None]
+        theirs = max(found, key=lambda j: j["images_per_sec"], default=None)
         if not rates or theirs is None:
-            missing = [n for n in ours + [peer]
+            missing = [n for n in ours + peers
                        if bench_json(results, n, gpu_only=True) is None]
             yield f"goal {what}: NOT RUN (no result for {', '.join(missing)})"
             continue
@@ -142,6 +162,19 @@ def book_goals(results):
                f"{verdict(shown(ratio) <= most and mine[0] >= least_acc)}")
 
 
+def precision_goals(results):
+    for what, ours, fp32, most, least_drop in PRECISION_GOALS:
+        mine = book_numbers(results.get(("e2e", ours)))
+        base = book_numbers(results.get(("e2e", fp32)))
+        if mine is None or base is None:
+            missing = [n for n, v in ((ours, mine), (fp32, base)) if v is None]
+            yield f"goal {what}: NOT RUN (no closing line for {', '.join(missing)})"
+            continue
+        ok = mine[1] <= most and round(base[0] - mine[0], 2) <= least_drop
+        yield (f"goal {what}: bf16 {mine[1]} s at {mine[0]}, fp32 {base[1]} s "
+               f"at {base[0]}: {verdict(ok)}")
+
+
 def graph_lines(results):
     for config in GRAPH_CONFIGS:
         j = {(who, graph): bench_json(results, f"graphs_{config}_{who}_{graph}",
@@ -170,7 +203,8 @@ def main():
     parser.add_argument("results", help="logs/results.txt of run_all.py")
     args = parser.parse_args()
     results = read_results(args.results)
-    for section in (speed_goals, replica_goals, book_goals, graph_lines):
+    for section in (speed_goals, replica_goals, book_goals, precision_goals,
+                    graph_lines):
         for line in section(results):
             print(line)
 

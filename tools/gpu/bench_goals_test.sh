@@ -16,12 +16,29 @@ $out"
 expect "goal ResNet-18 batch 256 fp32 >= 1.0x PyTorch: ringlet 12,199 (measure) img/s, PyTorch 11,147: 1.09x with measure: MET"
 expect "goal ResNet-18 batch 64 fp32 >= 1.3x PyTorch: ringlet 7,305 (measure), 8,100 (graph) img/s, PyTorch 8,171: 0.99x with graph: MISSED"
 expect "goal ResNet-18 batch 256 TF32 >= 1.0x PyTorch's TF32: NOT RUN (no result for goal_resnet18_256_tf32_measure, goal_resnet18_256_tf32_graph, goal_resnet18_256_tf32_pytorch)"
+expect "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: NOT RUN (no result for goal_resnet18_256_bf16_measure, goal_resnet18_256_bf16_pytorch, goal_resnet18_256_bf16_pytorch_channels_last, goal_resnet18_256_bf16_pytorch_compiled)"
 expect "goal LeNet batch 256 fp32 >= 1.4x PyTorch: ringlet 321,517 (train_bench_lenet) img/s, PyTorch 219,298: 1.47x with train_bench_lenet: MET"
 expect "goal 2 replicas on one GPU, resnet_dp: step time <= 1.05x one replica's: 1.053x: MISSED"
 expect "goal 2 replicas on one GPU, lenet_scratch: step time <= 1.10x one replica's: 1.250x: MISSED"
 expect "goal resnet_dp on cuda:0: <= 0.75x the book's sec/epoch at test acc >= 0.90: ringlet 5.7 s at 0.91, the book 7.6 s at 0.86: 0.75x: MET"
 expect "goal lenet_scratch on cuda:0: <= 0.75x the book's sec/epoch at test acc >= 0.83: ringlet 0.4 s at 0.84, the book 0.5 s at 0.81: 0.80x: MISSED"
 expect "graphs resnet18_64: ringlet 7,300 -> 9,125 img/s (1.25x, host 6.10 of 8.77 ms); pytorch: not run"
+
+# Several PyTorch lines for one goal (eager, channels-last, compiled): the
+# fastest is the one to beat.
+peers="$(mktemp)"
+cat >"$peers" <<'EOF2'
+bench goal_resnet18_256_bf16_measure: {"device": "cuda:0", "images_per_sec": 30000, "conv_algorithms": "measure"}
+bench goal_resnet18_256_bf16_pytorch: {"device": "cuda:0", "images_per_sec": 15000}
+bench goal_resnet18_256_bf16_pytorch_channels_last: {"device": "cuda:0", "images_per_sec": 20344}
+bench goal_resnet18_256_bf16_pytorch_compiled: {"device": "cuda:0", "images_per_sec": 18417}
+e2e resnet_dp_cuda0_bf16: test acc: 0.93, 1.9 sec/epoch on [cuda:0]
+e2e resnet_dp_cuda0: test acc: 0.94, 5.7 sec/epoch on [cuda:0]
+EOF2
+python3 "$script" "$peers" | grep -qxF "goal resnet_dp on cuda:0 --precision=bf16: <= 2.0 s/epoch, test acc within 0.01 of fp32's: bf16 1.9 s at 0.93, fp32 5.7 s at 0.94: MET" ||
+  fail "the bf16 e2e goal: $(python3 "$script" "$peers")"
+python3 "$script" "$peers" | grep -qxF "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: ringlet 30,000 (measure) img/s, PyTorch 20,344: 1.47x with measure: MISSED" ||
+  fail "the best PyTorch line was not the one compared: $(python3 "$script" "$peers")"
 
 # Only GPU lines count: a CPU run's train_bench line alone is NOT RUN.
 cpu_only="$(mktemp)"
