@@ -2,7 +2,9 @@
 # Checkpoints end to end, on the installed Fashion-MNIST:
 #  1. lenet_scratch: 2 epochs, then --resume to 4, ends with the parameters
 #     and metrics of 4 epochs in one go, bit for bit;
-#  2. resnet_dp (batch norm statistics in the checkpoint): the same;
+#  2. resnet_dp (batch norm statistics in the checkpoint): the same, and
+#     both trainers with --precision=bf16 where the CPU has AVX512_BF16 or
+#     AMX;
 #  3. SIGTERM mid-epoch: exit 143, a checkpoint, and the resumed run ends
 #     bit for bit where the uninterrupted one does;
 #  4. a checkpoint from 2 devices resumes on 1 and on 4: the next step
@@ -98,6 +100,14 @@ check_two_plus_two lenet_accumulate "$lenet" --devices=cpu:2 --limit=2000 \
   --test_limit=200 --accumulate_steps=3 --batch_size=100 --seed=3
 check_two_plus_two resnet_dp "$resnet" --devices=cpu:2 --limit=96 \
   --test_limit=32 --batch_size=32 --lr=0.05 --seed=3
+# Mixed precision where the CPU has bfloat16 arithmetic: the same, float32
+# master weights in the checkpoint.
+if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
+  check_two_plus_two resnet_dp_bf16 "$resnet" --devices=cpu:2 --limit=96 \
+    --test_limit=32 --batch_size=32 --lr=0.05 --seed=3 --precision=bf16
+  check_two_plus_two lenet_bf16 "$lenet" --devices=cpu:2 --limit=2000 \
+    --test_limit=200 --lr=0.9 --seed=3 --precision=bf16
+fi
 
 # 3. SIGTERM in the middle of epoch 2.
 dir="$out/signal"
