@@ -63,6 +63,31 @@ __global__ void bias_add_bf16_forward_kernel(__nv_bfloat16* out,
   }
 }
 
+// Above zero: 0x0001 to 0x7F80 (+infinity), not -0 nor a NaN (the CPU's
+// Bf16Positive, nn/ops/activation.cc).
+__device__ bool bf16_positive(uint16_t bits) {
+  return static_cast<uint16_t>(bits - 1) < 0x7F80;
+}
+
+__global__ void relu_bf16_forward_kernel(const uint16_t* in, uint16_t* out,
+                                         int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = bf16_positive(in[i]) ? in[i] : 0; }
+}
+
+__global__ void relu_bf16_backward_kernel(const uint16_t* y, const uint16_t* dy,
+                                          uint16_t* dx, int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) { dx[i] = bf16_positive(y[i]) ? dy[i] : 0; }
+}
+
+__global__ void add_bf16_forward_kernel(const __nv_bfloat16* a,
+                                        const __nv_bfloat16* b,
+                                        __nv_bfloat16* out, int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    out[i] =
+        __float2bfloat16_rn(__bfloat162float(a[i]) + __bfloat162float(b[i]));
+  }
+}
+
 __global__ void add_scaled_forward_kernel(float* a, const float* b, float scale,
                                           int64_t n) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { a[i] += scale * b[i]; }
@@ -284,6 +309,30 @@ void bias_add_bf16_forward(uint16_t* out, const float* bias, int64_t batch,
   if (n == 0) return;
   bias_add_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
       reinterpret_cast<__nv_bfloat16*>(out), bias, channels, spatial, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void relu_bf16_forward(const uint16_t* in, uint16_t* out, int64_t n,
+                       cudaStream_t stream) {
+  if (n == 0) return;
+  relu_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(in, out, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void relu_bf16_backward(const uint16_t* y, const uint16_t* dy, uint16_t* dx,
+                        int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  relu_bf16_backward_kernel<<<Blocks(n), kThreads, 0, stream>>>(y, dy, dx, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void add_bf16_forward(const uint16_t* a, const uint16_t* b, uint16_t* out,
+                      int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  add_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(a),
+      reinterpret_cast<const __nv_bfloat16*>(b),
+      reinterpret_cast<__nv_bfloat16*>(out), n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

@@ -25,6 +25,17 @@ void float_to_bf16_forward(const float* in, uint16_t* out, int64_t n,
 void bf16_to_float_forward(const uint16_t* in, float* out, int64_t n,
                            cudaStream_t stream);
 
+// bfloat16 (bits) ReLU as the CPU's: out[i] = in[i] where it is above
+// zero, else 0; dx[i] = dy[i] where y[i] is above zero, else 0.
+void relu_bf16_forward(const uint16_t* in, uint16_t* out, int64_t n,
+                       cudaStream_t stream);
+void relu_bf16_backward(const uint16_t* y, const uint16_t* dy, uint16_t* dx,
+                        int64_t n, cudaStream_t stream);
+// bfloat16 (bits): out[i] = a[i] + b[i] in float32, rounded once (out may
+// be a or b).
+void add_bf16_forward(const uint16_t* a, const uint16_t* b, uint16_t* out,
+                      int64_t n, cudaStream_t stream);
+
 // out[i] = a[i] + b[i] (out may be a or b).
 void add_forward(const float* a, const float* b, float* out, int64_t n,
                  cudaStream_t stream);

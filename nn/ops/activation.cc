@@ -25,10 +25,7 @@ inline bool Bf16Positive(uint16_t bits) {
 // float32 kernel's.
 Tensor ReluForward(const Tensor& x) {
   if (x.dtype() == DType::kBFloat16) {
-    if (x.device().is_cuda()) {
-      return AsDType(ReluForward(AsDType(x, DType::kFloat32)),
-                     DType::kBFloat16);
-    }
+    if (x.device().is_cuda()) return GpuOpsFor(x.device()).ReluForward(x);
     Tensor y = Tensor::Uninitialized(x.shape(), Device::Cpu(), x.dtype());
     const uint16_t* in = x.bf16_data();
     uint16_t* out = y.bf16_data();
@@ -62,7 +59,10 @@ Tensor ReluForward(const Tensor& x) {
 Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
   ExpectShape("relu backward", "output gradient", dy, y.shape());
   if (dy.dtype() == DType::kBFloat16 && y.dtype() == DType::kBFloat16 &&
-      OpDeviceOfAnyType("relu backward", {&y, &dy}).is_cpu()) {
+      OpDeviceOfAnyType("relu backward", {&y, &dy}).is_cuda()) {
+    return GpuOpsFor(y.device()).ReluBackward(y, dy);
+  }
+  if (dy.dtype() == DType::kBFloat16 && y.dtype() == DType::kBFloat16) {
     Tensor dx = Tensor::Uninitialized(y.shape(), Device::Cpu(), dy.dtype());
     const uint16_t* yv = y.bf16_data();
     const uint16_t* g = dy.bf16_data();

@@ -103,8 +103,9 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, BatchNormStats* stats,
                                BatchNormCache* cache,
                                const ReplicaSum& replica_sum) {
-  if (x.dtype() == DType::kBFloat16 && x.device().is_cuda()) {
-    // In the input's type, statistics in float32 (autocast.h).
+  if (x.dtype() == DType::kBFloat16 && x.device().is_cuda() && replica_sum) {
+    // In the input's type, statistics in float32 (autocast.h); synchronised
+    // batch norm's kernels are float32's.
     return AsDType(BatchNorm2dTrainForward(AsDType(x, DType::kFloat32), gamma,
                                            beta, stats, cache, replica_sum),
                    DType::kBFloat16);
@@ -174,11 +175,6 @@ Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
 
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                               const Tensor& beta, const BatchNormStats& stats) {
-  if (x.dtype() == DType::kBFloat16 && x.device().is_cuda()) {
-    return AsDType(
-        BatchNorm2dEvalForward(AsDType(x, DType::kFloat32), gamma, beta, stats),
-        DType::kBFloat16);
-  }
   CheckParams("batchnorm2d", x, gamma, beta);
   const Device device = ActivationAndParams(
       "batchnorm2d", x,
@@ -207,7 +203,7 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const ReplicaSum& replica_sum) {
   // dx in the type of the input (the output gradient's), dgamma and dbeta
   // in float32.
-  if (dy.dtype() == DType::kBFloat16 && dy.device().is_cuda()) {
+  if (dy.dtype() == DType::kBFloat16 && dy.device().is_cuda() && replica_sum) {
     BatchNormGrads g = BatchNorm2dBackward(AsDType(dy, DType::kFloat32), gamma,
                                            cache, replica_sum);
     g.dx = AsDType(g.dx, DType::kBFloat16);

@@ -14,7 +14,10 @@ namespace ringlet::nn {
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
   if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16 &&
-      OpDeviceOfAnyType("add", {&a, &b}).is_cpu()) {
+      OpDeviceOfAnyType("add", {&a, &b}).is_cuda()) {
+    return GpuOpsFor(a.device()).Add(a, b);
+  }
+  if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16) {
     // Each sum in float32, rounded once (autocast.h), a row of the op's
     // threads at a time.
     Tensor y = Tensor::Uninitialized(a.shape(), Device::Cpu(), a.dtype());

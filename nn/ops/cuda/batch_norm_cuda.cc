@@ -18,9 +18,13 @@
 namespace ringlet::nn::cuda_ops {
 namespace {
 
+// The activations' descriptor of their type (float32, or bfloat16 under
+// autocast: cuDNN's batch norm takes it with float32 parameters and
+// statistics), the channels' float32.
 struct Descs {
   explicit Descs(const Tensor& x)
-      : x(x.dim(0), x.dim(1), x.dim(2), x.dim(3)), channel(1, x.dim(1), 1, 1) {}
+      : x(x.dim(0), x.dim(1), x.dim(2), x.dim(3), x.dtype()),
+        channel(1, x.dim(1), 1, 1) {}
   TensorDesc x;
   TensorDesc channel;  // gamma, beta, means and variances.
 };
@@ -130,7 +134,7 @@ Tensor CudaOps::BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   }
   OnDevice on(x);
   const Descs descs(x);
-  Tensor y = Tensor::Uninitialized(x.shape(), x.device());
+  Tensor y = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
   cache->input = x;
   cache->mean = Tensor::Uninitialized({x.dim(1)}, x.device());
   cache->inv_std = Tensor::Uninitialized({x.dim(1)}, x.device());
@@ -139,7 +143,7 @@ Tensor CudaOps::BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
       on.context.cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, descs.x.get(),
-      x.device_data(), descs.x.get(), y.device_data(), descs.channel.get(),
+      x.raw_data(), descs.x.get(), y.raw_data(), descs.channel.get(),
       gamma.device_data(), beta.device_data(), stats->momentum,
       stats->running_mean.device_data(), stats->running_var.device_data(),
       stats->eps, cache->mean.device_data(), cache->inv_std.device_data()));
@@ -151,12 +155,12 @@ Tensor CudaOps::BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                                        const BatchNormStats& stats) {
   OnDevice on(x);
   const Descs descs(x);
-  Tensor y = Tensor::Uninitialized(x.shape(), x.device());
+  Tensor y = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
   if (y.numel() == 0) return y;
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
       on.context.cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, descs.x.get(),
-      x.device_data(), descs.x.get(), y.device_data(), descs.channel.get(),
+      x.raw_data(), descs.x.get(), y.raw_data(), descs.channel.get(),
       gamma.device_data(), beta.device_data(), stats.running_mean.device_data(),
       stats.running_var.device_data(), stats.eps));
   return y;
@@ -177,16 +181,16 @@ BatchNormGrads CudaOps::BatchNorm2dBackward(const Tensor& dy,
   OnDevice on(dy);
   const Descs descs(dy);
   BatchNormGrads g;
-  g.dx = Tensor::Uninitialized(dy.shape(), dy.device());
+  g.dx = Tensor::Uninitialized(dy.shape(), dy.device(), dy.dtype());
   g.dgamma = Tensor::Uninitialized({dy.dim(1)}, dy.device());
   g.dbeta = Tensor::Uninitialized({dy.dim(1)}, dy.device());
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnBatchNormalizationBackward(
       on.context.cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero,
-      descs.x.get(), cache.input.device_data(), descs.x.get(), dy.device_data(),
-      descs.x.get(), g.dx.device_data(), descs.channel.get(),
-      gamma.device_data(), g.dgamma.device_data(), g.dbeta.device_data(),
-      cache.eps, cache.mean.device_data(), cache.inv_std.device_data()));
+      descs.x.get(), cache.input.raw_data(), descs.x.get(), dy.raw_data(),
+      descs.x.get(), g.dx.raw_data(), descs.channel.get(), gamma.device_data(),
+      g.dgamma.device_data(), g.dbeta.device_data(), cache.eps,
+      cache.mean.device_data(), cache.inv_std.device_data()));
   return g;
 }
 

@@ -20,8 +20,13 @@ struct ReluDesc {
 
 Tensor CudaOps::ReluForward(const Tensor& x) {
   OnDevice on(x);
-  Tensor y = Tensor::Uninitialized(x.shape(), x.device());
+  Tensor y = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
   if (x.numel() == 0) return y;
+  if (x.dtype() == DType::kBFloat16) {  // A kernel of ours, as the CPU's.
+    cuda::relu_bf16_forward(x.bf16_data(), y.bf16_data(), x.numel(),
+                            on.stream());
+    return y;
+  }
   const ReluDesc relu;
   const TensorDesc desc(1, 1, 1, x.numel());
   const float one = 1.0f, zero = 0.0f;
@@ -35,8 +40,13 @@ Tensor CudaOps::ReluForward(const Tensor& x) {
 // so y stands in for x (the CPU op is written from y as well).
 Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy) {
   OnDevice on(y);
-  Tensor dx = Tensor::Uninitialized(y.shape(), y.device());
+  Tensor dx = Tensor::Uninitialized(y.shape(), y.device(), dy.dtype());
   if (y.numel() == 0) return dx;
+  if (dy.dtype() == DType::kBFloat16) {  // y is bfloat16 too (the front).
+    cuda::relu_bf16_backward(y.bf16_data(), dy.bf16_data(), dx.bf16_data(),
+                             y.numel(), on.stream());
+    return dx;
+  }
   const ReluDesc relu;
   const TensorDesc desc(1, 1, 1, y.numel());
   const float one = 1.0f, zero = 0.0f;
@@ -49,7 +59,12 @@ Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy) {
 
 Tensor CudaOps::Add(const Tensor& a, const Tensor& b) {
   OnDevice on(a);
-  Tensor out = Tensor::Uninitialized(a.shape(), a.device());
+  Tensor out = Tensor::Uninitialized(a.shape(), a.device(), a.dtype());
+  if (a.dtype() == DType::kBFloat16) {  // b is bfloat16 too (the front).
+    cuda::add_bf16_forward(a.bf16_data(), b.bf16_data(), out.bf16_data(),
+                           a.numel(), on.stream());
+    return out;
+  }
   cuda::add_forward(a.device_data(), b.device_data(), out.device_data(),
                     a.numel(), on.stream());
   return out;
@@ -57,6 +72,11 @@ Tensor CudaOps::Add(const Tensor& a, const Tensor& b) {
 
 void CudaOps::AddInPlace(Tensor& a, const Tensor& b) {
   OnDevice on(a);
+  if (a.dtype() == DType::kBFloat16) {
+    cuda::add_bf16_forward(a.bf16_data(), b.bf16_data(), a.bf16_data(),
+                           a.numel(), on.stream());
+    return;
+  }
   cuda::add_forward(a.device_data(), b.device_data(), a.device_data(),
                     a.numel(), on.stream());
 }

@@ -319,6 +319,63 @@ TEST_F(CudaOpsTest, Bf16ConvolutionsMatchTheCpuReference) {
   SetCpuConvBackend(before);
 }
 
+// ReLU and add in bfloat16 on kernels of ours, bit for bit the CPU's (on
+// -0, the infinities and NaN too); batch norm in bfloat16 on cuDNN's
+// (float32 statistics) within one bfloat16 step of the CPU's, whose
+// statistics are the same sums in another order.
+TEST_F(CudaOpsTest, Bf16ReluAddAndBatchNormMatchTheCpu) {
+  Tensor x = Random({4, 3, 5, 7}, 95).To(DType::kBFloat16);
+  const uint16_t specials[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0x0001};
+  std::copy(std::begin(specials), std::end(specials), x.bf16_data());
+  const Tensor dy = Random(x.shape(), 96).To(DType::kBFloat16);
+  const auto bits = [](const Tensor& t) {
+    const Tensor host = t.To(Device::Cpu());
+    return std::vector<uint16_t>(host.bf16_data(),
+                                 host.bf16_data() + host.numel());
+  };
+  const Tensor y = ReluForward(x), y_gpu = ReluForward(x.To(gpu_));
+  EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
+  EXPECT_EQ(bits(y_gpu), bits(y));
+  EXPECT_EQ(bits(ReluBackward(y_gpu, dy.To(gpu_))), bits(ReluBackward(y, dy)));
+  EXPECT_EQ(bits(Add(y_gpu, dy.To(gpu_))), bits(Add(y, dy)));
+  Tensor sum = y_gpu.Clone();
+  AddInPlace(sum, dy.To(gpu_));
+  EXPECT_EQ(bits(sum), bits(Add(y, dy)));
+
+  const Tensor gamma = Random({3}, 97), beta = Random({3}, 98);
+  const Tensor xb = Random({4, 3, 5, 7}, 99).To(DType::kBFloat16);
+  BatchNormStats cpu_stats{Tensor({3}), Tensor({3})}, gpu_stats;
+  cpu_stats.running_var.Fill(1.0f);
+  gpu_stats = {cpu_stats.running_mean.To(gpu_), cpu_stats.running_var.To(gpu_)};
+  BatchNormCache cpu_cache, gpu_cache;
+  const Tensor bn =
+      BatchNorm2dTrainForward(xb, gamma, beta, &cpu_stats, &cpu_cache);
+  const Tensor bn_gpu = BatchNorm2dTrainForward(
+      xb.To(gpu_), gamma.To(gpu_), beta.To(gpu_), &gpu_stats, &gpu_cache);
+  EXPECT_EQ(bn_gpu.dtype(), DType::kBFloat16);
+  const auto within_a_step = [&](const Tensor& got, const Tensor& want,
+                                 const char* what) {
+    const std::vector<float> g = Values(got.To(DType::kFloat32));
+    const std::vector<float> w = Values(want.To(DType::kFloat32));
+    double largest = 0, worst = 0;
+    for (float v : w) largest = std::max<double>(largest, std::abs(v));
+    for (size_t i = 0; i < g.size(); ++i) {
+      worst = std::max<double>(worst, std::abs(g[i] - w[i]));
+    }
+    EXPECT_LE(worst, std::ldexp(largest, -7)) << what;
+  };
+  within_a_step(bn_gpu, bn, "bf16 batch norm forward");
+  ExpectClose(Values(gpu_stats.running_mean), Values(cpu_stats.running_mean),
+              "bf16 batch norm running mean");
+  const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cpu_cache);
+  const BatchNormGrads g_gpu =
+      BatchNorm2dBackward(dy.To(gpu_), gamma.To(gpu_), gpu_cache);
+  EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
+  within_a_step(g_gpu.dx, g.dx, "bf16 batch norm dx");
+  ExpectClose(Values(g_gpu.dgamma), Values(g.dgamma), "bf16 dgamma");
+  ExpectClose(Values(g_gpu.dbeta), Values(g.dbeta), "bf16 dbeta");
+}
+
 // The bias gradient sums each channel over many blocks of whole images,
 // then their partial sums (the last block short); one image, 1x1 maps and
 // many images each take another split. Same bits on a second run.
