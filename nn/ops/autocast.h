@@ -4,8 +4,10 @@
 //                    float32, the result rounded once to bfloat16 (what
 //                    tensor cores compute). Their backward sums bfloat16
 //                    products into float32 weight and bias gradients (the
-//                    master weights' type) and rounds the input gradient
-//                    once to bfloat16, returned in the input's type.
+//                    master weights' type; on GPUs cuDNN writes the
+//                    weight gradient in bfloat16 first) and rounds the
+//                    input gradient once to bfloat16, returned in the
+//                    input's type.
 //   batch norm, relu, pooling, add
 //                    in their input's type (a float32 and a bfloat16
 //                    operand of add give float32; AddInPlace takes two
@@ -18,9 +20,9 @@
 //   everything else (optimizers, clipping, gradient sums, non-finite
 //                    checks) takes float32 only (nn/ops/dispatch.h).
 // Each op above also takes bfloat16 inputs with autocast off, by the same
-// rules. On CPU devices and where no bfloat16 kernel is written, an op
-// computes in float32 on the bfloat16 values (exact) and rounds its result
-// once: the reference the bfloat16 kernels are checked against.
+// rules. Where no bfloat16 kernel is written, an op computes in float32 on
+// the bfloat16 values (exact) and rounds its result once: the reference the
+// bfloat16 kernels are checked against.
 #ifndef RINGLET_NN_OPS_AUTOCAST_H_
 #define RINGLET_NN_OPS_AUTOCAST_H_
 

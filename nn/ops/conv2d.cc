@@ -190,16 +190,18 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
     return Conv2dForwardFloat32(x, w, b, params);
   }
   const Device device = OpDeviceOfAnyType("conv2d", {&x, &w, &b});
-  if (device.is_cuda()) {  // cuDNN's bfloat16 configuration.
+  // The bfloat16 kernels are given checked shapes (the reference checks
+  // its own).
+  if (device.is_cuda() || OneDnnBf16(device)) {
     const ConvGeometry g = Check(x, w, params);
     if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
+  }
+  if (device.is_cuda()) {  // cuDNN's bfloat16 configuration.
     return GpuOpsFor(device).Conv2dForward(AsDType(x, DType::kBFloat16),
                                            AsDType(w, DType::kBFloat16),
                                            RoundedToBf16(b), params);
   }
   if (OneDnnBf16(device)) {
-    const ConvGeometry g = Check(x, w, params);
-    if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
 #ifndef RINGLET_WITHOUT_ONEDNN
     return onednn::Conv2dForward(AsDType(x, DType::kBFloat16),
                                  AsDType(w, DType::kBFloat16), RoundedToBf16(b),
@@ -218,18 +220,17 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
     return Conv2dBackwardFloat32(x, w, has_bias, dy, params, need_dx);
   }
   const Device device = OpDeviceOfAnyType("conv2d backward", {&x, &w, &dy});
-  Conv2dGrads g;
-  if (device.is_cuda()) {
+  if (device.is_cuda() || OneDnnBf16(device)) {
     const ConvGeometry geometry = Check(x, w, params);
     ExpectShape("conv2d backward", "output gradient", dy,
                 {geometry.n, geometry.k, geometry.p, geometry.q});
+  }
+  Conv2dGrads g;
+  if (device.is_cuda()) {
     g = GpuOpsFor(device).Conv2dBackward(
         AsDType(x, DType::kBFloat16), AsDType(w, DType::kBFloat16), has_bias,
         AsDType(dy, DType::kBFloat16), params, need_dx);
   } else if (OneDnnBf16(device)) {
-    const ConvGeometry geometry = Check(x, w, params);
-    ExpectShape("conv2d backward", "output gradient", dy,
-                {geometry.n, geometry.k, geometry.p, geometry.q});
 #ifndef RINGLET_WITHOUT_ONEDNN
     g = onednn::Conv2dBackward(AsDType(x, DType::kBFloat16),
                                AsDType(w, DType::kBFloat16), has_bias,

@@ -7,8 +7,8 @@ run_all.py keeps every `bench NAME: {json}`, `e2e NAME: ...` and
 `peer NAME: ...` line it prints in logs/results.txt (the latest line of a
 name wins) and ends its bench, graphs, e2e and peers parts with this
 summary: one line per goal, `goal <what>: <numbers>: MET|MISSED|NOT RUN`,
-then one line per CUDA-graph comparison. The goals are issues 12's, 13's
-and 30's (ratios against PyTorch on the same GPU in the same sitting).
+then one line per CUDA-graph comparison. Speed goals are ratios against
+PyTorch on the same GPU in the same run.
 """
 import argparse
 import json

@@ -365,8 +365,8 @@ def part_e2e(r):
         ["trainers/resnet_dp", "--devices=cuda:0", "--epochs=%d" % n])
     e2e(r, "lenet_scratch_cuda0", lenet_min,
         ["trainers/lenet_scratch", "--devices=cuda:0", "--epochs=%d" % n])
-    # Mixed precision (issue 30: <= 2.0 s/epoch, test accuracy within 0.01
-    # of the float32 run above).
+    # Mixed precision (goal: <= 2.0 s/epoch, test accuracy within 0.01 of
+    # the float32 run above).
     e2e(r, "resnet_dp_cuda0_bf16", resnet_min - 0.01 if resnet_min else 0,
         ["trainers/resnet_dp", "--devices=cuda:0", "--epochs=%d" % n,
          "--precision=bf16"])

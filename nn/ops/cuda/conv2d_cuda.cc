@@ -405,7 +405,7 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
   }
   if (has_bias) {
     // A reduction of our own: cuDNN's cudnnConvolutionBackwardBias took
-    // ~3.3 ms of a 34 ms ResNet-18 step on the first H100 sitting. It sums
+    // ~3.3 ms of a 34 ms ResNet-18 step on an H100. It sums
     // float32 (a bfloat16 dy widened first: only LeNet's convolutions have
     // biases that are not folded).
     const Tensor dy32 = dy.To(DType::kFloat32);
