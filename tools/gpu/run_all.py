@@ -75,7 +75,11 @@ CURVE_CASES = [
 ]
 CURVE_RUNS = [("cpu", ["--devices=cpu:1"]),
               ("cpu4", ["--devices=cpu:1", "--threads_per_device=4"]),
-              ("cuda", ["--devices=cuda:0"])]
+              ("cuda", ["--devices=cuda:0"]),
+              ("cuda_bf16", ["--devices=cuda:0", "--precision=bf16"])]
+# bf16's curve against the CPU's float32 one may stray this much further
+# than float32's on the GPU (bfloat16 rounds each step's values to 8 bits).
+BF16_CURVE_FLOOR = 0.05
 
 # The configurations of the missed goals (name, model, batch, precision),
 # each with the legacy API's measured choices, the graph API's and PyTorch.
@@ -419,11 +423,14 @@ def part_curves(r):
                 break
             losses[tag] = epoch_losses(metrics)
         else:
-            ok, text = curve_verdict(losses["cpu"], losses["cpu4"],
-                                     losses["cuda"], floor)
-            (r.passes if ok else r.fails)(
-                "%s: %s: %s" % (what, "PASSED" if ok else "FAILED", text),
-                keep=False)
+            for tag, label, bound in (("cuda", what, floor),
+                                      ("cuda_bf16", what + " bf16",
+                                       floor + BF16_CURVE_FLOOR)):
+                ok, text = curve_verdict(losses["cpu"], losses["cpu4"],
+                                         losses[tag], bound)
+                (r.passes if ok else r.fails)(
+                    "%s: %s: %s" % (label, "PASSED" if ok else "FAILED",
+                                    text), keep=False)
 
 
 def part_peers(r):
