@@ -273,13 +273,4 @@ void ExpectShape(const char* op, const char* what, const Tensor& tensor,
   }
 }
 
-void ExpectDType(const char* op, const char* what, const Tensor& tensor,
-                 DType expected) {
-  if (tensor.defined() && tensor.dtype() != expected) {
-    throw DTypeError(std::string(op) + ": " + what + " is " +
-                     ToString(tensor.dtype()) + "; " + op + " takes " +
-                     ToString(expected) + " here (convert with Tensor::To)");
-  }
-}
-
 }  // namespace ringlet::nn

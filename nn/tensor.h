@@ -162,10 +162,6 @@ uint64_t HostWaitsForGpus();
 // `tensor` has exactly `expected` (-1 in `expected` matches any size).
 void ExpectShape(const char* op, const char* what, const Tensor& tensor,
                  const Shape& expected);
-// Throws DTypeError "<op>: <what> is bfloat16; <op> takes float32 ..."
-// unless a defined `tensor` is of type `expected`.
-void ExpectDType(const char* op, const char* what, const Tensor& tensor,
-                 DType expected);
 
 }  // namespace ringlet::nn
 
