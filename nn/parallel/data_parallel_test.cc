@@ -1,8 +1,10 @@
 #include "nn/parallel/data_parallel.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -125,16 +127,20 @@ TEST(DataParallelTest, SyncBnResNet18StepOnKDevicesEqualsOneDevice) {
   }
 }
 
-// The same under autocast (--precision=bf16): k devices stay near one
-// device, and the replicas bit for bit equal. Activations are rounded per
-// image alike on any split; only the order of float32 sums over images
-// differs, which can move a rounding by one bfloat16 step in an element.
-// Measured within 1e-6 of the parameters' norm, as float32's; bound 1e-5.
+// The same under autocast (--precision=bf16), measured against the step
+// itself: each tensor's change on k devices within 5% of its change on one
+// device (a wrong gradient sum or scale would be off by the whole change),
+// and the replicas bit for bit equal. Only the order of float32 sums over
+// images differs between the splits, which moves some roundings to
+// bfloat16 by a step; batch norm amplifies those (measured: 3e-6 of
+// the change with oneDNN's kernels, up to 1% with the float32 reference
+// kernels, whose per-image sums depend on the batch's size).
 TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
   ScopedAutocast bf16(DType::kBFloat16);
   const SgdOptions sgd{0.1f, 0.9f, 0.0f};
   const std::vector<Batch> batches = {RandomBatch(7, 28, 1)};
   auto factory = Seeded([] { return MakeResNet18(); }, 11);
+  auto initial = factory();
   auto reference = factory();
   ReferenceSteps(*reference, batches, sgd);
   auto plain = factory();
@@ -142,6 +148,9 @@ TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
     ScopedAutocast fp32(DType::kFloat32);
     ReferenceSteps(*plain, batches, sgd);
   }
+  const std::vector<Tensor> start = State(*initial), want = State(*reference);
+  const std::vector<Parameter*> names = reference->Parameters();
+  double worst = 0;
   for (int k : {2, 3}) {
     DataParallelOptions options;
     options.backend = "ring";
@@ -149,17 +158,32 @@ TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
     options.sync_bn = true;
     DataParallel dp(factory, Cpus(k), options);
     for (const Batch& b : batches) dp.TrainStep(Shards(b, k));
-    ExpectStateNear(dp.replica(0), *reference, 1e-5,
-                    "bf16 on " + std::to_string(k) + " devices");
+    const std::vector<Tensor> got = State(dp.replica(0));
+    for (size_t t = 0; t < got.size(); ++t) {
+      double diff = 0, change = 0;
+      for (int64_t i = 0; i < got[t].numel(); ++i) {
+        diff += std::pow(double(got[t].data()[i]) - want[t].data()[i], 2);
+        change += std::pow(double(want[t].data()[i]) - start[t].data()[i], 2);
+      }
+      // Folded convolution biases do not change: nothing to compare.
+      if (change == 0) continue;
+      const double ratio = std::sqrt(diff / change);
+      worst = std::max(worst, ratio);
+      EXPECT_LE(ratio, 0.05)
+          << k << " devices: "
+          << (t < names.size() ? names[t]->name
+                               : "buffer " + std::to_string(t));
+    }
     for (int d = 1; d < k; ++d) {
       ExpectStateIdentical(dp.replica(d), dp.replica(0), "replica");
     }
   }
+  std::printf("largest difference from one device: %.2g of the step\n", worst);
   // And the bfloat16 step is not the float32 one: autocast took effect.
-  const std::vector<Tensor> a = State(*reference), b = State(*plain);
+  const std::vector<Tensor> b = State(*plain);
   bool differs = false;
-  for (size_t t = 0; t < a.size() && !differs; ++t) {
-    differs = std::memcmp(a[t].data(), b[t].data(), a[t].nbytes()) != 0;
+  for (size_t t = 0; t < want.size() && !differs; ++t) {
+    differs = std::memcmp(want[t].data(), b[t].data(), want[t].nbytes()) != 0;
   }
   EXPECT_TRUE(differs);
 }
