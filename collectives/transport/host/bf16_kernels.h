@@ -1,7 +1,8 @@
 // The host transport's bfloat16 arithmetic: each pair widened to float32,
 // combined there and rounded once to nearest even, as Eigen::bfloat16
 // rounds (NaN included: the vector and scalar paths agree bit for bit).
-// AVX2 where the CPU has it, detected at run time; SSE2 otherwise.
+// AVX-512 or AVX2 where the CPU has them, detected at run time; SSE2
+// otherwise.
 #ifndef RINGLET_COLLECTIVES_TRANSPORT_HOST_BF16_KERNELS_H_
 #define RINGLET_COLLECTIVES_TRANSPORT_HOST_BF16_KERNELS_H_
 
@@ -19,7 +20,8 @@ void CombineBf16(void* dst, const void* a, const void* b, size_t count,
 // data[i] = round(data[i] / divisor).
 void DivideBf16(void* data, size_t count, int divisor);
 
-// "avx2" or "sse2": the instructions CombineBf16 uses on this CPU.
+// "avx512f", "avx2" or "sse2": the instructions CombineBf16 uses on this
+// CPU.
 const char* Bf16KernelIsa();
 
 }  // namespace ringlet::collectives::host

@@ -192,9 +192,12 @@ TEST(HostKernels, Bf16CombineMatchesFloatThenOneRounding) {
 }
 
 TEST(HostKernels, Bf16UsesTheWidestInstructionsThisCpuHas) {
-  // The vector body in use here (the other one is covered where the CPU
-  // lacks AVX2; counts above leave remainders for the SSE2 body anyway).
-  const char* expected = __builtin_cpu_supports("avx2") ? "avx2" : "sse2";
+  // The vector body in use here (the narrower ones are covered on CPUs
+  // without the wider instructions; counts above leave remainders for the
+  // SSE2 body anyway).
+  const char* expected = __builtin_cpu_supports("avx512f") ? "avx512f"
+                         : __builtin_cpu_supports("avx2")  ? "avx2"
+                                                           : "sse2";
   EXPECT_STREQ(Bf16KernelIsa(), expected);
   RecordProperty("bf16_kernel_isa", Bf16KernelIsa());
 }
