@@ -199,15 +199,21 @@ bool HasAvx2() {
   return has;
 }
 
+Bf16Isa WidestIsa() {
+  return HasAvx512() ? Bf16Isa::kAvx512
+         : HasAvx2() ? Bf16Isa::kAvx2
+                     : Bf16Isa::kSse2;
+}
+
 template <bool kStream, Op kOp>
-void Loop(uint16_t* dst, const uint16_t* a, const uint16_t* b, size_t count,
-          float divisor) {
+void Loop(Bf16Isa isa, uint16_t* dst, const uint16_t* a, const uint16_t* b,
+          size_t count, float divisor) {
   size_t i = 0;
   if (kStream) {
-    // Streaming stores need 16-byte alignment, AVX2's 32 (two 16-byte
-    // stores per 32 bytes ran in-place sums at half float32's speed); a
-    // dst that never gets it (odd address) goes one by one.
-    const size_t align = HasAvx2() ? 32 : 16;
+    // Streaming stores need 16-byte alignment, the AVX bodies' 32 (two
+    // 16-byte stores per 32 bytes ran in-place sums at half float32's
+    // speed); a dst that never gets it (odd address) goes one by one.
+    const size_t align = isa == Bf16Isa::kSse2 ? 16 : 32;
     const uintptr_t misalign = reinterpret_cast<uintptr_t>(dst) & (align - 1);
     const size_t head = misalign == 0 ? 0
                         : misalign % 2 != 0
@@ -216,9 +222,9 @@ void Loop(uint16_t* dst, const uint16_t* a, const uint16_t* b, size_t count,
     for (; i < head; ++i)
       dst[i] = Narrow(One<kOp>(Widen(a[i]), Widen(b[i]), divisor));
   }
-  if (HasAvx512()) {
+  if (isa == Bf16Isa::kAvx512) {
     i = BodyAvx512<kStream, kOp>(dst, a, b, i, count, divisor);
-  } else if (HasAvx2()) {
+  } else if (isa == Bf16Isa::kAvx2) {
     i = BodyAvx2<kStream, kOp>(dst, a, b, i, count, divisor);
   }
   i = BodySse2<kStream, kOp>(dst, a, b, i, count, divisor);
@@ -229,35 +235,47 @@ void Loop(uint16_t* dst, const uint16_t* a, const uint16_t* b, size_t count,
 }
 
 template <bool kStream>
-void Combine(uint16_t* dst, const uint16_t* a, const uint16_t* b, size_t count,
-             ReduceOp op, int avg_divisor) {
+void Combine(Bf16Isa isa, uint16_t* dst, const uint16_t* a, const uint16_t* b,
+             size_t count, ReduceOp op, int avg_divisor) {
   switch (op) {
     case ReduceOp::kSum:
     case ReduceOp::kAvg:
       if (op == ReduceOp::kAvg && avg_divisor > 0) {
-        return Loop<kStream, Op::kSumDivide>(dst, a, b, count,
+        return Loop<kStream, Op::kSumDivide>(isa, dst, a, b, count,
                                              static_cast<float>(avg_divisor));
       }
-      return Loop<kStream, Op::kSum>(dst, a, b, count, 1.0f);
+      return Loop<kStream, Op::kSum>(isa, dst, a, b, count, 1.0f);
     case ReduceOp::kMax:
-      return Loop<kStream, Op::kMax>(dst, a, b, count, 1.0f);
+      return Loop<kStream, Op::kMax>(isa, dst, a, b, count, 1.0f);
     case ReduceOp::kMin:
-      return Loop<kStream, Op::kMin>(dst, a, b, count, 1.0f);
+      return Loop<kStream, Op::kMin>(isa, dst, a, b, count, 1.0f);
   }
 }
 
 }  // namespace
 
-void CombineBf16(void* dst, const void* a, const void* b, size_t count,
-                 ReduceOp op, int avg_divisor, bool streaming) {
+bool CpuHasBf16Isa(Bf16Isa isa) {
+  return isa == Bf16Isa::kSse2 || (isa == Bf16Isa::kAvx2 && HasAvx2()) ||
+         (isa == Bf16Isa::kAvx512 && HasAvx512());
+}
+
+void CombineBf16Using(Bf16Isa isa, void* dst, const void* a, const void* b,
+                      size_t count, ReduceOp op, int avg_divisor,
+                      bool streaming) {
+  if (!CpuHasBf16Isa(isa)) isa = WidestIsa();
   auto* d = static_cast<uint16_t*>(dst);
   const auto* x = static_cast<const uint16_t*>(a);
   const auto* y = static_cast<const uint16_t*>(b);
   if (streaming) {
-    Combine<true>(d, x, y, count, op, avg_divisor);
+    Combine<true>(isa, d, x, y, count, op, avg_divisor);
   } else {
-    Combine<false>(d, x, y, count, op, avg_divisor);
+    Combine<false>(isa, d, x, y, count, op, avg_divisor);
   }
+}
+
+void CombineBf16(void* dst, const void* a, const void* b, size_t count,
+                 ReduceOp op, int avg_divisor, bool streaming) {
+  CombineBf16Using(WidestIsa(), dst, a, b, count, op, avg_divisor, streaming);
 }
 
 void DivideBf16(void* data, size_t count, int divisor) {
@@ -267,7 +285,15 @@ void DivideBf16(void* data, size_t count, int divisor) {
 }
 
 const char* Bf16KernelIsa() {
-  return HasAvx512() ? "avx512f" : HasAvx2() ? "avx2" : "sse2";
+  switch (WidestIsa()) {
+    case Bf16Isa::kAvx512:
+      return "avx512f";
+    case Bf16Isa::kAvx2:
+      return "avx2";
+    case Bf16Isa::kSse2:
+      break;
+  }
+  return "sse2";
 }
 
 }  // namespace ringlet::collectives::host

@@ -17,6 +17,15 @@ namespace ringlet::collectives::host {
 void CombineBf16(void* dst, const void* a, const void* b, size_t count,
                  ReduceOp op, int avg_divisor, bool streaming);
 
+// The vector bodies; each gives the same bits.
+enum class Bf16Isa { kSse2, kAvx2, kAvx512 };
+bool CpuHasBf16Isa(Bf16Isa isa);
+// CombineBf16 through `isa`'s body (the widest this CPU has when it lacks
+// `isa`): for tests, which check every body the CPU can run.
+void CombineBf16Using(Bf16Isa isa, void* dst, const void* a, const void* b,
+                      size_t count, ReduceOp op, int avg_divisor,
+                      bool streaming);
+
 // data[i] = round(data[i] / divisor).
 void DivideBf16(void* data, size_t count, int divisor);
 
