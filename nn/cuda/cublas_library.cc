@@ -34,6 +34,7 @@ CublasLibrary Load() {
   Resolve(handle, "cublasSetMathMode", &lib.set_math_mode);
   Resolve(handle, "cublasSgemm_v2", &lib.sgemm);
   Resolve(handle, "cublasSgemv_v2", &lib.sgemv);
+  Resolve(handle, "cublasGemmEx", &lib.gemm_ex);
   Resolve(handle, "cublasGetStatusString", &lib.status_string);
   return lib;  // The handle stays open for the life of the process.
 }

@@ -16,6 +16,13 @@ struct CublasLibrary {
   decltype(&cublasSetMathMode) set_math_mode;
   decltype(&cublasSgemm_v2) sgemm;
   decltype(&cublasSgemv_v2) sgemv;
+  // cublasGemmEx's C signature (C++ sees it overloaded): bfloat16 operands
+  // (autocast).
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t,
+                            cublasOperation_t, int, int, int, const void*,
+                            const void*, cudaDataType, int, const void*,
+                            cudaDataType, int, const void*, void*, cudaDataType,
+                            int, cublasComputeType_t, cublasGemmAlgo_t);
   decltype(&cublasGetStatusString) status_string;
 };
 

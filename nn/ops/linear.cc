@@ -55,6 +55,15 @@ LinearGrads LinearBackwardFloat32(const Tensor& x, const Tensor& w,
 
 Tensor LinearForward(const Tensor& x, const Tensor& w, const Tensor& b) {
   if (!ComputesInBf16({&x, &w, &b})) return LinearForwardFloat32(x, w, b);
+  const Device device = OpDeviceOfAnyType("linear", {&x, &w, &b});
+  if (device.is_cuda()) {  // cuBLAS with bfloat16 operands.
+    ExpectShape("linear", "weight", w, {-1, -1});
+    ExpectShape("linear", "input", x, {-1, w.dim(0)});
+    if (b.defined()) ExpectShape("linear", "bias", b, {w.dim(1)});
+    return GpuOpsFor(device).LinearForward(AsDType(x, DType::kBFloat16),
+                                           AsDType(w, DType::kBFloat16),
+                                           RoundedToBf16(b));
+  }
   // The reference (autocast.h): float32 sums of bfloat16 values, rounded
   // once.
   return AsDType(LinearForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
@@ -67,8 +76,17 @@ LinearGrads LinearBackward(const Tensor& x, const Tensor& w, bool has_bias,
   if (!ComputesInBf16({&x, &w, &dy})) {
     return LinearBackwardFloat32(x, w, has_bias, dy);
   }
-  LinearGrads g = LinearBackwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
-                                        has_bias, RoundedToBf16(dy));
+  const Device device = OpDeviceOfAnyType("linear backward", {&x, &w, &dy});
+  LinearGrads g;
+  if (device.is_cuda()) {
+    ExpectShape("linear backward", "output gradient", dy, {x.dim(0), w.dim(1)});
+    g = GpuOpsFor(device).LinearBackward(AsDType(x, DType::kBFloat16),
+                                         AsDType(w, DType::kBFloat16), has_bias,
+                                         AsDType(dy, DType::kBFloat16));
+  } else {
+    g = LinearBackwardFloat32(RoundedToBf16(x), RoundedToBf16(w), has_bias,
+                              RoundedToBf16(dy));
+  }
   // The input gradient rounded once to bfloat16, as the kernels write it,
   // in the input's type; the parameters' gradients are float32 sums, as
   // the master weights.

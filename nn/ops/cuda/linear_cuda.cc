@@ -2,6 +2,8 @@
 // [in, out] is, to column-major cuBLAS, y^T = w^T x^T: each product below
 // is written in those column-major terms. Default math (no TF32) unless
 // SetGpuPrecision(kTf32) (the cuBLAS handle's math mode, device_context.cc).
+// bfloat16 operands (autocast) go through cublasGemmEx with float32 sums:
+// bfloat16 outputs, a float32 weight gradient.
 #include <cublas_v2.h>
 
 #include "nn/cuda/elementwise_kernels.h"
@@ -9,11 +11,52 @@
 #include "nn/ops/cuda/cuda_ops.h"
 
 namespace ringlet::nn::cuda_ops {
+namespace {
+
+// C (m x n, column-major, ldc) = A . B with bfloat16 A and B and float32
+// sums, C of `c_type`.
+void GemmBf16(cublasHandle_t handle, cublasOperation_t op_a,
+              cublasOperation_t op_b, int m, int n, int k, const void* a,
+              int lda, const void* b, int ldb, void* c, cudaDataType c_type,
+              int ldc) {
+  const float one = 1.0f, zero = 0.0f;
+  RINGLET_CUBLAS_CHECK(cuda::Cublas().gemm_ex(
+      handle, op_a, op_b, m, n, k, &one, a, CUDA_R_16BF, lda, b, CUDA_R_16BF,
+      ldb, &zero, c, c_type, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+// db (out) = dy^T (out x n) . ones (n), dy float32.
+Tensor BiasGradient(cublasHandle_t handle, const Tensor& dy, int n, int out) {
+  Tensor db = Tensor::Uninitialized({out}, dy.device());
+  Tensor ones = Tensor::Uninitialized({n}, dy.device());
+  ones.Fill(1.0f);
+  const float one = 1.0f, zero = 0.0f;
+  RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemv(
+      handle, CUBLAS_OP_N, out, n, &one, dy.device_data(), out,
+      ones.device_data(), 1, &zero, db.device_data(), 1));
+  return db;
+}
+
+}  // namespace
 
 Tensor CudaOps::LinearForward(const Tensor& x, const Tensor& w,
                               const Tensor& b) {
   CheckCublasProduct(x.dim(0), w.dim(0), w.dim(1));
   OnDevice on(x);
+  if (x.dtype() == DType::kBFloat16) {
+    const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
+              out = static_cast<int>(w.dim(1));
+    Tensor y = Tensor::Uninitialized({n, out}, x.device(), x.dtype());
+    if (y.numel() == 0) return y;
+    GemmBf16(on.context.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, out, n, in,
+             w.raw_data(), out, x.raw_data(), in, y.raw_data(), CUDA_R_16BF,
+             out);
+    if (b.defined()) {
+      cuda::bias_add_bf16_forward(y.bf16_data(), b.device_data(), n, out, 1,
+                                  on.stream());
+    }
+    return y;
+  }
   const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
             out = static_cast<int>(w.dim(1));
   Tensor y = Tensor::Uninitialized({n, out}, x.device());
@@ -45,10 +88,21 @@ LinearGrads CudaOps::LinearBackward(const Tensor& x, const Tensor& w,
     if (has_bias) g.db = Tensor({out}, w.device());
     return g;
   }
+  if (x.dtype() == DType::kBFloat16) {
+    cublasHandle_t handle = on.context.cublas();
+    g.dx = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
+    g.dw = Tensor::Uninitialized(w.shape(), w.device());
+    GemmBf16(handle, CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, w.raw_data(), out,
+             dy.raw_data(), out, g.dx.raw_data(), CUDA_R_16BF, in);
+    GemmBf16(handle, CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, dy.raw_data(), out,
+             x.raw_data(), in, g.dw.raw_data(), CUDA_R_32F, out);
+    // Summed from a widened dy ([n, out]: small).
+    if (has_bias) g.db = BiasGradient(handle, dy.To(DType::kFloat32), n, out);
+    return g;
+  }
   // Written whole by cuBLAS with beta 0 (which does not read them).
   g.dx = Tensor::Uninitialized(x.shape(), x.device());
   g.dw = Tensor::Uninitialized(w.shape(), w.device());
-  if (has_bias) g.db = Tensor::Uninitialized({out}, w.device());
   cublasHandle_t handle = on.context.cublas();
   const float one = 1.0f, zero = 0.0f;
   // dx^T (in x n) = w (in x out: w's memory transposed) . dy^T (out x n).
@@ -59,14 +113,7 @@ LinearGrads CudaOps::LinearBackward(const Tensor& x, const Tensor& w,
   RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemm(
       handle, CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, &one, dy.device_data(), out,
       x.device_data(), in, &zero, g.dw.device_data(), out));
-  if (has_bias) {
-    // db (out) = dy^T (out x n) . ones (n).
-    Tensor ones = Tensor::Uninitialized({n}, x.device());
-    ones.Fill(1.0f);
-    RINGLET_CUBLAS_CHECK(cuda::Cublas().sgemv(
-        handle, CUBLAS_OP_N, out, n, &one, dy.device_data(), out,
-        ones.device_data(), 1, &zero, g.db.device_data(), 1));
-  }
+  if (has_bias) g.db = BiasGradient(handle, dy, n, out);
   return g;
 }
 
