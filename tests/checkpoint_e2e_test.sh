@@ -4,7 +4,7 @@
 #     and metrics of 4 epochs in one go, bit for bit;
 #  2. resnet_dp (batch norm statistics in the checkpoint): the same, and
 #     both trainers with --precision=bf16 where the CPU has AVX512_BF16 or
-#     AMX;
+#     AMX, and a float32 checkpoint resumed with --precision=bf16;
 #  3. SIGTERM mid-epoch: exit 143, a checkpoint, and the resumed run ends
 #     bit for bit where the uninterrupted one does;
 #  4. a checkpoint from 2 devices resumes on 1 and on 4: the next step
@@ -107,6 +107,14 @@ if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
     --test_limit=32 --batch_size=32 --lr=0.05 --seed=3 --precision=bf16
   check_two_plus_two lenet_bf16 "$lenet" --devices=cpu:2 --limit=2000 \
     --test_limit=200 --lr=0.9 --seed=3 --precision=bf16
+  # A float32 checkpoint continues in bf16 (the weights stay float32).
+  "$resnet" --devices=cpu:2 --limit=96 --test_limit=32 --batch_size=32 \
+    --lr=0.05 --seed=3 --epochs=5 --precision=bf16 \
+    --checkpoint_dir="$out/resnet_dp/ckpt" --resume >"$out/to_bf16.txt" 2>&1 ||
+    fail "resuming a float32 checkpoint in bf16 failed: $(cat "$out/to_bf16.txt")"
+  grep -q '^epoch 5/5:' "$out/to_bf16.txt" ||
+    fail "no bf16 epoch after the float32 ones: $(cat "$out/to_bf16.txt")"
+  echo "PASS: a float32 checkpoint resumes with --precision=bf16"
 fi
 
 # 3. SIGTERM in the middle of epoch 2.
