@@ -258,6 +258,22 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,
   EXPECT_LE(worst, tolerance * (1 + largest)) << what;
 }
 
+// Largest |got - want| within `steps` bfloat16 steps (2^-7) of the largest
+// |want|, both read back as float32: bfloat16 results whose sums ran in
+// another order may round a step apart.
+void ExpectWithinBf16Steps(const Tensor& got, const Tensor& want, double steps,
+                           const std::string& what) {
+  const Tensor g = got.To(Device::Cpu()).To(DType::kFloat32);
+  const Tensor w = want.To(Device::Cpu()).To(DType::kFloat32);
+  ASSERT_EQ(g.numel(), w.numel()) << what;
+  double largest = 0, worst = 0;
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    largest = std::max<double>(largest, std::abs(w.data()[i]));
+    worst = std::max<double>(worst, std::abs(g.data()[i] - w.data()[i]));
+  }
+  EXPECT_LE(worst, steps * std::ldexp(largest, -7)) << what;
+}
+
 TEST_F(CudaOpsTest, Conv2dMatchesTheCpuWithStrideAndPadding) {
   for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
     const Tensor x = Random({3, 4, 9, 9}, 10), w = Random({5, 4, 3, 3}, 11),
@@ -285,18 +301,6 @@ TEST_F(CudaOpsTest, Bf16ConvolutionsMatchTheCpuReference) {
   ScopedAutocast on(DType::kBFloat16);
   const CpuConvBackend before = GetCpuConvBackend();
   SetCpuConvBackend(CpuConvBackend::kEigen);  // The reference on any CPU.
-  const auto near = [](const Tensor& got, const Tensor& want, double steps,
-                       const char* what) {
-    const std::vector<float> g = Values(got.To(DType::kFloat32));
-    const std::vector<float> w = Values(want.To(DType::kFloat32));
-    ASSERT_EQ(g.size(), w.size()) << what;
-    double largest = 0, worst = 0;
-    for (float v : w) largest = std::max<double>(largest, std::abs(v));
-    for (size_t i = 0; i < g.size(); ++i) {
-      worst = std::max<double>(worst, std::abs(g[i] - w[i]));
-    }
-    EXPECT_LE(worst, steps * std::ldexp(largest, -7)) << what;
-  };
   for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
     const Tensor x = Random({8, 16, 9, 9}, 90), w = Random({32, 16, 3, 3}, 91),
                  b = Random({32}, 92);
@@ -304,7 +308,7 @@ TEST_F(CudaOpsTest, Bf16ConvolutionsMatchTheCpuReference) {
     const Tensor y_gpu =
         Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), params);
     EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
-    near(y_gpu, y, 1, "bf16 conv2d forward");
+    ExpectWithinBf16Steps(y_gpu, y, 1, "bf16 conv2d forward");
     const Tensor dy = Random(y.shape(), 93).To(DType::kBFloat16);
     const Tensor x16 = x.To(DType::kBFloat16);
     const Conv2dGrads g = Conv2dBackward(x16, w, true, dy, params);
@@ -312,8 +316,8 @@ TEST_F(CudaOpsTest, Bf16ConvolutionsMatchTheCpuReference) {
         Conv2dBackward(x16.To(gpu_), w.To(gpu_), true, dy.To(gpu_), params);
     EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
     EXPECT_EQ(g_gpu.dw.dtype(), DType::kFloat32);
-    near(g_gpu.dx, g.dx, 1, "bf16 conv2d dx");
-    near(g_gpu.dw, g.dw, 2, "bf16 conv2d dw");
+    ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, "bf16 conv2d dx");
+    ExpectWithinBf16Steps(g_gpu.dw, g.dw, 2, "bf16 conv2d dw");
     ExpectClose(Values(g_gpu.db), Values(g.db), "bf16 conv2d db");
   }
   SetCpuConvBackend(before);
@@ -327,28 +331,17 @@ TEST_F(CudaOpsTest, Bf16LinearMatchesTheCpuReference) {
   const Tensor x = Random({33, 70}, 100), w = Random({70, 10}, 101),
                b = Random({10}, 102);
   const Tensor dy = Random({33, 10}, 103);
-  const auto near = [](const Tensor& got, const Tensor& want,
-                       const char* what) {
-    const std::vector<float> g = Values(got.To(DType::kFloat32));
-    const std::vector<float> w = Values(want.To(DType::kFloat32));
-    double largest = 0, worst = 0;
-    for (float v : w) largest = std::max<double>(largest, std::abs(v));
-    for (size_t i = 0; i < g.size(); ++i) {
-      worst = std::max<double>(worst, std::abs(g[i] - w[i]));
-    }
-    EXPECT_LE(worst, std::ldexp(largest, -7)) << what;
-  };
   const Tensor y = LinearForward(x, w, b);
   const Tensor y_gpu = LinearForward(x.To(gpu_), w.To(gpu_), b.To(gpu_));
   EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
-  near(y_gpu, y, "bf16 linear forward");
+  ExpectWithinBf16Steps(y_gpu, y, 1, "bf16 linear forward");
   const Tensor x16 = x.To(DType::kBFloat16);
   const LinearGrads g = LinearBackward(x16, w, true, dy);
   const LinearGrads g_gpu =
       LinearBackward(x16.To(gpu_), w.To(gpu_), true, dy.To(gpu_));
   EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
   EXPECT_EQ(g_gpu.dw.dtype(), DType::kFloat32);
-  near(g_gpu.dx, g.dx, "bf16 linear dx");
+  ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, "bf16 linear dx");
   ExpectClose(Values(g_gpu.dw), Values(g.dw), "bf16 linear dw");
   ExpectClose(Values(g_gpu.db), Values(g.db), "bf16 linear db");
 }
@@ -387,25 +380,14 @@ TEST_F(CudaOpsTest, Bf16ReluAddAndBatchNormMatchTheCpu) {
   const Tensor bn_gpu = BatchNorm2dTrainForward(
       xb.To(gpu_), gamma.To(gpu_), beta.To(gpu_), &gpu_stats, &gpu_cache);
   EXPECT_EQ(bn_gpu.dtype(), DType::kBFloat16);
-  const auto within_a_step = [&](const Tensor& got, const Tensor& want,
-                                 const char* what) {
-    const std::vector<float> g = Values(got.To(DType::kFloat32));
-    const std::vector<float> w = Values(want.To(DType::kFloat32));
-    double largest = 0, worst = 0;
-    for (float v : w) largest = std::max<double>(largest, std::abs(v));
-    for (size_t i = 0; i < g.size(); ++i) {
-      worst = std::max<double>(worst, std::abs(g[i] - w[i]));
-    }
-    EXPECT_LE(worst, std::ldexp(largest, -7)) << what;
-  };
-  within_a_step(bn_gpu, bn, "bf16 batch norm forward");
+  ExpectWithinBf16Steps(bn_gpu, bn, 1, "bf16 batch norm forward");
   ExpectClose(Values(gpu_stats.running_mean), Values(cpu_stats.running_mean),
               "bf16 batch norm running mean");
   const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cpu_cache);
   const BatchNormGrads g_gpu =
       BatchNorm2dBackward(dy.To(gpu_), gamma.To(gpu_), gpu_cache);
   EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
-  within_a_step(g_gpu.dx, g.dx, "bf16 batch norm dx");
+  ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, "bf16 batch norm dx");
   ExpectClose(Values(g_gpu.dgamma), Values(g.dgamma), "bf16 dgamma");
   ExpectClose(Values(g_gpu.dbeta), Values(g.dbeta), "bf16 dbeta");
 }
