@@ -69,8 +69,8 @@ Residual::Residual(int64_t in_channels, int64_t out_channels, bool use_1x1conv,
       conv3_(use_1x1conv ? std::make_unique<Conv2d>(in_channels, out_channels,
                                                     1, stride)
                          : nullptr),
-      bn1_(out_channels),
-      bn2_(out_channels) {
+      bn1_(out_channels, /*relu=*/true),
+      bn2_(out_channels, /*relu=*/true) {
   if (!use_1x1conv && (in_channels != out_channels || stride != 1)) {
     throw ShapeError(
         "residual: without a 1x1 convolution the shortcut needs "
@@ -88,21 +88,18 @@ void Residual::SetPath(const std::string& path) {
   if (conv3_) conv3_->SetPath(JoinName(path, "conv3"));
   bn1_.SetPath(JoinName(path, "bn1"));
   bn2_.SetPath(JoinName(path, "bn2"));
-  relu1_.SetPath(JoinName(path, "relu1"));
-  relu2_.SetPath(JoinName(path, "relu2"));
 }
 
 Tensor Residual::Forward(const Tensor& x) {
-  Tensor y = relu1_.Forward(bn1_.Forward(conv1_.Forward(x)));
-  y = bn2_.Forward(conv2_.Forward(y));
-  const Tensor shortcut = conv3_ ? conv3_->Forward(x) : x;
-  return relu2_.Forward(nn::Add(y, shortcut));
+  const Tensor y = conv2_.Forward(bn1_.Forward(conv1_.Forward(x)));
+  return bn2_.ForwardAdding(y, conv3_ ? conv3_->Forward(x) : x);
 }
 
 Tensor Residual::Backward(const Tensor& dy) {
-  const Tensor g = relu2_.Backward(dy);  // Flows to both branches.
-  Tensor dx = conv1_.Backward(
-      bn1_.Backward(relu1_.Backward(conv2_.Backward(bn2_.Backward(g)))));
+  Tensor dx =
+      conv1_.Backward(bn1_.Backward(conv2_.Backward(bn2_.Backward(dy))));
+  // The gradient after the last ReLU flows to the shortcut too.
+  const Tensor g = bn2_.TakeResidualGradient();
   AddInPlace(dx, conv3_ ? conv3_->Backward(g) : g);
   return dx;
 }
@@ -124,23 +121,22 @@ void Residual::CollectBuffers(const std::string& prefix,
 
 void Residual::SetTraining(bool training) {
   Module::SetTraining(training);
-  for (Module* m : std::initializer_list<Module*>{&conv1_, &conv2_, &bn1_,
-                                                  &bn2_, &relu1_, &relu2_}) {
+  for (Module* m :
+       std::initializer_list<Module*>{&conv1_, &conv2_, &bn1_, &bn2_}) {
     m->SetTraining(training);
   }
   if (conv3_) conv3_->SetTraining(training);
 }
 
 std::vector<Module*> Residual::Children() {
-  std::vector<Module*> out = {&conv1_, &bn1_, &relu1_, &conv2_, &bn2_};
+  std::vector<Module*> out = {&conv1_, &bn1_, &conv2_, &bn2_};
   if (conv3_) out.push_back(conv3_.get());
-  out.push_back(&relu2_);
   return out;
 }
 
 int FoldConvBiasesIntoBatchNorms(Module& root) {
   // Both list their children in the order data flows through them
-  // (Residual: conv1, bn1, relu1, conv2, bn2, [conv3], relu2).
+  // (Residual: conv1, bn1, conv2, bn2, [conv3]).
   const bool in_order = dynamic_cast<Sequential*>(&root) != nullptr ||
                         dynamic_cast<Residual*>(&root) != nullptr;
   const std::vector<Module*> children = root.Children();

@@ -47,7 +47,9 @@ class Sequential : public Module {
 
 // d2l's Residual unit: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)),
 // 3x3 convolutions with padding 1, the first with `stride`; the shortcut is
-// a 1x1 convolution with `stride` when use_1x1conv, else x itself.
+// a 1x1 convolution with `stride` when use_1x1conv, else x itself. The
+// ReLUs and the add run inside the batch norms' passes (BatchNorm2d's
+// fused ReLU and ForwardAdding).
 class Residual : public Module {
  public:
   Residual(int64_t in_channels, int64_t out_channels, bool use_1x1conv,
@@ -66,8 +68,7 @@ class Residual : public Module {
  private:
   Conv2d conv1_, conv2_;
   std::unique_ptr<Conv2d> conv3_;
-  BatchNorm2d bn1_, bn2_;
-  ReLU relu1_, relu2_;
+  BatchNorm2d bn1_, bn2_;  // Each with its ReLU; bn2_ adds the shortcut.
 };
 
 // Folds the bias of every convolution whose output goes straight into a

@@ -1,5 +1,6 @@
 #include "nn/layers/layers.h"
 
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -155,7 +156,7 @@ Tensor Flatten::Backward(const Tensor& dy) {
   return dy.View(std::exchange(input_shape_, Shape()));
 }
 
-BatchNorm2d::BatchNorm2d(int64_t channels) {
+BatchNorm2d::BatchNorm2d(int64_t channels, bool relu) : relu_(relu) {
   RequirePositive("batchnorm2d", "channels", channels);
   gamma_ = MakeParameter("gamma", {channels});
   gamma_.value.Fill(1.0f);
@@ -167,19 +168,39 @@ BatchNorm2d::BatchNorm2d(int64_t channels) {
 }
 
 Tensor BatchNorm2d::Forward(const Tensor& x) {
+  BatchNormEpilogue epilogue;
+  epilogue.relu = relu_;
+  return ForwardWith(x, epilogue);
+}
+
+Tensor BatchNorm2d::ForwardAdding(const Tensor& x, const Tensor& residual) {
+  if (!residual.defined()) {
+    throw std::invalid_argument(kind() + ": the residual to add is undefined");
+  }
+  BatchNormEpilogue epilogue;
+  epilogue.residual = residual;
+  epilogue.relu = relu_;
+  return ForwardWith(x, epilogue);
+}
+
+Tensor BatchNorm2d::ForwardWith(const Tensor& x,
+                                const BatchNormEpilogue& epilogue) {
+  residual_gradient_ = Tensor();
   if (!training()) {
     cache_ = BatchNormCache();
     if (input_bias_ == nullptr) {
-      return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, stats_);
+      return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, stats_,
+                                    epilogue);
     }
     // (x + b) - running_mean = x - (running_mean - b).
     BatchNormStats shifted = stats_;
     shifted.running_mean = stats_.running_mean.Clone();
     AddScaledInPlace(shifted.running_mean, input_bias_->value, -1.0f);
-    return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, shifted);
+    return BatchNorm2dEvalForward(x, gamma_.value, beta_.value, shifted,
+                                  epilogue);
   }
   Tensor y = BatchNorm2dTrainForward(x, gamma_.value, beta_.value, &stats_,
-                                     &cache_, replica_sum_);
+                                     &cache_, replica_sum_, epilogue);
   if (input_bias_ != nullptr) {
     // The batch mean of x + b is x's plus b: the running mean, updated
     // with x's, gets momentum * b more. (The variance does not change.)
@@ -195,7 +216,19 @@ Tensor BatchNorm2d::Backward(const Tensor& dy) {
   cache_ = BatchNormCache();
   AddInPlace(gamma_.grad, g.dgamma);
   AddInPlace(beta_.grad, g.dbeta);
+  residual_gradient_ = g.d_residual;
   return g.dx;
+}
+
+Tensor BatchNorm2d::TakeResidualGradient() {
+  if (!residual_gradient_.defined()) {
+    throw ModeError(kind() +
+                    ": no residual gradient; call Backward after ForwardAdding "
+                    "first");
+  }
+  Tensor g = residual_gradient_;
+  residual_gradient_ = Tensor();
+  return g;
 }
 
 void BatchNorm2d::CollectParameters(const std::string& prefix,

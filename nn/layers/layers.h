@@ -106,12 +106,23 @@ class Flatten : public Module {
   Shape input_shape_;
 };
 
+// Batch norm, with the ReLU after it fused in when `relu` (relu(bn(x)) in
+// batch norm's own passes over memory, BatchNormEpilogue): the same values
+// as a ReLU module after it, in fewer passes.
 class BatchNorm2d : public Module {
  public:
-  explicit BatchNorm2d(int64_t channels);
+  explicit BatchNorm2d(int64_t channels, bool relu = false);
   Tensor Forward(const Tensor& x) override;
+  // bn(x) + residual, then the ReLU if fused, in the same passes: a
+  // residual unit's end. The Backward after it keeps the residual's
+  // gradient for TakeResidualGradient.
+  Tensor ForwardAdding(const Tensor& x, const Tensor& residual);
   Tensor Backward(const Tensor& dy) override;
-  std::string kind() const override { return "batchnorm2d"; }
+  // The residual's gradient from the last Backward (once; then undefined).
+  Tensor TakeResidualGradient();
+  std::string kind() const override {
+    return relu_ ? "batchnorm2d+relu" : "batchnorm2d";
+  }
   void CollectParameters(const std::string& prefix,
                          std::vector<Parameter*>* out) override;
   void CollectBuffers(const std::string& prefix,
@@ -123,17 +134,22 @@ class BatchNorm2d : public Module {
   // the running mean in training, subtracted from it in evaluation.
   void set_input_bias(const Parameter* bias) { input_bias_ = bias; }
   int64_t channels() const { return gamma_.value.numel(); }
+  bool relu() const { return relu_; }
 
  protected:
   void OnTensorsMoved() override;
 
  private:
+  Tensor ForwardWith(const Tensor& x, const BatchNormEpilogue& epilogue);
+
+  bool relu_;
   ReplicaSum replica_sum_;
   const Parameter* input_bias_ = nullptr;  // The convolution's, when folded.
   Parameter gamma_, beta_;
   Buffer running_mean_, running_var_;
   BatchNormStats stats_;
   BatchNormCache cache_;
+  Tensor residual_gradient_;
 };
 
 }  // namespace ringlet::nn

@@ -302,16 +302,40 @@ TEST(Layers, BackwardReleasesWhatForwardKept) {
   EXPECT_THROW(linear.Backward(RandomTensor({3, 2}, 24)), ModeError);
 }
 
-// The cache counts as filled by either device's forward: the CUDA forward
-// keeps the input and mean for cuDNN, not x_hat.
-TEST(Layers, BatchNormCacheIsFilledByEitherDevicesForward) {
+// Both devices' forward passes keep the same things: the input, the mean
+// and the inverse standard deviation (backward recomputes x_hat; the first
+// GPU run found a cache that only the CPU forward could fill).
+TEST(Layers, BatchNormCacheKeepsTheInputAndStatistics) {
   BatchNormCache cache;
   EXPECT_FALSE(cache.filled());
-  cache.input = Tensor({2, 1, 2, 2});  // What the CUDA forward keeps.
-  EXPECT_TRUE(cache.filled());
-  BatchNormCache cpu;
-  cpu.x_hat = Tensor({2, 1, 2, 2});
-  EXPECT_TRUE(cpu.filled());
+  const Tensor x = RandomTensor({2, 3, 2, 2}, 25);
+  Tensor gamma({3}), beta({3});
+  gamma.Fill(1.0f);
+  BatchNormStats stats{Tensor({3}), Tensor({3})};
+  stats.running_var.Fill(1.0f);
+  BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
+  ASSERT_TRUE(cache.filled());
+  EXPECT_EQ(cache.input.raw_data(), x.raw_data());  // Kept, not copied.
+  ASSERT_EQ(cache.mean.shape(), (Shape{3}));
+  ASSERT_EQ(cache.inv_std.shape(), (Shape{3}));
+  for (int64_t ch = 0; ch < 3; ++ch) {
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < 4; ++j) sum += x.data()[(i * 3 + ch) * 4 + j];
+    }
+    const double mean = sum / 8;
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < 4; ++j) {
+        const double d = x.data()[(i * 3 + ch) * 4 + j] - mean;
+        sq += d * d;
+      }
+    }
+    EXPECT_NEAR(cache.mean.data()[ch], mean, 1e-6);
+    EXPECT_NEAR(cache.inv_std.data()[ch], 1 / std::sqrt(sq / 8 + 1e-5), 1e-4);
+  }
+  EXPECT_EQ(cache.count, 8);
+  EXPECT_FALSE(cache.relu_output.defined());
+  EXPECT_FALSE(cache.added_residual);
 }
 
 TEST(Layers, InitIsSeededAndFollowsTheScheme) {

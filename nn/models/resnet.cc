@@ -24,8 +24,7 @@ std::unique_ptr<Sequential> ResnetBlock(int64_t in_channels,
 std::unique_ptr<Sequential> MakeResNet18(int num_classes, int in_channels) {
   auto net = std::make_unique<Sequential>();
   net->Add(std::make_unique<Conv2d>(in_channels, 64, 3, 1, 1));
-  net->Add(std::make_unique<BatchNorm2d>(64));
-  net->Add(std::make_unique<ReLU>());
+  net->Add(std::make_unique<BatchNorm2d>(64, /*relu=*/true));
   net->Add(ResnetBlock(64, 64, 2, true), "resnet_block1");
   net->Add(ResnetBlock(64, 128, 2, false), "resnet_block2");
   net->Add(ResnetBlock(128, 256, 2, false), "resnet_block3");

@@ -100,7 +100,11 @@ Tensor ReluBackward(const Tensor& y, const Tensor& dy) {
                         const float* __restrict grad = g + begin;
                         float* __restrict dst = out + begin;
                         for (int64_t i = 0; i < end - begin; ++i) {
-                          dst[i] = mask[i] > 0.0f ? grad[i] : 0.0f;
+                          // Read whatever the mask: `mask > 0 ? grad : 0`
+                          // loaded grad through vmaskmovps, microcoded on
+                          // AMD's cores.
+                          const float value = grad[i];
+                          dst[i] = mask[i] > 0.0f ? value : 0.0f;
                         }
                       });
   return dx;

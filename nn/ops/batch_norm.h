@@ -19,21 +19,36 @@ struct BatchNormStats {
   float eps = 1e-5f;
 };
 
-// What backward needs from a training forward pass.
+// What backward needs from a training forward pass, on either device: the
+// input, from which x_hat = (x - mean) inv_std is recomputed (as cuDNN
+// does: a bfloat16 input is half the bytes of a float32 x_hat, and one
+// pass fewer to write), and the batch's per-channel statistics.
 struct BatchNormCache {
-  Tensor x_hat;       // [N, C, H, W], the normalised input (CPU)
+  Tensor input;       // [N, C, H, W]
+  Tensor mean;        // [C]
   Tensor inv_std;     // [C]
   int64_t count = 0;  // Values per channel normalised together (all replicas)
-  // On GPUs cuDNN's backward wants the input and the batch mean instead of
-  // x_hat, and the forward's epsilon.
-  Tensor input;   // [N, C, H, W] (CUDA)
-  Tensor mean;    // [C] (CUDA)
-  float eps = 0;  // (CUDA)
+  float eps = 0;      // The forward's (cuDNN's backward asks for it)
+  // From the epilogue (BatchNormEpilogue): the ReLU's output, whose sign
+  // masks the output gradient, and whether a residual was added (backward
+  // then returns its gradient too).
+  Tensor relu_output;
+  bool added_residual = false;
 
-  // True once a training-mode forward filled it, on either device (the
-  // first GPU run found BatchNorm2d asking for x_hat, which only the CPU
-  // forward keeps, so no model with batch norm could train on a GPU).
-  bool filled() const { return x_hat.defined() || input.defined(); }
+  // True once a training-mode forward filled it, on either device.
+  bool filled() const { return input.defined(); }
+};
+
+// What the forward pass does to batch norm's output before writing it:
+// y = bn(x), plus `residual` when defined, then max(., 0) when `relu` (a
+// residual unit's last three ops, or the stem's two). On CPU devices in
+// the same pass over memory as the normalisation (and the backward masks
+// the gradient in its own passes); the values are the separate ops'
+// (Add, ReluForward, in the input's type, rounded where they round), bit
+// for bit: fusion changes the passes over memory, never a number.
+struct BatchNormEpilogue {
+  Tensor residual;  // x's shape; either type (Add's rules when they differ)
+  bool relu = false;
 };
 
 // Synchronised batch norm: sums `count` per-channel values in place across
@@ -50,13 +65,19 @@ using ReplicaSum = std::function<void(double* values, int64_t count)>;
 Tensor BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
                                const Tensor& beta, BatchNormStats* stats,
                                BatchNormCache* cache,
-                               const ReplicaSum& replica_sum = nullptr);
+                               const ReplicaSum& replica_sum = nullptr,
+                               const BatchNormEpilogue& epilogue = {});
 Tensor BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
-                              const Tensor& beta, const BatchNormStats& stats);
+                              const Tensor& beta, const BatchNormStats& stats,
+                              const BatchNormEpilogue& epilogue = {});
 
 struct BatchNormGrads {
   Tensor dx, dgamma, dbeta;
+  // When the forward added a residual: its gradient (the output gradient,
+  // masked by the ReLU when there was one), in the output gradient's type.
+  Tensor d_residual;
 };
+// The gradient with respect to the forward's inputs, through its epilogue.
 // dgamma and dbeta are this replica's share (a gradient allreduce sums
 // them); dx uses the batch-wide sums when `replica_sum` is set.
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
