@@ -252,21 +252,20 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   const Tensor& relu_output = cache.relu_output;
   const int64_t c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
   BatchNormGrads g;
-  // Without a ReLU the residual's gradient is dy itself (Add's backward);
-  // with one it is written once, in the pass that sums it.
-  const bool write_d_residual = cache.added_residual && relu_output.defined();
-  if (cache.added_residual) {
-    g.d_residual = write_d_residual ? Tensor::Uninitialized(
-                                          dy.shape(), Device::Cpu(), dy.dtype())
-                                    : dy;
+  // Through a ReLU the masked gradient is written once, in the pass that
+  // sums it, and read back by the next (the residual's gradient, when
+  // there is one). Without a ReLU the residual's gradient is dy itself.
+  Tensor masked;
+  if (relu_output.defined()) {
+    masked = Tensor::Uninitialized(dy.shape(), Device::Cpu(), dy.dtype());
   }
+  if (cache.added_residual) g.d_residual = masked.defined() ? masked : dy;
   // sum(dy) per channel, then sum(dy x_hat): this replica's, then the batch's.
   std::vector<double> sums =
       ChannelSums(dy.shape(), 2, [&](int64_t first, int64_t rows, double* out) {
         const int64_t base = first * hw, count = rows * hw;
-        const float* grad =
-            GradientRow(dy, relu_output, base, count,
-                        write_d_residual ? &g.d_residual : nullptr);
+        const float* grad = GradientRow(dy, relu_output, base, count,
+                                        masked.defined() ? &masked : nullptr);
         const float* in = InRow(cache.input, base, count, kInputRow);
         float* x_hat = ScratchRow(kXHatRow, hw);
         for (int64_t r = 0; r < rows; ++r) {
@@ -296,7 +295,7 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
     const int64_t base = first * hw, count = rows * hw;
     // The masked gradient once more: read back where it was written.
     const float* grad =
-        write_d_residual ? InRow(g.d_residual, base, count, kGradRow)
+        masked.defined() ? InRow(masked, base, count, kGradRow)
                          : GradientRow(dy, relu_output, base, count, nullptr);
     const float* in = InRow(cache.input, base, count, kInputRow);
     float* x_hat = ScratchRow(kXHatRow, hw);

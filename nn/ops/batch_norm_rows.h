@@ -145,7 +145,8 @@ inline uint16_t* ScratchBits(int64_t n) {
 
 // One row of the output gradient in float32, through the epilogue's ReLU
 // (zero where its output was not above zero, as ReluBackward). With
-// `d_residual`, the masked row is written there too, in dy's type:
+// `d_residual`, the masked row is written there too, in dy's type (a
+// float32 one is written there only, and returned from there):
 // bfloat16 bits are masked before widening, so every bit is ReluBackward's.
 inline const float* GradientRow(const Tensor& dy, const Tensor& relu_output,
                                 int64_t base, int64_t n, Tensor* d_residual) {
@@ -159,17 +160,16 @@ inline const float* GradientRow(const Tensor& dy, const Tensor& relu_output,
     Bf16ToFloat(bits, row, n);
     return row;
   }
-  float* masked = ScratchRow(kMaskedRow, n);
+  const bool float32_out =
+      d_residual != nullptr && dy.dtype() == DType::kFloat32;
+  float* masked =
+      float32_out ? d_residual->data() + base : ScratchRow(kMaskedRow, n);
   MaskRow(InRow(dy, base, n, kGradRow), InRow(relu_output, base, n, kOutRow), n,
           masked);
-  if (d_residual != nullptr) {
+  if (d_residual != nullptr && !float32_out) {
     // A bfloat16 gradient's masked values are its own, widened: rounding
     // gives its bits back (ReluBackward of mixed types does the same).
-    if (dy.dtype() == DType::kFloat32) {
-      std::copy(masked, masked + n, d_residual->data() + base);
-    } else {
-      FloatToBf16(masked, d_residual->bf16_data() + base, n);
-    }
+    FloatToBf16(masked, d_residual->bf16_data() + base, n);
   }
   return masked;
 }
