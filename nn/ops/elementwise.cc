@@ -11,6 +11,28 @@
 
 namespace ringlet::nn {
 
+namespace {
+
+// Elements per thread below which a thread costs more than it saves.
+constexpr int64_t kGrain = int64_t{1} << 15;
+
+// out = x + z over bfloat16 bits, each sum in float32 and rounded once
+// (autocast.h), a row of the op's threads at a time. `out` may be `x`.
+void AddBf16(const uint16_t* x, const uint16_t* z, uint16_t* out, int64_t n) {
+  ParallelForElements(n, kGrain, [x, z, out](int64_t begin, int64_t end) {
+    float row[1024], other[1024];
+    for (int64_t i = begin; i < end; i += 1024) {
+      const int64_t count = std::min<int64_t>(1024, end - i);
+      Bf16ToFloat(x + i, row, count);
+      Bf16ToFloat(z + i, other, count);
+      for (int64_t j = 0; j < count; ++j) row[j] += other[j];
+      FloatToBf16(row, out + i, count);
+    }
+  });
+}
+
+}  // namespace
+
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
   if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16 &&
@@ -18,23 +40,8 @@ Tensor Add(const Tensor& a, const Tensor& b) {
     return GpuOpsFor(a.device()).Add(a, b);
   }
   if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16) {
-    // Each sum in float32, rounded once (autocast.h), a row of the op's
-    // threads at a time.
     Tensor y = Tensor::Uninitialized(a.shape(), Device::Cpu(), a.dtype());
-    const uint16_t* x = a.bf16_data();
-    const uint16_t* z = b.bf16_data();
-    uint16_t* out = y.bf16_data();
-    ParallelForElements(a.numel(), int64_t{1} << 15,
-                        [x, z, out](int64_t begin, int64_t end) {
-                          float row[1024], other[1024];
-                          for (int64_t i = begin; i < end; i += 1024) {
-                            const int64_t n = std::min<int64_t>(1024, end - i);
-                            Bf16ToFloat(x + i, row, n);
-                            Bf16ToFloat(z + i, other, n);
-                            for (int64_t j = 0; j < n; ++j) row[j] += other[j];
-                            FloatToBf16(row, out + i, n);
-                          }
-                        });
+    AddBf16(a.bf16_data(), b.bf16_data(), y.bf16_data(), a.numel());
     return y;
   }
   if (a.dtype() == DType::kBFloat16 || b.dtype() == DType::kBFloat16) {
@@ -58,7 +65,11 @@ void AddInPlace(Tensor& a, const Tensor& b) {
   if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16) {
     // Activation gradients under autocast (a residual's two branches), in
     // their type; a float32 sum (a parameter's gradient) takes float32.
-    CopyElements(Add(a, b), 0, a, 0, a.numel());
+    if (OpDeviceOfAnyType("add", {&a, &b}).is_cuda()) {
+      CopyElements(Add(a, b), 0, a, 0, a.numel());
+    } else {
+      AddBf16(a.bf16_data(), b.bf16_data(), a.bf16_data(), a.numel());
+    }
     return;
   }
   const Device device = OpDevice("add", {&a, &b});
@@ -68,7 +79,11 @@ void AddInPlace(Tensor& a, const Tensor& b) {
   }
   float* x = a.data();
   const float* z = b.data();
-  for (int64_t i = 0, n = a.numel(); i < n; ++i) x[i] += z[i];
+  ParallelForElements(a.numel(), kGrain, [x, z](int64_t begin, int64_t end) {
+    float* __restrict to = x + begin;
+    const float* __restrict from = z + begin;
+    for (int64_t i = 0; i < end - begin; ++i) to[i] += from[i];
+  });
 }
 
 void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
