@@ -252,11 +252,13 @@ BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
   const Tensor& relu_output = cache.relu_output;
   const int64_t c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
   BatchNormGrads g;
-  // Through a ReLU the masked gradient is written once, in the pass that
-  // sums it, and read back by the next (the residual's gradient, when
-  // there is one). Without a ReLU the residual's gradient is dy itself.
+  // The residual's gradient is dy through the ReLU, written once in the
+  // pass that sums it and read back by the next; without a ReLU it is dy
+  // itself. Without a residual the mask is applied again in the second
+  // pass: a masked copy would cost an activation's memory for a few
+  // percent of this backward's time.
   Tensor masked;
-  if (relu_output.defined()) {
+  if (cache.added_residual && relu_output.defined()) {
     masked = Tensor::Uninitialized(dy.shape(), Device::Cpu(), dy.dtype());
   }
   if (cache.added_residual) g.d_residual = masked.defined() ? masked : dy;
