@@ -18,6 +18,7 @@
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
 #include "nn/ops/loss.h"
+#include "nn/ops/op_threads.h"
 #include "nn/ops/pooling.h"
 #include "nn/testing/gradient_check.h"
 
@@ -210,6 +211,37 @@ TEST(Autocast, ActivationsPoolsAndAddsKeepTheirType) {
   EXPECT_EQ(Values(Add(x, x)), Values(Add(x, x.To(DType::kFloat32))));
   EXPECT_EQ(Add(x, x.To(DType::kFloat32)).dtype(), DType::kFloat32);
   EXPECT_EQ(Flatten(x).dtype(), DType::kBFloat16);
+}
+
+// Average pooling on bfloat16 rows: the float32 kernels' values on the
+// widened input, rounded once, for LeNet's 2x2 windows, overlapping
+// windows and windows that leave an edge uncovered; forward and backward,
+// with tensors large enough for the op threads and runs of planes.
+TEST(Autocast, Bf16PoolingMatchesTheFloat32KernelsRoundedOnce) {
+  struct Window {
+    int kernel, stride;
+  };
+  SetOpThreads(2);
+  for (const Window& win : {Window{2, 2}, Window{3, 2}, Window{3, 3}}) {
+    const Tensor x = RandomTensor({64, 6, 29, 29}, 30).To(DType::kBFloat16);
+    const Tensor y = AvgPool2dForward(x, win.kernel, win.stride);
+    EXPECT_EQ(y.dtype(), DType::kBFloat16);
+    EXPECT_EQ(Values(y),
+              Values(AsDType(AvgPool2dForward(AsDType(x, DType::kFloat32),
+                                              win.kernel, win.stride),
+                             DType::kBFloat16)))
+        << win.kernel << "x" << win.kernel << " stride " << win.stride;
+    const Tensor dy = RandomTensor(y.shape(), 31).To(DType::kBFloat16);
+    const Tensor dx = AvgPool2dBackward(x.shape(), dy, win.kernel, win.stride);
+    EXPECT_EQ(dx.dtype(), DType::kBFloat16);
+    EXPECT_EQ(Values(dx),
+              Values(AsDType(
+                  AvgPool2dBackward(x.shape(), AsDType(dy, DType::kFloat32),
+                                    win.kernel, win.stride),
+                  DType::kBFloat16)))
+        << win.kernel << "x" << win.kernel << " stride " << win.stride;
+  }
+  SetOpThreads(1);
 }
 
 // The bfloat16 kernels of ReLU and add (bits, no float32 copy) against the
