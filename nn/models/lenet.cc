@@ -60,11 +60,10 @@ Tensor LeNetForward(const LeNetParams& p, const Tensor& x,
                     LeNetActivations* a) {
   ExpectShape("lenet", "input", x, {-1, 1, 28, 28});
   a->x = x;
-  a->h1 = Conv2dForward(x, p.W1, p.b1, {});
-  a->a1 = ReluForward(a->h1);
+  // Each convolution's ReLU runs in its pass over the output.
+  a->a1 = Conv2dReluForward(x, p.W1, p.b1, {});
   a->p1 = AvgPool2dForward(a->a1, 2, 2);
-  a->h2 = Conv2dForward(a->p1, p.W2, p.b2, {});
-  a->a2 = ReluForward(a->h2);
+  a->a2 = Conv2dReluForward(a->p1, p.W2, p.b2, {});
   a->p2 = AvgPool2dForward(a->a2, 2, 2);
   a->f = Flatten(a->p2);
   a->h3 = LinearForward(a->f, p.W3, p.b3);

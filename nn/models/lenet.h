@@ -38,7 +38,7 @@ struct LeNetParams {
 
 // What the backward pass needs from the forward pass.
 struct LeNetActivations {
-  Tensor x, h1, a1, p1, h2, a2, p2, f, h3, a3;
+  Tensor x, a1, p1, a2, p2, f, h3, a3;
 };
 
 // x [N, 1, 28, 28] -> logits [N, 10]; fills `acts` for the backward pass.

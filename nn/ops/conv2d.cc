@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/ops/activation.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/dispatch.h"
@@ -60,20 +61,26 @@ int64_t NumGroups(const ConvGeometry& g, int64_t group) {
   return (g.n + group - 1) / group;
 }
 
+// With `relu`, ReluForward's values: oneDNN's post-op on CPUs, the
+// separate op after the convolution elsewhere.
 Tensor Conv2dForwardFloat32(const Tensor& x, const Tensor& w, const Tensor& b,
-                            const Conv2dParams& params) {
+                            const Conv2dParams& params, bool relu) {
   const ConvGeometry g = Check(x, w, params);
   if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
   const Device device = OpDevice("conv2d", {&x, &w, &b});
   if (device.is_cuda()) {
-    return GpuOpsFor(device).Conv2dForward(x, w, b, params);
+    const Tensor y = GpuOpsFor(device).Conv2dForward(x, w, b, params);
+    return relu ? ReluForward(y) : y;
   }
   if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
     // Never true in a build without oneDNN (the setting refuses it).
 #ifndef RINGLET_WITHOUT_ONEDNN
-    return onednn::Conv2dForward(x, w, b, params);
+    const bool post_op = relu && onednn::ReluRunsAsPostOp(x, w, params);
+    const Tensor y = onednn::Conv2dForward(x, w, b, params, post_op);
+    return relu && !post_op ? ReluForward(y) : y;
 #endif
   }
+  if (relu) return ReluForward(Conv2dForwardFloat32(x, w, b, params, false));
   Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
   const ConstMatrixMap wm(w.data(), g.k, g.crs());
   const int64_t group = ImagesPerGroup(g);
@@ -182,12 +189,10 @@ bool OneDnnBf16(Device device) {
 #endif
 }
 
-}  // namespace
-
-Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                     const Conv2dParams& params) {
+Tensor ConvForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                   const Conv2dParams& params, bool relu) {
   if (!ComputesInBf16({&x, &w, &b})) {
-    return Conv2dForwardFloat32(x, w, b, params);
+    return Conv2dForwardFloat32(x, w, b, params, relu);
   }
   const Device device = OpDeviceOfAnyType("conv2d", {&x, &w, &b});
   // The bfloat16 kernels are given checked shapes (the reference checks
@@ -197,20 +202,40 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
     if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
   }
   if (device.is_cuda()) {  // cuDNN's bfloat16 configuration.
-    return GpuOpsFor(device).Conv2dForward(AsDType(x, DType::kBFloat16),
-                                           AsDType(w, DType::kBFloat16),
-                                           RoundedToBf16(b), params);
+    const Tensor y = GpuOpsFor(device).Conv2dForward(
+        AsDType(x, DType::kBFloat16), AsDType(w, DType::kBFloat16),
+        RoundedToBf16(b), params);
+    return relu ? ReluForward(y) : y;
   }
   if (OneDnnBf16(device)) {
 #ifndef RINGLET_WITHOUT_ONEDNN
-    return onednn::Conv2dForward(AsDType(x, DType::kBFloat16),
-                                 AsDType(w, DType::kBFloat16), RoundedToBf16(b),
-                                 params);
+    const Tensor xb = AsDType(x, DType::kBFloat16);
+    const Tensor wb = AsDType(w, DType::kBFloat16);
+    const bool post_op = relu && onednn::ReluRunsAsPostOp(xb, wb, params);
+    const Tensor y =
+        onednn::Conv2dForward(xb, wb, RoundedToBf16(b), params, post_op);
+    return relu && !post_op ? ReluForward(y) : y;
 #endif
   }
-  return AsDType(Conv2dForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
-                                      RoundedToBf16(b), params),
-                 DType::kBFloat16);
+  // The ReLU after rounding: the same bits as before it (no rounding is
+  // involved in a ReLU).
+  const Tensor y =
+      AsDType(Conv2dForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
+                                   RoundedToBf16(b), params, false),
+              DType::kBFloat16);
+  return relu ? ReluForward(y) : y;
+}
+
+}  // namespace
+
+Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                     const Conv2dParams& params) {
+  return ConvForward(x, w, b, params, /*relu=*/false);
+}
+
+Tensor Conv2dReluForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                         const Conv2dParams& params) {
+  return ConvForward(x, w, b, params, /*relu=*/true);
 }
 
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,

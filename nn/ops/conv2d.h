@@ -21,6 +21,11 @@ struct Conv2dParams {
 // larger than the padded input, or a non-positive stride or negative padding.
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params);
+// ReluForward(Conv2dForward(...)), bit for bit, in one pass over the output
+// where oneDNN runs it (its ReLU post-op); the ReLU's backward stays the
+// caller's (ReluBackward with this output, then Conv2dBackward).
+Tensor Conv2dReluForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                         const Conv2dParams& params);
 
 struct Conv2dGrads {
   Tensor dx, dw, db;  // db undefined without bias.

@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "nn/ops/activation.h"
 #include "nn/ops/conv2d.h"
 #include "nn/ops/cpu_conv_backend.h"
+#include "nn/ops/onednn/conv2d_onednn.h"
 #include "nn/ops/onednn/conv_plans.h"
 #include "nn/ops/op_threads.h"
 #include "nn/testing/gradient_check.h"
@@ -81,6 +85,43 @@ TEST(Conv2dBackends, OneDnnMatchesEigenOnTheModelsShapes) {
     ExpectTensorNear(std::string(m.name) + " dw", onednn.dw, eigen.dw, 1e-3);
     if (m.bias) {
       ExpectTensorNear(std::string(m.name) + " db", onednn.db, eigen.db, 1e-3);
+    }
+  }
+  SetCpuConvBackend(CpuConvBackend::kOneDnn);
+  SetOpThreads(1);
+}
+
+// Conv2dReluForward is ReluForward after Conv2dForward, bit for bit (the
+// signs of zeros too), through oneDNN's post-op and through Eigen, in
+// float32 and, where this CPU has oneDNN's bfloat16 kernels, in bfloat16;
+// on every model shape (blocked, NHWC and plain layouts are all chosen
+// among them).
+TEST(Conv2dBackends, ReluForwardIsTheSeparateReluBitForBit) {
+  SetOpThreads(2);
+  uint64_t seed = 50;
+  std::vector<DType> types = {DType::kFloat32};
+  if (onednn::SupportsBf16()) types.push_back(DType::kBFloat16);
+  for (const ModelShape& m : kShapes) {
+    const Tensor x = RandomTensor(m.x, seed++), w = RandomTensor(m.w, seed++);
+    const Tensor b = m.bias ? RandomTensor({m.w[0]}, seed++) : Tensor();
+    const Conv2dParams prm{m.stride, m.padding};
+    for (CpuConvBackend backend :
+         {CpuConvBackend::kOneDnn, CpuConvBackend::kEigen}) {
+      SetCpuConvBackend(backend);
+      for (DType type : types) {
+        const Tensor xt = x.To(type), wt = w.To(type);
+        const Tensor fused = Conv2dReluForward(xt, wt, b, prm);
+        const Tensor separate = ReluForward(Conv2dForward(xt, wt, b, prm));
+        const std::string what =
+            std::string(m.name) + " " + ToString(type) +
+            (backend == CpuConvBackend::kOneDnn ? " onednn" : " eigen");
+        ASSERT_EQ(fused.dtype(), separate.dtype()) << what;
+        ASSERT_EQ(fused.shape(), separate.shape()) << what;
+        EXPECT_EQ(
+            std::memcmp(fused.raw_data(), separate.raw_data(), fused.nbytes()),
+            0)
+            << what;
+      }
     }
   }
   SetCpuConvBackend(CpuConvBackend::kOneDnn);

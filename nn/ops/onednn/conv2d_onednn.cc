@@ -343,9 +343,18 @@ bool SupportsBf16() {
   return cpu.avx512_bf16 || cpu.amx_bf16;
 }
 
+bool ReluRunsAsPostOp(const Tensor& x, const Tensor& w,
+                      const Conv2dParams& params) {
+  ConvShape shape = ShapeOf(x, w, false, params);
+  shape.relu = true;
+  return ReluRunsAsPostOp(shape);
+}
+
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                     const Conv2dParams& params) {
-  const Chunking ch = ChunksFor(ShapeOf(x, w, b.defined(), params));
+                     const Conv2dParams& params, bool relu) {
+  ConvShape shape = ShapeOf(x, w, b.defined(), params);
+  shape.relu = relu;
+  const Chunking ch = ChunksFor(shape);
   const ConvShape& s = ch.full;
   Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()}, Device::Cpu(),
                                    x.dtype());

@@ -25,8 +25,14 @@ namespace ringlet::nn::onednn {
 // (AVX512_BF16 or AMX-BF16, read at run time).
 bool SupportsBf16();
 
+// Whether these shapes' forward pass takes the ReLU after it as a post-op
+// (conv_plans.h's ReluRunsAsPostOp); else the caller runs ReluForward.
+bool ReluRunsAsPostOp(const Tensor& x, const Tensor& w,
+                      const Conv2dParams& params);
+// With `relu` (only where ReluRunsAsPostOp), the ReLU after the
+// convolution runs as its post-op.
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                     const Conv2dParams& params);
+                     const Conv2dParams& params, bool relu = false);
 
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy, const Conv2dParams& params,

@@ -75,6 +75,10 @@ Tag ActivationLayout(const ConvShape& s, ConvPass pass) {
   return Tag::any;
 }
 
+bool ReluRunsAsPostOp(const ConvShape& s) {
+  return s.relu && ActivationLayout(s, ConvPass::kForward) != Tag::nchw;
+}
+
 // Weight gradients of small planes with large weights (ResNet-18's 4x4
 // stage: 512 x 4608). oneDNN's GEMM-based kernel, which the layout rule
 // picks for small planes, makes one product per image into the whole
@@ -159,7 +163,15 @@ dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvShape& s,
                 dnnl::algorithm::convolution_direct, Desc(d.src, type, layout),
                 Desc(d.weights, type, Tag::any), Desc(d.dst, type, layout),
                 d.strides, d.padding, d.padding);
-  return {desc, UserScratchpad(), CpuEngine()};
+  dnnl::primitive_attr attr = UserScratchpad();
+  if (s.relu && layout != Tag::nchw) {
+    // max(x, 0) on the float32 sum before the result is written (and
+    // rounded): ReluForward's values, the signs of zeros too.
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return {desc, attr, CpuEngine()};
 }
 
 std::unique_ptr<ForwardPlan> MakeForwardPlan(const ConvShape& s) {
@@ -243,9 +255,9 @@ const Plan& Cached(std::map<ConvShape, std::unique_ptr<Plan>>& cache,
 }  // namespace
 
 bool ConvShape::operator<(const ConvShape& o) const {
-  return std::tie(n, c, h, w, k, r, s, stride, pad, bias, bf16) <
+  return std::tie(n, c, h, w, k, r, s, stride, pad, bias, bf16, relu) <
          std::tie(o.n, o.c, o.h, o.w, o.k, o.r, o.s, o.stride, o.pad, o.bias,
-                  o.bf16);
+                  o.bf16, o.relu);
 }
 
 LayoutPair LayoutPair::For(const memory::desc& plain,
@@ -278,6 +290,7 @@ const BackwardDataPlan& GetBackwardDataPlan(const ConvShape& shape) {
   // The bias plays no part in the input gradient: one plan for both.
   ConvShape key = shape;
   key.bias = false;
+  key.relu = false;
   return Cached(cache, key, MakeBackwardDataPlan);
 }
 
@@ -286,6 +299,7 @@ const BackwardWeightsPlan& GetBackwardWeightsPlan(const ConvShape& shape) {
   // No bias either: nn sums the bias gradient itself.
   ConvShape key = shape;
   key.bias = false;
+  key.relu = false;
   return Cached(cache, key, MakeBackwardWeightsPlan);
 }
 

@@ -23,6 +23,9 @@ struct ConvShape {
   // bfloat16 activations and weights (float32 sums, bias and weight
   // gradients), else float32 throughout.
   bool bf16 = false;
+  // The forward pass ends with a ReLU (ReluRunsAsPostOp); backward passes
+  // take the gradient through it already.
+  bool relu = false;
   int64_t p() const { return (h + 2 * pad - r) / stride + 1; }
   int64_t q() const { return (w + 2 * pad - s) / stride + 1; }
   bool operator<(const ConvShape& o) const;
@@ -67,6 +70,11 @@ enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
 // kernels) or `nhwc`; rules on shapes, measured by conv_layout_bench.
 dnnl::memory::format_tag ActivationLayout(const ConvShape& shape,
                                           ConvPass pass);
+
+// Whether a forward pass with `relu` runs it as oneDNN's post-op: not on
+// the plain-layout (GEMM-based) kernels, whose ReLU writes -0 where
+// ReluForward writes +0 (the caller runs ReluForward after those).
+bool ReluRunsAsPostOp(const ConvShape& shape);
 
 // Whether a pass of `shape` runs as one oneDNN sgemm per group of images
 // (conv_gemm.h) instead of a convolution primitive: a rule on shapes,
