@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -354,6 +355,11 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params, bool relu) {
   ConvShape shape = ShapeOf(x, w, b.defined(), params);
   shape.relu = relu;
+  if (relu && !ReluRunsAsPostOp(shape)) {
+    throw std::invalid_argument(
+        "onednn conv2d: these shapes' kernels do not take the ReLU as "
+        "ReluForward computes it; run ReluForward after the convolution");
+  }
   const Chunking ch = ChunksFor(shape);
   const ConvShape& s = ch.full;
   Tensor y = Tensor::Uninitialized({x.dim(0), s.k, s.p(), s.q()}, Device::Cpu(),

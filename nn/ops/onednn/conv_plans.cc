@@ -164,9 +164,10 @@ dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvShape& s,
                 Desc(d.weights, type, Tag::any), Desc(d.dst, type, layout),
                 d.strides, d.padding, d.padding);
   dnnl::primitive_attr attr = UserScratchpad();
-  if (s.relu && layout != Tag::nchw) {
+  if (s.relu) {
     // max(x, 0) on the float32 sum before the result is written (and
-    // rounded): ReluForward's values, the signs of zeros too.
+    // rounded): ReluForward's values, the signs of zeros too, where
+    // ReluRunsAsPostOp.
     dnnl::post_ops ops;
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(ops);
