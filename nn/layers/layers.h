@@ -134,7 +134,6 @@ class BatchNorm2d : public Module {
   // the running mean in training, subtracted from it in evaluation.
   void set_input_bias(const Parameter* bias) { input_bias_ = bias; }
   int64_t channels() const { return gamma_.value.numel(); }
-  bool relu() const { return relu_; }
 
  protected:
   void OnTensorsMoved() override;
