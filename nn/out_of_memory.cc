@@ -19,7 +19,8 @@ std::atomic<int64_t> fail_at{-1};
 
 std::string Message(const MemoryShortage& s) {
   std::string m =
-      s.where + " is out of memory: asked for " + FormatBytes(s.requested);
+      s.where + " is out of memory: asked for " +
+      (s.asked_for.empty() ? FormatBytes(s.requested) : s.asked_for);
   if (s.free >= 0 && s.total > 0) {
     m += " with " + FormatBytes(s.free) + " free of " + FormatBytes(s.total);
   }

@@ -22,7 +22,10 @@ namespace ringlet::nn {
 struct MemoryShortage {
   std::string where;      // "cuda:0", "the host".
   int64_t requested = 0;  // Bytes of the allocation that failed.
-  int64_t held = 0;       // Bytes this process's tensors held there.
+  // What was asked for, where a library allocated and did not say how
+  // much ("a cuBLAS handle"); the message names it instead of the bytes.
+  std::string asked_for;
+  int64_t held = 0;  // Bytes this process's tensors held there.
   // Bytes free on the device (the host: MemAvailable, or what ulimit -v
   // leaves if less).
   int64_t free = -1;

@@ -36,6 +36,21 @@ TEST(OutOfMemory, IsABadAllocWhoseMessageSaysWhereAndHowMuch) {
                "free of 80.00 GiB; this process held 70.00 GiB there");
 }
 
+// A library that allocates for itself (cuBLAS's handle) says no byte
+// count: the message names what was asked for instead.
+TEST(OutOfMemory, NamesWhatWasAskedForWhenNoByteCountIsKnown) {
+  MemoryShortage s;
+  s.where = "cuda:0";
+  s.asked_for = "a cuBLAS handle";
+  s.held = int64_t{70} << 30;
+  s.free = int64_t{1} << 20;
+  s.total = int64_t{80} << 30;
+  EXPECT_STREQ(OutOfMemory(s).what(),
+               "cuda:0 is out of memory: asked for a cuBLAS handle with "
+               "1.00 MiB free of 80.00 GiB; this process held 70.00 GiB "
+               "there");
+}
+
 TEST(HostShortage, ReadsTheHostsMemory) {
   const MemoryShortage s = HostShortage(100, 200);
   EXPECT_EQ(s.where, "the host");

@@ -13,6 +13,7 @@
 #include "nn/cuda/cuda_check.h"
 #include "nn/device.h"
 #include "nn/gpu_precision.h"
+#include "nn/out_of_memory.h"
 
 namespace ringlet::nn::cuda {
 
@@ -107,7 +108,31 @@ cublasHandle_t DeviceContext::cublas() {
   std::call_once(cublas_once_, [this] {
     gpu::DeviceGuard guard(device_);
     const CublasLibrary& lib = Cublas();
-    RINGLET_CUBLAS_CHECK(lib.create(&cublas_));
+    // Made on first use, when the step may already hold the GPU's memory:
+    // the cached blocks go back first, and what still fails is the same
+    // out-of-memory error as a tensor's (train_bench at batch 24000 on an
+    // H100 ended with cuBLAS's bare "resource allocation failed").
+    cublasStatus_t created = lib.create(&cublas_);
+    if (created == CUBLAS_STATUS_ALLOC_FAILED) {
+      allocator_->EmptyCache();
+      created = lib.create(&cublas_);
+    }
+    if (created == CUBLAS_STATUS_ALLOC_FAILED) {
+      MemoryShortage s;
+      s.where = ToString(Device::Cuda(device_));
+      s.asked_for = "a cuBLAS handle (the linear layers' workspace)";
+      const AllocatorStats held = allocator_->stats();
+      s.held = static_cast<int64_t>(held.in_use_bytes + held.cached_bytes);
+      size_t free = 0, total = 0;
+      if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
+        s.free = static_cast<int64_t>(free);
+        s.total = static_cast<int64_t>(total);
+      } else {
+        cudaGetLastError();
+      }
+      throw OutOfMemory(s);
+    }
+    RINGLET_CUBLAS_CHECK(created);
     RINGLET_CUBLAS_CHECK(lib.set_stream(cublas_, stream_));
     RINGLET_CUBLAS_CHECK(
         lib.set_math_mode(cublas_, gpu_precision() == GpuPrecision::kTf32
