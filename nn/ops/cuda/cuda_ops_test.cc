@@ -565,11 +565,12 @@ TEST_F(CudaOpsTest, Tf32ConvolutionsRunOnTensorCores) {
     GTEST_SKIP() << "TF32 needs compute capability 8.0 or later; this GPU "
                  << props.major << "." << props.minor;
   }
-  // A 1x1 convolution, a GEMM of 6272 x 256 x 256: the measured choice in
-  // TF32 is the fastest of all candidates, fp32 kernels included, and for
-  // a small 3x3 shape (64 channels at 14x14) the H100 chose an fp32 one.
-  const Tensor x = Random({32, 256, 14, 14}, 60),
-               w = Random({256, 256, 1, 1}, 61), b = Random({256}, 62);
+  // A 1x1 convolution, a GEMM of 12544 x 512 x 512, where tensor cores win
+  // by several times: the measured choice in TF32 is the fastest of all
+  // candidates, fp32 kernels included, and on a GEMM of 6272 x 256 x 256
+  // (and a 3x3 shape of 64 channels at 14x14) the H100 chose an fp32 one.
+  const Tensor x = Random({64, 512, 14, 14}, 60),
+               w = Random({512, 512, 1, 1}, 61), b = Random({512}, 62);
   const Tensor x_gpu = x.To(gpu_), w_gpu = w.To(gpu_), b_gpu = b.To(gpu_);
   const Conv2dParams pointwise = {1, 0};
   const std::vector<float> fp32 =
