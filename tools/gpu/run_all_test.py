@@ -84,6 +84,59 @@ class VerdictTest(unittest.TestCase):
         self.assertIn("did not fall", text)
 
 
+API_ERROR = """========= Program hit cudaErrorInvalidDevice (error 101) due to "invalid \
+device ordinal" on CUDA API call to cudaSetDevice.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: ringlet::gpu::DeviceGuard::DeviceGuard(int)
+"""
+INVALID_READ = """========= Invalid __global__ read of size 4 bytes
+=========     at AddKernel(const float *, float *, long)+0x70
+=========     by thread (0,0,0) in block (3,0,0)
+"""
+
+
+class SanitizerVerdictTest(unittest.TestCase):
+    """compute-sanitizer's reports, told apart (shapes of H100 logs)."""
+
+    def verdict(self, rc, text, bundle="oneDNN: no"):
+        return run_all.sanitizer_verdict(rc, text, bundle)
+
+    def test_handled_api_errors_alone_are_clean(self):
+        text = (API_ERROR * 2 + "[  PASSED  ] 5 tests.\n"
+                "========= ERROR SUMMARY: 2 errors\n")
+        verdict, detail = self.verdict(99, text)
+        self.assertEqual(verdict, "PASSED")
+        self.assertIn("cudaErrorInvalidDevice x2", detail)
+
+    def test_a_memory_error_beside_api_errors_fails(self):
+        text = (API_ERROR + INVALID_READ + "[  PASSED  ] 5 tests.\n"
+                "========= ERROR SUMMARY: 2 errors\n")
+        verdict, detail = self.verdict(99, text)
+        self.assertEqual(verdict, "FAILED")
+        self.assertIn("ERROR SUMMARY: 2 errors", detail)
+
+    def test_failing_checks_under_the_sanitizer_are_named(self):
+        text = ("[  FAILED  ] Models.LeNet (1321 ms)\n[  FAILED  ] 1 test\n"
+                "========= ERROR SUMMARY: 0 errors\n")
+        verdict, detail = self.verdict(1, text)
+        self.assertEqual(verdict, "FAILED")
+        self.assertIn("0 memory errors, but the program's own checks failed",
+                      detail)
+        self.assertIn("Models.LeNet", detail)
+
+    def test_a_host_only_test_is_skipped(self):
+        text = ("[  PASSED  ] 12 tests.\n========= Error: Target application "
+                "terminated before first instrumented API call\n")
+        self.assertEqual(self.verdict(255, text)[0], "SKIPPED")
+
+    def test_a_program_dying_before_cuda_names_onednn(self):
+        text = ("========= Error: Target application terminated before first "
+                "instrumented API call\n")
+        verdict, detail = self.verdict(255, text, "oneDNN: yes")
+        self.assertEqual(verdict, "FAILED")
+        self.assertIn("--without_onednn", detail)
+
+
 FAKE_TEST = """#!/bin/sh
 # A stand-in gtest binary: writes a JSON report where asked.
 for arg in "$@"; do
