@@ -60,6 +60,14 @@ class GpuCapturedWork {
   virtual void Replay() = 0;
 };
 
+// A device's memory as its caching allocator sees it (tensors and library
+// workspaces; not the CUDA context's own, nor cuDNN's algorithm search).
+struct GpuMemoryStats {
+  int64_t in_use_bytes = 0;       // Handed out, not yet freed.
+  int64_t peak_in_use_bytes = 0;  // The most in use at once since a reset.
+  int64_t held_bytes = 0;         // In use plus cached for reuse.
+};
+
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
@@ -100,6 +108,10 @@ class GpuBackend {
   // the cause when `work` throws or makes the host wait for the GPU.
   virtual std::unique_ptr<GpuCapturedWork> Capture(
       int device, const std::function<void()>& work) = 0;
+  // The memory of the calling thread's context for `device` (the device's
+  // shared one unless a lane is bound), and a fresh start of its peak.
+  virtual GpuMemoryStats MemoryStats(int device) = 0;
+  virtual void ResetPeakMemory(int device) = 0;
 };
 
 // The GPU library linked into this program, for a tensor or lane on

@@ -1,5 +1,7 @@
 // train_bench: training images per second (forward, backward and SGD step,
-// data already in memory) and peak memory, for the d2l LeNet and ResNet-18.
+// data already in memory) and peak memory (the host's RSS; on a GPU also
+// the most its caching allocator had in use during the timed steps), for
+// the d2l LeNet and ResNet-18.
 //
 //   ./bazelw run //nn/bench:train_bench -- --model=resnet18 --batch_size=256
 //       --threads=1 --steps=3
@@ -26,6 +28,7 @@
 #include "nn/cpu_features.h"
 #include "nn/device.h"
 #include "nn/experimental/captured_step.h"
+#include "nn/gpu_backend.h"
 #include "nn/gpu_precision.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
@@ -234,6 +237,9 @@ int Main(int argc, char** argv) {
       isolated_ms = i == 0 ? 1e3 * done : std::min(isolated_ms, 1e3 * done);
     }
   }
+  // The GPU memory of the timed steps alone (the warm-up's algorithm
+  // searches left out), as torch.cuda.max_memory_allocated after a reset.
+  if (device.is_cuda()) GpuBackendFor(device).ResetPeakMemory(device.index);
   const uint64_t waits_before = HostWaitsForGpus();
   // Only the timed steps for `ncu --profile-from-start off`.
   gpu::StartProfiling();
@@ -250,6 +256,13 @@ int Main(int argc, char** argv) {
           .count();
   const double images_per_sec =
       static_cast<double>(batch_size) * steps / seconds;
+  std::string gpu_peak = "null", gpu_held = "null";
+  if (device.is_cuda()) {
+    const GpuMemoryStats memory =
+        GpuBackendFor(device).MemoryStats(device.index);
+    gpu_peak = std::to_string(memory.peak_in_use_bytes);
+    gpu_held = std::to_string(memory.held_bytes);
+  }
   if (json) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %lld, "
@@ -259,7 +272,8 @@ int Main(int argc, char** argv) {
         "\"cuda_graph\": %s, \"images_per_sec\": %.2f, "
         "\"step_ms\": %.3f, \"host_ms_per_step\": %s, "
         "\"isolated_step_ms\": %s, "
-        "\"host_waits_per_step\": %.2f, \"peak_rss_bytes\": %ld}\n",
+        "\"host_waits_per_step\": %.2f, \"peak_rss_bytes\": %ld, "
+        "\"gpu_peak_bytes\": %s, \"gpu_held_bytes\": %s}\n",
         model.c_str(), ToString(device).c_str(),
         static_cast<long long>(batch_size), threads,
         GetCpuFeatures().model.c_str(),
@@ -267,7 +281,7 @@ int Main(int argc, char** argv) {
         precision.c_str(), conv_algorithms.c_str(),
         cuda_graph ? "true" : "false", images_per_sec, 1e3 * seconds / steps,
         JsonMs(host_ms).c_str(), JsonMs(isolated_ms).c_str(), waits_per_step,
-        PeakRssBytes());
+        PeakRssBytes(), gpu_peak.c_str(), gpu_held.c_str());
   } else {
     std::printf(
         "%-9s %-6s batch %4lld  threads %d  conv %-6s  %-4s  %9.1f images/s  "

@@ -170,6 +170,8 @@ def main():
     # Only the timed steps for `ncu --profile-from-start off` (as
     # train_bench's gpu::StartProfiling); nothing without a profiler.
     if cuda:
+        # As train_bench's gpu_peak_bytes: the timed steps alone.
+        torch.cuda.reset_peak_memory_stats()
         torch.cuda.profiler.start()
     start = time.perf_counter()
     for _ in range(args.steps):
@@ -190,6 +192,8 @@ def main():
         "host_ms_per_step": None if host_ms is None else round(host_ms, 3),
         "isolated_step_ms": None if isolated_ms is None else round(isolated_ms, 3),
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "gpu_peak_bytes": torch.cuda.max_memory_allocated() if cuda else None,
+        "gpu_held_bytes": torch.cuda.memory_reserved() if cuda else None,
     }))
 
 

@@ -142,4 +142,9 @@ AllocatorStats CachingAllocator::stats() const {
   return stats_;
 }
 
+void CachingAllocator::ResetPeak() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.peak_in_use_bytes = stats_.in_use_bytes;
+}
+
 }  // namespace ringlet::nn::cuda

@@ -61,6 +61,9 @@ class CachingAllocator {
   // Returns every cached block to the backend (not those of live pools).
   void EmptyCache();
   AllocatorStats stats() const;
+  // Starts peak_in_use_bytes over from what is in use now (a benchmark's
+  // timed steps, after the warm-up steps).
+  void ResetPeak();
 
   // Pools for captured CUDA graphs, which replay on the addresses they were
   // captured with: no one else may be handed those while the graph lives.

@@ -148,6 +148,19 @@ class CudaBackend : public GpuBackend {
     return CaptureWork(device, work);
   }
 
+  GpuMemoryStats MemoryStats(int device) override {
+    const AllocatorStats s = DeviceContext::For(device).allocator().stats();
+    GpuMemoryStats out;
+    out.in_use_bytes = static_cast<int64_t>(s.in_use_bytes);
+    out.peak_in_use_bytes = static_cast<int64_t>(s.peak_in_use_bytes);
+    out.held_bytes = static_cast<int64_t>(s.in_use_bytes + s.cached_bytes);
+    return out;
+  }
+
+  void ResetPeakMemory(int device) override {
+    DeviceContext::For(device).allocator().ResetPeak();
+  }
+
  private:
   static void Copy(int device, void* dst, const void* src, size_t bytes,
                    cudaMemcpyKind kind, bool wait) {

@@ -24,9 +24,9 @@ SPEED_GOALS = [
     ("ResNet-18 batch 64 fp32 >= 1.3x PyTorch",
      ["goal_resnet18_64_fp32_measure", "goal_resnet18_64_fp32_graph"],
      "goal_resnet18_64_fp32_pytorch", 1.3),
-    ("ResNet-18 batch 256 TF32 >= 1.0x PyTorch's TF32",
+    ("ResNet-18 batch 256 TF32 >= 1.3x PyTorch's TF32",
      ["goal_resnet18_256_tf32_measure", "goal_resnet18_256_tf32_graph"],
-     "goal_resnet18_256_tf32_pytorch", 1.0),
+     "goal_resnet18_256_tf32_pytorch", 1.3),
     ("ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16",
      ["goal_resnet18_256_bf16_measure"],
      ["goal_resnet18_256_bf16_pytorch",
@@ -42,6 +42,16 @@ SPEED_GOALS = [
      "goal_lenet_1024_fp32_pytorch", 1.0),
     ("LeNet batch 256 fp32 >= 1.4x PyTorch",
      ["train_bench_lenet"], "pytorch_lenet", 1.4),
+]
+# (what, ringlet's bench line, PyTorch's lines (the least taken), largest
+# ratio) of gpu_peak_bytes: the most each allocator had in use in the timed
+# steps (torch.cuda.max_memory_allocated).
+MEMORY_GOALS = [
+    ("GPU memory, ResNet-18 batch 256 bf16 <= 0.5x PyTorch's autocast",
+     "goal_resnet18_256_bf16_measure",
+     ["goal_resnet18_256_bf16_pytorch",
+      "goal_resnet18_256_bf16_pytorch_channels_last",
+      "goal_resnet18_256_bf16_pytorch_compiled"], 0.5),
 ]
 # (what, bench line, largest step-time ratio)
 REPLICA_GOALS = [
@@ -138,6 +148,25 @@ def speed_goals(results):
                f"{verdict(shown(ratio) >= least)}")
 
 
+def memory_goals(results):
+    def peak(name):
+        j = bench_json(results, name, gpu_only=True)
+        return None if j is None else j.get("gpu_peak_bytes")
+    for what, ours, peers, most in MEMORY_GOALS:
+        mine = peak(ours)
+        theirs = {n: peak(n) for n in peers if peak(n) is not None}
+        if mine is None or not theirs:
+            missing = [n for n in [ours] + peers if peak(n) is None]
+            yield (f"goal {what}: NOT RUN (no gpu_peak_bytes for "
+                   f"{', '.join(missing)})")
+            continue
+        least_name, least = min(theirs.items(), key=lambda kv: kv[1])
+        ratio = mine / least
+        yield (f"goal {what}: ringlet {mine / 2**20:,.0f} MiB, PyTorch "
+               f"{least / 2**20:,.0f} MiB ({least_name}): {ratio:.2f}x: "
+               f"{verdict(shown(ratio) <= most)}")
+
+
 def replica_goals(results):
     for what, name, most in REPLICA_GOALS:
         j = bench_json(results, name)
@@ -203,8 +232,8 @@ def main():
     parser.add_argument("results", help="logs/results.txt of run_all.py")
     args = parser.parse_args()
     results = read_results(args.results)
-    for section in (speed_goals, replica_goals, book_goals, precision_goals,
-                    graph_lines):
+    for section in (speed_goals, memory_goals, replica_goals, book_goals,
+                    precision_goals, graph_lines):
         for line in section(results):
             print(line)
 

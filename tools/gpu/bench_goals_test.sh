@@ -15,7 +15,7 @@ $out"
 }
 expect "goal ResNet-18 batch 256 fp32 >= 1.0x PyTorch: ringlet 12,199 (measure) img/s, PyTorch 11,147: 1.09x with measure: MET"
 expect "goal ResNet-18 batch 64 fp32 >= 1.3x PyTorch: ringlet 7,305 (measure), 8,100 (graph) img/s, PyTorch 8,171: 0.99x with graph: MISSED"
-expect "goal ResNet-18 batch 256 TF32 >= 1.0x PyTorch's TF32: NOT RUN (no result for goal_resnet18_256_tf32_measure, goal_resnet18_256_tf32_graph, goal_resnet18_256_tf32_pytorch)"
+expect "goal ResNet-18 batch 256 TF32 >= 1.3x PyTorch's TF32: NOT RUN (no result for goal_resnet18_256_tf32_measure, goal_resnet18_256_tf32_graph, goal_resnet18_256_tf32_pytorch)"
 expect "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: NOT RUN (no result for goal_resnet18_256_bf16_measure, goal_resnet18_256_bf16_pytorch, goal_resnet18_256_bf16_pytorch_channels_last, goal_resnet18_256_bf16_pytorch_compiled)"
 expect "goal LeNet batch 256 fp32 >= 1.4x PyTorch: ringlet 321,517 (train_bench_lenet) img/s, PyTorch 219,298: 1.47x with train_bench_lenet: MET"
 expect "goal 2 replicas on one GPU, resnet_dp: step time <= 1.05x one replica's: 1.053x: MISSED"
@@ -28,9 +28,9 @@ expect "graphs resnet18_64: ringlet 7,300 -> 9,125 img/s (1.25x, host 6.10 of 8.
 # fastest is the one to beat.
 peers="$(mktemp)"
 cat >"$peers" <<'EOF2'
-bench goal_resnet18_256_bf16_measure: {"device": "cuda:0", "images_per_sec": 30000, "conv_algorithms": "measure"}
-bench goal_resnet18_256_bf16_pytorch: {"device": "cuda:0", "images_per_sec": 15000}
-bench goal_resnet18_256_bf16_pytorch_channels_last: {"device": "cuda:0", "images_per_sec": 20344}
+bench goal_resnet18_256_bf16_measure: {"device": "cuda:0", "images_per_sec": 30000, "conv_algorithms": "measure", "gpu_peak_bytes": 1073741824}
+bench goal_resnet18_256_bf16_pytorch: {"device": "cuda:0", "images_per_sec": 15000, "gpu_peak_bytes": 3221225472}
+bench goal_resnet18_256_bf16_pytorch_channels_last: {"device": "cuda:0", "images_per_sec": 20344, "gpu_peak_bytes": 2147483648}
 bench goal_resnet18_256_bf16_pytorch_compiled: {"device": "cuda:0", "images_per_sec": 18417}
 e2e resnet_dp_cuda0_bf16: test acc: 0.93, 1.9 sec/epoch on [cuda:0]
 e2e resnet_dp_cuda0: test acc: 0.94, 5.7 sec/epoch on [cuda:0]
@@ -39,6 +39,11 @@ python3 "$script" "$peers" | grep -qxF "goal resnet_dp on cuda:0 --precision=bf1
   fail "the bf16 e2e goal: $(python3 "$script" "$peers")"
 python3 "$script" "$peers" | grep -qxF "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: ringlet 30,000 (measure) img/s, PyTorch 20,344: 1.47x with measure: MISSED" ||
   fail "the best PyTorch line was not the one compared: $(python3 "$script" "$peers")"
+
+# The memory goal against PyTorch's smallest peak (channels-last here).
+python3 "$script" "$peers" | grep -qxF "goal GPU memory, ResNet-18 batch 256 bf16 <= 0.5x PyTorch's autocast: ringlet 1,024 MiB, PyTorch 2,048 MiB (goal_resnet18_256_bf16_pytorch_channels_last): 0.50x: MET" ||
+  fail "the memory goal: $(python3 "$script" "$peers")"
+expect "goal GPU memory, ResNet-18 batch 256 bf16 <= 0.5x PyTorch's autocast: NOT RUN (no gpu_peak_bytes for goal_resnet18_256_bf16_measure, goal_resnet18_256_bf16_pytorch, goal_resnet18_256_bf16_pytorch_channels_last, goal_resnet18_256_bf16_pytorch_compiled)"
 
 # Only GPU lines count: a CPU run's train_bench line alone is NOT RUN.
 cpu_only="$(mktemp)"
