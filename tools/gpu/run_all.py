@@ -12,9 +12,10 @@ result line is kept in logs/results.txt, from which bench_goals.py says
 which goals are met (the latest line of a name wins, across calls while the
 folder stays). Exit status 1 when anything failed.
 
-  run_all.py [PART ...]     parts, all but profile by default:
+  run_all.py [PART ...]     parts, all but goals and profile by default:
                             tests canaries sanitize limits e2e curves peers
-                            bench graphs profile
+                            bench graphs; goals (bench's goal lines alone,
+                            ~3 minutes); profile
 
 RINGLET_E2E_EPOCHS (default 10) shortens the trainers' runs;
 RINGLET_SANITIZE_TOOLS (default "memcheck racecheck initcheck synccheck")
@@ -33,7 +34,7 @@ import tarfile
 
 DEFAULT_PARTS = ["tests", "canaries", "sanitize", "limits", "e2e", "curves",
                  "peers", "bench", "graphs"]
-ALL_PARTS = DEFAULT_PARTS + ["profile"]
+ALL_PARTS = DEFAULT_PARTS + ["goals", "profile"]
 
 # Cases that run every cuDNN candidate, or a step once per allocation, are
 # left out under the sanitizer, which slows each run 10-100 times.
@@ -562,6 +563,32 @@ def trainer_pair(r, name, program, batch, steps, a, b):
         "step_time_ratio": round(rates[0] / rates[1], 3)})))
 
 
+def part_goals(r):
+    # The goals' configurations alone (bench_goals.py's speed and memory
+    # lines): the short part for a short call.
+    if not r.gpu:
+        r.skips("goals: SKIPPED: no GPU")
+        return
+    for name, model, batch_, precision in GOAL_BENCHES:
+        # The graph API runs float32 only (bf16 takes the legacy API).
+        for algorithms in ["measure", "graph"][:1 if precision == "bf16"
+                                               else 2]:
+            bench(r, "goal_%s_%s" % (name, algorithms), train_bench(
+                model, batch_, 20, "--device=cuda:0",
+                "--precision=" + precision,
+                "--conv_algorithms=" + algorithms))
+        if r.torch_gpu:
+            bench(r, "goal_%s_pytorch" % name, torch_bench(
+                model, batch_, 20, "--precision=" + precision))
+            if precision == "bf16":  # What an H100 user runs.
+                bench(r, "goal_%s_pytorch_channels_last" % name,
+                      torch_bench(model, batch_, 20, "--precision=bf16",
+                                  "--channels_last"))
+                bench(r, "goal_%s_pytorch_compiled" % name,
+                      torch_bench(model, batch_, 20, "--precision=bf16",
+                                  "--channels_last", "--compile"))
+
+
 def part_bench(r):
     # On the GPU when there is one (else on the CPU: only that it runs), the
     # PyTorch peer beside it where PyTorch sees a GPU.
@@ -581,24 +608,7 @@ def part_bench(r):
                 bench(r, "pytorch_%s_tf32" % model, torch_bench(
                     model, batch, steps, "--precision=tf32"))
     if r.gpu:
-        for name, model, batch_, precision in GOAL_BENCHES:
-            # The graph API runs float32 only (bf16 takes the legacy API).
-            for algorithms in ["measure", "graph"][:1 if precision == "bf16"
-                                                   else 2]:
-                bench(r, "goal_%s_%s" % (name, algorithms), train_bench(
-                    model, batch_, 20, "--device=cuda:0",
-                    "--precision=" + precision,
-                    "--conv_algorithms=" + algorithms))
-            if r.torch_gpu:
-                bench(r, "goal_%s_pytorch" % name, torch_bench(
-                    model, batch_, 20, "--precision=" + precision))
-                if precision == "bf16":  # What an H100 user runs.
-                    bench(r, "goal_%s_pytorch_channels_last" % name,
-                          torch_bench(model, batch_, 20, "--precision=bf16",
-                                      "--channels_last"))
-                    bench(r, "goal_%s_pytorch_compiled" % name,
-                          torch_bench(model, batch_, 20, "--precision=bf16",
-                                      "--channels_last", "--compile"))
+        part_goals(r)
     bench(r, "allreduce_nccl", [
         "collectives/bench/allreduce_bench", "--backend=nccl", "--ranks=1",
         "--min_bytes=1M", "--max_bytes=64M", "--factor=8", "--json"])
@@ -667,7 +677,7 @@ def part_profile(r):
 PARTS = {"tests": part_tests, "canaries": part_canaries,
          "sanitize": part_sanitize, "limits": part_limits, "e2e": part_e2e,
          "curves": part_curves, "peers": part_peers, "bench": part_bench,
-         "graphs": part_graphs, "profile": part_profile}
+         "graphs": part_graphs, "goals": part_goals, "profile": part_profile}
 
 
 def unpack_programs():
@@ -762,7 +772,7 @@ def main(argv=None):
     r = Runner()
     for part in [p for p in ALL_PARTS if p in parts]:
         PARTS[part](r)
-    if (set(parts) & {"bench", "graphs", "e2e", "peers"} and
+    if (set(parts) & {"bench", "goals", "graphs", "e2e", "peers"} and
             os.path.exists("logs/results.txt")):
         if subprocess.run([sys.executable, "bench_goals.py",
                            "logs/results.txt"]).returncode != 0:
