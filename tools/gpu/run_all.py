@@ -96,6 +96,7 @@ GRAPH_BENCHES = [("resnet18_64", "resnet18", 64),
                  ("lenet_1024", "lenet", 1024)]
 PROFILES = [("resnet18_64_fp32", "resnet18", 64, "fp32"),
             ("resnet18_256_tf32", "resnet18", 256, "tf32"),
+            ("resnet18_256_bf16", "resnet18", 256, "bf16"),
             ("lenet_1024_fp32", "lenet", 1024, "fp32")]
 
 
