@@ -571,9 +571,7 @@ def part_goals(r):
         r.skips("goals: SKIPPED: no GPU")
         return
     for name, model, batch_, precision in GOAL_BENCHES:
-        # The graph API runs float32 only (bf16 takes the legacy API).
-        for algorithms in ["measure", "graph"][:1 if precision == "bf16"
-                                               else 2]:
+        for algorithms in ["measure", "graph"]:
             bench(r, "goal_%s_%s" % (name, algorithms), train_bench(
                 model, batch_, 20, "--device=cuda:0",
                 "--precision=" + precision,

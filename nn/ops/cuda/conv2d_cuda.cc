@@ -298,18 +298,18 @@ int64_t OutputSize(int64_t in, int64_t kernel, const Conv2dParams& params) {
   return (in + 2 * params.padding - kernel) / params.stride + 1;
 }
 
-// --conv_algorithms=graph: the graph API when it has a plan for the shape.
-// (float32 only: bfloat16 takes the legacy API's configuration.)
+// --conv_algorithms=graph: the graph API when it has a plan for the shape,
+// on the operands' type (float32 or bfloat16; the weight gradient is of
+// the weights' type, as the legacy API's).
 bool ThroughGraph(ConvDirection direction, OnDevice& on, const Tensor& x,
                   const Tensor& w, const Tensor& y, const Conv2dParams& params,
-                  float* x_data, float* w_data, float* y_data) {
+                  void* x_data, void* w_data, void* y_data) {
   if (conv_algorithms() != ConvAlgorithms::kGraph) return false;
-  if (x.dtype() != DType::kFloat32) return false;
   const int64_t xd[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
   const int64_t wd[4] = {w.dim(0), w.dim(1), w.dim(2), w.dim(3)};
   const int64_t yd[4] = {y.dim(0), y.dim(1), y.dim(2), y.dim(3)};
-  return RunGraphConvolution(direction, on, xd, wd, yd, params, x_data, w_data,
-                             y_data);
+  return RunGraphConvolution(direction, on, x.dtype(), xd, wd, yd, params,
+                             x_data, w_data, y_data);
 }
 
 }  // namespace
@@ -323,12 +323,9 @@ Tensor CudaOps::Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   Tensor y =
       Tensor::Uninitialized({x.dim(0), w.dim(0), p, q}, x.device(), x.dtype());
   if (y.numel() == 0) return y;
-  // bfloat16 never takes the graph path (ThroughGraph's pointers are
-  // float32's), so its condition is not evaluated for it.
-  if (bf16 ||
-      !ThroughGraph(ConvDirection::kForward, on, x, w, y, params,
-                    const_cast<float*>(x.device_data()),
-                    const_cast<float*>(w.device_data()), y.device_data())) {
+  if (!ThroughGraph(ConvDirection::kForward, on, x, w, y, params,
+                    const_cast<void*>(x.raw_data()),
+                    const_cast<void*>(w.raw_data()), y.raw_data())) {
     const Problem problem(x, w, params, p, q);
     const auto choice = ForwardChoice(on, x, w, y, params, problem);
     RINGLET_CUDNN_CHECK(
@@ -357,7 +354,6 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
                                     bool has_bias, const Tensor& dy,
                                     const Conv2dParams& params, bool need_dx) {
   OnDevice on(x);
-  const bool bf16 = x.dtype() == DType::kBFloat16;
   Conv2dGrads g;
   if (dy.numel() == 0) {  // An empty batch: zero gradients.
     g.dw = Tensor(w.shape(), w.device());
@@ -375,10 +371,9 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
   const Problem problem(x, w, params, dy.dim(2), dy.dim(3));
   cudnnHandle_t handle = on.context.cudnn();
   const float one = 1.0f, zero = 0.0f;
-  if (bf16 ||
-      !ThroughGraph(ConvDirection::kBackwardFilter, on, x, w, dy, params,
-                    const_cast<float*>(x.device_data()), dw.device_data(),
-                    const_cast<float*>(dy.device_data()))) {
+  if (!ThroughGraph(ConvDirection::kBackwardFilter, on, x, w, dy, params,
+                    const_cast<void*>(x.raw_data()), dw.raw_data(),
+                    const_cast<void*>(dy.raw_data()))) {
     const auto choice = FilterChoice(on, x, w, dy, dw, params, problem);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
@@ -390,10 +385,9 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
   }
   g.dw = dw.To(DType::kFloat32);
   if (need_dx &&
-      (bf16 ||
-       !ThroughGraph(ConvDirection::kBackwardData, on, x, w, dy, params,
-                     g.dx.device_data(), const_cast<float*>(w.device_data()),
-                     const_cast<float*>(dy.device_data())))) {
+      !ThroughGraph(ConvDirection::kBackwardData, on, x, w, dy, params,
+                    g.dx.raw_data(), const_cast<void*>(w.raw_data()),
+                    const_cast<void*>(dy.raw_data()))) {
     const auto choice = DataChoice(on, x, w, dy, g.dx, params, problem);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));

@@ -73,9 +73,9 @@ constexpr cudnnBackendAttributeName_t kPlanHandle =
 
 constexpr int64_t kX = 'x', kW = 'w', kY = 'y';  // Tensor ids.
 
-Desc TensorOf(int64_t uid, const int64_t dims[4]) {
+Desc TensorOf(int64_t uid, const int64_t dims[4], DType dtype) {
   Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  const cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  const cudnnDataType_t type = CudnnType(dtype);
   const int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3],
                               dims[3], 1};
   const int64_t alignment = 16;  // Allocations are 256-byte aligned.
@@ -169,10 +169,10 @@ Desc OperationOf(ConvDirection direction, const Desc& x, const Desc& w,
 }
 
 // An engine configuration is usable unless its numerical notes rule it out:
-// TF32 tensor cores in fp32, inputs converted down (fp16) ever, and
-// non-deterministic engines when determinism was asked for (PyTorch's
-// filter, the same notes).
-bool Usable(cudnnBackendDescriptor_t config) {
+// TF32 tensor cores on float32 data in fp32, inputs converted down (fp16)
+// ever, and non-deterministic engines when determinism was asked for
+// (PyTorch's filter, the same notes). bfloat16 data runs on tensor cores.
+bool Usable(cudnnBackendDescriptor_t config, DType dtype) {
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t raw = engine.get();
   int64_t count = 0;
@@ -190,7 +190,8 @@ bool Usable(cudnnBackendDescriptor_t config) {
                                notes.data()) != CUDNN_STATUS_SUCCESS) {
     return false;
   }
-  const bool fp32 = gpu_precision() == GpuPrecision::kFp32;
+  const bool fp32 =
+      dtype == DType::kFloat32 && gpu_precision() == GpuPrecision::kFp32;
   const bool deterministic =
       conv_algorithms() == ConvAlgorithms::kDeterministic;
   for (int64_t i = 0; i < found; ++i) {
@@ -230,12 +231,12 @@ Desc GraphOf(const Desc& op, cudnnHandle_t handle) {
 // Every descriptor a plan was built from: kept alive as long as the plan,
 // as cudnn_frontend keeps them (the backend may refer to them).
 struct GraphDescs {
-  GraphDescs(ConvDirection direction, const int64_t x_dims[4],
+  GraphDescs(ConvDirection direction, DType dtype, const int64_t x_dims[4],
              const int64_t w_dims[4], const int64_t y_dims[4],
              const Conv2dParams& params, cudnnHandle_t handle)
-      : x(TensorOf(kX, x_dims)),
-        w(TensorOf(kW, w_dims)),
-        y(TensorOf(kY, y_dims)),
+      : x(TensorOf(kX, x_dims, dtype)),
+        w(TensorOf(kW, w_dims, dtype)),
+        y(TensorOf(kY, y_dims, dtype)),
         conv(ConvolutionOf(params)),
         op(OperationOf(direction, x, w, y, conv)),
         graph(GraphOf(op, handle)) {}
@@ -249,8 +250,8 @@ struct Plan {
   int64_t workspace = 0;
 };
 
-void Execute(cudnnHandle_t handle, const Plan& plan, float* x, float* w,
-             float* y, void* workspace) {
+void Execute(cudnnHandle_t handle, const Plan& plan, void* x, void* w, void* y,
+             void* workspace) {
   Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   const int64_t uids[3] = {kX, kW, kY};
   void* pointers[3] = {x, w, y};
@@ -280,14 +281,14 @@ constexpr int64_t kMaxWorkspace = int64_t{1} << 30;
 // caller's tensors (the output is overwritten). Throws GraphUnavailable
 // when there is none.
 std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
-                                 const int64_t x_dims[4],
+                                 DType dtype, const int64_t x_dims[4],
                                  const int64_t w_dims[4],
                                  const int64_t y_dims[4],
-                                 const Conv2dParams& params, float* x, float* w,
-                                 float* y) {
+                                 const Conv2dParams& params, void* x, void* w,
+                                 void* y) {
   cudnnHandle_t handle = on.context.cudnn();
   const auto graph = std::make_shared<const GraphDescs>(
-      direction, x_dims, w_dims, y_dims, params, handle);
+      direction, dtype, x_dims, w_dims, y_dims, params, handle);
 
   Desc heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   heuristics.SetDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph->graph,
@@ -317,7 +318,7 @@ std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
   for (int64_t i = 0;
        i < returned && static_cast<int>(candidates.size()) < kMaxCandidates;
        ++i) {
-    if (!Usable(raw[i])) continue;
+    if (!Usable(raw[i], dtype)) continue;
     auto plan = std::make_shared<Plan>();
     plan->graph = graph;
     try {
@@ -374,7 +375,7 @@ std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
 // A context's chosen plans (a plan belongs to the context's cuDNN handle)
 // by direction and shape; a shape the graph API cannot do is remembered as
 // null. Kept in the context (DeviceContext::OpState), so plans go with it.
-using PlanKey = std::array<int64_t, 14>;
+using PlanKey = std::array<int64_t, 15>;
 struct PlanCache {
   std::mutex mu;
   std::map<PlanKey, std::shared_ptr<Plan>> plans;
@@ -386,10 +387,10 @@ std::string last_fallback;
 
 }  // namespace
 
-bool RunGraphConvolution(ConvDirection direction, OnDevice& on,
+bool RunGraphConvolution(ConvDirection direction, OnDevice& on, DType dtype,
                          const int64_t x_dims[4], const int64_t w_dims[4],
                          const int64_t y_dims[4], const Conv2dParams& params,
-                         float* x, float* w, float* y) {
+                         void* x, void* w, void* y) {
   const PlanKey key{static_cast<int64_t>(direction),
                     x_dims[0],
                     x_dims[1],
@@ -403,7 +404,8 @@ bool RunGraphConvolution(ConvDirection direction, OnDevice& on,
                     params.stride,
                     params.padding,
                     static_cast<int64_t>(gpu_precision()),
-                    static_cast<int64_t>(conv_algorithms())};
+                    static_cast<int64_t>(conv_algorithms()),
+                    static_cast<int64_t>(dtype)};
   PlanCache& cache = on.context.OpState<PlanCache>("conv_graph_plans");
   std::shared_ptr<Plan> plan;
   {
@@ -411,8 +413,8 @@ bool RunGraphConvolution(ConvDirection direction, OnDevice& on,
     auto it = cache.plans.find(key);
     if (it == cache.plans.end()) {
       try {
-        plan =
-            ChoosePlan(direction, on, x_dims, w_dims, y_dims, params, x, w, y);
+        plan = ChoosePlan(direction, on, dtype, x_dims, w_dims, y_dims, params,
+                          x, w, y);
       } catch (const GraphUnavailable& e) {
         std::lock_guard<std::mutex> fallback_lock(fallback_mu);
         if (last_fallback.empty()) {

@@ -301,25 +301,41 @@ TEST_F(CudaOpsTest, Bf16ConvolutionsMatchTheCpuReference) {
   ScopedAutocast on(DType::kBFloat16);
   const CpuConvBackend before = GetCpuConvBackend();
   SetCpuConvBackend(CpuConvBackend::kEigen);  // The reference on any CPU.
-  for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
-    const Tensor x = Random({8, 16, 9, 9}, 90), w = Random({32, 16, 3, 3}, 91),
-                 b = Random({32}, 92);
-    const Tensor y = Conv2dForward(x, w, b, params);
-    const Tensor y_gpu =
-        Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), params);
-    EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
-    ExpectWithinBf16Steps(y_gpu, y, 1, "bf16 conv2d forward");
-    const Tensor dy = Random(y.shape(), 93).To(DType::kBFloat16);
-    const Tensor x16 = x.To(DType::kBFloat16);
-    const Conv2dGrads g = Conv2dBackward(x16, w, true, dy, params);
-    const Conv2dGrads g_gpu =
-        Conv2dBackward(x16.To(gpu_), w.To(gpu_), true, dy.To(gpu_), params);
-    EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
-    EXPECT_EQ(g_gpu.dw.dtype(), DType::kFloat32);
-    ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, "bf16 conv2d dx");
-    ExpectWithinBf16Steps(g_gpu.dw, g.dw, 2, "bf16 conv2d dw");
-    ExpectClose(Values(g_gpu.db), Values(g.db), "bf16 conv2d db");
+  // The legacy API's measured choice, and the graph API's plans (counted:
+  // a silent fallback to the legacy API fails).
+  for (const ConvAlgorithms choice :
+       {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
+    SetConvAlgorithms(choice);
+    for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
+      const std::string what = std::string("bf16 conv2d (") + Name(choice) +
+                               ", stride " + std::to_string(params.stride) +
+                               ") ";
+      const uint64_t graph_runs = cuda_ops::GraphConvolutionsRun();
+      const Tensor x = Random({8, 16, 9, 9}, 90),
+                   w = Random({32, 16, 3, 3}, 91), b = Random({32}, 92);
+      const Tensor y = Conv2dForward(x, w, b, params);
+      const Tensor y_gpu =
+          Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), params);
+      EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
+      ExpectWithinBf16Steps(y_gpu, y, 1, what + "forward");
+      const Tensor dy = Random(y.shape(), 93).To(DType::kBFloat16);
+      const Tensor x16 = x.To(DType::kBFloat16);
+      const Conv2dGrads g = Conv2dBackward(x16, w, true, dy, params);
+      const Conv2dGrads g_gpu =
+          Conv2dBackward(x16.To(gpu_), w.To(gpu_), true, dy.To(gpu_), params);
+      EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
+      EXPECT_EQ(g_gpu.dw.dtype(), DType::kFloat32);
+      ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, what + "dx");
+      ExpectWithinBf16Steps(g_gpu.dw, g.dw, 2, what + "dw");
+      ExpectClose(Values(g_gpu.db), Values(g.db), what + "db");
+      if (choice == ConvAlgorithms::kGraph) {
+        EXPECT_EQ(cuda_ops::GraphConvolutionsRun() - graph_runs, 3u)
+            << what
+            << "fell back to the legacy API: " << cuda_ops::LastGraphFallback();
+      }
+    }
   }
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
   SetCpuConvBackend(before);
 }
 
