@@ -50,7 +50,8 @@ mapfile -t tests < <(./bazelw query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev
 ((${#tests[@]} > 0)) || { echo "gpu_bundle: no gpu-tagged test found" >&2; exit 1; }
 tests+=(//nn:tensor_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
-programs=(//nn/bench:train_bench //collectives/bench:allreduce_bench
+programs=(//nn/bench:train_bench //nn/bench:cuda_conv_layout_bench
+  //collectives/bench:allreduce_bench
   //trainers:lenet_scratch //trainers:resnet_dp)
 # compute-sanitizer's canaries (gpu/canaries; run_all.py canaries).
 mapfile -t canaries < <(./bazelw query 'kind(cc_binary, //gpu/canaries:all)' \

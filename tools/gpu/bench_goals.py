@@ -167,6 +167,23 @@ def memory_goals(results):
                f"{verdict(shown(ratio) <= most)}")
 
 
+def layout_lines(results):
+    """ResNet-18's convolutions, NHWC against NCHW, per precision."""
+    for precision in ("fp32", "tf32", "bf16"):
+        ms = {}
+        for layout in ("nchw", "nhwc"):
+            j = bench_json(results, f"conv_layout_{precision}_{layout}")
+            if j is not None and j.get("conv_ms") is not None:
+                ms[layout] = j["conv_ms"]
+        if len(ms) < 2:
+            yield f"layout {precision}: not run"
+            continue
+        faster = "NHWC" if ms["nhwc"] < ms["nchw"] else "NCHW"
+        yield (f"layout {precision}: ResNet-18's convolutions at batch 256, "
+               f"NCHW {ms['nchw']:.2f} ms, NHWC {ms['nhwc']:.2f} ms "
+               f"({ms['nhwc'] / ms['nchw']:.2f}x): {faster} is faster")
+
+
 def replica_goals(results):
     for what, name, most in REPLICA_GOALS:
         j = bench_json(results, name)
@@ -233,7 +250,7 @@ def main():
     args = parser.parse_args()
     results = read_results(args.results)
     for section in (speed_goals, memory_goals, replica_goals, book_goals,
-                    precision_goals, graph_lines):
+                    precision_goals, graph_lines, layout_lines):
         for line in section(results):
             print(line)
 

@@ -45,6 +45,17 @@ python3 "$script" "$peers" | grep -qxF "goal GPU memory, ResNet-18 batch 256 bf1
   fail "the memory goal: $(python3 "$script" "$peers")"
 expect "goal GPU memory, ResNet-18 batch 256 bf16 <= 0.5x PyTorch's autocast: NOT RUN (no gpu_peak_bytes for goal_resnet18_256_bf16_measure, goal_resnet18_256_bf16_pytorch, goal_resnet18_256_bf16_pytorch_channels_last, goal_resnet18_256_bf16_pytorch_compiled)"
 
+# The layout lines: NHWC against NCHW per precision, from the layout bench.
+layouts="$(mktemp)"
+cat >"$layouts" <<'EOF2'
+bench conv_layout_bf16_nchw: {"model": "resnet18", "batch_size": 256, "precision": "bf16", "layout": "nchw", "conv_ms": 8.0}
+bench conv_layout_bf16_nhwc: {"model": "resnet18", "batch_size": 256, "precision": "bf16", "layout": "nhwc", "conv_ms": 6.0}
+EOF2
+python3 "$script" "$layouts" | grep -qxF "layout bf16: ResNet-18's convolutions at batch 256, NCHW 8.00 ms, NHWC 6.00 ms (0.75x): NHWC is faster" ||
+  fail "the layout line: $(python3 "$script" "$layouts")"
+python3 "$script" "$layouts" | grep -qxF "layout fp32: not run" ||
+  fail "a layout without lines: $(python3 "$script" "$layouts")"
+
 # Only GPU lines count: a CPU run's train_bench line alone is NOT RUN.
 cpu_only="$(mktemp)"
 head -n 1 "$results" >"$cpu_only"

@@ -564,12 +564,35 @@ def trainer_pair(r, name, program, batch, steps, a, b):
         "step_time_ratio": round(rates[0] / rates[1], 3)})))
 
 
+def conv_layouts(r):
+    """ResNet-18's convolutions in NCHW against NHWC per precision (the
+    layout decision): one result line per precision and layout."""
+    try:
+        out = subprocess.run(["nn/bench/cuda_conv_layout_bench",
+                              "--batch_size=256"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, timeout=600,
+                             universal_newlines=True)
+        rc, text = out.returncode, out.stdout
+    except subprocess.TimeoutExpired:
+        rc, text = 124, "timed out after 600 s"
+    except OSError as e:
+        rc, text = 127, str(e)
+    for line in text.splitlines():
+        if line.startswith("{"):
+            j = json.loads(line)
+            r.result("bench conv_layout_%s_%s: %s" % (j["precision"],
+                                                      j["layout"], line))
+    if rc != 0:
+        r.result("bench conv_layout: did not run: %s" % last_line_of(text))
+
+
 def part_goals(r):
     # The goals' configurations alone (bench_goals.py's speed and memory
-    # lines): the short part for a short call.
+    # lines) and the convolutions' layouts: the short part for a short call.
     if not r.gpu:
         r.skips("goals: SKIPPED: no GPU")
         return
+    conv_layouts(r)
     for name, model, batch_, precision in GOAL_BENCHES:
         for algorithms in ["measure", "graph"]:
             bench(r, "goal_%s_%s" % (name, algorithms), train_bench(
