@@ -25,7 +25,7 @@ struct MemoryShortage {
   // What was asked for, where a library allocated and did not say how
   // much ("a cuBLAS handle"); the message names it instead of the bytes.
   std::string asked_for;
-  int64_t held = 0;  // Bytes this process's tensors held there.
+  int64_t held = 0;  // Bytes this process held there (all its allocators).
   // Bytes free on the device (the host: MemAvailable, or what ulimit -v
   // leaves if less).
   int64_t free = -1;

@@ -43,11 +43,20 @@ void* Take(std::multimap<size_t, void*>& list, size_t size) {
 
 }  // namespace
 
+int64_t CachingAllocator::HeldBytes() const {
+  if (backend_.held_on_device) return backend_.held_on_device->load();
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(stats_.in_use_bytes + stats_.cached_bytes);
+}
+
 void CachingAllocator::ThrowOutOfMemory(size_t bytes) const {
   MemoryShortage s;
   s.where = backend_.where;
   s.requested = static_cast<int64_t>(bytes);
-  s.held = static_cast<int64_t>(stats_.in_use_bytes + stats_.cached_bytes);
+  s.held =
+      backend_.held_on_device
+          ? backend_.held_on_device->load()
+          : static_cast<int64_t>(stats_.in_use_bytes + stats_.cached_bytes);
   if (backend_.memory_info) backend_.memory_info(&s.free, &s.total);
   throw OutOfMemory(s);
 }
@@ -71,6 +80,7 @@ void* CachingAllocator::Allocate(size_t bytes) {
       if (block == nullptr) ThrowOutOfMemory(size);
     }
     ++stats_.backend_allocations;
+    if (backend_.held_on_device) *backend_.held_on_device += size;
   }
   in_use_.emplace(block, InUse{size, open_pool_});
   stats_.in_use_bytes += size;
@@ -133,6 +143,7 @@ void CachingAllocator::EmptyCacheLocked() {
   for (const auto& [size, block] : free_blocks_) {
     backend_.release(block);
     stats_.cached_bytes -= size;
+    if (backend_.held_on_device) *backend_.held_on_device -= size;
   }
   free_blocks_.clear();
 }

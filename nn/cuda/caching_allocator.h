@@ -13,10 +13,12 @@
 #ifndef RINGLET_NN_CUDA_CACHING_ALLOCATOR_H_
 #define RINGLET_NN_CUDA_CACHING_ALLOCATOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -32,6 +34,11 @@ struct AllocatorBackend {
   // and total bytes at the time.
   std::string where = "device";
   std::function<void(int64_t* free, int64_t* total)> memory_info;
+  // Bytes every allocator of the device in this process holds from its
+  // backend (in use and cached), shared by them: replicas sharing a GPU
+  // each have an allocator, and the error counts them all. Null: this
+  // allocator's alone.
+  std::shared_ptr<std::atomic<int64_t>> held_on_device;
 };
 
 struct AllocatorStats {
@@ -61,6 +68,9 @@ class CachingAllocator {
   // Returns every cached block to the backend (not those of live pools).
   void EmptyCache();
   AllocatorStats stats() const;
+  // What the OutOfMemory error reports as held: the device's allocators'
+  // bytes (held_on_device), else this allocator's in use and cached.
+  int64_t HeldBytes() const;
   // Starts peak_in_use_bytes over from what is in use now (a benchmark's
   // timed steps, after the warm-up steps).
   void ResetPeak();

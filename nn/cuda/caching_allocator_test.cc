@@ -5,8 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <new>
 #include <set>
 #include <stdexcept>
@@ -142,6 +144,35 @@ TEST(CachingAllocator, ExhaustionThrowsOutOfMemorySayingWhatWasFree) {
   }
   allocator.Free(held);
   EXPECT_EQ(allocator.stats().in_use_bytes, 0u);
+}
+
+// Two replicas sharing a GPU have an allocator each: the error counts what
+// both hold there (on an H100 it named one replica's 33.82 GiB), and blocks
+// given back leave the count.
+TEST(CachingAllocator, ExhaustionCountsEveryAllocatorOfTheDevice) {
+  CountingBackend backend;
+  backend.budget = 8 << 20;
+  const auto held_on_device = std::make_shared<std::atomic<int64_t>>(0);
+  AllocatorBackend made = backend.Make();
+  made.held_on_device = held_on_device;
+  CachingAllocator first(made), second(made);
+  void* a = first.Allocate(3 << 20);
+  void* b = second.Allocate(3 << 20);
+  second.Free(b);  // Cached: still held.
+  EXPECT_EQ(held_on_device->load(), 8 << 20);
+  EXPECT_EQ(first.HeldBytes(), 8 << 20);
+  try {
+    first.Allocate(6 << 20);
+    ADD_FAILURE() << "no error past the budget";
+  } catch (const OutOfMemory& e) {
+    // `first` gave its cache back (nothing); `second` still caches 4 MiB.
+    EXPECT_EQ(e.shortage().held, 8 << 20);
+  }
+  second.EmptyCache();
+  EXPECT_EQ(held_on_device->load(), 4 << 20);
+  first.Free(a);
+  first.EmptyCache();
+  EXPECT_EQ(held_on_device->load(), 0);
 }
 
 // An injected failure leaves the books as they were: the next allocation

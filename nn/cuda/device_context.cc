@@ -71,6 +71,21 @@ ScopedContext::~ScopedContext() {
   *BoundContext(device_) = std::move(previous_);
 }
 
+namespace {
+
+// What every context's allocator of a device holds, counted together (the
+// out-of-memory error names the process's whole share of the device).
+std::shared_ptr<std::atomic<int64_t>> HeldOnDevice(int device) {
+  static std::mutex mu;
+  static std::map<int, std::shared_ptr<std::atomic<int64_t>>> held;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& counter = held[device];
+  if (!counter) counter = std::make_shared<std::atomic<int64_t>>(0);
+  return counter;
+}
+
+}  // namespace
+
 DeviceContext::DeviceContext(int device) : device_(device) {
   gpu::DeviceGuard guard(device);
   RINGLET_CUDA_CHECK(
@@ -101,7 +116,8 @@ DeviceContext::DeviceContext(int device) : device_(device) {
         } else {
           cudaGetLastError();
         }
-      }});
+      },
+      HeldOnDevice(device)});
 }
 
 cublasHandle_t DeviceContext::cublas() {
@@ -121,8 +137,7 @@ cublasHandle_t DeviceContext::cublas() {
       MemoryShortage s;
       s.where = ToString(Device::Cuda(device_));
       s.asked_for = "a cuBLAS handle (the linear layers' workspace)";
-      const AllocatorStats held = allocator_->stats();
-      s.held = static_cast<int64_t>(held.in_use_bytes + held.cached_bytes);
+      s.held = allocator_->HeldBytes();
       size_t free = 0, total = 0;
       if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
         s.free = static_cast<int64_t>(free);
