@@ -44,8 +44,12 @@ void* Take(std::multimap<size_t, void*>& list, size_t size) {
 }  // namespace
 
 int64_t CachingAllocator::HeldBytes() const {
-  if (backend_.held_on_device) return backend_.held_on_device->load();
   std::lock_guard<std::mutex> lock(mu_);
+  return HeldBytesLocked();
+}
+
+int64_t CachingAllocator::HeldBytesLocked() const {
+  if (backend_.held_on_device) return backend_.held_on_device->load();
   return static_cast<int64_t>(stats_.in_use_bytes + stats_.cached_bytes);
 }
 
@@ -53,10 +57,7 @@ void CachingAllocator::ThrowOutOfMemory(size_t bytes) const {
   MemoryShortage s;
   s.where = backend_.where;
   s.requested = static_cast<int64_t>(bytes);
-  s.held =
-      backend_.held_on_device
-          ? backend_.held_on_device->load()
-          : static_cast<int64_t>(stats_.in_use_bytes + stats_.cached_bytes);
+  s.held = HeldBytesLocked();
   if (backend_.memory_info) backend_.memory_info(&s.free, &s.total);
   throw OutOfMemory(s);
 }

@@ -94,6 +94,7 @@ class CachingAllocator {
 
  private:
   void EmptyCacheLocked();
+  int64_t HeldBytesLocked() const;
   [[noreturn]] void ThrowOutOfMemory(size_t bytes) const;
 
   struct InUse {

@@ -147,8 +147,8 @@ TEST(CachingAllocator, ExhaustionThrowsOutOfMemorySayingWhatWasFree) {
 }
 
 // Two replicas sharing a GPU have an allocator each: the error counts what
-// both hold there (on an H100 it named one replica's 33.82 GiB), and blocks
-// given back leave the count.
+// both hold there (one replica's share would understate it by half), and
+// blocks given back leave the count.
 TEST(CachingAllocator, ExhaustionCountsEveryAllocatorOfTheDevice) {
   CountingBackend backend;
   backend.budget = 8 << 20;

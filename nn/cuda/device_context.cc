@@ -126,8 +126,8 @@ cublasHandle_t DeviceContext::cublas() {
     const CublasLibrary& lib = Cublas();
     // Made on first use, when the step may already hold the GPU's memory:
     // the cached blocks go back first, and what still fails is the same
-    // out-of-memory error as a tensor's (train_bench at batch 24000 on an
-    // H100 ended with cuBLAS's bare "resource allocation failed").
+    // out-of-memory error as a tensor's (cuBLAS says only "resource
+    // allocation failed", with no hint of what fits).
     cublasStatus_t created = lib.create(&cublas_);
     if (created == CUBLAS_STATUS_ALLOC_FAILED) {
       allocator_->EmptyCache();
