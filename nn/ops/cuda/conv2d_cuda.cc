@@ -35,8 +35,14 @@ struct FilterDesc {
   cudnnFilterDescriptor_t desc = nullptr;
 };
 
+// Whether a convolution may run on tensor cores: bfloat16 data, or float32
+// under --precision=tf32.
+bool TensorOps(DType dtype) {
+  return dtype == DType::kBFloat16 || gpu_precision() == GpuPrecision::kTf32;
+}
+
 struct ConvDesc {
-  ConvDesc(int padding, int stride, bool bf16) {
+  ConvDesc(int padding, int stride, DType dtype) {
     RINGLET_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc));
     RINGLET_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
         desc, padding, padding, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
@@ -46,9 +52,7 @@ struct ConvDesc {
     // CUDNN_DEFAULT_MATH the second sitting's TF32 choices were all fp32
     // kernels. (ALLOW_CONVERSION would go down to fp16: not TF32.)
     RINGLET_CUDNN_CHECK(cudnnSetConvolutionMathType(
-        desc, bf16 || gpu_precision() == GpuPrecision::kTf32
-                  ? CUDNN_TENSOR_OP_MATH
-                  : CUDNN_FMA_MATH));
+        desc, TensorOps(dtype) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(desc); }
   cudnnConvolutionDescriptor_t desc = nullptr;
@@ -61,7 +65,7 @@ struct Problem {
       : x_desc(x.dim(0), x.dim(1), x.dim(2), x.dim(3), x.dtype()),
         y_desc(x.dim(0), w.dim(0), p, q, x.dtype()),
         w_desc(w),
-        conv(params.padding, params.stride, x.dtype() == DType::kBFloat16) {}
+        conv(params.padding, params.stride, x.dtype()) {}
   TensorDesc x_desc, y_desc;
   FilterDesc w_desc;
   ConvDesc conv;
@@ -97,20 +101,49 @@ struct Choice {
   size_t workspace;
 };
 
-// Device memory offered to cudnnFind*Ex as workspace: the most a candidate
-// may use (candidates needing more are not tried). Straight from cudaMalloc
-// (freed, synchronously, once the search is over: the caching allocator
-// would keep a block this size for good); halved until it fits.
+// The most workspace a candidate may use in a search (candidates needing
+// more are not tried).
+constexpr size_t kMaxFindWorkspace = size_t{1} << 30;
+
+// The largest workspace any algorithm of a direction needs for the problem,
+// with tensor cores or without (a search times both where the descriptor
+// allows them), at most kMaxFindWorkspace: what the search is offered, so
+// its memory peak is what the shape needs, not a fixed gigabyte. `query`
+// is the direction's cudnnGet*WorkspaceSize for one algorithm.
+template <typename Query>
+size_t LargestWorkspace(cudnnConvolutionDescriptor_t conv, int algorithms,
+                        bool tensor_ops, const Query& query) {
+  size_t largest = 0;
+  for (const cudnnMathType_t math : {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH}) {
+    if (math == CUDNN_TENSOR_OP_MATH && !tensor_ops) continue;
+    RINGLET_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, math));
+    for (int algo = 0; algo < algorithms; ++algo) {
+      size_t bytes = 0;
+      // An algorithm that cannot run the problem says so: not a candidate.
+      if (query(algo, &bytes) == CUDNN_STATUS_SUCCESS) {
+        largest = std::max(largest, bytes);
+      }
+    }
+  }
+  RINGLET_CUDNN_CHECK(cudnnSetConvolutionMathType(
+      conv, tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+  return std::min(largest, kMaxFindWorkspace);
+}
+
+// Device memory offered to cudnnFind*Ex as workspace. Straight from
+// cudaMalloc (freed, synchronously, once the search is over: the caching
+// allocator would keep a block this size for good); halved until it fits.
 class FindWorkspace {
  public:
-  explicit FindWorkspace(int device) {
+  FindWorkspace(int device, size_t wanted) {
+    if (wanted == 0) return;
     gpu::DeviceGuard guard(device);
-    for (bytes_ = size_t{1} << 30; bytes_ >= (size_t{1} << 20); bytes_ /= 2) {
+    for (bytes_ = wanted; bytes_ > 0;
+         bytes_ = bytes_ > (size_t{1} << 20) ? bytes_ / 2 : 0) {
       if (cudaMalloc(&data_, bytes_) == cudaSuccess) return;
       cudaGetLastError();  // Out of memory: try a smaller one.
       data_ = nullptr;
     }
-    bytes_ = 0;
   }
   ~FindWorkspace() {
     if (data_ != nullptr) cudaFree(data_);
@@ -197,7 +230,17 @@ Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
     cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
     if (Measure()) {
-      const FindWorkspace workspace(x.device().index);
+      const FindWorkspace workspace(
+          x.device().index,
+          LargestWorkspace(problem.conv.desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                           TensorOps(x.dtype()), [&](int algo, size_t* bytes) {
+                             return cudnnGetConvolutionForwardWorkspaceSize(
+                                 on.context.cudnn(), problem.x_desc.get(),
+                                 problem.w_desc.desc, problem.conv.desc,
+                                 problem.y_desc.get(),
+                                 static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                                 bytes);
+                           }));
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
           on.context.cudnn(), problem.x_desc.get(), x.raw_data(),
           problem.w_desc.desc, w.raw_data(), problem.conv.desc,
@@ -231,7 +274,17 @@ Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
         results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int found = 0;
     if (Measure()) {
-      const FindWorkspace workspace(x.device().index);
+      const FindWorkspace workspace(
+          x.device().index,
+          LargestWorkspace(
+              problem.conv.desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+              TensorOps(x.dtype()), [&](int algo, size_t* bytes) {
+                return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                    on.context.cudnn(), problem.x_desc.get(),
+                    problem.y_desc.get(), problem.conv.desc,
+                    problem.w_desc.desc,
+                    static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+              }));
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           on.context.cudnn(), problem.x_desc.get(), x.raw_data(),
           problem.y_desc.get(), dy.raw_data(), problem.conv.desc,
@@ -268,7 +321,17 @@ Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
         results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int found = 0;
     if (Measure()) {
-      const FindWorkspace workspace(x.device().index);
+      const FindWorkspace workspace(
+          x.device().index,
+          LargestWorkspace(
+              problem.conv.desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+              TensorOps(x.dtype()), [&](int algo, size_t* bytes) {
+                return cudnnGetConvolutionBackwardDataWorkspaceSize(
+                    on.context.cudnn(), problem.w_desc.desc,
+                    problem.y_desc.get(), problem.conv.desc,
+                    problem.x_desc.get(),
+                    static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+              }));
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
           on.context.cudnn(), problem.w_desc.desc, w.raw_data(),
           problem.y_desc.get(), dy.raw_data(), problem.conv.desc,
