@@ -295,6 +295,15 @@ def sanitizer_verdict(rc, text, bundle=""):
         " (in: %s)" % kernels if kernels else "")
 
 
+def cudnn_algorithms_in(log):
+    """The convolution algorithms a cuDNN API log (CUDNN_LOGLEVEL_DBG=3)
+    shows being run, each with how often: "FWD_ALGO_FFT x4"."""
+    counts = {}
+    for m in re.finditer(r"val=CUDNN_CONVOLUTION_(\w+_ALGO_\w+)", log):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return ["%s x%d" % kv for kv in sorted(counts.items())]
+
+
 def last_line_of(text):
     lines = [l for l in text.splitlines() if l.strip()]
     return lines[-1] if lines else "(no output)"
@@ -329,6 +338,27 @@ def sanitize(r, name, tool, argv):
         text = f.read()
     bundle = open("bundle.txt").read() if os.path.exists("bundle.txt") else ""
     verdict, detail = sanitizer_verdict(rc, text, bundle)
+    failing = re.findall(r"^\[  FAILED  \] (\S+) \(", text, re.M)
+    if verdict == "FAILED" and "own checks failed" in detail and failing:
+        # Under the sanitizer cuDNN times instrumented candidates and may
+        # choose other algorithms: the failing cases again, cuDNN logging
+        # which it ran.
+        cudnn_log = "logs/sanitize_%s_cudnn.txt" % name
+        env = dict(os.environ, CUDNN_LOGLEVEL_DBG="3", CUDNN_LOGINFO_DBG="1",
+                   CUDNN_LOGDEST_DBG=cudnn_log)
+        filtered = [a for a in argv if not a.startswith("--gtest_filter=")]
+        try:
+            subprocess.run([path, "--tool", tool] + filtered +
+                           ["--gtest_filter=" + ":".join(failing)],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env=env, timeout=600)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
+        if os.path.exists(cudnn_log):
+            with open(cudnn_log, errors="replace") as f:
+                algorithms = cudnn_algorithms_in(f.read())
+            if algorithms:
+                detail += "; cuDNN ran " + ", ".join(algorithms)
     line = "%s: %s" % (what, detail if detail.startswith("FAILED")
                        else "%s: %s" % (verdict, detail))
     if verdict == "PASSED":

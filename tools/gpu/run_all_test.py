@@ -124,6 +124,17 @@ class SanitizerVerdictTest(unittest.TestCase):
                       detail)
         self.assertIn("Models.LeNet", detail)
 
+    def test_cudnn_logs_name_the_algorithms_run(self):
+        log = ("I! CuDNN (v91900) function cudnnConvolutionForward() called:\n"
+               "i!     algo: type=cudnnConvolutionFwdAlgo_t; "
+               "val=CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING (5);\n"
+               "i!     algo: type=cudnnConvolutionFwdAlgo_t; "
+               "val=CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING (5);\n"
+               "i!     algo: type=cudnnConvolutionBwdFilterAlgo_t; "
+               "val=CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 (1);\n")
+        self.assertEqual(run_all.cudnn_algorithms_in(log),
+                         ["BWD_FILTER_ALGO_1 x1", "FWD_ALGO_FFT_TILING x2"])
+
     def test_a_host_only_test_is_skipped(self):
         text = ("[  PASSED  ] 12 tests.\n========= Error: Target application "
                 "terminated before first instrumented API call\n")
