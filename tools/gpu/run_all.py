@@ -14,8 +14,8 @@ folder stays). Exit status 1 when anything failed.
 
   run_all.py [PART ...]     parts, all but goals and profile by default:
                             tests canaries sanitize limits e2e curves peers
-                            bench graphs; goals (bench's goal lines alone,
-                            ~3 minutes); profile
+                            bench graphs; goals (bench's goal lines and
+                            the convolutions' layouts, ~4 minutes); profile
 
 RINGLET_E2E_EPOCHS (default 10) shortens the trainers' runs;
 RINGLET_SANITIZE_TOOLS (default "memcheck racecheck initcheck synccheck")
@@ -173,8 +173,7 @@ def run_logged(argv, log, timeout):
 
 def last_line(path):
     with open(path, errors="replace") as f:
-        lines = [l.rstrip("\n") for l in f if l.strip()]
-    return lines[-1] if lines else "(no output)"
+        return last_line_of(f.read())
 
 
 def gtest_summary(report_path, log_path):
@@ -284,7 +283,7 @@ def sanitizer_verdict(rc, text, bundle=""):
         return "PASSED", ("0 memory errors; CUDA calls that returned an error "
                           "to the program, which handled it: " + returned)
     if others == 0:
-        failing = re.findall(r"^\[  FAILED  \] (\S+) \(", text, re.M)
+        failing = failed_cases(text)
         return "FAILED", (
             "FAILED: 0 memory errors, but the program's own checks failed "
             "under the sanitizer%s (exit %d)" % (
@@ -293,6 +292,11 @@ def sanitizer_verdict(rc, text, bundle=""):
     return "FAILED", "FAILED (exit %d): %s%s" % (
         rc, summary or last_line_of(text),
         " (in: %s)" % kernels if kernels else "")
+
+
+def failed_cases(text):
+    """The gtest cases a run's output names as failed."""
+    return re.findall(r"^\[  FAILED  \] (\S+) \(", text, re.M)
 
 
 def cudnn_algorithms_in(log):
@@ -338,7 +342,7 @@ def sanitize(r, name, tool, argv):
         text = f.read()
     bundle = open("bundle.txt").read() if os.path.exists("bundle.txt") else ""
     verdict, detail = sanitizer_verdict(rc, text, bundle)
-    failing = re.findall(r"^\[  FAILED  \] (\S+) \(", text, re.M)
+    failing = failed_cases(text)
     if verdict == "FAILED" and "own checks failed" in detail and failing:
         # Under the sanitizer cuDNN times instrumented candidates and may
         # choose other algorithms: the failing cases again, cuDNN logging
