@@ -1,13 +1,15 @@
 // A model of your own, trained with ringlet's DataParallel: a two-layer
-// perceptron on Fashion-MNIST over two CPU devices, with the loss and the
-// optimizer chosen here.
-//   bazel run //examples/mlp:train_mlp [-- FASHION_MNIST_DIR]
+// perceptron on Fashion-MNIST over two CPU devices (or the devices named,
+// as the trainers' --devices: "cuda:0,1", "cuda:0,0" for two replicas on
+// one GPU), with the loss and the optimizer chosen here.
+//   bazel run //examples/mlp:train_mlp [-- FASHION_MNIST_DIR [DEVICES]]
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "data/batch_loader.h"
+#include "gpu/device_probe.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
 #include "nn/parallel/data_parallel.h"
@@ -52,8 +54,9 @@ std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
 int main(int argc, char** argv) try {
   const data::FashionMnist mnist = data::LoadFashionMnist(
       data::ResolveFashionMnistDir(argc > 1 ? argv[1] : ""));
-  const std::vector<nn::Device> devices = {nn::Device::Cpu(0),
-                                           nn::Device::Cpu(1)};
+  const std::vector<nn::Device> devices = nn::ResolveDevices(
+      argc > 2 ? argv[2] : "cpu:2",
+      static_cast<int>(ringlet::gpu::ProbeCudaDevices().usable.size()));
   nn::DataParallelOptions options;
   options.loss = nn::SoftmaxCrossEntropyLoss();  // Or any nn::LossFunction.
   options.optimizer.name = "adamw";  // Or options.make_optimizer: your own.

@@ -13,6 +13,14 @@ if [[ "$(wc -l <<<"$missing")" != 1 || "$missing" != "train_mlp: error: "* ]]; t
   exit 1
 fi
 
+# Devices as the trainers' --devices; one that is not there is one line.
+bad="$("$bin" "$data" cuda:7 2>&1)" && { echo "cuda:7 was not an error"; exit 1; }
+if [[ "$(wc -l <<<"$bad")" != 1 || "$bad" != "train_mlp: error: "*cuda:7* ]]; then
+  echo "a device that is not there should give one error line naming it, got:"
+  echo "$bad"
+  exit 1
+fi
+
 out="$("$bin" "$data")"
 echo "$out"
 acc="$(sed -nE 's/^epoch 2: loss [0-9.]+, test acc ([0-9.]+)$/\1/p' <<<"$out")"
