@@ -176,12 +176,43 @@ class BundleTest(unittest.TestCase):
             f.write(FAKE_TEST % (json.dumps(report(cases)), output, rc))
         os.chmod(full, os.stat(full).st_mode | stat.S_IXUSR)
 
-    def run_bundle(self, *parts):
+    def run_bundle(self, *parts, env=None):
         out = subprocess.run(
             [sys.executable, os.path.join(self.dir, "run_all.py")] +
             list(parts), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            universal_newlines=True, cwd=self.dir)
+            universal_newlines=True, cwd=self.dir, env=env)
         return out.returncode, out.stdout
+
+    def script(self, path, body):
+        full = os.path.join(self.dir, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(full, 0o755)
+
+    def test_own_model_and_layouts_on_a_gpu(self):
+        # A machine that looks like one with a GPU: nvidia-smi answers, the
+        # data folder is there, and the programs print what theirs do.
+        self.script("fakebin/nvidia-smi", "echo 'GPU 0: Fake GPU'\n")
+        os.makedirs(os.path.join(self.dir, "fashion-mnist"))
+        shutil.copy(os.path.join(HERE, "bench_goals.py"), self.dir)
+        self.script("examples/mlp/train_mlp",
+                    "echo 'epoch 1: loss 0.5600, test acc 0.8300'\n"
+                    "echo 'epoch 2: loss 0.4100, test acc 0.8500'\n")
+        layout = ('{"model": "resnet18", "batch_size": 256, "precision": '
+                  '"bf16", "layout": "%s", "conv_ms": %s}')
+        self.script("nn/bench/cuda_conv_layout_bench",
+                    "echo '%s'\necho '%s'\n" % (layout % ("nchw", "8.0"),
+                                                  layout % ("nhwc", "6.0")))
+        env = dict(os.environ, PATH=os.path.join(self.dir, "fakebin") + ":" +
+                   os.environ["PATH"], RINGLET_E2E_EPOCHS="1")
+        _, out = self.run_bundle("goals", "e2e", env=env)
+        self.assertIn("e2e train_mlp_2x_cuda0: PASSED: test acc 0.8500", out)
+        self.assertIn("layout bf16: ResNet-18's convolutions at batch 256, "
+                      "NCHW 8.00 ms, NHWC 6.00 ms (0.75x): NHWC is faster",
+                      out)
+        # The trainers are not in this bundle: their e2e lines fail.
+        self.assertIn("e2e resnet_dp_cuda0: FAILED", out)
 
     def test_tests_part_counts_each_binary(self):
         self.fake("nn/a_test", [("A", "COMPLETED", False)])
