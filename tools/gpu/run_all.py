@@ -15,7 +15,7 @@ folder stays). Exit status 1 when anything failed.
   run_all.py [PART ...]     parts, all but goals and profile by default:
                             tests canaries sanitize limits e2e curves peers
                             bench graphs; goals (bench's goal lines and
-                            the convolutions' layouts, ~4 minutes); profile
+                            the convolutions' layouts, ~5 minutes); profile
 
 RINGLET_E2E_EPOCHS (default 10) shortens the trainers' runs;
 RINGLET_SANITIZE_TOOLS (default "memcheck racecheck initcheck synccheck")
