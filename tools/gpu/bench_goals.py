@@ -73,7 +73,8 @@ PRECISION_GOALS = [
     ("resnet_dp on cuda:0 --precision=bf16: <= 2.0 s/epoch, test acc within "
      "0.01 of fp32's", "resnet_dp_cuda0_bf16", "resnet_dp_cuda0", 2.0, 0.01),
 ]
-GRAPH_CONFIGS = ["resnet18_64", "resnet18_256", "lenet_256", "lenet_1024"]
+GRAPH_CONFIGS = ["resnet18_64", "resnet18_256", "lenet_256", "lenet_1024",
+                 "resnet18_64_bf16", "resnet18_256_bf16"]
 
 LINE = re.compile(r"^(bench|e2e|peer) ([A-Za-z0-9_]+): (.*)$")
 BOOK_LINE = re.compile(r"test acc: ([0-9.]+), ([0-9.]+) sec/epoch")
@@ -231,8 +232,12 @@ def graph_lines(results):
         parts = []
         for who in ("ringlet", "pytorch"):
             eager, graph = j[(who, "false")], j[(who, "true")]
-            if eager is None or graph is None:
+            if eager is None:
                 parts.append(f"{who}: not run")
+                continue
+            if graph is None:  # PyTorch's peer captures float32 only.
+                parts.append(f"{who} {eager['images_per_sec']:,.0f} img/s "
+                             "(no CUDA graph)")
                 continue
             host = eager.get("host_ms_per_step")
             host_text = f", host {host:.2f} of {eager['step_ms']:.2f} ms" if host else ""

@@ -40,6 +40,17 @@ python3 "$script" "$peers" | grep -qxF "goal resnet_dp on cuda:0 --precision=bf1
 python3 "$script" "$peers" | grep -qxF "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: ringlet 30,000 (measure) img/s, PyTorch 20,344: 1.47x with measure: MISSED" ||
   fail "the best PyTorch line was not the one compared: $(python3 "$script" "$peers")"
 
+# A bf16 configuration: ringlet with and without a CUDA graph, PyTorch's
+# eager step alone (its peer captures float32 only).
+graphs="$(mktemp)"
+cat >"$graphs" <<'EOF2'
+bench graphs_resnet18_64_bf16_ringlet_false: {"device": "cuda:0", "images_per_sec": 8900.0, "step_ms": 7.19, "host_ms_per_step": 12.9}
+bench graphs_resnet18_64_bf16_ringlet_true: {"device": "cuda:0", "images_per_sec": 11000.0, "step_ms": 5.8, "host_ms_per_step": 0.02}
+bench graphs_resnet18_64_bf16_pytorch_false: {"device": "cuda:0", "images_per_sec": 7494.0, "step_ms": 8.54, "host_ms_per_step": 10.2}
+EOF2
+python3 "$script" "$graphs" | grep -qxF "graphs resnet18_64_bf16: ringlet 8,900 -> 11,000 img/s (1.24x, host 12.90 of 7.19 ms); pytorch 7,494 img/s (no CUDA graph)" ||
+  fail "the bf16 graph line: $(python3 "$script" "$graphs")"
+
 # The memory goal against PyTorch's smallest peak (channels-last here).
 python3 "$script" "$peers" | grep -qxF "goal GPU memory, ResNet-18 batch 256 bf16 <= 0.5x PyTorch's autocast: ringlet 1,024 MiB, PyTorch 2,048 MiB (goal_resnet18_256_bf16_pytorch_channels_last): 0.50x: MET" ||
   fail "the memory goal: $(python3 "$script" "$peers")"

@@ -90,10 +90,12 @@ GOAL_BENCHES = [("resnet18_64_fp32", "resnet18", 64, "fp32"),
                 ("resnet18_64_bf16", "resnet18", 64, "bf16"),
                 ("resnet18_256_bf16", "resnet18", 256, "bf16"),
                 ("lenet_1024_fp32", "lenet", 1024, "fp32")]
-GRAPH_BENCHES = [("resnet18_64", "resnet18", 64),
-                 ("resnet18_256", "resnet18", 256),
-                 ("lenet_256", "lenet", 256),
-                 ("lenet_1024", "lenet", 1024)]
+GRAPH_BENCHES = [("resnet18_64", "resnet18", 64, "fp32"),
+                 ("resnet18_256", "resnet18", 256, "fp32"),
+                 ("lenet_256", "lenet", 256, "fp32"),
+                 ("lenet_1024", "lenet", 1024, "fp32"),
+                 ("resnet18_64_bf16", "resnet18", 64, "bf16"),
+                 ("resnet18_256_bf16", "resnet18", 256, "bf16")]
 PROFILES = [("resnet18_64_fp32", "resnet18", 64, "fp32"),
             ("resnet18_256_tf32", "resnet18", 256, "tf32"),
             ("resnet18_256_bf16", "resnet18", 256, "bf16"),
@@ -709,15 +711,21 @@ def part_graphs(r):
         bench(r, "graphs_refused_on_cpu", [
             "nn/bench/train_bench", "--device=cpu", "--cuda_graph=true"])
         return
-    for name, model, batch in GRAPH_BENCHES:
+    for name, model, batch, precision in GRAPH_BENCHES:
         for graph in ["false", "true"]:
             bench(r, "graphs_%s_ringlet_%s" % (name, graph), train_bench(
-                model, batch, 30, "--device=cuda:0", "--cuda_graph=" + graph))
-        if r.torch_gpu:
-            bench(r, "graphs_%s_pytorch_false" % name,
-                  torch_bench(model, batch, 30))
-            bench(r, "graphs_%s_pytorch_true" % name,
-                  torch_bench(model, batch, 30, "--cuda_graph"))
+                model, batch, 30, "--device=cuda:0", "--cuda_graph=" + graph,
+                "--precision=" + precision))
+        if not r.torch_gpu:
+            continue
+        if precision == "bf16":  # The peer captures float32 steps only.
+            bench(r, "graphs_%s_pytorch_false" % name, torch_bench(
+                model, batch, 30, "--precision=bf16", "--channels_last"))
+            continue
+        bench(r, "graphs_%s_pytorch_false" % name,
+              torch_bench(model, batch, 30))
+        bench(r, "graphs_%s_pytorch_true" % name,
+              torch_bench(model, batch, 30, "--cuda_graph"))
 
 
 def part_profile(r):
