@@ -226,6 +226,13 @@ Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
                                                 const Conv2dParams& params,
                                                 const Problem& problem) {
   static ChoiceCache<cudnnConvolutionFwdAlgo_t> cache;
+  // The direction's workspace for an algorithm (by number).
+  const auto workspace_of = [&](int algo, size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(
+        on.context.cudnn(), problem.x_desc.get(), problem.w_desc.desc,
+        problem.conv.desc, problem.y_desc.get(),
+        static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+  };
   return cache.Get(KeyOf(x, w, params), [&] {
     cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
@@ -233,14 +240,7 @@ Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
       const FindWorkspace workspace(
           x.device().index,
           LargestWorkspace(problem.conv.desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                           TensorOps(x.dtype()), [&](int algo, size_t* bytes) {
-                             return cudnnGetConvolutionForwardWorkspaceSize(
-                                 on.context.cudnn(), problem.x_desc.get(),
-                                 problem.w_desc.desc, problem.conv.desc,
-                                 problem.y_desc.get(),
-                                 static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-                                 bytes);
-                           }));
+                           TensorOps(x.dtype()), workspace_of));
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
           on.context.cudnn(), problem.x_desc.get(), x.raw_data(),
           problem.w_desc.desc, w.raw_data(), problem.conv.desc,
@@ -257,10 +257,7 @@ Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
             results, found, "forward", x.dtype() == DType::kBFloat16);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
-    RINGLET_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-        on.context.cudnn(), problem.x_desc.get(), problem.w_desc.desc,
-        problem.conv.desc, problem.y_desc.get(), choice.algo,
-        &choice.workspace));
+    RINGLET_CUDNN_CHECK(workspace_of(choice.algo, &choice.workspace));
     return choice;
   });
 }
@@ -269,6 +266,13 @@ Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
     OnDevice& on, const Tensor& x, const Tensor& w, const Tensor& dy,
     Tensor& dw, const Conv2dParams& params, const Problem& problem) {
   static ChoiceCache<cudnnConvolutionBwdFilterAlgo_t> cache;
+  // The direction's workspace for an algorithm (by number).
+  const auto workspace_of = [&](int algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        on.context.cudnn(), problem.x_desc.get(), problem.y_desc.get(),
+        problem.conv.desc, problem.w_desc.desc,
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+  };
   return cache.Get(KeyOf(x, w, params), [&] {
     cudnnConvolutionBwdFilterAlgoPerf_t
         results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -276,15 +280,9 @@ Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
     if (Measure()) {
       const FindWorkspace workspace(
           x.device().index,
-          LargestWorkspace(
-              problem.conv.desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-              TensorOps(x.dtype()), [&](int algo, size_t* bytes) {
-                return cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                    on.context.cudnn(), problem.x_desc.get(),
-                    problem.y_desc.get(), problem.conv.desc,
-                    problem.w_desc.desc,
-                    static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
-              }));
+          LargestWorkspace(problem.conv.desc,
+                           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                           TensorOps(x.dtype()), workspace_of));
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           on.context.cudnn(), problem.x_desc.get(), x.raw_data(),
           problem.y_desc.get(), dy.raw_data(), problem.conv.desc,
@@ -302,10 +300,7 @@ Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
         results, found, "backward-filter", x.dtype() == DType::kBFloat16);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
-    RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-        on.context.cudnn(), problem.x_desc.get(), problem.y_desc.get(),
-        problem.conv.desc, problem.w_desc.desc, choice.algo,
-        &choice.workspace));
+    RINGLET_CUDNN_CHECK(workspace_of(choice.algo, &choice.workspace));
     return choice;
   });
 }
@@ -316,6 +311,13 @@ Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
                                                  const Conv2dParams& params,
                                                  const Problem& problem) {
   static ChoiceCache<cudnnConvolutionBwdDataAlgo_t> cache;
+  // The direction's workspace for an algorithm (by number).
+  const auto workspace_of = [&](int algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(
+        on.context.cudnn(), problem.w_desc.desc, problem.y_desc.get(),
+        problem.conv.desc, problem.x_desc.get(),
+        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+  };
   return cache.Get(KeyOf(x, w, params), [&] {
     cudnnConvolutionBwdDataAlgoPerf_t
         results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -323,15 +325,9 @@ Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
     if (Measure()) {
       const FindWorkspace workspace(
           x.device().index,
-          LargestWorkspace(
-              problem.conv.desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-              TensorOps(x.dtype()), [&](int algo, size_t* bytes) {
-                return cudnnGetConvolutionBackwardDataWorkspaceSize(
-                    on.context.cudnn(), problem.w_desc.desc,
-                    problem.y_desc.get(), problem.conv.desc,
-                    problem.x_desc.get(),
-                    static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
-              }));
+          LargestWorkspace(problem.conv.desc,
+                           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                           TensorOps(x.dtype()), workspace_of));
       RINGLET_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
           on.context.cudnn(), problem.w_desc.desc, w.raw_data(),
           problem.y_desc.get(), dy.raw_data(), problem.conv.desc,
@@ -349,10 +345,7 @@ Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
         results, found, "backward-data", x.dtype() == DType::kBFloat16);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
-    RINGLET_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-        on.context.cudnn(), problem.w_desc.desc, problem.y_desc.get(),
-        problem.conv.desc, problem.x_desc.get(), choice.algo,
-        &choice.workspace));
+    RINGLET_CUDNN_CHECK(workspace_of(choice.algo, &choice.workspace));
     return choice;
   });
 }
