@@ -95,6 +95,11 @@ class GpuBackend {
   // dst[i] = src[i] converted from `from` to `to` (`count` elements).
   virtual void Convert(int device, const void* src, DType from, void* dst,
                        DType to, size_t count) = 0;
+  // For each of `batch` matrices of rows x cols elements of `dtype`:
+  // dst[b][j][i] = src[b][i][j] (NCHW to NHWC is rows C, cols H * W).
+  virtual void TransposeBatched(int device, const void* src, void* dst,
+                                DType dtype, int64_t batch, int64_t rows,
+                                int64_t cols) = 0;
   // How often the host has waited for a GPU so far (all contexts).
   virtual uint64_t HostWaits() const = 0;
 

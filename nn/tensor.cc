@@ -31,6 +31,42 @@ int64_t NumElements(const Shape& shape) {
   return n;
 }
 
+namespace {
+
+// For each of `batch` matrices: dst[b][j][i] = src[b][i][j], in tiles that
+// stay in cache.
+template <typename T>
+void TransposeOnHost(const T* src, T* dst, int64_t batch, int64_t rows,
+                     int64_t cols) {
+  constexpr int64_t kTile = 32;
+  for (int64_t b = 0; b < batch; ++b) {
+    const T* from = src + b * rows * cols;
+    T* to = dst + b * rows * cols;
+    for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        const int64_t i1 = std::min(rows, i0 + kTile);
+        const int64_t j1 = std::min(cols, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i) {
+          for (int64_t j = j0; j < j1; ++j)
+            to[j * rows + i] = from[i * cols + j];
+        }
+      }
+    }
+  }
+}
+
+// Whether a [N, C, H, W] shape orders its elements the same in NCHW and
+// NHWC.
+bool OrdersAgree(const Shape& shape) {
+  return shape.size() != 4 || shape[1] == 1 || shape[2] * shape[3] == 1;
+}
+
+}  // namespace
+
+bool Tensor::StoredChannelsLast() const {
+  return memory_format_ == MemoryFormat::kChannelsLast && !OrdersAgree(shape_);
+}
+
 int64_t Tensor::nbytes() const {
   return numel() * static_cast<int64_t>(ElementSize(dtype_));
 }
@@ -72,11 +108,17 @@ Tensor::Tensor(const Shape& shape, Device device, DType dtype)
   Fill(0.0f);
 }
 
-Tensor Tensor::Uninitialized(const Shape& shape, Device device, DType dtype) {
+Tensor Tensor::Uninitialized(const Shape& shape, Device device, DType dtype,
+                             MemoryFormat format) {
+  if (format == MemoryFormat::kChannelsLast && shape.size() != 4) {
+    throw ShapeError("tensor shape " + ToString(shape) +
+                     ": channels-last needs a rank-4 [N, C, H, W] shape");
+  }
   Tensor t;
   t.shape_ = shape;
   t.device_ = device;
   t.dtype_ = dtype;
+  t.memory_format_ = format;
   t.Allocate();
   return t;
 }
@@ -96,9 +138,19 @@ Tensor Tensor::View(const Shape& shape) const {
     throw ShapeError("view: cannot view shape " + ToString(shape_) + " as " +
                      ToString(shape));
   }
+  ThrowIfStoredChannelsLast("view as " + ToString(shape));
   Tensor t = *this;
   t.shape_ = shape;
+  t.memory_format_ = MemoryFormat::kContiguous;
   return t;
+}
+
+void Tensor::ThrowIfStoredChannelsLast(const std::string& what) const {
+  if (!StoredChannelsLast()) return;
+  throw ShapeError(what + ": the channels-last tensor of shape " +
+                   ToString(shape_) +
+                   " stores its elements in [N, H, W, C] order; convert it "
+                   "with ToMemoryFormat(MemoryFormat::kContiguous) first");
 }
 
 Tensor Tensor::ViewAt(int64_t offset, const Shape& shape) const {
@@ -109,16 +161,19 @@ Tensor Tensor::ViewAt(int64_t offset, const Shape& shape) const {
                      std::to_string(offset) + " do not fit in a tensor of " +
                      ToString(shape_));
   }
+  ThrowIfStoredChannelsLast("view of " + std::to_string(count) +
+                            " elements at " + std::to_string(offset));
   Tensor t = *this;
   // Shares the control block (and so the allocation) of storage_.
   t.storage_ = std::shared_ptr<std::byte[]>(
       storage_, storage_.get() + offset * ElementSize(dtype_));
   t.shape_ = shape;
+  t.memory_format_ = MemoryFormat::kContiguous;
   return t;
 }
 
 Tensor Tensor::Clone() const {
-  Tensor t = Uninitialized(shape_, device_, dtype_);
+  Tensor t = Uninitialized(shape_, device_, dtype_, memory_format_);
   if (device_.is_cuda()) {
     GpuBackendFor(device_).CopyDeviceToDevice(device_.index, t.raw_data(),
                                               raw_data(), nbytes());
@@ -130,7 +185,7 @@ Tensor Tensor::Clone() const {
 
 Tensor Tensor::To(Device device) const {
   if (device == device_) return *this;
-  Tensor t = Uninitialized(shape_, device, dtype_);
+  Tensor t = Uninitialized(shape_, device, dtype_, memory_format_);
   if (device_.is_cpu() && device.is_cpu()) {
     std::memcpy(t.raw_data(), raw_data(), nbytes());
   } else if (device.is_cuda() && device_.is_cpu()) {
@@ -148,7 +203,7 @@ Tensor Tensor::To(Device device) const {
 
 Tensor Tensor::To(DType dtype) const {
   if (dtype == dtype_ || !defined()) return *this;
-  Tensor t = Uninitialized(shape_, device_, dtype);
+  Tensor t = Uninitialized(shape_, device_, dtype, memory_format_);
   if (device_.is_cuda()) {
     GpuBackendFor(device_).Convert(device_.index, raw_data(), dtype_,
                                    t.raw_data(), dtype, numel());
@@ -156,6 +211,33 @@ Tensor Tensor::To(DType dtype) const {
     FloatToBf16(device_data(), t.bf16_data(), numel());
   } else {
     Bf16ToFloat(bf16_data(), t.device_data(), numel());
+  }
+  return t;
+}
+
+Tensor Tensor::ToMemoryFormat(MemoryFormat format) const {
+  if (format == memory_format_ || !defined()) return *this;
+  if (format == MemoryFormat::kChannelsLast && rank() != 4) {
+    throw ShapeError("to channels-last: a tensor of shape " + ToString(shape_) +
+                     "; channels-last needs a rank-4 [N, C, H, W] shape");
+  }
+  if (OrdersAgree(shape_)) {  // The same bytes: relabelled.
+    Tensor t = *this;
+    t.memory_format_ = format;
+    return t;
+  }
+  Tensor t = Uninitialized(shape_, device_, dtype_, format);
+  const int64_t n = dim(0), c = dim(1), hw = dim(2) * dim(3);
+  // NCHW to NHWC transposes each image's C x HW matrix; back, its HW x C.
+  const bool to_last = format == MemoryFormat::kChannelsLast;
+  const int64_t rows = to_last ? c : hw, cols = to_last ? hw : c;
+  if (device_.is_cuda()) {
+    GpuBackendFor(device_).TransposeBatched(
+        device_.index, raw_data(), t.raw_data(), dtype_, n, rows, cols);
+  } else if (dtype_ == DType::kBFloat16) {
+    TransposeOnHost(bf16_data(), t.bf16_data(), n, rows, cols);
+  } else {
+    TransposeOnHost(device_data(), t.device_data(), n, rows, cols);
   }
   return t;
 }
@@ -210,6 +292,13 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
 void CopyFromHost(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
   float* to = dst.device_data();  // A DTypeError unless float32.
+  std::vector<float> stored;
+  if (dst.StoredChannelsLast()) {  // NCHW values, stored in dst's order.
+    stored.resize(dst.numel());
+    TransposeOnHost(src, stored.data(), dst.dim(0), dst.dim(1),
+                    dst.dim(2) * dst.dim(3));
+    src = stored.data();
+  }
   if (dst.device().is_cuda()) {
     GpuBackendFor(dst.device())
         .CopyHostToDevice(dst.device().index, to, src, dst.nbytes());
@@ -220,6 +309,7 @@ void CopyFromHost(const float* src, Tensor& dst) {
 
 void CopyFromHostAsync(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
+  dst.ThrowIfStoredChannelsLast("copy from host, queued");
   float* to = dst.device_data();
   if (dst.device().is_cuda()) {
     GpuBackendFor(dst.device())
@@ -236,6 +326,10 @@ uint64_t HostWaitsForGpus() {
 
 void CopyToHost(const Tensor& src, float* dst) {
   if (src.numel() == 0) return;
+  if (src.StoredChannelsLast()) {
+    CopyToHost(src.ToMemoryFormat(MemoryFormat::kContiguous), dst);
+    return;
+  }
   const float* from = src.device_data();
   if (src.device().is_cuda()) {
     GpuBackendFor(src.device())

@@ -18,6 +18,7 @@
 
 #include "nn/device.h"
 #include "nn/dtype.h"
+#include "nn/memory_format.h"
 
 namespace ringlet::nn {
 
@@ -48,7 +49,8 @@ class Tensor {
   // A tensor whose values are unset: for outputs an op writes whole, which
   // saves zero-filling memory that is overwritten at once.
   static Tensor Uninitialized(const Shape& shape, Device device = Device::Cpu(),
-                              DType dtype = DType::kFloat32);
+                              DType dtype = DType::kFloat32,
+                              MemoryFormat format = MemoryFormat::kContiguous);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -57,6 +59,13 @@ class Tensor {
   int64_t numel() const { return NumElements(shape_); }
   Device device() const { return device_; }
   DType dtype() const { return dtype_; }
+  MemoryFormat memory_format() const { return memory_format_; }
+  // True for a channels-last tensor whose storage order differs from
+  // NCHW's (C > 1 and H * W > 1): code reading the flat storage must mind it.
+  bool StoredChannelsLast() const;
+  // Throws ShapeError naming `what` and the shape when StoredChannelsLast():
+  // for code that reads the flat storage as NCHW.
+  void ThrowIfStoredChannelsLast(const std::string& what) const;
   // numel() * ElementSize(dtype()).
   int64_t nbytes() const;
 
@@ -97,7 +106,9 @@ class Tensor {
   void* raw_data() { return storage_.get(); }
   const void* raw_data() const { return storage_.get(); }
 
-  // The same storage under another shape with as many elements.
+  // The same storage under another shape with as many elements. A
+  // channels-last tensor views only where both orders agree (C or H * W is
+  // 1; the view is contiguous); else ShapeError: convert it first.
   Tensor View(const Shape& shape) const;
   // Elements [offset, offset + NumElements(shape)) of this tensor, sharing
   // its storage (which lives while either does), under `shape`: a gradient
@@ -109,10 +120,15 @@ class Tensor {
   // Throws DeviceError when the device does not exist or this build has no
   // CUDA.
   Tensor To(Device device) const;
-  // The values as `dtype`, on the same device (this tensor itself when it
-  // is already of that type): float32 to bfloat16 rounds to nearest even,
-  // bfloat16 to float32 is exact.
+  // The values as `dtype`, on the same device, in the same memory format
+  // (this tensor itself when it is already of that type): float32 to
+  // bfloat16 rounds to nearest even, bfloat16 to float32 is exact.
   Tensor To(DType dtype) const;
+  // The same values stored in `format`, on the same device (this tensor
+  // itself when it is already so). Where both orders agree (C or H * W is
+  // 1) the result shares this tensor's storage. ShapeError for
+  // channels-last of a tensor whose rank is not 4.
+  Tensor ToMemoryFormat(MemoryFormat format) const;
   // Every element = value (rounded, for bfloat16).
   void Fill(float value);
   // True when both start at the same element of shared storage (a view or
@@ -131,6 +147,7 @@ class Tensor {
   Shape shape_;
   Device device_;
   DType dtype_ = DType::kFloat32;
+  MemoryFormat memory_format_ = MemoryFormat::kContiguous;
 };
 
 // dst[dst_offset + i] = src[src_offset + i] for i < count, element offsets
@@ -142,12 +159,13 @@ class Tensor {
 // std::out_of_range for a range outside either tensor.
 void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
                   int64_t dst_offset, int64_t count);
-// dst's values from / to host memory of dst.numel() floats, wherever dst
-// lives (float32 tensors; DTypeError for others); each returns once the
-// copy is done.
+// dst's values from / to host memory of dst.numel() floats in NCHW order,
+// wherever dst lives, whatever its memory format (float32 tensors;
+// DTypeError for others); each returns once the copy is done.
 void CopyFromHost(const float* src, Tensor& dst);
 void CopyToHost(const Tensor& src, float* dst);
-// CopyFromHost without waiting for a GPU: the copy is queued (through
+// CopyFromHost without waiting for a GPU (dst contiguous, else ShapeError):
+// the copy is queued (through
 // pinned memory) on the calling thread's queue for dst's device, `src` may
 // be reused at once, and only work queued after it there may read dst
 // (hand dst to another stream or thread through a DeviceEvent). On a CPU,

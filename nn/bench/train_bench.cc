@@ -31,6 +31,7 @@
 #include "nn/gpu_backend.h"
 #include "nn/gpu_precision.h"
 #include "nn/layers/init.h"
+#include "nn/memory_format.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/autocast.h"
@@ -109,6 +110,12 @@ int Main(int argc, char** argv) {
                  "graph (cuDNN's graph-API engines, timed once per shape)")
       ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
+  std::string layout = "nchw";
+  app.add_option("--layout", layout,
+                 "GPU activations' memory format: nchw, or nhwc "
+                 "(channels-last, PyTorch's channels_last)")
+      ->check(CLI::IsMember({"nchw", "nhwc"}))
+      ->capture_default_str();
   bool cuda_graph = false;
   app.add_option("--cuda_graph", cuda_graph,
                  "GPU: after the warmup, record one step as a CUDA graph and "
@@ -121,6 +128,7 @@ int Main(int argc, char** argv) {
   const bool bf16 = precision == "bf16";
   SetGpuPrecision(bf16 ? GpuPrecision::kFp32 : ParseGpuPrecision(precision));
   SetConvAlgorithms(ParseConvAlgorithms(conv_algorithms));
+  SetGpuActivationFormat(ParseLayout(layout));
   SetOpThreads(threads);
   SetCpuConvBackend(ParseCpuConvBackend(cpu_conv));
   Device device;
@@ -143,6 +151,11 @@ int Main(int argc, char** argv) {
       throw DeviceError("--conv_algorithms=" + conv_algorithms +
                         " applies to GPUs (cuDNN); leave it out, or use "
                         "--device=cuda:N");
+    }
+    if (device.is_cpu() && layout != "nchw") {
+      throw DeviceError("--layout=" + layout +
+                        " applies to GPUs (cuDNN); CPU devices keep their "
+                        "own layout (leave --layout out)");
     }
     if (device.is_cpu() && cuda_graph) {
       throw DeviceError(
@@ -268,7 +281,7 @@ int Main(int argc, char** argv) {
         "{\"model\": \"%s\", \"device\": \"%s\", \"batch_size\": %lld, "
         "\"threads\": %d, \"cpu\": \"%s\", \"cpu_bf16_isa\": \"%s\", "
         "\"cpu_conv\": \"%s\", \"precision\": \"%s\", "
-        "\"conv_algorithms\": \"%s\", "
+        "\"conv_algorithms\": \"%s\", \"layout\": \"%s\", "
         "\"cuda_graph\": %s, \"images_per_sec\": %.2f, "
         "\"step_ms\": %.3f, \"host_ms_per_step\": %s, "
         "\"isolated_step_ms\": %s, "
@@ -278,7 +291,7 @@ int Main(int argc, char** argv) {
         static_cast<long long>(batch_size), threads,
         GetCpuFeatures().model.c_str(),
         Bf16InstructionSets(GetCpuFeatures()).c_str(), cpu_conv.c_str(),
-        precision.c_str(), conv_algorithms.c_str(),
+        precision.c_str(), conv_algorithms.c_str(), layout.c_str(),
         cuda_graph ? "true" : "false", images_per_sec, 1e3 * seconds / steps,
         JsonMs(host_ms).c_str(), JsonMs(isolated_ms).c_str(), waits_per_step,
         PeakRssBytes(), gpu_peak.c_str(), gpu_held.c_str());

@@ -12,6 +12,7 @@
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
 #include "nn/cuda/elementwise_kernels.h"
+#include "nn/cuda/transpose_kernels.h"
 #include "nn/gpu_backend.h"
 
 namespace ringlet::nn::cuda {
@@ -107,6 +108,14 @@ class CudaBackend : public GpuBackend {
     } else {
       fill_forward(static_cast<float*>(dst), n, value, context.stream());
     }
+  }
+
+  void TransposeBatched(int device, const void* src, void* dst, DType dtype,
+                        int64_t batch, int64_t rows, int64_t cols) override {
+    DeviceContext& context = DeviceContext::For(device);
+    gpu::DeviceGuard guard(device);
+    transpose_batched(src, dst, static_cast<int>(ElementSize(dtype)), batch,
+                      rows, cols, context.stream());
   }
 
   void Convert(int device, const void* src, DType from, void* dst, DType to,

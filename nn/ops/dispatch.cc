@@ -20,8 +20,10 @@ Device CommonDevice(const char* op, std::initializer_list<Device> devices) {
   return any ? common : Device::Cpu();
 }
 
-Device OpDeviceOfAnyType(const char* op,
-                         std::initializer_list<const Tensor*> inputs) {
+namespace {
+
+Device CommonDeviceOf(const char* op,
+                      std::initializer_list<const Tensor*> inputs) {
   // At most a handful of inputs: a small fixed array, no allocation.
   Device devices[8];
   size_t n = 0;
@@ -40,6 +42,28 @@ Device OpDeviceOfAnyType(const char* op,
   for (size_t i = 1; i < n; ++i)
     common = CommonDevice(op, {common, devices[i]});
   return common;
+}
+
+}  // namespace
+
+Device OpDeviceOfAnyType(const char* op,
+                         std::initializer_list<const Tensor*> inputs) {
+  const Device device = CommonDeviceOf(op, inputs);
+  if (device.is_cpu()) {
+    int position = 0;
+    for (const Tensor* t : inputs) {
+      ++position;
+      if (t->defined() && t->StoredChannelsLast()) {
+        throw DeviceError(
+            std::string(op) + ": input " + std::to_string(position) +
+            " (shape " + ToString(t->shape()) +
+            ") is channels-last, a GPU memory format; CPU ops take "
+            "contiguous tensors (convert with "
+            "Tensor::ToMemoryFormat(MemoryFormat::kContiguous))");
+      }
+    }
+  }
+  return device;
 }
 
 Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs) {

@@ -19,7 +19,8 @@ namespace ringlet::nn {
 // The device all defined `inputs` are on (CPU when none is defined). CPU
 // devices share host memory, so tensors of cpu:0 and cpu:1 mix (CPU ops
 // return cpu:0 tensors); a GPU's tensors mix only with that GPU's. Throws
-// DTypeError for an input that is not float32.
+// DTypeError for an input that is not float32, and DeviceError for a
+// channels-last input of a CPU op (channels-last is a GPU memory format).
 Device OpDevice(const char* op, std::initializer_list<const Tensor*> inputs);
 // The same without the type check, for ops that take bfloat16 too.
 Device OpDeviceOfAnyType(const char* op,

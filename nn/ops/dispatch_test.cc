@@ -56,5 +56,31 @@ TEST(Dispatch, AnOpRefusesATypeItDoesNotTake) {
   EXPECT_THROW(RequireCpu("pool", {&b}), DTypeError);
 }
 
+// Channels-last is a GPU memory format: a CPU op names the input and the
+// conversion instead of reading NHWC storage as NCHW.
+TEST(Dispatch, CpuOpsRefuseChannelsLastInputs) {
+  Tensor x({1, 2, 3, 3});
+  x.Fill(1.0f);
+  const Tensor last = x.ToMemoryFormat(MemoryFormat::kChannelsLast);
+  try {
+    Add(x, last);
+    FAIL() << "expected a DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("add: input 2 (shape [1, 2, 3, 3]) is "
+                                    "channels-last"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("ToMemoryFormat(MemoryFormat::kContiguous)"));
+  }
+  EXPECT_THROW(ReluForward(last), DeviceError);
+  // Where both orders agree there is nothing to refuse.
+  const Tensor gray =
+      Tensor({1, 1, 3, 3}).ToMemoryFormat(MemoryFormat::kChannelsLast);
+  EXPECT_NO_THROW(ReluForward(gray));
+  // Flatten hands a linear layer NCHW features.
+  const Tensor flat = Flatten(last);
+  EXPECT_EQ(flat.memory_format(), MemoryFormat::kContiguous);
+  EXPECT_EQ(flat.shape(), (Shape{1, 18}));
+}
+
 }  // namespace
 }  // namespace ringlet::nn

@@ -159,7 +159,9 @@ Tensor Flatten(const Tensor& x) {
   if (x.rank() < 1) throw ShapeError("flatten: input is a scalar");
   int64_t features = 1;  // Not numel / N: an empty batch has features too.
   for (int i = 1; i < x.rank(); ++i) features *= x.dim(i);
-  return x.View({x.dim(0), features});
+  // Features in NCHW order whatever the input's memory format (a linear
+  // layer's weights are laid out for it).
+  return x.ToMemoryFormat(MemoryFormat::kContiguous).View({x.dim(0), features});
 }
 
 }  // namespace ringlet::nn

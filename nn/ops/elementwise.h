@@ -32,7 +32,8 @@ int64_t CountNonFinite(const std::vector<const Tensor*>& tensors);
 // Every tensor (all on one device) set to 0; on a GPU one launch for up to
 // 48 tensors (a model's gradients), not one each.
 void ZeroAll(const std::vector<Tensor*>& tensors);
-// [N, ...] -> [N, prod(...)], sharing storage; backward is a View back.
+// [N, ...] -> [N, prod(...)], the features in NCHW order: sharing storage
+// (a channels-last input is converted first); backward is a View back.
 Tensor Flatten(const Tensor& x);
 
 }  // namespace ringlet::nn

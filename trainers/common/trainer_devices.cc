@@ -9,6 +9,7 @@
 #include "collectives/backends/nccl.h"
 #include "gpu/device_probe.h"
 #include "nn/gpu_precision.h"
+#include "nn/memory_format.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/bf16_support.h"
 
@@ -71,8 +72,15 @@ void ApplyComputeFlags(const TrainerFlags& flags,
                           " applies to GPUs (cuDNN); CPU devices always give "
                           "the same bits (leave --conv_algorithms out)");
   }
+  const nn::MemoryFormat layout = nn::ParseLayout(flags.layout);
+  if (layout != nn::MemoryFormat::kContiguous && !on_gpus) {
+    throw nn::DeviceError("--layout=" + flags.layout +
+                          " applies to GPUs (cuDNN); CPU devices keep their "
+                          "own layout (leave --layout out)");
+  }
   nn::SetGpuPrecision(precision);
   nn::SetConvAlgorithms(conv);
+  nn::SetGpuActivationFormat(layout);
   nn::SetAutocast(bf16 ? nn::DType::kBFloat16 : nn::DType::kFloat32);
 }
 

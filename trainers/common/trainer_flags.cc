@@ -207,6 +207,13 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "or graph (cuDNN's graph-API engines, timed once per shape)")
       ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
+  app.add_option("--layout", f->layout,
+                 "on GPUs: the activations' memory format, nchw or nhwc "
+                 "(channels-last, as PyTorch's channels_last: what cuDNN's "
+                 "tensor-core kernels read); chosen once, at the first "
+                 "convolution")
+      ->check(CLI::IsMember({"nchw", "nhwc"}))
+      ->capture_default_str();
   app.add_option("--seed", f->seed,
                  "initial weights and the order of the batches")
       ->capture_default_str();
@@ -311,6 +318,7 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"precision", flags.precision, false});
   settings->push_back({"grad_dtype", flags.grad_dtype, false});
   settings->push_back({"conv_algorithms", flags.conv_algorithms, false});
+  settings->push_back({"layout", flags.layout, false});
   settings->push_back(
       {"overlap_steps", flags.overlap_steps ? "true" : "false", false});
 }

@@ -20,6 +20,8 @@ struct TrainerFlags {
   std::string grad_dtype = "fp32";  // On the wire: fp32 or bf16.
   // GPUs: how cuDNN's convolution algorithms are chosen (ApplyComputeFlags).
   std::string conv_algorithms = "measure";
+  // GPUs: the activations' memory format, nchw or nhwc (ApplyComputeFlags).
+  std::string layout = "nchw";
   int epochs = 10;
   int64_t batch_size = 0;    // 0 (auto): see ResolveBatchAndLr.
   int accumulate_steps = 1;  // Batches per optimizer step.

@@ -9,6 +9,10 @@
 // the device, summed across replicas in device memory, then normalised
 // with the whole batch's statistics. Both paths fill the same cache
 // (input, mean, inv_std), so either backward reads either forward's.
+//
+// Both take either memory format; outputs and input gradients keep the
+// input's. Our kernels read channels-last [N, C, H, W] as NCHW of N * H * W
+// one-pixel images (the channels innermost).
 #include <string>
 
 #include "nn/ops/cuda/channel_kernels.h"
@@ -22,9 +26,7 @@ namespace {
 // autocast: cuDNN's batch norm takes it with float32 parameters and
 // statistics), the channels' float32.
 struct Descs {
-  explicit Descs(const Tensor& x)
-      : x(x.dim(0), x.dim(1), x.dim(2), x.dim(3), x.dtype()),
-        channel(1, x.dim(1), 1, 1) {}
+  explicit Descs(const Tensor& x) : x(x), channel(1, x.dim(1), 1, 1) {}
   TensorDesc x;
   TensorDesc channel;  // gamma, beta, means and variances.
 };
@@ -57,10 +59,22 @@ class ReplicaSums {
   int64_t count_;
 };
 
+// x's images, channels and pixels per image as our kernels read them.
+struct KernelShape {
+  explicit KernelShape(const Tensor& x) {
+    const int64_t pixels = x.dim(2) * x.dim(3);
+    const bool last = x.memory_format() == MemoryFormat::kChannelsLast;
+    n = last ? x.dim(0) * pixels : x.dim(0);
+    c = x.dim(1);
+    hw = last ? 1 : pixels;
+  }
+  int64_t n = 0, c = 0, hw = 0;
+};
+
 Tensor SyncTrainForward(const Tensor& x, const Tensor& gamma,
                         const Tensor& beta, BatchNormStats* stats,
                         BatchNormCache* cache, const ReplicaSum& replica_sum) {
-  const int64_t n = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3);
+  const auto [n, c, hw] = KernelShape(x);
   OnDevice on(x);
   ReplicaSums sums(on, c + 1);  // The count last.
   channel_sums(x.device_data(), n, c, hw, sums.data(), on.stream());
@@ -85,7 +99,7 @@ Tensor SyncTrainForward(const Tensor& x, const Tensor& gamma,
                         cache->mean.device_data(), cache->inv_std.device_data(),
                         stats->running_mean.device_data(),
                         stats->running_var.device_data(), on.stream());
-  Tensor y = Tensor::Uninitialized(x.shape(), x.device());
+  Tensor y = OutputLike(x, x.dtype());
   batch_norm_normalize(x.device_data(), n, c, hw, cache->mean.device_data(),
                        cache->inv_std.device_data(), gamma.device_data(),
                        beta.device_data(), y.device_data(), on.stream());
@@ -95,10 +109,10 @@ Tensor SyncTrainForward(const Tensor& x, const Tensor& gamma,
 BatchNormGrads SyncBackward(const Tensor& dy, const Tensor& gamma,
                             const BatchNormCache& cache,
                             const ReplicaSum& replica_sum) {
-  const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
+  const auto [n, c, hw] = KernelShape(dy);
   OnDevice on(dy);
   BatchNormGrads g;
-  g.dx = Tensor::Uninitialized(dy.shape(), dy.device());
+  g.dx = OutputLike(dy, dy.dtype());
   g.dgamma = Tensor::Uninitialized({c}, dy.device());
   g.dbeta = Tensor::Uninitialized({c}, dy.device());
   ReplicaSums sums(on, 2 * c);
@@ -134,7 +148,7 @@ Tensor CudaOps::BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   }
   OnDevice on(x);
   const Descs descs(x);
-  Tensor y = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
+  Tensor y = OutputLike(x, x.dtype());
   cache->input = x;
   cache->mean = Tensor::Uninitialized({x.dim(1)}, x.device());
   cache->inv_std = Tensor::Uninitialized({x.dim(1)}, x.device());
@@ -155,7 +169,7 @@ Tensor CudaOps::BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
                                        const BatchNormStats& stats) {
   OnDevice on(x);
   const Descs descs(x);
-  Tensor y = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
+  Tensor y = OutputLike(x, x.dtype());
   if (y.numel() == 0) return y;
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
@@ -166,22 +180,24 @@ Tensor CudaOps::BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
   return y;
 }
 
-BatchNormGrads CudaOps::BatchNorm2dBackward(const Tensor& dy,
+BatchNormGrads CudaOps::BatchNorm2dBackward(const Tensor& dy_any,
                                             const Tensor& gamma,
                                             const BatchNormCache& cache,
                                             const ReplicaSum& replica_sum) {
   if (!cache.input.defined()) {
     throw DeviceError(
-        "batchnorm2d backward on " + ToString(dy.device()) +
+        "batchnorm2d backward on " + ToString(dy_any.device()) +
         ": the cache is not from a training forward pass on this device");
   }
-  ExpectShape("batchnorm2d backward", "output gradient", dy,
+  ExpectShape("batchnorm2d backward", "output gradient", dy_any,
               cache.input.shape());
+  // Read side by side with the cached input: in its order.
+  const Tensor dy = InFormatOf(dy_any, cache.input);
   if (replica_sum) return SyncBackward(dy, gamma, cache, replica_sum);
   OnDevice on(dy);
   const Descs descs(dy);
   BatchNormGrads g;
-  g.dx = Tensor::Uninitialized(dy.shape(), dy.device(), dy.dtype());
+  g.dx = OutputLike(dy, dy.dtype());
   g.dgamma = Tensor::Uninitialized({dy.dim(1)}, dy.device());
   g.dbeta = Tensor::Uninitialized({dy.dim(1)}, dy.device());
   const float one = 1.0f, zero = 0.0f;

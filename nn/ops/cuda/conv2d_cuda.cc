@@ -9,12 +9,18 @@
 // (autocast, nn/ops/autocast.h) run cuDNN's bfloat16 configuration: float32
 // sums on tensor cores, bfloat16 outputs; the weight gradient is written
 // in bfloat16 (the legacy API's configuration) and widened to float32.
+//
+// Memory formats: a channels-last input (or any input once the process
+// asks for channels-last activations, nn/memory_format.h) runs in NHWC with
+// the filter as [K, R, S, C] (transposed per call: the weights are a small
+// part of the bytes), and the output and input gradient are channels-last.
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "nn/cuda/elementwise_kernels.h"
 #include "nn/gpu_precision.h"
+#include "nn/memory_format.h"
 #include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/conv_graph.h"
 #include "nn/ops/cuda/cuda_op_support.h"
@@ -23,11 +29,12 @@
 namespace ringlet::nn::cuda_ops {
 namespace {
 
+// w [K, C, R, S] in its memory format.
 struct FilterDesc {
   explicit FilterDesc(const Tensor& w) {
     RINGLET_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc));
     RINGLET_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
-        desc, CudnnType(w.dtype()), CUDNN_TENSOR_NCHW,
+        desc, CudnnType(w.dtype()), CudnnFormat(w.memory_format()),
         static_cast<int>(w.dim(0)), static_cast<int>(w.dim(1)),
         static_cast<int>(w.dim(2)), static_cast<int>(w.dim(3))));
   }
@@ -58,12 +65,13 @@ struct ConvDesc {
   cudnnConvolutionDescriptor_t desc = nullptr;
 };
 
-// Everything cuDNN needs for one convolution shape.
+// Everything cuDNN needs for one convolution shape (x and w in one memory
+// format, y in it too).
 struct Problem {
   Problem(const Tensor& x, const Tensor& w, const Conv2dParams& params,
           int64_t p, int64_t q)
-      : x_desc(x.dim(0), x.dim(1), x.dim(2), x.dim(3), x.dtype()),
-        y_desc(x.dim(0), w.dim(0), p, q, x.dtype()),
+      : x_desc(x),
+        y_desc(x.dim(0), w.dim(0), p, q, x.dtype(), x.memory_format()),
         w_desc(w),
         conv(params.padding, params.stride, x.dtype()) {}
   TensorDesc x_desc, y_desc;
@@ -74,7 +82,7 @@ struct Problem {
 // A convolution shape on a device, with the settings its choice was made
 // under (each process sets them once; tests switch them).
 using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                            int64_t, int64_t, int, int, int, int, int>;
+                            int64_t, int64_t, int, int, int, int, int, int>;
 
 ShapeKey KeyOf(const Tensor& x, const Tensor& w, const Conv2dParams& params) {
   return ShapeKey{x.device().index,
@@ -89,7 +97,8 @@ ShapeKey KeyOf(const Tensor& x, const Tensor& w, const Conv2dParams& params) {
                   params.padding,
                   static_cast<int>(gpu_precision()),
                   static_cast<int>(conv_algorithms()),
-                  static_cast<int>(x.dtype())};
+                  static_cast<int>(x.dtype()),
+                  static_cast<int>(x.memory_format())};
 }
 
 // One direction's algorithm for one shape, the math type to run it with,
@@ -364,20 +373,46 @@ bool ThroughGraph(ConvDirection direction, OnDevice& on, const Tensor& x,
   const int64_t xd[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
   const int64_t wd[4] = {w.dim(0), w.dim(1), w.dim(2), w.dim(3)};
   const int64_t yd[4] = {y.dim(0), y.dim(1), y.dim(2), y.dim(3)};
-  return RunGraphConvolution(direction, on, x.dtype(), xd, wd, yd, params,
-                             x_data, w_data, y_data);
+  return RunGraphConvolution(direction, on, x.dtype(), x.memory_format(), xd,
+                             wd, yd, params, x_data, w_data, y_data);
+}
+
+// The memory format a convolution of `x` runs in: channels-last when x is,
+// or when the process asks for channels-last activations.
+MemoryFormat FormatFor(const Tensor& x) {
+  return gpu_activation_format() == MemoryFormat::kChannelsLast
+             ? MemoryFormat::kChannelsLast
+             : x.memory_format();
+}
+
+// Adds the bias to y (either format: channels-last is NCHW with one pixel
+// per "image", the channels innermost).
+void AddBias(Tensor& y, const Tensor& b, cudaStream_t stream) {
+  const bool last = y.memory_format() == MemoryFormat::kChannelsLast;
+  const int64_t hw = y.dim(2) * y.dim(3);
+  const int64_t images = last ? y.dim(0) * hw : y.dim(0);
+  const int64_t plane = last ? 1 : hw;
+  if (y.dtype() == DType::kBFloat16) {
+    cuda::bias_add_bf16_forward(y.bf16_data(), b.device_data(), images,
+                                y.dim(1), plane, stream);
+  } else {
+    cuda::bias_add_forward(y.device_data(), b.device_data(), images, y.dim(1),
+                           plane, stream);
+  }
 }
 
 }  // namespace
 
-Tensor CudaOps::Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                              const Conv2dParams& params) {
-  OnDevice on(x);
-  const bool bf16 = x.dtype() == DType::kBFloat16;
+Tensor CudaOps::Conv2dForward(const Tensor& x_any, const Tensor& w_any,
+                              const Tensor& b, const Conv2dParams& params) {
+  OnDevice on(x_any);
+  const MemoryFormat format = FormatFor(x_any);
+  const Tensor x = x_any.ToMemoryFormat(format);
+  const Tensor w = w_any.ToMemoryFormat(format);
   const int64_t p = OutputSize(x.dim(2), w.dim(2), params);
   const int64_t q = OutputSize(x.dim(3), w.dim(3), params);
-  Tensor y =
-      Tensor::Uninitialized({x.dim(0), w.dim(0), p, q}, x.device(), x.dtype());
+  Tensor y = Tensor::Uninitialized({x.dim(0), w.dim(0), p, q}, x.device(),
+                                   x.dtype(), format);
   if (y.numel() == 0) return y;
   if (!ThroughGraph(ConvDirection::kForward, on, x, w, y, params,
                     const_cast<void*>(x.raw_data()),
@@ -394,36 +429,38 @@ Tensor CudaOps::Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
         workspace.data(), choice.workspace, &zero, problem.y_desc.get(),
         y.raw_data()));
   }
-  if (b.defined()) {
-    if (bf16) {
-      cuda::bias_add_bf16_forward(y.bf16_data(), b.device_data(), y.dim(0),
-                                  y.dim(1), p * q, on.stream());
-    } else {
-      cuda::bias_add_forward(y.device_data(), b.device_data(), y.dim(0),
-                             y.dim(1), p * q, on.stream());
-    }
-  }
+  if (b.defined()) AddBias(y, b, on.stream());
   return y;
 }
 
-Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
-                                    bool has_bias, const Tensor& dy,
+Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x_any, const Tensor& w_any,
+                                    bool has_bias, const Tensor& dy_any,
                                     const Conv2dParams& params, bool need_dx) {
-  OnDevice on(x);
+  OnDevice on(x_any);
   Conv2dGrads g;
-  if (dy.numel() == 0) {  // An empty batch: zero gradients.
-    g.dw = Tensor(w.shape(), w.device());
-    if (has_bias) g.db = Tensor({w.dim(0)}, w.device());
-    if (need_dx) g.dx = Tensor(x.shape(), x.device(), x.dtype());
+  if (dy_any.numel() == 0) {  // An empty batch: zero gradients.
+    g.dw = Tensor(w_any.shape(), w_any.device());
+    if (has_bias) g.db = Tensor({w_any.dim(0)}, w_any.device());
+    if (need_dx) {
+      g.dx = Tensor(x_any.shape(), x_any.device(), x_any.dtype())
+                 .ToMemoryFormat(x_any.memory_format());
+    }
     return g;
   }
+  // The forward's format; dx goes back in x's own.
+  const MemoryFormat format = FormatFor(x_any);
+  const Tensor x = x_any.ToMemoryFormat(format);
+  const Tensor w = w_any.ToMemoryFormat(format);
+  const Tensor dy = dy_any.ToMemoryFormat(format);
   // Written whole below (cuDNN with beta 0, the channel sums): zeroing them
   // first was a kernel each, dx's the size of an activation. The weight
   // gradient is of the weights' type here (the legacy API's bfloat16
   // configuration), widened to float32 at the end.
-  Tensor dw = Tensor::Uninitialized(w.shape(), w.device(), w.dtype());
+  Tensor dw = Tensor::Uninitialized(w.shape(), w.device(), w.dtype(), format);
   if (has_bias) g.db = Tensor::Uninitialized({w.dim(0)}, w.device());
-  if (need_dx) g.dx = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
+  if (need_dx) {
+    g.dx = Tensor::Uninitialized(x.shape(), x.device(), x.dtype(), format);
+  }
   const Problem problem(x, w, params, dy.dim(2), dy.dim(3));
   cudnnHandle_t handle = on.context.cudnn();
   const float one = 1.0f, zero = 0.0f;
@@ -439,7 +476,8 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
         dy.raw_data(), problem.conv.desc, choice.algo, workspace.data(),
         choice.workspace, &zero, problem.w_desc.desc, dw.raw_data()));
   }
-  g.dw = dw.To(DType::kFloat32);
+  // Narrow values move fewer bytes: transposed back, then widened.
+  g.dw = dw.ToMemoryFormat(MemoryFormat::kContiguous).To(DType::kFloat32);
   if (need_dx &&
       !ThroughGraph(ConvDirection::kBackwardData, on, x, w, dy, params,
                     g.dx.raw_data(), const_cast<void*>(w.raw_data()),
@@ -458,13 +496,18 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x, const Tensor& w,
     // ~3.3 ms of a 34 ms ResNet-18 step on an H100. It sums
     // float32 (a bfloat16 dy widened first: only LeNet's convolutions have
     // biases that are not folded).
+    // Channels-last sums as NCHW with one pixel per image.
     const Tensor dy32 = dy.To(DType::kFloat32);
-    const int64_t n = dy.dim(0), c = dy.dim(1), hw = dy.dim(2) * dy.dim(3);
+    const bool last = format == MemoryFormat::kChannelsLast;
+    const int64_t plane = dy.dim(2) * dy.dim(3);
+    const int64_t n = last ? dy.dim(0) * plane : dy.dim(0), c = dy.dim(1),
+                  hw = last ? 1 : plane;
     Scratch partials(on.context, channel_sums_float_scratch_bytes(n, c, hw));
     channel_sums_float(dy32.device_data(), n, c, hw,
                        static_cast<double*>(partials.data()),
                        g.db.device_data(), on.stream());
   }
+  if (need_dx) g.dx = g.dx.ToMemoryFormat(x_any.memory_format());
   return g;
 }
 

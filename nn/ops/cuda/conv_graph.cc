@@ -73,11 +73,15 @@ constexpr cudnnBackendAttributeName_t kPlanHandle =
 
 constexpr int64_t kX = 'x', kW = 'w', kY = 'y';  // Tensor ids.
 
-Desc TensorOf(int64_t uid, const int64_t dims[4], DType dtype) {
+// dims are [N, C, H, W] (a filter's [K, C, R, S]) in either memory format.
+Desc TensorOf(int64_t uid, const int64_t dims[4], DType dtype,
+              MemoryFormat format) {
   Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   const cudnnDataType_t type = CudnnType(dtype);
-  const int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3],
-                              dims[3], 1};
+  const int64_t c = dims[1], h = dims[2], w = dims[3];
+  const int64_t nchw[4] = {c * h * w, h * w, w, 1};
+  const int64_t nhwc[4] = {h * w * c, 1, w * c, c};
+  const int64_t* strides = format == MemoryFormat::kChannelsLast ? nhwc : nchw;
   const int64_t alignment = 16;  // Allocations are 256-byte aligned.
   t.Set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type,
         "tensor type");
@@ -231,12 +235,13 @@ Desc GraphOf(const Desc& op, cudnnHandle_t handle) {
 // Every descriptor a plan was built from: kept alive as long as the plan,
 // as cudnn_frontend keeps them (the backend may refer to them).
 struct GraphDescs {
-  GraphDescs(ConvDirection direction, DType dtype, const int64_t x_dims[4],
-             const int64_t w_dims[4], const int64_t y_dims[4],
-             const Conv2dParams& params, cudnnHandle_t handle)
-      : x(TensorOf(kX, x_dims, dtype)),
-        w(TensorOf(kW, w_dims, dtype)),
-        y(TensorOf(kY, y_dims, dtype)),
+  GraphDescs(ConvDirection direction, DType dtype, MemoryFormat format,
+             const int64_t x_dims[4], const int64_t w_dims[4],
+             const int64_t y_dims[4], const Conv2dParams& params,
+             cudnnHandle_t handle)
+      : x(TensorOf(kX, x_dims, dtype, format)),
+        w(TensorOf(kW, w_dims, dtype, format)),
+        y(TensorOf(kY, y_dims, dtype, format)),
         conv(ConvolutionOf(params)),
         op(OperationOf(direction, x, w, y, conv)),
         graph(GraphOf(op, handle)) {}
@@ -280,15 +285,13 @@ constexpr int64_t kMaxWorkspace = int64_t{1} << 30;
 // The fastest usable plan for the problem, timed on the device with the
 // caller's tensors (the output is overwritten). Throws GraphUnavailable
 // when there is none.
-std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
-                                 DType dtype, const int64_t x_dims[4],
-                                 const int64_t w_dims[4],
-                                 const int64_t y_dims[4],
-                                 const Conv2dParams& params, void* x, void* w,
-                                 void* y) {
+std::shared_ptr<Plan> ChoosePlan(
+    ConvDirection direction, OnDevice& on, DType dtype, MemoryFormat format,
+    const int64_t x_dims[4], const int64_t w_dims[4], const int64_t y_dims[4],
+    const Conv2dParams& params, void* x, void* w, void* y) {
   cudnnHandle_t handle = on.context.cudnn();
   const auto graph = std::make_shared<const GraphDescs>(
-      direction, dtype, x_dims, w_dims, y_dims, params, handle);
+      direction, dtype, format, x_dims, w_dims, y_dims, params, handle);
 
   Desc heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   heuristics.SetDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph->graph,
@@ -375,7 +378,7 @@ std::shared_ptr<Plan> ChoosePlan(ConvDirection direction, OnDevice& on,
 // A context's chosen plans (a plan belongs to the context's cuDNN handle)
 // by direction and shape; a shape the graph API cannot do is remembered as
 // null. Kept in the context (DeviceContext::OpState), so plans go with it.
-using PlanKey = std::array<int64_t, 15>;
+using PlanKey = std::array<int64_t, 16>;
 struct PlanCache {
   std::mutex mu;
   std::map<PlanKey, std::shared_ptr<Plan>> plans;
@@ -388,9 +391,10 @@ std::string last_fallback;
 }  // namespace
 
 bool RunGraphConvolution(ConvDirection direction, OnDevice& on, DType dtype,
-                         const int64_t x_dims[4], const int64_t w_dims[4],
-                         const int64_t y_dims[4], const Conv2dParams& params,
-                         void* x, void* w, void* y) {
+                         MemoryFormat format, const int64_t x_dims[4],
+                         const int64_t w_dims[4], const int64_t y_dims[4],
+                         const Conv2dParams& params, void* x, void* w,
+                         void* y) {
   const PlanKey key{static_cast<int64_t>(direction),
                     x_dims[0],
                     x_dims[1],
@@ -405,7 +409,8 @@ bool RunGraphConvolution(ConvDirection direction, OnDevice& on, DType dtype,
                     params.padding,
                     static_cast<int64_t>(gpu_precision()),
                     static_cast<int64_t>(conv_algorithms()),
-                    static_cast<int64_t>(dtype)};
+                    static_cast<int64_t>(dtype),
+                    static_cast<int64_t>(format)};
   PlanCache& cache = on.context.OpState<PlanCache>("conv_graph_plans");
   std::shared_ptr<Plan> plan;
   {
@@ -413,8 +418,8 @@ bool RunGraphConvolution(ConvDirection direction, OnDevice& on, DType dtype,
     auto it = cache.plans.find(key);
     if (it == cache.plans.end()) {
       try {
-        plan = ChoosePlan(direction, on, dtype, x_dims, w_dims, y_dims, params,
-                          x, w, y);
+        plan = ChoosePlan(direction, on, dtype, format, x_dims, w_dims, y_dims,
+                          params, x, w, y);
       } catch (const GraphUnavailable& e) {
         std::lock_guard<std::mutex> fallback_lock(fallback_mu);
         if (last_fallback.empty()) {

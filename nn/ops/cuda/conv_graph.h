@@ -24,13 +24,14 @@ enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
 // Q], in `direction`: forward writes y from x and w, backward-data writes
 // x (dx) from y (dy) and w, backward-filter writes w (dw) from x and y
 // (dy). All three are of `dtype` (float32, or bfloat16 summed in float32
-// on tensor cores). The output is written whole (beta 0). Returns false,
-// having run nothing, when the graph API cannot do it here (the caller
-// uses the legacy API); throws DeviceError when a chosen plan fails to run.
+// on tensor cores) and stored in `format` (channels-last: w as [K, R, S,
+// C]). The output is written whole (beta 0). Returns false, having run
+// nothing, when the graph API cannot do it here (the caller uses the
+// legacy API); throws DeviceError when a chosen plan fails to run.
 bool RunGraphConvolution(ConvDirection direction, OnDevice& on, DType dtype,
-                         const int64_t x_dims[4], const int64_t w_dims[4],
-                         const int64_t y_dims[4], const Conv2dParams& params,
-                         void* x, void* w, void* y);
+                         MemoryFormat format, const int64_t x_dims[4],
+                         const int64_t w_dims[4], const int64_t y_dims[4],
+                         const Conv2dParams& params, void* x, void* w, void* y);
 
 // How many convolutions ran through the graph API so far (tests check
 // that the path was taken, not silently the fallback), and the last

@@ -20,7 +20,7 @@ struct ReluDesc {
 
 Tensor CudaOps::ReluForward(const Tensor& x) {
   OnDevice on(x);
-  Tensor y = Tensor::Uninitialized(x.shape(), x.device(), x.dtype());
+  Tensor y = OutputLike(x, x.dtype());
   if (x.numel() == 0) return y;
   if (x.dtype() == DType::kBFloat16) {  // A kernel of ours, as the CPU's.
     cuda::relu_bf16_forward(x.bf16_data(), y.bf16_data(), x.numel(),
@@ -38,9 +38,10 @@ Tensor CudaOps::ReluForward(const Tensor& x) {
 
 // cuDNN takes the forward's input too; for ReLU y > 0 exactly where x > 0,
 // so y stands in for x (the CPU op is written from y as well).
-Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy) {
+Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy_any) {
   OnDevice on(y);
-  Tensor dx = Tensor::Uninitialized(y.shape(), y.device(), dy.dtype());
+  const Tensor dy = InFormatOf(dy_any, y);
+  Tensor dx = OutputLike(y, dy.dtype());
   if (y.numel() == 0) return dx;
   if (dy.dtype() == DType::kBFloat16) {  // y is bfloat16 too (the front).
     cuda::relu_bf16_backward(y.bf16_data(), dy.bf16_data(), dx.bf16_data(),
@@ -57,9 +58,10 @@ Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy) {
   return dx;
 }
 
-Tensor CudaOps::Add(const Tensor& a, const Tensor& b) {
+Tensor CudaOps::Add(const Tensor& a, const Tensor& b_any) {
   OnDevice on(a);
-  Tensor out = Tensor::Uninitialized(a.shape(), a.device(), a.dtype());
+  const Tensor b = InFormatOf(b_any, a);
+  Tensor out = OutputLike(a, a.dtype());
   if (a.dtype() == DType::kBFloat16) {  // b is bfloat16 too (the front).
     cuda::add_bf16_forward(a.bf16_data(), b.bf16_data(), out.bf16_data(),
                            a.numel(), on.stream());
@@ -70,8 +72,9 @@ Tensor CudaOps::Add(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-void CudaOps::AddInPlace(Tensor& a, const Tensor& b) {
+void CudaOps::AddInPlace(Tensor& a, const Tensor& b_any) {
   OnDevice on(a);
+  const Tensor b = InFormatOf(b_any, a);
   if (a.dtype() == DType::kBFloat16) {
     cuda::add_bf16_forward(a.bf16_data(), b.bf16_data(), a.bf16_data(),
                            a.numel(), on.stream());
@@ -81,8 +84,9 @@ void CudaOps::AddInPlace(Tensor& a, const Tensor& b) {
                     a.numel(), on.stream());
 }
 
-void CudaOps::AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
+void CudaOps::AddScaledInPlace(Tensor& a, const Tensor& b_any, float scale) {
   OnDevice on(a);
+  const Tensor b = InFormatOf(b_any, a);
   cuda::add_scaled_forward(a.device_data(), b.device_data(), scale, a.numel(),
                            on.stream());
 }

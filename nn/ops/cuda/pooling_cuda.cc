@@ -1,6 +1,10 @@
 // Average and global average pooling on GPUs through cuDNN's pooling
 // (windows counted whole: there is no padding). Global average pooling is
-// one window the size of the plane.
+// one window the size of the plane. Either memory format: the output keeps
+// the input's (a [N, C] output stores the same in both), average pooling's
+// input gradient the output gradient's, global pooling's the process's
+// activation format (nn/memory_format.h), which its input had.
+#include "nn/memory_format.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/cuda/cuda_ops.h"
 
@@ -23,12 +27,15 @@ struct PoolDesc {
 
 Tensor Forward(const Tensor& x, const PoolDesc& pool, const Shape& y_shape) {
   OnDevice on(x);
-  Tensor y = Tensor::Uninitialized(y_shape, x.device());
+  const MemoryFormat format = x.memory_format();
+  Tensor y = Tensor::Uninitialized(
+      y_shape, x.device(), DType::kFloat32,
+      y_shape.size() == 4 ? format : MemoryFormat::kContiguous);
   if (y.numel() == 0) return y;
-  const TensorDesc x_desc(x.dim(0), x.dim(1), x.dim(2), x.dim(3));
-  const TensorDesc y_desc(y_shape[0], y_shape[1],
-                          y_shape.size() == 4 ? y_shape[2] : 1,
-                          y_shape.size() == 4 ? y_shape[3] : 1);
+  const TensorDesc x_desc(x);
+  const TensorDesc y_desc(
+      y_shape[0], y_shape[1], y_shape.size() == 4 ? y_shape[2] : 1,
+      y_shape.size() == 4 ? y_shape[3] : 1, DType::kFloat32, format);
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnPoolingForward(on.context.cudnn(), pool.desc, &one,
                                           x_desc.get(), x.device_data(), &zero,
@@ -38,22 +45,26 @@ Tensor Forward(const Tensor& x, const PoolDesc& pool, const Shape& y_shape) {
 
 // Average pooling's gradient depends on dy alone; cuDNN's interface still
 // takes the forward's y and x, so dy and the output stand in for them.
-Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool) {
+Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool,
+                MemoryFormat format) {
   OnDevice on(dy);
-  Tensor dx = Tensor::Uninitialized(x_shape, dy.device());
+  Tensor dx =
+      Tensor::Uninitialized(x_shape, dy.device(), DType::kFloat32, format);
   if (dx.numel() == 0) return dx;
   if (dy.numel() == 0) {
     dx.Fill(0.0f);
     return dx;
   }
-  const TensorDesc x_desc(x_shape[0], x_shape[1], x_shape[2], x_shape[3]);
+  const TensorDesc x_desc(dx);
   const TensorDesc y_desc(dy.dim(0), dy.dim(1), dy.rank() == 4 ? dy.dim(2) : 1,
-                          dy.rank() == 4 ? dy.dim(3) : 1);
+                          dy.rank() == 4 ? dy.dim(3) : 1, DType::kFloat32,
+                          format);
+  const Tensor dy_in_format = dy.rank() == 4 ? dy.ToMemoryFormat(format) : dy;
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnPoolingBackward(
-      on.context.cudnn(), pool.desc, &one, y_desc.get(), dy.device_data(),
-      y_desc.get(), dy.device_data(), x_desc.get(), dx.device_data(), &zero,
-      x_desc.get(), dx.device_data()));
+      on.context.cudnn(), pool.desc, &one, y_desc.get(),
+      dy_in_format.device_data(), y_desc.get(), dy_in_format.device_data(),
+      x_desc.get(), dx.device_data(), &zero, x_desc.get(), dx.device_data()));
   return dx;
 }
 
@@ -67,7 +78,8 @@ Tensor CudaOps::AvgPool2dForward(const Tensor& x, int kernel, int stride) {
 
 Tensor CudaOps::AvgPool2dBackward(const Shape& x_shape, const Tensor& dy,
                                   int kernel, int stride) {
-  return Backward(x_shape, dy, PoolDesc(kernel, kernel, stride, stride));
+  return Backward(x_shape, dy, PoolDesc(kernel, kernel, stride, stride),
+                  dy.memory_format());
 }
 
 Tensor CudaOps::GlobalAvgPoolForward(const Tensor& x) {
@@ -77,7 +89,8 @@ Tensor CudaOps::GlobalAvgPoolForward(const Tensor& x) {
 
 Tensor CudaOps::GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
   return Backward(x_shape, dy,
-                  PoolDesc(x_shape[2], x_shape[3], x_shape[2], x_shape[3]));
+                  PoolDesc(x_shape[2], x_shape[3], x_shape[2], x_shape[3]),
+                  gpu_activation_format());
 }
 
 }  // namespace ringlet::nn::cuda_ops
