@@ -106,6 +106,9 @@ for bin in "$1" "$2"; do
     --conv_algorithms=deterministic --devices=cpu:1
   expect_error "$bin" "--conv_algorithms: fastest not in" \
     --conv_algorithms=fastest
+  expect_error "$bin" "--layout=nhwc applies to GPUs" --layout=nhwc \
+    --devices=cpu:1
+  expect_error "$bin" "--layout: NHWC not in" --layout=NHWC
   expect_usage_error "$bin" "--devices=gpu is not understood" --devices=gpu
   expect_usage_error "$bin" "--backend: carrier not in" --backend=carrier
   # "needs GPUs" with CUDA, "is not in this build" without (cpu_only).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nn/cpu_features.h"
+#include "nn/memory_format.h"
 #include "nn/ops/autocast.h"
 #include "trainers/common/trainer_devices.h"
 
@@ -44,6 +45,26 @@ TEST(ApplyComputeFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
   flags.conv_algorithms = "fastest";
   EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}),
                std::invalid_argument);
+  flags.conv_algorithms = "measure";
+  flags.layout = "nhwc";
+  try {
+    ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
+    FAIL() << "expected a DeviceError";
+  } catch (const nn::DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--layout=nhwc applies to GPUs"));
+  }
+  EXPECT_EQ(nn::gpu_activation_format(), nn::MemoryFormat::kContiguous);
+}
+
+// --layout=nhwc is the process's GPU activation format; nchw sets it back.
+TEST(ApplyComputeFlagsTest, LayoutSetsTheGpuActivationFormat) {
+  TrainerFlags flags;
+  flags.layout = "nhwc";
+  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
+  EXPECT_EQ(nn::gpu_activation_format(), nn::MemoryFormat::kChannelsLast);
+  flags.layout = "nchw";
+  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
+  EXPECT_EQ(nn::gpu_activation_format(), nn::MemoryFormat::kContiguous);
 }
 
 // bf16 turns autocast on where it has kernels and says what is missing
