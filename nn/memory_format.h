@@ -29,6 +29,22 @@ const char* LayoutName(MemoryFormat format);
 void SetGpuActivationFormat(MemoryFormat format);
 MemoryFormat gpu_activation_format();
 
+// The setting for a scope (tests and benchmarks), restored after it.
+class ScopedGpuActivationFormat {
+ public:
+  explicit ScopedGpuActivationFormat(MemoryFormat format)
+      : before_(gpu_activation_format()) {
+    SetGpuActivationFormat(format);
+  }
+  ~ScopedGpuActivationFormat() { SetGpuActivationFormat(before_); }
+  ScopedGpuActivationFormat(const ScopedGpuActivationFormat&) = delete;
+  ScopedGpuActivationFormat& operator=(const ScopedGpuActivationFormat&) =
+      delete;
+
+ private:
+  MemoryFormat before_;
+};
+
 }  // namespace ringlet::nn
 
 #endif  // RINGLET_NN_MEMORY_FORMAT_H_

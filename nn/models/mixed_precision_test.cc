@@ -13,6 +13,7 @@
 
 #include "gpu/device_probe.h"
 #include "nn/layers/init.h"
+#include "nn/memory_format.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/autocast.h"
@@ -93,8 +94,12 @@ TEST_F(MixedPrecisionTest, LeNetStepStaysWithinBf16sRounding) {
 // CPU autocast gives 13.5% on the same model and batch (Kaiming init, 16
 // images; ringlet 11.7%, AMD EPYC with AVX512_BF16, 2026-11-26). The
 // running statistics stay float32.
-TEST_F(MixedPrecisionTest, ResNet18StepStaysWithinBf16sRounding) {
+// ResNet-18's bf16 step with the GPU's activations in `layout` against
+// float32's in NCHW.
+void ExpectResNet18Bf16StepWithinRounding(Device device_, MemoryFormat layout) {
   const auto run = [&](DType precision, double* loss) {
+    ScopedGpuActivationFormat format(
+        precision == DType::kBFloat16 ? layout : MemoryFormat::kContiguous);
     auto net = MakeResNet18();
     InitParameters(*net, InitScheme::kKaimingNormal, 3);
     if (device_.is_cuda()) net->To(device_);
@@ -116,8 +121,8 @@ TEST_F(MixedPrecisionTest, ResNet18StepStaysWithinBf16sRounding) {
   double f32 = 0, bf16 = 0;
   const auto net32 = run(DType::kFloat32, &f32);
   const auto net16 = run(DType::kBFloat16, &bf16);
-  std::printf("ResNet-18 on %s: loss %.6f (float32) vs %.6f (bfloat16)\n",
-              ToString(device_).c_str(), f32, bf16);
+  std::printf("ResNet-18 on %s: loss %.6f (float32) vs %.6f (bfloat16, %s)\n",
+              ToString(device_).c_str(), f32, bf16, LayoutName(layout));
   EXPECT_NEAR(bf16, f32, 0.02 * f32);
   EXPECT_NE(bf16, f32);
   const auto p16 = net16->Parameters(), p32 = net32->Parameters();
@@ -147,6 +152,15 @@ TEST_F(MixedPrecisionTest, ResNet18StepStaysWithinBf16sRounding) {
   EXPECT_LT(error, 0.25);
   EXPECT_GT(error, 0.0);
   EXPECT_GT(worst_cosine, 0.9) << worst_name;
+}
+
+TEST_F(MixedPrecisionTest, ResNet18StepStaysWithinBf16sRounding) {
+  ExpectResNet18Bf16StepWithinRounding(device_, MemoryFormat::kContiguous);
+}
+
+// --layout=nhwc (on CPU devices the setting changes nothing).
+TEST_F(MixedPrecisionTest, ResNet18ChannelsLastStepStaysWithinBf16sRounding) {
+  ExpectResNet18Bf16StepWithinRounding(device_, MemoryFormat::kChannelsLast);
 }
 
 }  // namespace

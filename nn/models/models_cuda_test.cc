@@ -15,6 +15,7 @@
 
 #include "gpu/device_probe.h"
 #include "nn/layers/init.h"
+#include "nn/memory_format.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
 #include "nn/ops/loss.h"
@@ -177,6 +178,41 @@ TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
   ExpectResNet18StepsMatch(
       gpu_, [](Sequential& m) { InitParameters(m, InitScheme::kNormal001, 3); },
       1);
+}
+
+// --layout=nhwc: the first convolution takes the images channels-last,
+// every activation after it stays so, Flatten hands the linear layer NCHW
+// features; the step matches the CPU's as the NCHW step does.
+TEST_F(ModelsOnCudaTest, ResNet18ChannelsLastStepMatchesTheCpu) {
+  ScopedGpuActivationFormat nhwc(MemoryFormat::kChannelsLast);
+  ExpectResNet18StepsMatch(
+      gpu_, [](Sequential& m) { InitParameters(m, InitScheme::kNormal001, 3); },
+      1);
+}
+
+TEST_F(ModelsOnCudaTest, LeNetChannelsLastGradientsMatchTheCpu) {
+  ScopedGpuActivationFormat nhwc(MemoryFormat::kChannelsLast);
+  const LeNetParams cpu = LeNetParams::Init(1, InitScheme::kKaimingNormal);
+  const LeNetParams gpu = cpu.To(gpu_);
+  const Tensor x = RandomTensor({16, 1, 28, 28}, 2, 0.0f, 1.0f);
+  std::vector<int32_t> labels(16);
+  for (int i = 0; i < 16; ++i) labels[i] = i % 10;
+  LeNetActivations a_cpu, a_gpu;
+  const LossResult l_cpu = SoftmaxCrossEntropy(LeNetForward(cpu, x, &a_cpu),
+                                               labels.data(), Reduction::kSum);
+  const LossResult l_gpu = SoftmaxCrossEntropy(
+      LeNetForward(gpu, x.To(gpu_), &a_gpu), labels.data(), Reduction::kSum);
+  if (gpu_.is_cuda()) {
+    EXPECT_EQ(a_gpu.a2.memory_format(), MemoryFormat::kChannelsLast);
+  }
+  EXPECT_NEAR(l_gpu.loss, l_cpu.loss, 1e-3 * (1 + l_cpu.loss));
+  const LeNetParams g_cpu = LeNetBackward(cpu, a_cpu, l_cpu.dlogits);
+  const LeNetParams g_gpu = LeNetBackward(gpu, a_gpu, l_gpu.dlogits);
+  const std::vector<const Tensor*> want = g_cpu.All(), got = g_gpu.All();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i]->memory_format(), MemoryFormat::kContiguous);
+    ExpectClose(*got[i], *want[i], "LeNet gradient " + std::to_string(i));
+  }
 }
 
 // Issue 12's open question: on the H100 the GPU's second-epoch training

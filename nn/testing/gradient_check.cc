@@ -27,8 +27,13 @@ Tensor Perturbed(const Tensor& t, double relative, uint64_t seed) {
 }
 
 double LargestDifference(const Tensor& a, const Tensor& b) {
-  const Tensor ha = a.To(Device::Cpu()).To(DType::kFloat32);
-  const Tensor hb = b.To(Device::Cpu()).To(DType::kFloat32);
+  // Compared in NCHW order whatever either's memory format.
+  const auto host = [](const Tensor& t) {
+    return t.ToMemoryFormat(MemoryFormat::kContiguous)
+        .To(Device::Cpu())
+        .To(DType::kFloat32);
+  };
+  const Tensor ha = host(a), hb = host(b);
   if (ha.shape() != hb.shape()) return INFINITY;
   double worst = 0;
   for (int64_t i = 0; i < ha.numel(); ++i) {

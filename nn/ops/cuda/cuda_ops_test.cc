@@ -20,6 +20,7 @@
 
 #include "gpu/device_probe.h"
 #include "nn/gpu_precision.h"
+#include "nn/memory_format.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/batch_norm.h"
@@ -51,8 +52,10 @@ class CudaOpsTest : public ::testing::Test {
     for (float& x : v) x = dist(gen);
     return Tensor::FromVector(shape, v);
   }
+  // In NCHW order whatever t's memory format.
   static std::vector<float> Values(const Tensor& t) {
-    const Tensor host = t.To(Device::Cpu());
+    const Tensor host =
+        t.ToMemoryFormat(MemoryFormat::kContiguous).To(Device::Cpu());
     return std::vector<float>(host.data(), host.data() + host.numel());
   }
   Device gpu_;
@@ -263,8 +266,12 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,
 // another order may round a step apart.
 void ExpectWithinBf16Steps(const Tensor& got, const Tensor& want, double steps,
                            const std::string& what) {
-  const Tensor g = got.To(Device::Cpu()).To(DType::kFloat32);
-  const Tensor w = want.To(Device::Cpu()).To(DType::kFloat32);
+  const auto nchw = [](const Tensor& t) {
+    return t.ToMemoryFormat(MemoryFormat::kContiguous)
+        .To(Device::Cpu())
+        .To(DType::kFloat32);
+  };
+  const Tensor g = nchw(got), w = nchw(want);
   ASSERT_EQ(g.numel(), w.numel()) << what;
   double largest = 0, worst = 0;
   for (int64_t i = 0; i < w.numel(); ++i) {
@@ -534,9 +541,11 @@ TEST_F(CudaOpsTest, PoolingMatchesTheCpu) {
 
 // Batch norm on the GPU against the CPU op in training (with `gpu_sum`
 // as the GPU's replica sum: null for cuDNN's path), backward and
-// inference, within `tolerance`.
-void ExpectBatchNormMatchesTheCpu(Device gpu, const ReplicaSum& gpu_sum,
-                                  float tolerance, uint32_t seed) {
+// inference, within `tolerance`, the GPU's input and output gradient in
+// `format` (its outputs must keep it).
+void ExpectBatchNormMatchesTheCpu(
+    Device gpu, const ReplicaSum& gpu_sum, float tolerance, uint32_t seed,
+    MemoryFormat format = MemoryFormat::kContiguous) {
   const auto random = CudaOpsTest::Random;
   const auto values = CudaOpsTest::Values;
   const Tensor x = random({4, 3, 5, 5}, seed), gamma = random({3}, seed + 1),
@@ -548,23 +557,26 @@ void ExpectBatchNormMatchesTheCpu(Device gpu, const ReplicaSum& gpu_sum,
                            stats.running_var.To(gpu), 0.1f, 1e-5f};
   BatchNormCache cache, cache_gpu;
   const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
+  const Tensor x_gpu = x.To(gpu).ToMemoryFormat(format);
   const Tensor y_gpu = BatchNorm2dTrainForward(
-      x.To(gpu), gamma.To(gpu), beta.To(gpu), &stats_gpu, &cache_gpu, gpu_sum);
+      x_gpu, gamma.To(gpu), beta.To(gpu), &stats_gpu, &cache_gpu, gpu_sum);
+  EXPECT_EQ(y_gpu.memory_format(), format);
   ExpectClose(values(y_gpu), values(y), "batchnorm train forward", tolerance);
   ExpectClose(values(stats_gpu.running_mean), values(stats.running_mean),
               "running mean", tolerance);
   ExpectClose(values(stats_gpu.running_var), values(stats.running_var),
               "running variance", tolerance);
   const BatchNormGrads g = BatchNorm2dBackward(dy, gamma, cache);
-  const BatchNormGrads g_gpu =
-      BatchNorm2dBackward(dy.To(gpu), gamma.To(gpu), cache_gpu, gpu_sum);
+  const BatchNormGrads g_gpu = BatchNorm2dBackward(
+      dy.To(gpu).ToMemoryFormat(format), gamma.To(gpu), cache_gpu, gpu_sum);
+  EXPECT_EQ(g_gpu.dx.memory_format(), format);
   ExpectClose(values(g_gpu.dx), values(g.dx), "batchnorm dx", tolerance);
   ExpectClose(values(g_gpu.dgamma), values(g.dgamma), "batchnorm dgamma",
               tolerance);
   ExpectClose(values(g_gpu.dbeta), values(g.dbeta), "batchnorm dbeta",
               tolerance);
-  ExpectClose(values(BatchNorm2dEvalForward(x.To(gpu), gamma.To(gpu),
-                                            beta.To(gpu), stats_gpu)),
+  ExpectClose(values(BatchNorm2dEvalForward(x_gpu, gamma.To(gpu), beta.To(gpu),
+                                            stats_gpu)),
               values(BatchNorm2dEvalForward(x, gamma, beta, stats)),
               "batchnorm inference", tolerance);
 }
@@ -608,6 +620,147 @@ TEST_F(CudaOpsTest, Tf32ConvolutionsRunOnTensorCores) {
 
 TEST_F(CudaOpsTest, BatchNormMatchesTheCpuInTrainingAndInference) {
   ExpectBatchNormMatchesTheCpu(gpu_, nullptr, 1e-4f, 40);
+}
+
+// Channels-last batch norm: cuDNN's NHWC descriptors, and our synchronised
+// kernels reading NHWC as one-pixel NCHW images.
+TEST_F(CudaOpsTest, ChannelsLastBatchNormMatchesTheCpu) {
+  ExpectBatchNormMatchesTheCpu(gpu_, nullptr, 1e-4f, 41,
+                               MemoryFormat::kChannelsLast);
+  ExpectBatchNormMatchesTheCpu(
+      gpu_, [](double*, int64_t) {}, 1e-5f, 61, MemoryFormat::kChannelsLast);
+}
+
+// Channels-last convolutions (NHWC activations, [K, R, S, C] filters)
+// against the CPU, through the legacy API and the graph API, with a bias,
+// stride and padding: the output and dx channels-last, dw and db float32
+// in the parameters' own layout. Under --layout=nhwc a contiguous input
+// (a model's images) runs channels-last and its gradient comes back
+// contiguous.
+TEST_F(CudaOpsTest, ChannelsLastConvolutionsMatchTheCpu) {
+  const Tensor x = Random({3, 8, 9, 9}, 110), w = Random({16, 8, 3, 3}, 111),
+               b = Random({16}, 112);
+  for (const ConvAlgorithms choice :
+       {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
+    SetConvAlgorithms(choice);
+    for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
+      const std::string what = std::string("nhwc conv2d (") + Name(choice) +
+                               ", stride " + std::to_string(params.stride) +
+                               ") ";
+      const uint64_t graph_runs = cuda_ops::GraphConvolutionsRun();
+      const Tensor y = Conv2dForward(x, w, b, params);
+      const Tensor x_last =
+          x.To(gpu_).ToMemoryFormat(MemoryFormat::kChannelsLast);
+      const Tensor y_gpu =
+          Conv2dForward(x_last, w.To(gpu_), b.To(gpu_), params);
+      EXPECT_EQ(y_gpu.memory_format(), MemoryFormat::kChannelsLast) << what;
+      ExpectClose(Values(y_gpu), Values(y), what + "forward");
+      const Tensor dy = Random(y.shape(), 113);
+      const Conv2dGrads g = Conv2dBackward(x, w, true, dy, params);
+      const Conv2dGrads g_gpu = Conv2dBackward(
+          x_last, w.To(gpu_), true,
+          dy.To(gpu_).ToMemoryFormat(MemoryFormat::kChannelsLast), params);
+      EXPECT_EQ(g_gpu.dx.memory_format(), MemoryFormat::kChannelsLast);
+      EXPECT_EQ(g_gpu.dw.memory_format(), MemoryFormat::kContiguous);
+      ExpectClose(Values(g_gpu.dx), Values(g.dx), what + "dx");
+      ExpectClose(Values(g_gpu.dw), Values(g.dw), what + "dw");
+      ExpectClose(Values(g_gpu.db), Values(g.db), what + "db");
+      if (choice == ConvAlgorithms::kGraph) {
+        EXPECT_EQ(cuda_ops::GraphConvolutionsRun() - graph_runs, 3u)
+            << what
+            << "fell back to the legacy API: " << cuda_ops::LastGraphFallback();
+      }
+    }
+  }
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
+  {
+    ScopedGpuActivationFormat nhwc(MemoryFormat::kChannelsLast);
+    const Tensor y_gpu = Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), {});
+    EXPECT_EQ(y_gpu.memory_format(), MemoryFormat::kChannelsLast);
+    ExpectClose(Values(y_gpu), Values(Conv2dForward(x, w, b, {})),
+                "--layout=nhwc forward");
+    const Tensor dy = Random(y_gpu.shape(), 114);
+    const Conv2dGrads g_gpu =
+        Conv2dBackward(x.To(gpu_), w.To(gpu_), true, dy.To(gpu_), {});
+    EXPECT_EQ(g_gpu.dx.memory_format(), MemoryFormat::kContiguous);
+    ExpectClose(Values(g_gpu.dx), Values(Conv2dBackward(x, w, true, dy, {}).dx),
+                "--layout=nhwc dx");
+  }
+}
+
+// The same in bfloat16 (autocast): within the bfloat16 steps the NCHW
+// test allows, against the same CPU reference.
+TEST_F(CudaOpsTest, ChannelsLastBf16ConvolutionsMatchTheCpuReference) {
+  ScopedAutocast on(DType::kBFloat16);
+  const CpuConvBackend before = GetCpuConvBackend();
+  SetCpuConvBackend(CpuConvBackend::kEigen);
+  for (const ConvAlgorithms choice :
+       {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
+    SetConvAlgorithms(choice);
+    const std::string what =
+        std::string("nhwc bf16 conv2d (") + Name(choice) + ") ";
+    const Tensor x = Random({8, 16, 9, 9}, 120),
+                 w = Random({32, 16, 3, 3}, 121);
+    const Tensor y = Conv2dForward(x, w, Tensor(), {1, 1});
+    const Tensor x_last = x.To(DType::kBFloat16)
+                              .To(gpu_)
+                              .ToMemoryFormat(MemoryFormat::kChannelsLast);
+    const Tensor y_gpu = Conv2dForward(x_last, w.To(gpu_), Tensor(), {1, 1});
+    EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
+    EXPECT_EQ(y_gpu.memory_format(), MemoryFormat::kChannelsLast);
+    ExpectWithinBf16Steps(y_gpu, y, 1, what + "forward");
+    const Tensor dy = Random(y.shape(), 122).To(DType::kBFloat16);
+    const Conv2dGrads g =
+        Conv2dBackward(x.To(DType::kBFloat16), w, false, dy, {1, 1});
+    const Conv2dGrads g_gpu = Conv2dBackward(
+        x_last, w.To(gpu_), false,
+        dy.To(gpu_).ToMemoryFormat(MemoryFormat::kChannelsLast), {1, 1});
+    EXPECT_EQ(g_gpu.dx.memory_format(), MemoryFormat::kChannelsLast);
+    ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, what + "dx");
+    ExpectWithinBf16Steps(g_gpu.dw, g.dw, 2, what + "dw");
+  }
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
+  SetCpuConvBackend(before);
+}
+
+// Pooling keeps channels-last; global pooling's gradient takes the
+// process's format; elementwise ops given mixed formats convert the second
+// operand to the first's, so the values never depend on the formats.
+TEST_F(CudaOpsTest, ChannelsLastPoolingAndElementwiseOpsMatchTheCpu) {
+  ScopedGpuActivationFormat nhwc(MemoryFormat::kChannelsLast);
+  const Tensor x = Random({2, 3, 8, 8}, 130);
+  const Tensor x_last = x.To(gpu_).ToMemoryFormat(MemoryFormat::kChannelsLast);
+  const Tensor y = AvgPool2dForward(x, 2, 2);
+  const Tensor y_gpu = AvgPool2dForward(x_last, 2, 2);
+  EXPECT_EQ(y_gpu.memory_format(), MemoryFormat::kChannelsLast);
+  ExpectClose(Values(y_gpu), Values(y), "nhwc avgpool forward");
+  const Tensor dy = Random(y.shape(), 131);
+  const Tensor dx_gpu = AvgPool2dBackward(
+      x.shape(), dy.To(gpu_).ToMemoryFormat(MemoryFormat::kChannelsLast), 2, 2);
+  EXPECT_EQ(dx_gpu.memory_format(), MemoryFormat::kChannelsLast);
+  ExpectClose(Values(dx_gpu), Values(AvgPool2dBackward(x.shape(), dy, 2, 2)),
+              "nhwc avgpool backward");
+  ExpectClose(Values(GlobalAvgPoolForward(x_last)),
+              Values(GlobalAvgPoolForward(x)), "nhwc global avg pool forward");
+  const Tensor gdy = Random({2, 3}, 132);
+  const Tensor gdx_gpu = GlobalAvgPoolBackward(x.shape(), gdy.To(gpu_));
+  EXPECT_EQ(gdx_gpu.memory_format(), MemoryFormat::kChannelsLast);
+  ExpectClose(Values(gdx_gpu), Values(GlobalAvgPoolBackward(x.shape(), gdy)),
+              "nhwc global avg pool backward");
+
+  const Tensor other = Random(x.shape(), 133);
+  const Tensor sum = Add(x_last, other.To(gpu_));
+  EXPECT_EQ(sum.memory_format(), MemoryFormat::kChannelsLast);
+  EXPECT_EQ(Values(sum), Values(Add(x, other)));
+  const Tensor relu = ReluForward(x_last);
+  EXPECT_EQ(relu.memory_format(), MemoryFormat::kChannelsLast);
+  EXPECT_EQ(Values(ReluBackward(relu, other.To(gpu_))),
+            Values(ReluBackward(ReluForward(x), other)));
+  Tensor in_place = other.To(gpu_);
+  AddInPlace(in_place, x_last);
+  EXPECT_EQ(Values(in_place), Values(Add(other, x)));
+  const Tensor flat = Flatten(x_last);
+  EXPECT_EQ(Values(flat), Values(x));
 }
 
 // A training step on the GPU (convolution, ReLU, pooling, linear, loss,
