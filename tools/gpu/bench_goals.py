@@ -19,21 +19,26 @@ import sys
 # eager, channels-last, compiled), least ratio)
 SPEED_GOALS = [
     ("ResNet-18 batch 256 fp32 >= 1.0x PyTorch",
-     ["goal_resnet18_256_fp32_measure", "goal_resnet18_256_fp32_graph"],
+     ["goal_resnet18_256_fp32_measure", "goal_resnet18_256_fp32_graph",
+      "goal_resnet18_256_fp32_measure_nhwc", "goal_resnet18_256_fp32_graph_nhwc"],
      "goal_resnet18_256_fp32_pytorch", 1.0),
     ("ResNet-18 batch 64 fp32 >= 1.3x PyTorch",
-     ["goal_resnet18_64_fp32_measure", "goal_resnet18_64_fp32_graph"],
+     ["goal_resnet18_64_fp32_measure", "goal_resnet18_64_fp32_graph",
+      "goal_resnet18_64_fp32_measure_nhwc", "goal_resnet18_64_fp32_graph_nhwc"],
      "goal_resnet18_64_fp32_pytorch", 1.3),
     ("ResNet-18 batch 256 TF32 >= 1.3x PyTorch's TF32",
-     ["goal_resnet18_256_tf32_measure", "goal_resnet18_256_tf32_graph"],
+     ["goal_resnet18_256_tf32_measure", "goal_resnet18_256_tf32_graph",
+      "goal_resnet18_256_tf32_measure_nhwc", "goal_resnet18_256_tf32_graph_nhwc"],
      "goal_resnet18_256_tf32_pytorch", 1.3),
     ("ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16",
-     ["goal_resnet18_256_bf16_measure", "goal_resnet18_256_bf16_graph"],
+     ["goal_resnet18_256_bf16_measure", "goal_resnet18_256_bf16_graph",
+      "goal_resnet18_256_bf16_measure_nhwc", "goal_resnet18_256_bf16_graph_nhwc"],
      ["goal_resnet18_256_bf16_pytorch",
       "goal_resnet18_256_bf16_pytorch_channels_last",
       "goal_resnet18_256_bf16_pytorch_compiled"], 1.5),
     ("ResNet-18 batch 64 bf16 >= 1.5x PyTorch's best bf16",
-     ["goal_resnet18_64_bf16_measure", "goal_resnet18_64_bf16_graph"],
+     ["goal_resnet18_64_bf16_measure", "goal_resnet18_64_bf16_graph",
+      "goal_resnet18_64_bf16_measure_nhwc", "goal_resnet18_64_bf16_graph_nhwc"],
      ["goal_resnet18_64_bf16_pytorch",
       "goal_resnet18_64_bf16_pytorch_channels_last",
       "goal_resnet18_64_bf16_pytorch_compiled"], 1.5),
@@ -73,6 +78,9 @@ PRECISION_GOALS = [
     ("resnet_dp on cuda:0 --precision=bf16: <= 2.0 s/epoch, test acc within "
      "0.01 of fp32's", "resnet_dp_cuda0_bf16", "resnet_dp_cuda0", 2.0, 0.01),
 ]
+STEP_LAYOUT_CONFIGS = ["resnet18_256_fp32", "resnet18_64_fp32",
+                       "resnet18_256_tf32", "resnet18_256_bf16",
+                       "resnet18_64_bf16"]
 GRAPH_CONFIGS = ["resnet18_64", "resnet18_256", "lenet_256", "lenet_1024",
                  "resnet18_64_bf16", "resnet18_256_bf16"]
 
@@ -131,7 +139,10 @@ def speed_goals(results):
         for name in ours:
             j = bench_json(results, name, gpu_only=True)
             if j is not None:
-                rates[j.get("conv_algorithms", name)] = j["images_per_sec"]
+                how = j.get("conv_algorithms", name)
+                if j.get("layout", "nchw") != "nchw":
+                    how += ", " + j["layout"]
+                rates[how] = j["images_per_sec"]
         peers = [peer] if isinstance(peer, str) else peer
         found = [j for j in (bench_json(results, n, gpu_only=True)
                              for n in peers) if j is not None]
@@ -183,6 +194,28 @@ def layout_lines(results):
         yield (f"layout {precision}: ResNet-18's convolutions at batch 256, "
                f"NCHW {ms['nchw']:.2f} ms, NHWC {ms['nhwc']:.2f} ms "
                f"({ms['nhwc'] / ms['nchw']:.2f}x): {faster} is faster")
+
+
+def step_layout_lines(results):
+    """ResNet-18's whole training step, NHWC against NCHW (each layout's
+    faster convolution API), per goal configuration: what --layout's
+    default follows."""
+    for config in STEP_LAYOUT_CONFIGS:
+        best = {}
+        for layout, suffix in (("nchw", ""), ("nhwc", "_nhwc")):
+            rates = [j["images_per_sec"] for j in (
+                bench_json(results, f"goal_{config}_{algorithms}{suffix}",
+                           gpu_only=True)
+                for algorithms in ("measure", "graph")) if j is not None]
+            if rates:
+                best[layout] = max(rates)
+        if len(best) < 2:
+            yield f"layout step {config}: not run"
+            continue
+        faster = "NHWC" if best["nhwc"] > best["nchw"] else "NCHW"
+        yield (f"layout step {config}: NCHW {best['nchw']:,.0f} img/s, NHWC "
+               f"{best['nhwc']:,.0f} ({best['nhwc'] / best['nchw']:.2f}x): "
+               f"{faster} is faster")
 
 
 def replica_goals(results):
@@ -255,7 +288,8 @@ def main():
     args = parser.parse_args()
     results = read_results(args.results)
     for section in (speed_goals, memory_goals, replica_goals, book_goals,
-                    precision_goals, graph_lines, layout_lines):
+                    precision_goals, graph_lines, layout_lines,
+                    step_layout_lines):
         for line in section(results):
             print(line)
 

@@ -15,8 +15,8 @@ $out"
 }
 expect "goal ResNet-18 batch 256 fp32 >= 1.0x PyTorch: ringlet 12,199 (measure) img/s, PyTorch 11,147: 1.09x with measure: MET"
 expect "goal ResNet-18 batch 64 fp32 >= 1.3x PyTorch: ringlet 7,305 (measure), 8,100 (graph) img/s, PyTorch 8,171: 0.99x with graph: MISSED"
-expect "goal ResNet-18 batch 256 TF32 >= 1.3x PyTorch's TF32: NOT RUN (no result for goal_resnet18_256_tf32_measure, goal_resnet18_256_tf32_graph, goal_resnet18_256_tf32_pytorch)"
-expect "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: NOT RUN (no result for goal_resnet18_256_bf16_measure, goal_resnet18_256_bf16_graph, goal_resnet18_256_bf16_pytorch, goal_resnet18_256_bf16_pytorch_channels_last, goal_resnet18_256_bf16_pytorch_compiled)"
+expect "goal ResNet-18 batch 256 TF32 >= 1.3x PyTorch's TF32: NOT RUN (no result for goal_resnet18_256_tf32_measure, goal_resnet18_256_tf32_graph, goal_resnet18_256_tf32_measure_nhwc, goal_resnet18_256_tf32_graph_nhwc, goal_resnet18_256_tf32_pytorch)"
+expect "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: NOT RUN (no result for goal_resnet18_256_bf16_measure, goal_resnet18_256_bf16_graph, goal_resnet18_256_bf16_measure_nhwc, goal_resnet18_256_bf16_graph_nhwc, goal_resnet18_256_bf16_pytorch, goal_resnet18_256_bf16_pytorch_channels_last, goal_resnet18_256_bf16_pytorch_compiled)"
 expect "goal LeNet batch 256 fp32 >= 1.4x PyTorch: ringlet 321,517 (train_bench_lenet) img/s, PyTorch 219,298: 1.47x with train_bench_lenet: MET"
 expect "goal 2 replicas on one GPU, resnet_dp: step time <= 1.05x one replica's: 1.053x: MISSED"
 expect "goal 2 replicas on one GPU, lenet_scratch: step time <= 1.10x one replica's: 1.250x: MISSED"
@@ -66,6 +66,24 @@ python3 "$script" "$layouts" | grep -qxF "layout bf16: ResNet-18's convolutions 
   fail "the layout line: $(python3 "$script" "$layouts")"
 python3 "$script" "$layouts" | grep -qxF "layout fp32: not run" ||
   fail "a layout without lines: $(python3 "$script" "$layouts")"
+
+# ResNet-18's whole step in NHWC beside NCHW: the goal takes the fastest
+# of all four lines and names its layout; the layout line compares each
+# layout's best.
+steps="$(mktemp)"
+cat >"$steps" <<'EOF2'
+bench goal_resnet18_256_bf16_measure: {"device": "cuda:0", "images_per_sec": 19000, "conv_algorithms": "measure", "layout": "nchw"}
+bench goal_resnet18_256_bf16_graph: {"device": "cuda:0", "images_per_sec": 20000, "conv_algorithms": "graph", "layout": "nchw"}
+bench goal_resnet18_256_bf16_measure_nhwc: {"device": "cuda:0", "images_per_sec": 21000, "conv_algorithms": "measure", "layout": "nhwc"}
+bench goal_resnet18_256_bf16_graph_nhwc: {"device": "cuda:0", "images_per_sec": 25000, "conv_algorithms": "graph", "layout": "nhwc"}
+bench goal_resnet18_256_bf16_pytorch_channels_last: {"device": "cuda:0", "images_per_sec": 20000}
+EOF2
+python3 "$script" "$steps" | grep -qxF "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: ringlet 19,000 (measure), 20,000 (graph), 21,000 (measure, nhwc), 25,000 (graph, nhwc) img/s, PyTorch 20,000: 1.25x with graph, nhwc: MISSED" ||
+  fail "the bf16 goal over both layouts: $(python3 "$script" "$steps")"
+python3 "$script" "$steps" | grep -qxF "layout step resnet18_256_bf16: NCHW 20,000 img/s, NHWC 25,000 (1.25x): NHWC is faster" ||
+  fail "the step layout line: $(python3 "$script" "$steps")"
+python3 "$script" "$steps" | grep -qxF "layout step resnet18_256_tf32: not run" ||
+  fail "a step layout without lines: $(python3 "$script" "$steps")"
 
 # Only GPU lines count: a CPU run's train_bench line alone is NOT RUN.
 cpu_only="$(mktemp)"

@@ -648,11 +648,17 @@ def part_goals(r):
         return
     conv_layouts(r)
     for name, model, batch_, precision in GOAL_BENCHES:
+        # ResNet-18's whole step in NHWC too: the measurement --layout's
+        # default follows (LeNet's 1-channel input gains nothing from it).
+        layouts = ["nchw", "nhwc"] if model == "resnet18" else ["nchw"]
         for algorithms in ["measure", "graph"]:
-            bench(r, "goal_%s_%s" % (name, algorithms), train_bench(
-                model, batch_, 20, "--device=cuda:0",
-                "--precision=" + precision,
-                "--conv_algorithms=" + algorithms))
+            for layout in layouts:
+                suffix = "" if layout == "nchw" else "_" + layout
+                bench(r, "goal_%s_%s%s" % (name, algorithms, suffix),
+                      train_bench(model, batch_, 20, "--device=cuda:0",
+                                  "--precision=" + precision,
+                                  "--conv_algorithms=" + algorithms,
+                                  "--layout=" + layout))
         if r.torch_gpu:
             bench(r, "goal_%s_pytorch" % name, torch_bench(
                 model, batch_, 20, "--precision=" + precision))
