@@ -88,6 +88,34 @@ __global__ void add_bf16_forward_kernel(const __nv_bfloat16* a,
   }
 }
 
+// A batch norm's epilogue (nn/ops/batch_norm.h) in one pass: y += r
+// where r is given, then ReLU where asked; the separate ops' values.
+__global__ void add_relu_in_place_kernel(float* y, const float* r, bool relu,
+                                         int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    float v = y[i];
+    if (r != nullptr) v += r[i];
+    if (relu) v = v > 0.0f ? v : 0.0f;
+    y[i] = v;
+  }
+}
+
+__global__ void add_relu_bf16_in_place_kernel(__nv_bfloat16* y,
+                                              const __nv_bfloat16* r, bool relu,
+                                              int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    __nv_bfloat16 v = y[i];
+    if (r != nullptr) {
+      v = __float2bfloat16_rn(__bfloat162float(v) + __bfloat162float(r[i]));
+    }
+    if (relu) {
+      const uint16_t bits = __bfloat16_as_ushort(v);
+      v = __ushort_as_bfloat16(bf16_positive(bits) ? bits : 0);
+    }
+    y[i] = v;
+  }
+}
+
 __global__ void add_scaled_forward_kernel(float* a, const float* b, float scale,
                                           int64_t n) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { a[i] += scale * b[i]; }
@@ -316,6 +344,22 @@ void relu_bf16_forward(const uint16_t* in, uint16_t* out, int64_t n,
                        cudaStream_t stream) {
   if (n == 0) return;
   relu_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(in, out, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void add_relu_in_place(float* y, const float* r, bool relu, int64_t n,
+                       cudaStream_t stream) {
+  if (n == 0) return;
+  add_relu_in_place_kernel<<<Blocks(n), kThreads, 0, stream>>>(y, r, relu, n);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void add_relu_bf16_in_place(uint16_t* y, const uint16_t* r, bool relu,
+                            int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  add_relu_bf16_in_place_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+      reinterpret_cast<__nv_bfloat16*>(y),
+      reinterpret_cast<const __nv_bfloat16*>(r), relu, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

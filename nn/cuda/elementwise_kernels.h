@@ -37,6 +37,13 @@ void add_bf16_forward(const uint16_t* a, const uint16_t* b, uint16_t* out,
                       int64_t n, cudaStream_t stream);
 
 // out[i] = a[i] + b[i] (out may be a or b).
+// y[i] = ReLU(y[i] + r[i]) in one pass: r may be null (no add), relu
+// false (no ReLU); bfloat16 rounds the sum once, as add_bf16_forward, and
+// its ReLU is relu_bf16_forward's. A batch norm's epilogue.
+void add_relu_in_place(float* y, const float* r, bool relu, int64_t n,
+                       cudaStream_t stream);
+void add_relu_bf16_in_place(uint16_t* y, const uint16_t* r, bool relu,
+                            int64_t n, cudaStream_t stream);
 void add_forward(const float* a, const float* b, float* out, int64_t n,
                  cudaStream_t stream);
 

@@ -66,8 +66,18 @@ bool FusedOnCpu(const Tensor& x, const BatchNormEpilogue& epilogue) {
                                     epilogue.residual.dtype() == x.dtype()));
 }
 
+// The epilogue after the normalisation: on a GPU one pass over y, in
+// place (y is the op's fresh output), with a residual of y's type; else
+// the separate ops. The same values either way.
 Tensor SeparateEpilogue(Tensor y, const BatchNormEpilogue& epilogue) {
-  if (epilogue.residual.defined()) y = Add(y, epilogue.residual);
+  const Tensor& residual = epilogue.residual;
+  if (!residual.defined() && !epilogue.relu) return y;
+  if (y.device().is_cuda() &&
+      (!residual.defined() || residual.dtype() == y.dtype())) {
+    GpuOpsFor(y.device()).AddReluInPlace(y, residual, epilogue.relu);
+    return y;
+  }
+  if (residual.defined()) y = Add(y, residual);
   if (epilogue.relu) y = ReluForward(y);
   return y;
 }

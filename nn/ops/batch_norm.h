@@ -42,10 +42,11 @@ struct BatchNormCache {
 // What the forward pass does to batch norm's output before writing it:
 // y = bn(x), plus `residual` when defined, then max(., 0) when `relu` (a
 // residual unit's last three ops, or the stem's two). On CPU devices in
-// the same pass over memory as the normalisation (and the backward masks
-// the gradient in its own passes); the values are the separate ops'
-// (Add, ReluForward, in the input's type, rounded where they round), bit
-// for bit: fusion changes the passes over memory, never a number.
+// the same pass over memory as the normalisation, on GPUs in one pass over
+// cuDNN's output (and the backward masks the gradient in its own passes);
+// the values are the separate ops' (Add, ReluForward, in the input's type,
+// rounded where they round), bit for bit: fusion changes the passes over
+// memory, never a number.
 struct BatchNormEpilogue {
   Tensor residual;  // x's shape; either type (Add's rules when they differ)
   bool relu = false;

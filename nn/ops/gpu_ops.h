@@ -28,6 +28,10 @@ class GpuOps {
   virtual Tensor ReluBackward(const Tensor& y, const Tensor& dy) = 0;
   virtual Tensor Add(const Tensor& a, const Tensor& b) = 0;
   virtual void AddInPlace(Tensor& a, const Tensor& b) = 0;
+  // y = ReLU(y + residual) in one pass (residual undefined: no add; relu
+  // false: no ReLU), residual of y's type and shape: Add then ReluForward's
+  // values, bit for bit. A batch norm's epilogue on its fresh output.
+  virtual void AddReluInPlace(Tensor& y, const Tensor& residual, bool relu) = 0;
   virtual void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) = 0;
   virtual void DivideInPlace(Tensor& x, float divisor) = 0;
   // The tensors' non-finite counts then their sum, as n + 1 unsigned ints

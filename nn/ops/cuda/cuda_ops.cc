@@ -84,6 +84,21 @@ void CudaOps::AddInPlace(Tensor& a, const Tensor& b_any) {
                     a.numel(), on.stream());
 }
 
+void CudaOps::AddReluInPlace(Tensor& y, const Tensor& residual_any, bool relu) {
+  OnDevice on(y);
+  const Tensor residual =
+      residual_any.defined() ? InFormatOf(residual_any, y) : Tensor();
+  if (y.dtype() == DType::kBFloat16) {
+    cuda::add_relu_bf16_in_place(
+        y.bf16_data(), residual.defined() ? residual.bf16_data() : nullptr,
+        relu, y.numel(), on.stream());
+    return;
+  }
+  cuda::add_relu_in_place(y.device_data(),
+                          residual.defined() ? residual.device_data() : nullptr,
+                          relu, y.numel(), on.stream());
+}
+
 void CudaOps::AddScaledInPlace(Tensor& a, const Tensor& b_any, float scale) {
   OnDevice on(a);
   const Tensor b = InFormatOf(b_any, a);

@@ -20,6 +20,7 @@ class CudaOps final : public GpuOps {
   Tensor ReluBackward(const Tensor& y, const Tensor& dy) override;
   Tensor Add(const Tensor& a, const Tensor& b) override;
   void AddInPlace(Tensor& a, const Tensor& b) override;
+  void AddReluInPlace(Tensor& y, const Tensor& residual, bool relu) override;
   void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) override;
   void DivideInPlace(Tensor& x, float divisor) override;
   Tensor QueueCountNonFinite(

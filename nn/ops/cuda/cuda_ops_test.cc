@@ -622,6 +622,79 @@ TEST_F(CudaOpsTest, BatchNormMatchesTheCpuInTrainingAndInference) {
   ExpectBatchNormMatchesTheCpu(gpu_, nullptr, 1e-4f, 40);
 }
 
+// The batch norm's epilogue on a GPU (one in-place pass over cuDNN's
+// output) gives the separate ops' bits: Add then ReluForward, in float32
+// and bfloat16 (special values in the residual: -0, infinities, a NaN),
+// the residual in the output's format or the other; its backward's
+// residual gradient is ReluBackward's.
+TEST_F(CudaOpsTest, BatchNormEpilogueEqualsTheSeparateOps) {
+  const auto bits = [](const Tensor& t) {
+    const Tensor host =
+        t.ToMemoryFormat(MemoryFormat::kContiguous).To(Device::Cpu());
+    const auto* p = static_cast<const uint8_t*>(host.raw_data());
+    return std::vector<uint8_t>(p, p + host.nbytes());
+  };
+  const Shape shape = {4, 3, 5, 6};
+  const Tensor gamma = Random({3}, 140).To(gpu_),
+               beta = Random({3}, 141).To(gpu_);
+  for (const DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+    const Tensor x = Random(shape, 142).To(dtype).To(gpu_);
+    Tensor residual_host = Random(shape, 143).To(dtype);
+    if (dtype == DType::kBFloat16) {
+      const uint16_t specials[] = {0x8000, 0x7F80, 0xFF80, 0x7FC0};
+      std::copy(std::begin(specials), std::end(specials),
+                residual_host.bf16_data());
+    }
+    const Tensor dy = Random(shape, 144).To(dtype).To(gpu_);
+    for (const MemoryFormat format :
+         {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+      const Tensor xf = x.ToMemoryFormat(format);
+      const Tensor residual = residual_host.To(gpu_);  // Contiguous.
+      for (const bool relu : {false, true}) {
+        for (const bool add : {false, true}) {
+          if (!relu && !add) continue;
+          const std::string what =
+              std::string(ToString(dtype)) + " " + ToString(format) +
+              (add ? " +residual" : "") + (relu ? " relu" : "");
+          const auto fresh_stats = [&] {
+            BatchNormStats stats{Tensor({3}, gpu_), Tensor({3}, gpu_)};
+            stats.running_var.Fill(1.0f);
+            return stats;
+          };
+          BatchNormStats fused_stats = fresh_stats(),
+                         plain_stats = fresh_stats();
+          BatchNormCache fused_cache, plain_cache;
+          const BatchNormEpilogue epilogue{add ? residual : Tensor(), relu};
+          const Tensor fused = BatchNorm2dTrainForward(
+              xf, gamma, beta, &fused_stats, &fused_cache, nullptr, epilogue);
+          Tensor plain = BatchNorm2dTrainForward(xf, gamma, beta, &plain_stats,
+                                                 &plain_cache);
+          if (add) plain = Add(plain, residual);
+          if (relu) plain = ReluForward(plain);
+          EXPECT_EQ(fused.memory_format(), format) << what;
+          EXPECT_EQ(bits(fused), bits(plain)) << what;
+          BatchNormStats eval_stats = fresh_stats();
+          Tensor eval_plain =
+              BatchNorm2dEvalForward(xf, gamma, beta, eval_stats);
+          if (add) eval_plain = Add(eval_plain, residual);
+          if (relu) eval_plain = ReluForward(eval_plain);
+          EXPECT_EQ(bits(BatchNorm2dEvalForward(xf, gamma, beta, eval_stats,
+                                                epilogue)),
+                    bits(eval_plain))
+              << what << " (inference)";
+          if (add) {
+            const BatchNormGrads g =
+                BatchNorm2dBackward(dy, gamma, fused_cache);
+            EXPECT_EQ(bits(g.d_residual),
+                      bits(relu ? ReluBackward(fused, dy) : dy))
+                << what << " (residual gradient)";
+          }
+        }
+      }
+    }
+  }
+}
+
 // Channels-last batch norm: cuDNN's NHWC descriptors, and our synchronised
 // kernels reading NHWC as one-pixel NCHW images.
 TEST_F(CudaOpsTest, ChannelsLastBatchNormMatchesTheCpu) {
