@@ -289,6 +289,30 @@ void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
   }
 }
 
+void ConvertElements(const Tensor& src, Tensor& dst) {
+  if (src.device() != dst.device() &&
+      (src.device().is_cuda() || dst.device().is_cuda())) {
+    throw DeviceError("convert elements: from " + ToString(src.device()) +
+                      " to " + ToString(dst.device()) +
+                      "; both tensors must be on one device");
+  }
+  if (src.numel() != dst.numel()) {
+    throw ShapeError("convert elements: " + std::to_string(src.numel()) +
+                     " elements into " + std::to_string(dst.numel()));
+  }
+  if (src.dtype() == dst.dtype()) {
+    CopyElements(src, 0, dst, 0, src.numel());
+  } else if (dst.device().is_cuda()) {
+    GpuBackendFor(dst.device())
+        .Convert(dst.device().index, src.raw_data(), src.dtype(),
+                 dst.raw_data(), dst.dtype(), static_cast<size_t>(src.numel()));
+  } else if (dst.dtype() == DType::kBFloat16) {
+    FloatToBf16(src.device_data(), dst.bf16_data(), src.numel());
+  } else {
+    Bf16ToFloat(src.bf16_data(), dst.device_data(), src.numel());
+  }
+}
+
 void CopyFromHost(const float* src, Tensor& dst) {
   if (dst.numel() == 0) return;
   float* to = dst.device_data();  // A DTypeError unless float32.

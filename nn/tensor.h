@@ -159,6 +159,12 @@ class Tensor {
 // std::out_of_range for a range outside either tensor.
 void CopyElements(const Tensor& src, int64_t src_offset, Tensor& dst,
                   int64_t dst_offset, int64_t count);
+// dst[i] = src[i] converted to dst's type over the flat storage (to
+// bfloat16: nearest even; to float32: exact; the same type: a copy), both
+// on one device with as many elements, else DeviceError or ShapeError. On
+// a GPU queued on the calling thread's queue for it; a CPU converts at
+// once. A gradient bucket's cast to bfloat16 for the wire and back.
+void ConvertElements(const Tensor& src, Tensor& dst);
 // dst's values from / to host memory of dst.numel() floats in NCHW order,
 // wherever dst lives, whatever its memory format (float32 tensors;
 // DTypeError for others); each returns once the copy is done.

@@ -34,7 +34,7 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
     throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
   }
   nn::MakeOptimizer(update.optimizer, {}, {});  // Checks the options here.
-  nn::CheckGradWire(update.grad_dtype, devices);
+  nn::CheckGradWire(update.grad_dtype);
   // get_params: each device's copy is made on its own thread.
   group_.Run([&](int d) {
     Replica& r = replicas_[d];
@@ -116,13 +116,15 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
       flat.PackForCollective();
       const auto start = std::chrono::steady_clock::now();
       if (update_.grad_dtype == collectives::DataType::kBFloat16) {
-        // CPU devices only (checked at construction).
-        std::vector<uint16_t> wire(static_cast<size_t>(flat.count()));
-        nn::FloatToBf16(flat.data(), wire.data(), flat.count());
-        group_.comm(d).AllReduce(wire.data(), wire.data(), wire.size(),
-                                 collectives::DataType::kBFloat16,
-                                 collectives::ReduceOp::kSum);
-        nn::Bf16ToFloat(wire.data(), flat.data(), flat.count());
+        // Cast on the device's queue; the collective reads it at once.
+        nn::Tensor wire = flat.flat().To(nn::DType::kBFloat16);
+        nn::DeviceEvent cast(device);
+        cast.Record();
+        cast.Wait();
+        group_.comm(d).AllReduce(
+            wire.raw_data(), wire.raw_data(), static_cast<size_t>(wire.numel()),
+            collectives::DataType::kBFloat16, collectives::ReduceOp::kSum);
+        nn::ConvertElements(wire, flat.flat());
       } else {
         group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
                                  collectives::DataType::kFloat32,

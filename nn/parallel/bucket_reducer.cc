@@ -18,7 +18,7 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
       wire_(wire),
       on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()),
       alone_(comm.size() == 1) {
-  CheckGradWire(wire, {lane.device()});
+  CheckGradWire(wire);
   // Which parameters each module holds.
   VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
@@ -45,7 +45,9 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
     for (Parameter* p : b.params) grads.push_back(&p->grad);
     b.flat = FlatTensors(grads, FlatTensors::kViews);
     if (wire_ == collectives::DataType::kBFloat16) {
-      b.wire.resize(static_cast<size_t>(b.flat.count()));
+      b.wire = Tensor::Uninitialized({b.flat.count()}, b.flat.device(),
+                                     DType::kBFloat16);
+      b.cast = DeviceEvent(b.flat.device());
     }
   }
   VisitModules(model, [this](Module& m) {
@@ -124,26 +126,25 @@ double BucketReducer::FinishStep() {
 }
 
 void BucketReducer::StartBucket(Bucket& b) {
-  const gpu::Event* after = nullptr;
-  if (on_device_) {
-    b.flat.Pack();  // Marks the end of the bucket's backward; no wait.
-    after = b.flat.packed().event();
-  } else {
-    b.flat.PackForCollective();  // Waits for the bucket's backward.
-  }
-  // Communication time only, not the wait for backward above.
+  // Marks the end of the bucket's backward on the lane. A communicator
+  // ordering calls on the device is handed the event; the others read the
+  // buffer at once, so the host waits for it (the backward, not comm).
+  b.flat.Pack();
+  if (!on_device_) b.flat.WaitUntilPacked();
+  // Communication time only: from here, the cast to the wire type counts.
   const auto start = std::chrono::steady_clock::now();
-  if (wire_ == collectives::DataType::kBFloat16) {
-    // CPU devices only (checked at construction): the cast counts as comm.
-    FloatToBf16(b.flat.data(), b.wire.data(), b.flat.count());
-    started_.push_back(comm_.AllReduceAsync(
-        b.wire.data(), b.wire.data(), b.wire.size(),
-        collectives::DataType::kBFloat16, collectives::ReduceOp::kSum));
-  } else {
-    started_.push_back(comm_.AllReduceAsync(
-        b.flat.data(), b.flat.data(), static_cast<size_t>(b.flat.count()),
-        collectives::DataType::kFloat32, collectives::ReduceOp::kSum, after));
+  const bool bf16 = wire_ == collectives::DataType::kBFloat16;
+  const DeviceEvent* ready = &b.flat.packed();
+  if (bf16) {
+    ConvertElements(b.flat.flat(), b.wire);  // Queued after the backward.
+    b.cast.Record();
+    ready = &b.cast;
+    if (!on_device_) b.cast.Wait();
   }
+  void* data = bf16 ? b.wire.raw_data() : b.flat.flat().raw_data();
+  started_.push_back(comm_.AllReduceAsync(
+      data, data, static_cast<size_t>(b.flat.count()), wire_,
+      collectives::ReduceOp::kSum, on_device_ ? ready->event() : nullptr));
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
   std::lock_guard<std::mutex> lock(mu_);
@@ -179,9 +180,8 @@ void BucketReducer::FinishStarted(bool rethrow) {
       QueueWaitForEvent(lane_.device(), *done);
     }
     Bucket& b = buckets_[i];
-    if (!b.wire.empty()) {
-      Bf16ToFloat(b.wire.data(), b.flat.data(), b.flat.count());
-    }
+    // After the sum, on the lane (at once on a CPU).
+    if (b.wire.defined()) ConvertElements(b.wire, b.flat.flat());
     b.flat.Unpack();  // Copies only a replaced gradient.
   }
   started_.clear();

@@ -20,8 +20,9 @@
 //   the others read the buffer at once: the reducer's thread waits for the
 //     bucket's backward on the device first (never the compute thread).
 //
-// With `wire` bfloat16 (CPU devices), each bucket is cast to bfloat16 once,
-// summed so, and cast back into the float32 gradients (bf16_wire.h).
+// With `wire` bfloat16, each bucket is cast to bfloat16 once (on a GPU a
+// kernel on the lane, after the bucket's backward), summed so, and cast
+// back into the float32 gradients (bf16_wire.h).
 #ifndef RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_NN_PARALLEL_BUCKET_REDUCER_H_
 
@@ -47,8 +48,8 @@ class BucketReducer {
   // Hooks into every Sequential inside `model` (which must outlive this).
   // `comm` is used only by this reducer's thread during a step. `lane` is
   // the replica's (the one its compute thread has bound).
-  // `wire`: kFloat32, or kBFloat16 on CPU devices (std::invalid_argument
-  // otherwise, before anything starts).
+  // `wire`: kFloat32 or kBFloat16 (std::invalid_argument otherwise, before
+  // anything starts).
   BucketReducer(Module& model, collectives::Communicator& comm,
                 int64_t bucket_bytes, const DeviceStream& lane = DeviceStream(),
                 collectives::DataType wire = collectives::DataType::kFloat32);
@@ -73,9 +74,10 @@ class BucketReducer {
  private:
   struct Bucket {
     std::vector<Parameter*> params;
-    FlatTensors flat;            // Their gradients are views into it.
-    int pending = 0;             // Parameters whose gradient is not final yet.
-    std::vector<uint16_t> wire;  // flat in bfloat16, when that is the wire.
+    FlatTensors flat;  // Their gradients are views into it.
+    int pending = 0;   // Parameters whose gradient is not final yet.
+    Tensor wire;       // flat in bfloat16, when that is the wire.
+    DeviceEvent cast;  // Passed once flat is cast into wire.
   };
 
   void MarkReady(Module& module);

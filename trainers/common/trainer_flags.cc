@@ -196,8 +196,8 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->capture_default_str();
   app.add_option("--grad_dtype", f->grad_dtype,
                  "the gradients' type on the wire between devices: fp32, or "
-                 "bf16 on CPU devices (half the bytes: cast once, summed with "
-                 "one rounding per step, cast back, as DDP's bf16 hook)")
+                 "bf16 (half the bytes: cast once, summed with one rounding "
+                 "per step, cast back, as DDP's bf16 hook)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   app.add_option("--conv_algorithms", f->conv_algorithms,
