@@ -374,18 +374,20 @@ TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {
 // --grad_dtype=bf16: the summed gradients cross the wire in bfloat16, so
 // the step differs from float32's, by about bfloat16's rounding (2^-8 of
 // the gradients, a few roundings deep), and the replicas still agree.
-TEST(LeNetReplicasTest, Bf16OnTheWireStaysWithinItsRounding) {
+void ExpectBf16OnTheWireWithinItsRounding(
+    const std::vector<nn::Device>& devices) {
   const Batch batch = RandomBatch(16, 7);
   const nn::LeNetParams init = nn::LeNetParams::Init(5);
   LeNetUpdate bf16 = PlainSgd(0.2f);
   bf16.grad_dtype = collectives::DataType::kBFloat16;
-  LeNetReplicas wide(init, Cpus(2), nn::ReplicaGroupOptions(), PlainSgd(0.2f));
-  LeNetReplicas narrow(init, Cpus(2), nn::ReplicaGroupOptions(), bf16);
+  LeNetReplicas wide(init, devices, nn::ReplicaGroupOptions(), PlainSgd(0.2f));
+  LeNetReplicas narrow(init, devices, nn::ReplicaGroupOptions(), bf16);
   wide.TrainStep(Shards(batch, 2));
   narrow.TrainStep(Shards(batch, 2));
-  ExpectIdentical(narrow.params(1), narrow.params(0), "bf16 replicas");
-  const std::vector<const nn::Tensor*> w = wide.params(0).All(),
-                                       n = narrow.params(0).All(),
+  const nn::LeNetParams n0 = narrow.params(0).To(nn::Device::Cpu());
+  ExpectIdentical(narrow.params(1).To(nn::Device::Cpu()), n0, "bf16 replicas");
+  const nn::LeNetParams w0 = wide.params(0).To(nn::Device::Cpu());
+  const std::vector<const nn::Tensor*> w = w0.All(), n = n0.All(),
                                        p0 = init.All();
   double moved = 0, apart = 0;
   for (size_t t = 0; t < w.size(); ++t) {
@@ -398,6 +400,18 @@ TEST(LeNetReplicasTest, Bf16OnTheWireStaysWithinItsRounding) {
   }
   EXPECT_GT(apart, 0) << "bfloat16 on the wire changed nothing";
   EXPECT_LE(std::sqrt(apart), 3 * std::ldexp(1.0, -8) * std::sqrt(moved));
+}
+
+TEST(LeNetReplicasTest, Bf16OnTheWireStaysWithinItsRounding) {
+  ExpectBf16OnTheWireWithinItsRounding(Cpus(2));
+}
+
+// The same with two replicas on one GPU: the casts are kernels there.
+TEST(LeNetReplicasTest, Bf16OnTheWireOnOneGpuStaysWithinItsRounding) {
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+  if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+  const nn::Device gpu = nn::Device::Cuda(report.usable[0]);
+  ExpectBf16OnTheWireWithinItsRounding({gpu, gpu});
 }
 
 TEST(LeNetReplicasTest, RefusesABadUpdate) {
