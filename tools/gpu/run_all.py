@@ -480,6 +480,15 @@ def part_e2e(r):
          "--limit=12800", "--test_limit=2000"])
     e2e(r, "lenet_scratch_2x_cuda0", 0,
         ["trainers/lenet_scratch", "--devices=cuda:0,cuda:0", "--epochs=1"])
+    # Gradients in bfloat16 on the wire, both trainers; with channels-last
+    # activations, the bf16 step a tensor-core GPU would take.
+    e2e(r, "resnet_dp_2x_cuda0_bf16_wire_nhwc", 0,
+        ["trainers/resnet_dp", "--devices=cuda:0,cuda:0", "--epochs=1",
+         "--limit=12800", "--test_limit=2000", "--precision=bf16",
+         "--grad_dtype=bf16", "--layout=nhwc"])
+    e2e(r, "lenet_scratch_2x_cuda0_bf16_wire", 0,
+        ["trainers/lenet_scratch", "--devices=cuda:0,cuda:0", "--epochs=1",
+         "--grad_dtype=bf16"])
     e2e_own_model(r)
 
 
