@@ -45,6 +45,7 @@ Tensor Forward(const Tensor& x, const PoolDesc& pool, const Shape& y_shape) {
 
 // Average pooling's gradient depends on dy alone; cuDNN's interface still
 // takes the forward's y and x, so dy and the output stand in for them.
+// dx is written in `format`, dy's own when it is [N, C, P, Q].
 Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool,
                 MemoryFormat format) {
   OnDevice on(dy);
@@ -59,12 +60,11 @@ Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool,
   const TensorDesc y_desc(dy.dim(0), dy.dim(1), dy.rank() == 4 ? dy.dim(2) : 1,
                           dy.rank() == 4 ? dy.dim(3) : 1, DType::kFloat32,
                           format);
-  const Tensor dy_in_format = dy.rank() == 4 ? dy.ToMemoryFormat(format) : dy;
   const float one = 1.0f, zero = 0.0f;
   RINGLET_CUDNN_CHECK(cudnnPoolingBackward(
-      on.context.cudnn(), pool.desc, &one, y_desc.get(),
-      dy_in_format.device_data(), y_desc.get(), dy_in_format.device_data(),
-      x_desc.get(), dx.device_data(), &zero, x_desc.get(), dx.device_data()));
+      on.context.cudnn(), pool.desc, &one, y_desc.get(), dy.device_data(),
+      y_desc.get(), dy.device_data(), x_desc.get(), dx.device_data(), &zero,
+      x_desc.get(), dx.device_data()));
   return dx;
 }
 
