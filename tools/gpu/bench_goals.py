@@ -81,6 +81,12 @@ PRECISION_GOALS = [
 STEP_LAYOUT_CONFIGS = ["resnet18_256_fp32", "resnet18_64_fp32",
                        "resnet18_256_tf32", "resnet18_256_bf16",
                        "resnet18_64_bf16"]
+# (what, e2e line, least test accuracy)
+RECIPE_GOALS = [
+    ("resnet_dp on cuda:0 --precision=bf16 --momentum=0.9 "
+     "--weight_decay=5e-4 --lr_schedule=cosine --warmup_epochs=1, 10 epochs: "
+     "test acc >= 0.93", "resnet_dp_cuda0_bf16_recipe", 0.93),
+]
 GRAPH_CONFIGS = ["resnet18_64", "resnet18_256", "lenet_256", "lenet_1024",
                  "resnet18_64_bf16", "resnet18_256_bf16"]
 
@@ -255,6 +261,16 @@ def precision_goals(results):
                f"at {base[0]}: {verdict(ok)}")
 
 
+def recipe_goals(results):
+    for what, name, least in RECIPE_GOALS:
+        mine = book_numbers(results.get(("e2e", name)))
+        if mine is None:
+            yield f"goal {what}: NOT RUN (no closing line for {name})"
+            continue
+        yield (f"goal {what}: {mine[0]} ({mine[1]} s/epoch): "
+               f"{verdict(mine[0] >= least)}")
+
+
 def graph_lines(results):
     for config in GRAPH_CONFIGS:
         j = {(who, graph): bench_json(results, f"graphs_{config}_{who}_{graph}",
@@ -288,7 +304,7 @@ def main():
     args = parser.parse_args()
     results = read_results(args.results)
     for section in (speed_goals, memory_goals, replica_goals, book_goals,
-                    precision_goals, graph_lines, layout_lines,
+                    precision_goals, recipe_goals, graph_lines, layout_lines,
                     step_layout_lines):
         for line in section(results):
             print(line)

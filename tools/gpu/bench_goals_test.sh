@@ -37,6 +37,15 @@ e2e resnet_dp_cuda0: test acc: 0.94, 5.7 sec/epoch on [cuda:0]
 EOF2
 python3 "$script" "$peers" | grep -qxF "goal resnet_dp on cuda:0 --precision=bf16: <= 2.0 s/epoch, test acc within 0.01 of fp32's: bf16 1.9 s at 0.93, fp32 5.7 s at 0.94: MET" ||
   fail "the bf16 e2e goal: $(python3 "$script" "$peers")"
+recipe="$(mktemp)"
+echo "e2e resnet_dp_cuda0_bf16_recipe: PASSED: test acc: 0.93, 1.9 sec/epoch on [cuda:0]" >"$recipe"
+python3 "$script" "$recipe" | grep -qxF "goal resnet_dp on cuda:0 --precision=bf16 --momentum=0.9 --weight_decay=5e-4 --lr_schedule=cosine --warmup_epochs=1, 10 epochs: test acc >= 0.93: 0.93 (1.9 s/epoch): MET" ||
+  fail "the recipe goal: $(python3 "$script" "$recipe")"
+echo "e2e resnet_dp_cuda0_bf16_recipe: PASSED: test acc: 0.92, 1.9 sec/epoch on [cuda:0]" >"$recipe"
+python3 "$script" "$recipe" | grep -qF "test acc >= 0.93: 0.92 (1.9 s/epoch): MISSED" ||
+  fail "the recipe goal below its bar: $(python3 "$script" "$recipe")"
+python3 "$script" "$peers" | grep -qxF "goal resnet_dp on cuda:0 --precision=bf16 --momentum=0.9 --weight_decay=5e-4 --lr_schedule=cosine --warmup_epochs=1, 10 epochs: test acc >= 0.93: NOT RUN (no closing line for resnet_dp_cuda0_bf16_recipe)" ||
+  fail "the recipe goal without its line: $(python3 "$script" "$peers")"
 python3 "$script" "$peers" | grep -qxF "goal ResNet-18 batch 256 bf16 >= 1.5x PyTorch's best bf16: ringlet 30,000 (measure) img/s, PyTorch 20,344: 1.47x with measure: MISSED" ||
   fail "the best PyTorch line was not the one compared: $(python3 "$script" "$peers")"
 
