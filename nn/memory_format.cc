@@ -32,4 +32,10 @@ void SetGpuActivationFormat(MemoryFormat format) { GpuSetting() = format; }
 
 MemoryFormat gpu_activation_format() { return GpuSetting(); }
 
+MemoryFormat GpuConvolutionFormat(MemoryFormat input) {
+  return GpuSetting() == MemoryFormat::kChannelsLast
+             ? MemoryFormat::kChannelsLast
+             : input;
+}
+
 }  // namespace ringlet::nn

@@ -28,6 +28,9 @@ const char* LayoutName(MemoryFormat format);
 // keeps its input's format). CPU devices ignore it.
 void SetGpuActivationFormat(MemoryFormat format);
 MemoryFormat gpu_activation_format();
+// The format a GPU convolution of an input in `input` runs in:
+// channels-last when the input is, or when the setting asks for it.
+MemoryFormat GpuConvolutionFormat(MemoryFormat input);
 
 // The setting for a scope (tests and benchmarks), restored after it.
 class ScopedGpuActivationFormat {

@@ -45,16 +45,18 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int kernel,
 }
 
 Tensor Conv2d::Forward(const Tensor& x) {
+  const Tensor w = Conv2dComputeWeight(x, weight_.value);
   input_ = training() ? x : Tensor();
-  return Conv2dForward(x, weight_.value,
-                       bias_applied() ? bias_.value : Tensor(), params_);
+  compute_weight_ = training() ? w : Tensor();
+  return Conv2dForward(x, w, bias_applied() ? bias_.value : Tensor(), params_);
 }
 
 Tensor Conv2d::Backward(const Tensor& dy) {
   RequireForwardCache(input_.defined());
-  Conv2dGrads g = Conv2dBackward(input_, weight_.value, bias_applied(), dy,
+  Conv2dGrads g = Conv2dBackward(input_, compute_weight_, bias_applied(), dy,
                                  params_, need_dx_);
   input_ = Tensor();
+  compute_weight_ = Tensor();
   AddInPlace(weight_.grad, g.dw);
   if (bias_applied()) AddInPlace(bias_.grad, g.db);
   return g.dx;

@@ -47,6 +47,9 @@ class Conv2d : public Module {
   bool need_dx_ = true;
   Parameter weight_, bias_;
   Tensor input_;
+  // The weights as this step's convolutions take them
+  // (Conv2dComputeWeight): converted once for forward and backward.
+  Tensor compute_weight_;
 };
 
 class Linear : public Module {

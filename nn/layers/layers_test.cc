@@ -9,7 +9,9 @@
 
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
+#include "nn/ops/autocast.h"
 #include "nn/ops/batch_norm.h"
+#include "nn/ops/conv2d.h"
 #include "nn/tensor.h"
 #include "nn/testing/gradient_check.h"
 
@@ -300,6 +302,38 @@ TEST(Layers, BackwardReleasesWhatForwardKept) {
   linear.Forward(x);
   linear.Backward(RandomTensor({3, 2}, 24));
   EXPECT_THROW(linear.Backward(RandomTensor({3, 2}, 24)), ModeError);
+}
+
+// The layer converts its weights once per step (Conv2dComputeWeight) and
+// hands them to forward and backward: the same bits as the ops given the
+// float32 weights, in float32 and under bf16 autocast (oneDNN's bfloat16
+// kernels on CPUs that have them, else the reference).
+TEST(Layers, Conv2dConvertsItsWeightsOnceAndGetsTheOpsNumbers) {
+  for (const DType precision : {DType::kFloat32, DType::kBFloat16}) {
+    ScopedAutocast autocast(precision);
+    Conv2d conv(3, 8, 3, 1, 1);
+    InitParameters(conv, InitScheme::kKaimingNormal, 5);
+    const Tensor w = conv.Parameters()[0]->value;
+    const Tensor b = conv.Parameters()[1]->value;
+    const Tensor x = RandomTensor({4, 3, 6, 6}, 25);
+    const Tensor cw = Conv2dComputeWeight(x, w);
+    EXPECT_EQ(cw.SharesStorageWith(w), cw.dtype() == DType::kFloat32);
+    conv.ZeroGrad();
+    const Tensor y = conv.Forward(x);
+    const Tensor dy = RandomTensor(y.shape(), 26);
+    const Tensor dx = conv.Backward(dy);
+    const Tensor want_y = Conv2dForward(x, w, b, {1, 1});
+    const Conv2dGrads want = Conv2dBackward(x, w, true, dy, {1, 1});
+    const std::string what = ToString(precision);
+    EXPECT_EQ(testing::LargestDifference(y, want_y), 0) << what;
+    EXPECT_EQ(testing::LargestDifference(dx, want.dx), 0) << what;
+    EXPECT_EQ(testing::LargestDifference(conv.Parameters()[0]->grad, want.dw),
+              0)
+        << what;
+    EXPECT_EQ(testing::LargestDifference(conv.Parameters()[1]->grad, want.db),
+              0)
+        << what;
+  }
 }
 
 // Both devices' forward passes keep the same things: the input, the mean

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/memory_format.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/cpu_conv_backend.h"
@@ -231,6 +232,18 @@ Tensor ConvForward(const Tensor& x, const Tensor& w, const Tensor& b,
 Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
                      const Conv2dParams& params) {
   return ConvForward(x, w, b, params, /*relu=*/false);
+}
+
+Tensor Conv2dComputeWeight(const Tensor& x, const Tensor& w) {
+  Tensor out = w;
+  const Device device = OpDeviceOfAnyType("conv2d", {&x, &w});
+  if (ComputesInBf16({&x, &w}) && (device.is_cuda() || OneDnnBf16(device))) {
+    out = AsDType(out, DType::kBFloat16);
+  }
+  if (device.is_cuda()) {
+    out = out.ToMemoryFormat(GpuConvolutionFormat(x.memory_format()));
+  }
+  return out;
 }
 
 Tensor Conv2dReluForward(const Tensor& x, const Tensor& w, const Tensor& b,

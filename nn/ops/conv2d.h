@@ -36,6 +36,14 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy, const Conv2dParams& params,
                            bool need_dx = true);
 
+// w as the convolutions of input x compute with it: bfloat16 where
+// autocast's kernels take it (GPUs, oneDNN's bfloat16 CPUs), channels-last
+// where a GPU runs x channels-last; else w itself. Either op given it
+// computes the same values as given w; a layer makes it once per forward
+// and hands it to the backward too, so a step converts each weight once
+// (torch.autocast's cast cache). Its gradient dw is float32 and NCHW.
+Tensor Conv2dComputeWeight(const Tensor& x, const Tensor& w);
+
 }  // namespace ringlet::nn
 
 #endif  // RINGLET_NN_OPS_CONV2D_H_

@@ -377,12 +377,8 @@ bool ThroughGraph(ConvDirection direction, OnDevice& on, const Tensor& x,
                              wd, yd, params, x_data, w_data, y_data);
 }
 
-// The memory format a convolution of `x` runs in: channels-last when x is,
-// or when the process asks for channels-last activations.
 MemoryFormat FormatFor(const Tensor& x) {
-  return gpu_activation_format() == MemoryFormat::kChannelsLast
-             ? MemoryFormat::kChannelsLast
-             : x.memory_format();
+  return GpuConvolutionFormat(x.memory_format());
 }
 
 // Adds the bias to y (either format: channels-last is NCHW with one pixel
