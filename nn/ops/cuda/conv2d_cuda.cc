@@ -12,8 +12,9 @@
 //
 // Memory formats: a channels-last input (or any input once the process
 // asks for channels-last activations, nn/memory_format.h) runs in NHWC with
-// the filter as [K, R, S, C] (transposed per call: the weights are a small
-// part of the bytes), and the output and input gradient are channels-last.
+// the filter as [K, R, S, C] (transposed here unless given so, as
+// Conv2dComputeWeight makes it once per step), and the output and input
+// gradient are channels-last.
 #include <map>
 #include <mutex>
 #include <tuple>
