@@ -299,51 +299,72 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuWithStrideAndPadding) {
   }
 }
 
+// The graph API ran the last `expected` convolutions since `before` (a
+// silent fallback to the legacy API fails).
+void ExpectGraphRan(uint64_t before, uint64_t expected,
+                    const std::string& what) {
+  EXPECT_EQ(cuda_ops::GraphConvolutionsRun() - before, expected)
+      << what
+      << "fell back to the legacy API: " << cuda_ops::LastGraphFallback();
+}
+
+void ExpectBf16ConvolutionsMatchTheCpuReference(Device gpu,
+                                                MemoryFormat format) {
+  const auto on_gpu = [&](const Tensor& t) {
+    return t.To(gpu).ToMemoryFormat(format);
+  };
+  ScopedAutocast on(DType::kBFloat16);
+  const CpuConvBackend before = GetCpuConvBackend();
+  SetCpuConvBackend(CpuConvBackend::kEigen);  // The reference on any CPU.
+  // The legacy API's measured choice, and the graph API's plans.
+  for (const ConvAlgorithms choice :
+       {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
+    SetConvAlgorithms(choice);
+    for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
+      const std::string what = std::string("bf16 conv2d (") + Name(choice) +
+                               ", " + ToString(format) + ", stride " +
+                               std::to_string(params.stride) + ") ";
+      const uint64_t graph_runs = cuda_ops::GraphConvolutionsRun();
+      const Tensor x = CudaOpsTest::Random({8, 16, 9, 9}, 90),
+                   w = CudaOpsTest::Random({32, 16, 3, 3}, 91),
+                   b = CudaOpsTest::Random({32}, 92);
+      const Tensor y = Conv2dForward(x, w, b, params);
+      const Tensor y_gpu =
+          Conv2dForward(on_gpu(x), w.To(gpu), b.To(gpu), params);
+      EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
+      EXPECT_EQ(y_gpu.memory_format(), format);
+      ExpectWithinBf16Steps(y_gpu, y, 1, what + "forward");
+      const Tensor dy = CudaOpsTest::Random(y.shape(), 93).To(DType::kBFloat16);
+      const Tensor x16 = x.To(DType::kBFloat16);
+      const Conv2dGrads g = Conv2dBackward(x16, w, true, dy, params);
+      const Conv2dGrads g_gpu =
+          Conv2dBackward(on_gpu(x16), w.To(gpu), true, on_gpu(dy), params);
+      EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
+      EXPECT_EQ(g_gpu.dx.memory_format(), format);
+      EXPECT_EQ(g_gpu.dw.dtype(), DType::kFloat32);
+      ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, what + "dx");
+      ExpectWithinBf16Steps(g_gpu.dw, g.dw, 2, what + "dw");
+      ExpectClose(CudaOpsTest::Values(g_gpu.db), CudaOpsTest::Values(g.db),
+                  what + "db");
+      if (choice == ConvAlgorithms::kGraph) ExpectGraphRan(graph_runs, 3, what);
+    }
+  }
+  SetConvAlgorithms(ConvAlgorithms::kMeasure);
+  SetCpuConvBackend(before);
+}
+
 // bfloat16 convolutions (autocast) on cuDNN's bfloat16 configuration
 // against the CPU's reference (float32 sums of the bfloat16 values): the
 // outputs and dx within one bfloat16 step (2^-7 of the largest value, as
 // the sums' order may move a rounding), dw within two (cuDNN writes it in
 // bfloat16 before it is widened), db (float32 sums) within 1e-4.
 TEST_F(CudaOpsTest, Bf16ConvolutionsMatchTheCpuReference) {
-  ScopedAutocast on(DType::kBFloat16);
-  const CpuConvBackend before = GetCpuConvBackend();
-  SetCpuConvBackend(CpuConvBackend::kEigen);  // The reference on any CPU.
-  // The legacy API's measured choice, and the graph API's plans (counted:
-  // a silent fallback to the legacy API fails).
-  for (const ConvAlgorithms choice :
-       {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
-    SetConvAlgorithms(choice);
-    for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
-      const std::string what = std::string("bf16 conv2d (") + Name(choice) +
-                               ", stride " + std::to_string(params.stride) +
-                               ") ";
-      const uint64_t graph_runs = cuda_ops::GraphConvolutionsRun();
-      const Tensor x = Random({8, 16, 9, 9}, 90),
-                   w = Random({32, 16, 3, 3}, 91), b = Random({32}, 92);
-      const Tensor y = Conv2dForward(x, w, b, params);
-      const Tensor y_gpu =
-          Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), params);
-      EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
-      ExpectWithinBf16Steps(y_gpu, y, 1, what + "forward");
-      const Tensor dy = Random(y.shape(), 93).To(DType::kBFloat16);
-      const Tensor x16 = x.To(DType::kBFloat16);
-      const Conv2dGrads g = Conv2dBackward(x16, w, true, dy, params);
-      const Conv2dGrads g_gpu =
-          Conv2dBackward(x16.To(gpu_), w.To(gpu_), true, dy.To(gpu_), params);
-      EXPECT_EQ(g_gpu.dx.dtype(), DType::kBFloat16);
-      EXPECT_EQ(g_gpu.dw.dtype(), DType::kFloat32);
-      ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, what + "dx");
-      ExpectWithinBf16Steps(g_gpu.dw, g.dw, 2, what + "dw");
-      ExpectClose(Values(g_gpu.db), Values(g.db), what + "db");
-      if (choice == ConvAlgorithms::kGraph) {
-        EXPECT_EQ(cuda_ops::GraphConvolutionsRun() - graph_runs, 3u)
-            << what
-            << "fell back to the legacy API: " << cuda_ops::LastGraphFallback();
-      }
-    }
-  }
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
-  SetCpuConvBackend(before);
+  ExpectBf16ConvolutionsMatchTheCpuReference(gpu_, MemoryFormat::kContiguous);
+}
+
+// The same with NHWC activations (and a [K, R, S, C] filter).
+TEST_F(CudaOpsTest, ChannelsLastBf16ConvolutionsMatchTheCpuReference) {
+  ExpectBf16ConvolutionsMatchTheCpuReference(gpu_, MemoryFormat::kChannelsLast);
 }
 
 // Linear layers in bfloat16 through cublasGemmEx against the CPU's
@@ -502,9 +523,7 @@ TEST_F(CudaOpsTest, GraphApiConvolutionsMatchTheCpu) {
     ExpectClose(Values(g_gpu.dx), Values(g.dx), what + " dx");
     ExpectClose(Values(g_gpu.dw), Values(g.dw), what + " dw");
     ExpectClose(Values(g_gpu.db), Values(g.db), what + " db");
-    EXPECT_EQ(cuda_ops::GraphConvolutionsRun() - before, 3u)
-        << what
-        << ": fell back to the legacy API: " << cuda_ops::LastGraphFallback();
+    ExpectGraphRan(before, 3, what + ": ");
   }
   SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
@@ -738,11 +757,7 @@ TEST_F(CudaOpsTest, ChannelsLastConvolutionsMatchTheCpu) {
       ExpectClose(Values(g_gpu.dx), Values(g.dx), what + "dx");
       ExpectClose(Values(g_gpu.dw), Values(g.dw), what + "dw");
       ExpectClose(Values(g_gpu.db), Values(g.db), what + "db");
-      if (choice == ConvAlgorithms::kGraph) {
-        EXPECT_EQ(cuda_ops::GraphConvolutionsRun() - graph_runs, 3u)
-            << what
-            << "fell back to the legacy API: " << cuda_ops::LastGraphFallback();
-      }
+      if (choice == ConvAlgorithms::kGraph) ExpectGraphRan(graph_runs, 3, what);
     }
   }
   SetConvAlgorithms(ConvAlgorithms::kMeasure);
@@ -759,41 +774,6 @@ TEST_F(CudaOpsTest, ChannelsLastConvolutionsMatchTheCpu) {
     ExpectClose(Values(g_gpu.dx), Values(Conv2dBackward(x, w, true, dy, {}).dx),
                 "--layout=nhwc dx");
   }
-}
-
-// The same in bfloat16 (autocast): within the bfloat16 steps the NCHW
-// test allows, against the same CPU reference.
-TEST_F(CudaOpsTest, ChannelsLastBf16ConvolutionsMatchTheCpuReference) {
-  ScopedAutocast on(DType::kBFloat16);
-  const CpuConvBackend before = GetCpuConvBackend();
-  SetCpuConvBackend(CpuConvBackend::kEigen);
-  for (const ConvAlgorithms choice :
-       {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
-    SetConvAlgorithms(choice);
-    const std::string what =
-        std::string("nhwc bf16 conv2d (") + Name(choice) + ") ";
-    const Tensor x = Random({8, 16, 9, 9}, 120),
-                 w = Random({32, 16, 3, 3}, 121);
-    const Tensor y = Conv2dForward(x, w, Tensor(), {1, 1});
-    const Tensor x_last = x.To(DType::kBFloat16)
-                              .To(gpu_)
-                              .ToMemoryFormat(MemoryFormat::kChannelsLast);
-    const Tensor y_gpu = Conv2dForward(x_last, w.To(gpu_), Tensor(), {1, 1});
-    EXPECT_EQ(y_gpu.dtype(), DType::kBFloat16);
-    EXPECT_EQ(y_gpu.memory_format(), MemoryFormat::kChannelsLast);
-    ExpectWithinBf16Steps(y_gpu, y, 1, what + "forward");
-    const Tensor dy = Random(y.shape(), 122).To(DType::kBFloat16);
-    const Conv2dGrads g =
-        Conv2dBackward(x.To(DType::kBFloat16), w, false, dy, {1, 1});
-    const Conv2dGrads g_gpu = Conv2dBackward(
-        x_last, w.To(gpu_), false,
-        dy.To(gpu_).ToMemoryFormat(MemoryFormat::kChannelsLast), {1, 1});
-    EXPECT_EQ(g_gpu.dx.memory_format(), MemoryFormat::kChannelsLast);
-    ExpectWithinBf16Steps(g_gpu.dx, g.dx, 1, what + "dx");
-    ExpectWithinBf16Steps(g_gpu.dw, g.dw, 2, what + "dw");
-  }
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
-  SetCpuConvBackend(before);
 }
 
 // Pooling keeps channels-last; global pooling's gradient takes the
