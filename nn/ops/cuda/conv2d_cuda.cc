@@ -196,16 +196,22 @@ cudnnMathType_t ExecutionMath(cudnnMathType_t measured, bool bf16) {
                                                          : measured;
 }
 
+// The usable choice for input x's shape, type and format; else a
+// DeviceError naming them and the settings to try instead.
 template <typename Perf, typename Algo>
 Choice<Algo> ChoiceFrom(const Perf* results, int found, const char* what,
-                        bool bf16) {
+                        const Tensor& x) {
+  const bool bf16 = x.dtype() == DType::kBFloat16;
   const int i = FirstUsable(results, found, bf16);
   if (i < 0) {
+    const bool nhwc = x.memory_format() == MemoryFormat::kChannelsLast;
     throw DeviceError(std::string("conv2d: cuDNN offers no usable ") + what +
-                      " algorithm for this shape under --conv_algorithms=" +
-                      Name(conv_algorithms()) +
-                      " and --precision=" + Name(gpu_precision()) +
-                      "; try --conv_algorithms=heuristic");
+                      " algorithm for input " + ToString(x.shape()) + " (" +
+                      (bf16 ? "bf16" : Name(gpu_precision())) + ", " +
+                      LayoutName(x.memory_format()) +
+                      ") under --conv_algorithms=" + Name(conv_algorithms()) +
+                      "; try --conv_algorithms=heuristic" +
+                      (nhwc ? " or --layout=nchw" : ""));
   }
   return Choice<Algo>{results[i].algo, ExecutionMath(results[i].mathType, bf16),
                       results[i].memory};
@@ -264,7 +270,7 @@ Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
     }
     auto choice =
         ChoiceFrom<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
-            results, found, "forward", x.dtype() == DType::kBFloat16);
+            results, found, "forward", x);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     RINGLET_CUDNN_CHECK(workspace_of(choice.algo, &choice.workspace));
@@ -307,7 +313,7 @@ Choice<cudnnConvolutionBwdFilterAlgo_t> FilterChoice(
     }
     auto choice = ChoiceFrom<cudnnConvolutionBwdFilterAlgoPerf_t,
                              cudnnConvolutionBwdFilterAlgo_t>(
-        results, found, "backward-filter", x.dtype() == DType::kBFloat16);
+        results, found, "backward-filter", x);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     RINGLET_CUDNN_CHECK(workspace_of(choice.algo, &choice.workspace));
@@ -351,8 +357,8 @@ Choice<cudnnConvolutionBwdDataAlgo_t> DataChoice(OnDevice& on, const Tensor& x,
           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, results));
     }
     auto choice = ChoiceFrom<cudnnConvolutionBwdDataAlgoPerf_t,
-                             cudnnConvolutionBwdDataAlgo_t>(
-        results, found, "backward-data", x.dtype() == DType::kBFloat16);
+                             cudnnConvolutionBwdDataAlgo_t>(results, found,
+                                                            "backward-data", x);
     RINGLET_CUDNN_CHECK(
         cudnnSetConvolutionMathType(problem.conv.desc, choice.math));
     RINGLET_CUDNN_CHECK(workspace_of(choice.algo, &choice.workspace));
