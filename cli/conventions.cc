@@ -1,6 +1,8 @@
 #include "cli/conventions.h"
 
 #include <algorithm>
+#include <cmath>
+#include <exception>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -106,6 +108,42 @@ std::string NearestFlag(const std::string& unknown,
     }
   }
   return best;
+}
+
+CLI::Validator FiniteIn(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        try {
+          size_t used = 0;
+          const double v = std::stod(text, &used);
+          if (used == text.size() && std::isfinite(v) && v >= min && v <= max) {
+            return "";
+          }
+        } catch (const std::exception&) {
+        }
+        char range[96];
+        std::snprintf(range, sizeof(range), "a finite number from %g to %g",
+                      min, max);
+        return "must be " + std::string(range) + ", got '" + text + "'";
+      },
+      "");
+}
+
+CLI::Validator Unsigned64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string range =
+            "must be a whole number from 0 to 18446744073709551615, got '" +
+            text + "'";
+        if (text.empty() || text.size() > 20 ||
+            text.find_first_not_of("0123456789") != std::string::npos) {
+          return range;
+        }
+        // 20 digits may pass 2^64 - 1: compare as text of equal length.
+        if (text.size() == 20 && text > "18446744073709551615") return range;
+        return "";
+      },
+      "");
 }
 
 void UseConventions(CLI::App& app) {

@@ -1,5 +1,6 @@
 #include "cli/conventions.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,54 @@ TEST(NearestFlag, FindsCloseNamesOnly) {
   EXPECT_EQ(NearestFlag("--batch-sise", known), "--batch_size");
   EXPECT_EQ(NearestFlag("--devices", known), "");
   EXPECT_EQ(NearestFlag("--l", known), "--lr");
+}
+
+// Runs `validator` on `text`: "" when accepted, else its message.
+std::string Check(const CLI::Validator& validator, std::string text) {
+  return validator(text);
+}
+
+TEST(FiniteIn, RefusesNanInfinityAndWhatIsOutsideTheRange) {
+  const CLI::Validator v = FiniteIn(1.01, 1024);
+  EXPECT_EQ(Check(v, "2"), "");
+  EXPECT_EQ(Check(v, "1024"), "");
+  EXPECT_EQ(Check(v, "1.01"), "");
+  for (const char* bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity",
+                          "1e400", "1", "1025", "2x", "", "0x10000"}) {
+    EXPECT_EQ(Check(v, bad),
+              std::string("must be a finite number from 1.01 to 1024, got '") +
+                  bad + "'")
+        << bad;
+  }
+}
+
+TEST(Unsigned64, TakesEveryUint64AndNothingElse) {
+  const CLI::Validator v = Unsigned64();
+  EXPECT_EQ(Check(v, "0"), "");
+  EXPECT_EQ(Check(v, "42"), "");
+  EXPECT_EQ(Check(v, "18446744073709551615"), "");
+  for (const char* bad : {"-1", "18446744073709551616",
+                          "99999999999999999999999", "1.5", "+3", " 3", "",
+                          "0x10", "1e3"}) {
+    EXPECT_NE(Check(v, bad).find("must be a whole number from 0 to "
+                                 "18446744073709551615"),
+              std::string::npos)
+        << bad;
+  }
+}
+
+TEST(Unsigned64, AFlagOutOfRangeIsAUsageError) {
+  CLI::App app("test program", "prog");
+  UseConventions(app);
+  uint64_t seed = 0;
+  app.add_option("--seed", seed, "a seed")->check(Unsigned64());
+  std::vector<std::string> args = {"prog", "--seed=-1"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(ParseFlags(app, 2, argv.data()), kUsageError);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--seed"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -78,6 +78,12 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--plot_out and --metrics_out name the same file" \
     --metrics_out="$tmp/run.out" --plot_out="$tmp/./run.out" --epochs=100000
   expect_error "$bin" "--resume needs --checkpoint_dir" --resume
+  touch "$tmp/a_file"
+  expect_error "$bin" "--checkpoint_dir: $tmp/a_file is a file, not a folder" \
+    --checkpoint_dir="$tmp/a_file" --epochs=100000
+  mkdir -p "$tmp/a_folder"
+  expect_error "$bin" "--params_in: $tmp/a_folder is a folder, not a file" \
+    --params_in="$tmp/a_folder" "${quick[@]}"
   expect_error "$bin" "--resume: no file at $tmp/empty/" \
     --resume --checkpoint_dir="$tmp/empty" "${quick[@]}"
   # A diverging run once hung drawing an infinite axis (--plot_out) and
@@ -129,8 +135,24 @@ for bin in "$1" "$2"; do
   expect_usage_error "$bin" "--lr_schedule" --lr_schedule=linear
   expect_usage_error "$bin" "--clip_grad_norm: must be a number 0 or more" \
     --clip_grad_norm=-1
-  expect_error "$bin" "--warmup_epochs must be 0 or more and less than --epochs" \
+  # Once exit 1 after the data had loaded: a usage error, before any work.
+  expect_usage_error "$bin" "--warmup_epochs: must be less than --epochs (2), got 3" \
     --warmup_epochs=3 --epochs=2 "${quick[@]}"
+  expect_usage_error "$bin" "--warmup_epochs: must be less than --epochs (10), got 10" \
+    --warmup_epochs=10
+  # Once read as 2^64 - 1 without a word.
+  for seed in -1 99999999999999999999999 18446744073709551616 1.5; do
+    expect_usage_error "$bin" \
+      "--seed: must be a whole number from 0 to 18446744073709551615, got '$seed'" \
+      --seed="$seed"
+  done
+  # No floating-point flag takes nan or inf.
+  for flag in --lr --momentum --weight_decay --beta1 --beta2 --eps \
+    --warmup_epochs --clip_grad_norm --validation; do
+    for value in nan inf -inf; do
+      expect_usage_error "$bin" "$flag: must be" "$flag=$value"
+    done
+  done
   expect_error "$bin" "--params_in: no file at $tmp/none.params" \
     --params_in="$tmp/none.params" "${quick[@]}"
   # --params_out then --eval_only: the same test accuracy as the run's end.

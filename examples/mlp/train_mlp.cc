@@ -2,12 +2,14 @@
 // perceptron on Fashion-MNIST over two CPU devices (or the devices named,
 // as the trainers' --devices: "cuda:0,1", "cuda:0,0" for two replicas on
 // one GPU), with the loss and the optimizer chosen here.
-//   bazel run //examples/mlp:train_mlp [-- FASHION_MNIST_DIR [DEVICES]]
+//   bazel run //examples/mlp:train_mlp [-- --devices=cpu:2 --epochs=2]
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli/conventions.h"
+#include "cli/run_main.h"
 #include "data/batch_loader.h"
 #include "gpu/device_probe.h"
 #include "nn/layers/init.h"
@@ -51,12 +53,30 @@ std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
                              {1, data::kImageRows, data::kImageCols}, devices);
 }
 
-int main(int argc, char** argv) try {
-  const data::FashionMnist mnist = data::LoadFashionMnist(
-      data::ResolveFashionMnistDir(argc > 1 ? argv[1] : ""));
+int Main(int argc, char** argv) {
+  CLI::App app(
+      "Trains a two-layer perceptron of its own (an nn::Module written in "
+      "this file) on Fashion-MNIST with DataParallel and AdamW.",
+      "train_mlp");
+  ringlet::cli::UseConventions(app);
+  std::string data_dir, devices_text = "cpu:2";
+  int epochs = 2;
+  app.add_option("--data_dir", data_dir,
+                 "Fashion-MNIST folder (default: $FASHION_MNIST_DIR, else " +
+                     std::string(data::kDefaultFashionMnistDir) + ")");
+  app.add_option("--devices", devices_text,
+                 "cpu:K (K CPU devices), cpu:I,J or cuda:I,J,... (a GPU may "
+                 "repeat)")
+      ->capture_default_str();
+  app.add_option("--epochs", epochs, "passes over the training set")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  RINGLET_PARSE_FLAGS(app, argc, argv);
   const std::vector<nn::Device> devices = nn::ResolveDevices(
-      argc > 2 ? argv[2] : "cpu:2",
+      devices_text,
       static_cast<int>(ringlet::gpu::ProbeCudaDevices().usable.size()));
+  const data::FashionMnist mnist =
+      data::LoadFashionMnist(data::ResolveFashionMnistDir(data_dir));
   nn::DataParallelOptions options;
   options.loss = nn::SoftmaxCrossEntropyLoss();  // Or any nn::LossFunction.
   options.optimizer.name = "adamw";  // Or options.make_optimizer: your own.
@@ -73,7 +93,7 @@ int main(int argc, char** argv) try {
   data::BatchLoader train(mnist.train, data::LoaderOptions());
   data::BatchLoader test(mnist.test, test_order);
   data::Batch batch;
-  for (int epoch = 0; epoch < 2; ++epoch) {
+  for (int epoch = 0; epoch < epochs; ++epoch) {
     double loss = 0;
     train.StartEpoch(epoch);
     while (train.Next(&batch)) {
@@ -88,7 +108,8 @@ int main(int argc, char** argv) try {
                 static_cast<double>(correct) / mnist.test.size());
   }
   return 0;
-} catch (const std::exception& e) {
-  std::fprintf(stderr, "train_mlp: error: %s\n", e.what());
-  return 1;
+}
+
+int main(int argc, char** argv) {
+  return ringlet::cli::RunMain("train_mlp", [&] { return Main(argc, argv); });
 }

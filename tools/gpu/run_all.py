@@ -451,7 +451,8 @@ def e2e_own_model(r):
     if not r.needs(what, data=True):
         return
     log = "logs/e2e_train_mlp_2x_cuda0.log"
-    rc = run_logged(["examples/mlp/train_mlp", "", "cuda:0,cuda:0"], log, 600)
+    rc = run_logged(["examples/mlp/train_mlp", "--devices=cuda:0,cuda:0"], log,
+                    600)
     with open(log, errors="replace") as f:
         m = re.search(r"^epoch 2: loss [0-9.]+, test acc ([0-9.]+)$", f.read(),
                       re.M)

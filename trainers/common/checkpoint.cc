@@ -1,5 +1,12 @@
 #include "trainers/common/checkpoint.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include <cmath>
+#include <cstdio>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -195,21 +202,63 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
 }
 
 void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint) {
-  WriteFileAtomically(path, EncodeCheckpoint(checkpoint), "--checkpoint_dir");
+  WriteOutputFile(path, EncodeCheckpoint(checkpoint), "--checkpoint_dir",
+                  /*stream_ok=*/false);
 }
 
-Checkpoint ReadCheckpoint(const std::string& path, const std::string& flag,
+std::string ReadWholeFile(const std::string& path, const std::string& flag,
                           const std::string& if_missing) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      throw CheckpointError(flag + ": no file at " + path + "; " + if_missing);
+    }
+    throw CheckpointError(flag + ": cannot read " + path + " (" +
+                          std::strerror(errno) + ")");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    throw CheckpointError(flag + ": " + path + " is a folder, not a file; " +
+                          if_missing);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw CheckpointError(flag + ": no file at " + path + "; " + if_missing);
+    throw CheckpointError(flag + ": cannot read " + path + " (" +
+                          std::strerror(errno) + ")");
   }
   std::ostringstream bytes;
   bytes << in.rdbuf();
   if (!in && !in.eof()) {
     throw CheckpointError(flag + ": cannot read " + path);
   }
-  return DecodeCheckpoint(bytes.str(), path);
+  return bytes.str();
+}
+
+Checkpoint ReadCheckpoint(const std::string& path, const std::string& flag,
+                          const std::string& if_missing) {
+  return DecodeCheckpoint(ReadWholeFile(path, flag, if_missing), path);
+}
+
+void CheckTensorValues(const CheckpointTensor& t, const std::string& source) {
+  auto ends_with = [&](const std::string& suffix) {
+    return t.name.size() >= suffix.size() &&
+           t.name.compare(t.name.size() - suffix.size(), suffix.size(),
+                          suffix) == 0;
+  };
+  const bool non_negative = ends_with("running_var") || ends_with("exp_avg_sq");
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    const float v = t.values[i];
+    const bool finite = std::isfinite(v);
+    if (finite && !(non_negative && v < 0)) continue;
+    char value[32];
+    std::snprintf(value, sizeof(value), "%g", v);
+    throw CheckpointError(
+        source + ": tensor " + t.name + " holds " + value + " at element " +
+        std::to_string(i) + " of " + std::to_string(t.values.size()) + "; " +
+        (finite ? "a variance cannot be negative"
+                : "a model's values must be finite") +
+        " (the file comes from a run that diverged, or is damaged): use "
+        "another file, or train afresh");
+  }
 }
 
 void CheckResumable(const Checkpoint& c, const std::string& path,
@@ -236,6 +285,9 @@ void CheckResumable(const Checkpoint& c, const std::string& path,
           "; it was written by another program or by an "
           "older ringlet; leave out --resume to start afresh");
     }
+  }
+  for (const CheckpointTensor& t : c.tensors) {
+    CheckTensorValues(t, "checkpoint " + path);
   }
   if (c.tensors.size() != names.size()) {
     throw CheckpointError(

@@ -65,6 +65,12 @@ int64_t CheckedElements(const std::vector<int64_t>& shape);
 std::string EncodeCheckpoint(const Checkpoint& checkpoint);
 Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path);
 
+// The bytes of the file at `path`. Throws CheckpointError starting with
+// `flag` when there is no file (ending with `if_missing`: what to do), when
+// it is a folder, or when it cannot be read (with the system's reason).
+std::string ReadWholeFile(const std::string& path, const std::string& flag,
+                          const std::string& if_missing);
+
 // Atomic write; throws std::runtime_error naming --checkpoint_dir.
 void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 // Throws CheckpointError when the file is missing, unreadable or corrupt;
@@ -76,6 +82,14 @@ Checkpoint ReadCheckpoint(const std::string& path,
                               "run once with --checkpoint_dir to write "
                               "one, or leave out --resume to start "
                               "afresh");
+
+// Throws CheckpointError naming `source` ("--params_in: PATH") and the
+// first tensor holding a value no model should: inf or NaN anywhere, or a
+// negative batch-norm running variance or Adam second moment. A file
+// written by a run that diverged, or damaged, is refused when read, before
+// it trains or is written back out.
+void CheckTensorValues(const CheckpointTensor& tensor,
+                       const std::string& source);
 
 // Throws CheckpointError unless `checkpoint` can be resumed by a run with
 // `settings` whose state has these names and element counts: the message

@@ -131,7 +131,7 @@ void MetricsFile::Append(const StepEval& e) {
 }
 
 void MetricsFile::Write() {
-  WriteFileAtomically(path_, lines_, "--metrics_out");
+  WriteOutputFile(path_, lines_, "--metrics_out");
 }
 
 }  // namespace ringlet::trainers

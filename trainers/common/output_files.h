@@ -1,8 +1,18 @@
-// The files a trainer writes (--metrics_out, --plot_out, --params_out, the
-// checkpoint): checked before training starts, so a bad path costs seconds
-// rather than a whole run, and written whole to a temporary name in the
-// same folder and renamed over the target, so neither a reader, a second
-// run writing the same file nor a crash ever sees half a file.
+// The files a trainer writes (--metrics_out, --csv_out, --plot_out,
+// --params_out, the checkpoint): checked before training starts, so a bad
+// path costs seconds rather than a whole run, and written so that nothing
+// but a regular file is ever replaced:
+//  - a regular file (or a new one) is written whole to a temporary name in
+//    its folder and renamed over it, so neither a reader, a second run
+//    writing the same file nor a crash ever sees half a file;
+//  - a symbolic link is followed: the file it names is replaced, the link
+//    stays; a link to nothing is refused;
+//  - a character device or a FIFO (/dev/null, /dev/stdout, a named pipe) is
+//    written through, as `tee` would: opened once, and each write adds
+//    what the file's contents gained since the last (a metrics stream
+//    reads as the lines come); a FIFO nobody reads is refused up front;
+//  - a folder, a block device (a disk) or a socket is refused.
+// A write that fails (disk full, /dev/full) throws, naming the flag.
 #ifndef RINGLET_TRAINERS_COMMON_OUTPUT_FILES_H_
 #define RINGLET_TRAINERS_COMMON_OUTPUT_FILES_H_
 
@@ -14,6 +24,8 @@ namespace ringlet::trainers {
 struct OutputFile {
   std::string flag;  // "--plot_out", for messages.
   std::string path;  // Empty: not asked for; skipped.
+  // False for files a run reads back (checkpoints): only a regular file.
+  bool stream_ok = true;
 };
 
 // Under `bazel run` the program starts in its runfiles folder; a relative
@@ -22,15 +34,19 @@ struct OutputFile {
 std::string ResolveUserPath(const std::string& path);
 
 // Throws std::runtime_error naming the flag and what to do when a path is a
-// folder, its folder does not exist or cannot be written, or two flags name
-// the same file (compared after resolving links in the folder).
+// folder or another kind refused above, its folder does not exist or
+// cannot be written, a FIFO has no reader, or two flags name the same
+// regular file (compared after resolving links). Removes the temporaries
+// that killed runs on this host left beside each file.
 void CheckOutputFiles(const std::vector<OutputFile>& outputs);
 
-// Writes `contents` to a temporary file beside `path`, flushes it to disk
-// and renames it over `path`. Throws std::runtime_error starting with
-// `flag` and naming the path and the system's reason.
-void WriteFileAtomically(const std::string& path, const std::string& contents,
-                         const std::string& flag);
+// Writes `contents` to `path` as the header says. Throws std::runtime_error
+// starting with `flag` and naming the path and the system's reason.
+void WriteOutputFile(const std::string& path, const std::string& contents,
+                     const std::string& flag, bool stream_ok = true);
+
+// "<path>.tmp-<host>-<pid>": where WriteOutputFile writes before renaming.
+std::string TemporaryPathFor(const std::string& path);
 
 }  // namespace ringlet::trainers
 

@@ -1,9 +1,18 @@
 #include "trainers/common/output_files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <thread>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -92,12 +101,12 @@ TEST(CheckOutputFilesTest, ReadOnlyFolderIsRefusedUpFront) {
   EXPECT_NE(error.find("--plot_out: cannot write"), std::string::npos) << error;
 }
 
-TEST(WriteFileAtomicallyTest, ReplacesTheFileWholeAndLeavesNoTemporary) {
+TEST(WriteOutputFileTest, ReplacesTheFileWholeAndLeavesNoTemporary) {
   const std::string dir = TempDir() + "/atomic";
   ::mkdir(dir.c_str(), 0755);
   const std::string path = dir + "/out.txt";
-  WriteFileAtomically(path, "first version, longer than the second\n", "--x");
-  WriteFileAtomically(path, "second\n", "--x");
+  WriteOutputFile(path, "first version, longer than the second\n", "--x");
+  WriteOutputFile(path, "second\n", "--x");
   EXPECT_EQ(ReadAll(path), "second\n");
   // Only the file itself is in the folder: no temporary was left behind.
   std::vector<std::string> names;
@@ -111,12 +120,212 @@ TEST(WriteFileAtomicallyTest, ReplacesTheFileWholeAndLeavesNoTemporary) {
   EXPECT_EQ(names, std::vector<std::string>{"out.txt"});
 }
 
-TEST(WriteFileAtomicallyTest, FailureNamesTheFlagAndKeepsTheOldFile) {
+TEST(WriteOutputFileTest, FailureNamesTheFlagAndKeepsTheOldFile) {
   const std::string error = ErrorOf(
-      [] { WriteFileAtomically("/nonexistent/out.txt", "x", "--plot_out"); });
+      [] { WriteOutputFile("/nonexistent/out.txt", "x", "--plot_out"); });
   EXPECT_NE(error.find("--plot_out: cannot write /nonexistent/out.txt"),
             std::string::npos)
       << error;
+}
+
+// A fresh folder of its own under the test's temporary folder.
+std::string FreshDir(const std::string& name) {
+  const std::string dir = TempDir() + "/" + name;
+  if (std::system(("rm -rf '" + dir + "'").c_str()) != 0) return dir;
+  ::mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
+std::vector<std::string> NamesIn(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* folder = ::opendir(dir.c_str());
+  if (folder == nullptr) return names;
+  while (const dirent* entry = ::readdir(folder)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(folder);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+mode_t TypeOf(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  return st.st_mode & S_IFMT;
+}
+
+// A character device like /dev/null (1, 3) or /dev/full (1, 7) in `dir`,
+// so a bug cannot replace the machine's own; "" where mknod is not allowed.
+std::string MakeCharDevice(const std::string& dir, const std::string& name,
+                           unsigned minor) {
+  const std::string path = dir + "/" + name;
+  if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, minor)) != 0) return "";
+  // A nodev mount refuses to open it.
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) return "";
+  ::close(fd);
+  return path;
+}
+
+TEST(WriteOutputFileTest, ACharacterDeviceIsWrittenThroughNotReplaced) {
+  const std::string dir = FreshDir("chardev");
+  std::string null = MakeCharDevice(dir, "null", 3);
+  if (null.empty()) null = "/dev/null";  // Written through, never replaced.
+  WriteOutputFile(null, "epoch 1\n", "--metrics_out");
+  WriteOutputFile(null, "epoch 1\nepoch 2\n", "--metrics_out");
+  EXPECT_EQ(TypeOf(null), S_IFCHR);
+  EXPECT_EQ(NamesIn(dir), null == "/dev/null" ? std::vector<std::string>{}
+                                              : std::vector<std::string>{"null"});
+}
+
+TEST(WriteOutputFileTest, ADiskFullDeviceIsAnErrorNamingTheFlag) {
+  const std::string dir = FreshDir("devfull");
+  const std::string full = MakeCharDevice(dir, "full", 7);
+  if (full.empty()) GTEST_SKIP() << "mknod is not allowed here";
+  EXPECT_EQ(ErrorOf([&] {
+              CheckOutputFiles({{"--plot_out", full}});
+            }),
+            "");
+  const std::string error =
+      ErrorOf([&] { WriteOutputFile(full, "<svg/>", "--plot_out"); });
+  EXPECT_EQ(error, "--plot_out: cannot write " + full +
+                       " (No space left on device); free some space, or "
+                       "name a file on another disk");
+  EXPECT_EQ(TypeOf(full), S_IFCHR);
+}
+
+TEST(WriteOutputFileTest, AFifoGetsWhatTheFileGainedAsAStream) {
+  const std::string dir = FreshDir("fifo");
+  const std::string fifo = dir + "/metrics";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  // Nobody reads it: refused before any work, not a hang.
+  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--metrics_out", fifo}}); }),
+            "--metrics_out: no process is reading the FIFO " + fifo +
+                "; start its reader first");
+  std::string got;
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--metrics_out", fifo}}); }),
+            "");
+  // A file that grows adds its new lines; the reader sees one stream.
+  WriteOutputFile(fifo, "a\n", "--metrics_out");
+  WriteOutputFile(fifo, "a\nb\n", "--metrics_out");
+  char buffer[64];
+  const ssize_t n = ::read(reader, buffer, sizeof(buffer));
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buffer, n), "a\nb\n");
+  ::close(reader);
+  // The reader gone: an error (EPIPE), not the end of the process.
+  const std::string error =
+      ErrorOf([&] { WriteOutputFile(fifo, "a\nb\nc\n", "--metrics_out"); });
+  EXPECT_NE(error.find("the process reading it went away"), std::string::npos)
+      << error;
+  EXPECT_EQ(TypeOf(fifo), S_IFIFO);
+}
+
+TEST(WriteOutputFileTest, ACheckpointMustBeARegularFile) {
+  EXPECT_EQ(ErrorOf([] {
+              WriteOutputFile("/dev/null", "x", "--checkpoint_dir",
+                              /*stream_ok=*/false);
+            }),
+            "--checkpoint_dir: /dev/null is a device, not a regular file; "
+            "this file is read back later, so name a regular file");
+  EXPECT_NE(ErrorOf([] {
+              CheckOutputFiles({{"--checkpoint_dir", "/dev/null", false}});
+            }),
+            "");
+}
+
+TEST(WriteOutputFileTest, ASymlinkIsFollowedAndStays) {
+  const std::string dir = FreshDir("symlink");
+  ::mkdir((dir + "/real").c_str(), 0755);
+  const std::string target = dir + "/real/out.csv";
+  WriteOutputFile(target, "old\n", "--csv_out");
+  ::chmod(target.c_str(), 0600);
+  const std::string link = dir + "/link.csv";
+  ASSERT_EQ(::symlink("real/out.csv", link.c_str()), 0);
+  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--csv_out", link}}); }), "");
+  WriteOutputFile(link, "new\n", "--csv_out");
+  EXPECT_EQ(TypeOf(link), S_IFLNK);
+  EXPECT_EQ(ReadAll(target), "new\n");
+  struct stat st;
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);  // Its permissions kept.
+  EXPECT_EQ(NamesIn(dir + "/real"), std::vector<std::string>{"out.csv"});
+  // Two flags, one through the link: the same file.
+  EXPECT_NE(ErrorOf([&] {
+              CheckOutputFiles({{"--csv_out", link}, {"--plot_out", target}});
+            }).find("name the same file"),
+            std::string::npos);
+}
+
+TEST(WriteOutputFileTest, ADanglingSymlinkIsRefusedWithWhereItPoints) {
+  const std::string dir = FreshDir("dangling");
+  const std::string link = dir + "/out.svg";
+  ASSERT_EQ(::symlink("/nonexistent/target.svg", link.c_str()), 0);
+  const std::string error =
+      ErrorOf([&] { CheckOutputFiles({{"--plot_out", link}}); });
+  EXPECT_NE(error.find("--plot_out: " + link +
+                       " is a symbolic link to /nonexistent/target.svg, "
+                       "which cannot be reached"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(ErrorOf([&] { WriteOutputFile(link, "x", "--plot_out"); }), "");
+  EXPECT_EQ(TypeOf(link), S_IFLNK);
+}
+
+TEST(WriteOutputFileTest, ASocketAndABlockDeviceAreRefused) {
+  const std::string dir = FreshDir("socket");
+  const std::string path = dir + "/s";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address = {};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+    EXPECT_NE(ErrorOf([&] { WriteOutputFile(path, "x", "--csv_out"); })
+                  .find("is a socket"),
+              std::string::npos);
+    EXPECT_EQ(TypeOf(path), S_IFSOCK);
+  }
+  ::close(fd);
+  const std::string disk = dir + "/disk";
+  if (::mknod(disk.c_str(), S_IFBLK | 0600, makedev(7, 200)) != 0) {
+    GTEST_SKIP() << "mknod is not allowed here";
+  }
+  const std::string error =
+      ErrorOf([&] { WriteOutputFile(disk, "x", "--params_out"); });
+  EXPECT_EQ(error, "--params_out: " + disk +
+                       " is a block device (a disk), which ringlet never "
+                       "writes over; name a regular file");
+  EXPECT_EQ(TypeOf(disk), S_IFBLK);
+}
+
+TEST(CheckOutputFilesTest, RemovesTemporariesOfKilledRunsOnly) {
+  const std::string dir = FreshDir("stale");
+  const std::string path = dir + "/lenet_scratch.ckpt";
+  // A process that has ended: its pid is free (reaped).
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const std::string ours = TemporaryPathFor(path);
+  const std::string host_and_pid = ours.substr(ours.rfind(".tmp-") + 5);
+  const std::string host = host_and_pid.substr(0, host_and_pid.rfind('-'));
+  const std::string dead = path + ".tmp-" + host + "-" + std::to_string(child);
+  const std::string old_style = path + ".tmp-" + std::to_string(child);
+  const std::string alive = path + ".tmp-" + host + "-1";  // init lives.
+  const std::string elsewhere = path + ".tmp-otherhost-" + std::to_string(child);
+  for (const std::string& f : {dead, old_style, alive, elsewhere}) {
+    WriteOutputFile(f, "half a checkpoint", "--x");
+  }
+  CheckOutputFiles({{"--checkpoint_dir", path, false}});
+  std::vector<std::string> kept = {
+      "lenet_scratch.ckpt.tmp-" + host + "-1",
+      "lenet_scratch.ckpt.tmp-otherhost-" + std::to_string(child)};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(NamesIn(dir), kept);
 }
 
 TEST(ResolveUserPathTest, RelativePathsStartWhereBazelRunWasTyped) {

@@ -85,7 +85,7 @@ void WriteSafetensorsFile(const std::string& path, const std::string& model,
       file.i64_values.push_back({0});
     }
   }
-  WriteFileAtomically(path, EncodeSafetensors(file), "--params_out");
+  WriteOutputFile(path, EncodeSafetensors(file), "--params_out");
 }
 
 // The safetensors file at `path` as ringlet's tensors of `model`: the
@@ -94,14 +94,9 @@ void WriteSafetensorsFile(const std::string& path, const std::string& model,
 std::vector<CheckpointTensor> ReadSafetensorsFile(
     const std::string& path, const std::string& model,
     const nn::NamedTensors& state) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw CheckpointError("--params_in: no file at " + path +
-                          "; give a file written by --params_out");
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  const Safetensors file = DecodeSafetensors(bytes.str(), path);
+  const Safetensors file = DecodeSafetensors(
+      ReadWholeFile(path, "--params_in", "give a file written by --params_out"),
+      path);
   auto it = file.metadata.find("model");
   if (it != file.metadata.end() && it->second != model) {
     throw CheckpointError("--params_in: " + path + " holds a " + it->second +
@@ -113,6 +108,13 @@ std::vector<CheckpointTensor> ReadSafetensorsFile(
     if (IsOptimizerState(name)) continue;
     const std::vector<int64_t>& shape = state.tensors[i]->shape();
     const TorchName torch = TorchNameOf(model, name, shape);
+    // A tensor of another type is there, not missing: say which.
+    for (const auto& [other, other_shape] : file.i64_shapes) {
+      if (other != torch.name) continue;
+      throw CheckpointError("--params_in: " + path + ": tensor " + other +
+                            " is int64 (I64), where this model holds float32 "
+                            "(F32); save it as float32 (tensor.float())");
+    }
     for (const CheckpointTensor& t : file.f32) {
       if (t.name != torch.name) continue;
       if (!torch.transposed) {
@@ -159,7 +161,7 @@ void WriteParameterFile(const std::string& path, const std::string& model,
     file.tensors.push_back(
         {state.names[i], t.shape(), {t.data(), t.data() + t.numel()}});
   }
-  WriteFileAtomically(path, EncodeCheckpoint(file), "--params_out");
+  WriteOutputFile(path, EncodeCheckpoint(file), "--params_out");
 }
 
 void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
@@ -202,6 +204,7 @@ void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
                             " has shape " + ShapeText(found->shape) +
                             ", this model's is " + ShapeText(mine.shape()));
     }
+    CheckTensorValues(*found, "--params_in: " + path);
     values.push_back(found->values.data());
   }
   trainer.LoadState(values);

@@ -1,9 +1,11 @@
 #include "trainers/common/parameter_file.h"
 
+#include <cmath>
 #include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "trainers/common/safetensors.h"
 
 namespace ringlet::trainers {
 namespace {
@@ -84,6 +86,56 @@ TEST(ParameterFile, RefusesWhatDoesNotFit) {
 
   std::ofstream(Temp("raw.params")) << "not a parameter file";
   ExpectLoadError(Temp("raw.params"), "toy", "is not a ringlet checkpoint");
+}
+
+TEST(ParameterFile, RefusesValuesNoModelHoldsNamingTheFirstBadTensor) {
+  StateOnlyTrainer t;
+  t.b_.data()[2] = std::nanf("");
+  WriteParameterFile(Temp("nan.params"), "toy", t.State());
+  ExpectLoadError(Temp("nan.params"), "toy",
+                  "--params_in: " + Temp("nan.params") +
+                      ": tensor b holds nan at element 2 of 3; a model's "
+                      "values must be finite");
+  t.b_.data()[2] = 0;
+  t.w_.data()[0] = -INFINITY;
+  WriteParameterFile(Temp("inf.safetensors"), "toy", t.State());
+  ExpectLoadError(Temp("inf.safetensors"), "toy", "tensor w holds -inf");
+  // Nothing was loaded from the bad file.
+  StateOnlyTrainer kept;
+  try {
+    LoadParameterFile(kept, Temp("nan.params"), "toy");
+  } catch (const CheckpointError&) {
+  }
+  EXPECT_EQ(kept.b_.data()[2], -2);
+}
+
+TEST(ParameterFile, ARunningVarianceBelowZeroIsRefused) {
+  CheckpointTensor var{"bn.running_var", {2}, {1.0f, -0.5f}};
+  try {
+    CheckTensorValues(var, "--params_in: x");
+    FAIL() << "a negative variance was accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "tensor bn.running_var holds -0.5 at element 1 of 2; a "
+                  "variance cannot be negative"),
+              std::string::npos)
+        << e.what();
+  }
+  CheckTensorValues({"bn.running_mean", {1}, {-0.5f}}, "x");  // Means may.
+}
+
+TEST(ParameterFile, AFolderOrATensorOfAnotherTypeSaysSo) {
+  ExpectLoadError(::testing::TempDir(), "toy",
+                  "--params_in: " + ::testing::TempDir() +
+                      " is a folder, not a file");
+  Safetensors file;
+  file.i64_shapes.push_back({"w", {2, 3}});
+  file.i64_values.push_back({1, 2, 3, 4, 5, 6});
+  file.f32.push_back({"b", {3}, {0, 0, 0}});
+  std::ofstream(Temp("i64.safetensors"), std::ios::binary)
+      << EncodeSafetensors(file);
+  ExpectLoadError(Temp("i64.safetensors"), "toy",
+                  "tensor w is int64 (I64), where this model holds float32");
 }
 
 TEST(ParameterFile, TellsOptimizerStateApart) {

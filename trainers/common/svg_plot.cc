@@ -166,7 +166,7 @@ void WriteTrainingPlot(const std::string& path, const std::string& title,
     train.y.push_back(m.train_acc);
     test.y.push_back(m.test_acc);
   }
-  WriteFileAtomically(
+  WriteOutputFile(
       path,
       LinePlotSvg(title, "epoch", "loss (per image) and accuracy",
                   {loss, train, test}),

@@ -216,6 +216,7 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->capture_default_str();
   app.add_option("--seed", f->seed,
                  "initial weights and the order of the batches")
+      ->check(cli::Unsigned64())
       ->capture_default_str();
   app.add_option("--data_dir", f->data_dir,
                  "Fashion-MNIST folder (default: $FASHION_MNIST_DIR, else " +
@@ -280,6 +281,15 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "GPU computes while the host prepares the next batch; "
                  "false waits for every step (to measure what it buys)")
       ->capture_default_str();
+  // Flags that bound each other: a usage error before any work (exit 2).
+  app.final_callback([f] {
+    if (f->warmup_epochs > 0 && f->warmup_epochs >= f->epochs) {
+      throw CLI::ValidationError(
+          "--warmup_epochs",
+          "must be less than --epochs (" + std::to_string(f->epochs) +
+              "), got " + FormatNumber(f->warmup_epochs));
+    }
+  });
 }
 
 collectives::DataType GradWireType(const TrainerFlags& flags) {

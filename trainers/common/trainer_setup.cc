@@ -72,12 +72,19 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
                                std::strerror(errno) +
                                "); check that its parent folder exists");
     }
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      throw std::runtime_error("--checkpoint_dir: " + dir +
+                               " is a file, not a folder; name a folder (it "
+                               "is made if missing)");
+    }
   }
   CheckOutputFiles({{"--metrics_out", ResolveUserPath(flags.metrics_out)},
                     {"--csv_out", ResolveUserPath(flags.csv_out)},
                     {"--plot_out", ResolveUserPath(flags.plot_out)},
                     {"--params_out", ResolveUserPath(flags.params_out)},
-                    {"--checkpoint_dir", CheckpointPath(flags, program)}});
+                    {"--checkpoint_dir", CheckpointPath(flags, program),
+                     /*stream_ok=*/false}});
 }
 
 LoopOptions TrainerLoopOptions(const TrainerFlags& flags,

@@ -343,7 +343,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
     out << EpochLine(m, options.epochs) << std::endl;
     if (metrics_file) metrics_file->Append(m);
     if (!options.csv_out.empty()) {
-      WriteFileAtomically(options.csv_out, ToCsv(history), "--csv_out");
+      WriteOutputFile(options.csv_out, ToCsv(history), "--csv_out");
     }
     if (!options.plot_out.empty()) {
       WriteTrainingPlot(options.plot_out, options.plot_title, history);
