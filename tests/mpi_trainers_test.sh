@@ -9,7 +9,11 @@
 #  4. an error on one process is printed with its process number and ends
 #     the whole job, non-zero;
 #  5. a process killed mid-run ends the job non-zero within the timeout,
-#     with a message naming the lost rank, and leaves no process behind.
+#     with a message naming the lost rank, and leaves no process behind;
+#  6. preemption: SIGTERM to every process (as Slurm sends it), or to one,
+#     mid-epoch, stops the job after one agreed step with one checkpoint
+#     and one line, exit 143; --resume ends bit for bit where the
+#     uninterrupted run does.
 # Args: the lenet_scratch and resnet_dp binaries. RINGLET_MPIRUN_FLAGS adds
 # mpirun flags: "--mca btl tcp,self" (no shared memory) takes the path two
 # hosts would, and the results must not change by a bit.
@@ -192,4 +196,52 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 [[ -z "$alive" ]] || fail "a process of the killed job is still running:$alive"
+# 6. Preemption. ranks_of <mpirun pid>: its rank processes, rank order.
+ranks_of() {
+  local pid rank
+  for pid in $(pgrep -P "$1"); do
+    rank="$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null |
+      sed -n 's/^OMPI_COMM_WORLD_RANK=//p')"
+    [[ -n "$rank" ]] && echo "$rank $pid"
+  done | sort -n | cut -d' ' -f2
+}
+preempt=(--devices=cpu:1 --epochs=3 --limit=20000 --test_limit=200 --seed=5)
+"${mpi[@]}" -np 2 "$lenet" "${preempt[@]}" --params_out="$out/straight.bin" \
+  >/dev/null 2>&1 || fail "the uninterrupted run failed"
+# stop_and_resume <name> <which ranks: all or 1> <signal>
+stop_and_resume() {
+  local name="$1" which="$2" signal="$3" dir="$out/preempt_$1"
+  rm -rf "$dir"
+  "${mpi[@]}" -np 2 "$lenet" "${preempt[@]}" --checkpoint_dir="$dir" \
+    >"$out/$name.txt" 2>&1 &
+  local job=$! status=0 _ pids
+  # Mid-epoch 1: a progress line with images done (the handlers are set).
+  for _ in $(seq 3000); do
+    grep -qE 'epoch 1/3 \[[#.]*\] [1-9]' "$out/$name.txt" && break
+    sleep 0.1
+  done
+  mapfile -t pids < <(ranks_of "$job")
+  ((${#pids[@]} == 2)) || fail "$name: cannot find the two ranks"
+  if [[ "$which" == all ]]; then
+    kill "-$signal" "${pids[@]}"
+  else
+    kill "-$signal" "${pids[1]}"
+  fi
+  wait "$job" || status=$?
+  grep -v '\] ' "$out/$name.txt" | head -n 12
+  ((status == 128 + $(kill -l "$signal"))) ||
+    fail "$name: exit status $status, not 128 + SIG$signal"
+  [[ "$(grep -c "^lenet_scratch: stopped by SIG$signal after epoch [0-9]*, step [0-9]*; checkpoint written to $dir/lenet_scratch.ckpt" "$out/$name.txt")" == 1 ]] ||
+    fail "$name: not one 'stopped by SIG$signal' line"
+  "${mpi[@]}" -np 2 "$lenet" "${preempt[@]}" --checkpoint_dir="$dir" \
+    --resume --params_out="$out/$name.bin" >"$out/$name.resumed.txt" 2>&1 ||
+    fail "$name: the resumed run failed: $(tail -n 5 "$out/$name.resumed.txt")"
+  grep -q "^resumed from $dir/lenet_scratch.ckpt at epoch " \
+    "$out/$name.resumed.txt" || fail "$name: no 'resumed from' line"
+  same_params "$out/straight.bin" "$out/$name.bin" ||
+    fail "$name: the resumed run ends elsewhere than the uninterrupted one"
+}
+stop_and_resume every_rank all TERM
+stop_and_resume one_rank 1 INT
+
 echo "PASS"

@@ -108,6 +108,11 @@ std::string EncodeCheckpoint(const Checkpoint& c) {
     history.push_back(nlohmann::ordered_json::parse(ToJsonLine(m)));
   }
   header["history"] = history;
+  nlohmann::ordered_json evals = nlohmann::ordered_json::array();
+  for (const StepEval& e : c.evals) {
+    evals.push_back(nlohmann::ordered_json::parse(ToJsonLine(e)));
+  }
+  header["evals"] = evals;
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
   for (const CheckpointTensor& t : c.tensors) {
     tensors.push_back({{"name", t.name}, {"shape", t.shape}});
@@ -177,6 +182,12 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
     c.position.comm_seconds = p.at("comm_seconds").get<double>();
     for (const auto& m : h.at("history")) {
       c.history.push_back(FromJsonLine(m.dump()));
+    }
+    // Checkpoints written before evaluations were kept have none.
+    if (h.contains("evals")) {
+      for (const auto& e : h.at("evals")) {
+        c.evals.push_back(StepEvalFromJsonLine(e.dump()));
+      }
     }
     size_t at = header_at + header_bytes;
     for (const auto& t : h.at("tensors")) {

@@ -52,6 +52,7 @@ struct Checkpoint {
   std::string devices;   // On what ("[cpu:0, cpu:1]").
   RunPosition position;
   std::vector<EpochMetrics> history;  // Epochs finished before `position`.
+  std::vector<StepEval> evals;        // --eval_every's, up to `position`.
   std::vector<CheckpointTensor> tensors;
 };
 

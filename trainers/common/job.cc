@@ -46,6 +46,11 @@ TrainerJob JoinTrainerJob(int local_devices) {
   return job;
 }
 
+int JobProcess() {
+  const auto& world = JoinedWorld();
+  return world ? world->process() : 0;
+}
+
 std::string JobErrorContext() {
   const auto& world = JoinedWorld();
   if (!world || world->processes() == 1) return "";

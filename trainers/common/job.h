@@ -34,6 +34,8 @@ struct TrainerJob {
 // this process alone. Throws collectives::CollectiveError when MPI fails.
 TrainerJob JoinTrainerJob(int local_devices);
 
+// This process's index in the job it joined (0 alone).
+int JobProcess();
 // For errors: "" alone, else " on process 1 of 2 (host h)".
 std::string JobErrorContext();
 // Ends this process with `exit_code`; in a job of several processes, ends

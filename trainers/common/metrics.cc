@@ -41,6 +41,30 @@ std::string ToJsonLine(const StepEval& e) {
   return j.dump();
 }
 
+StepEval StepEvalFromJsonLine(const std::string& line) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line).at("eval");
+    StepEval e;
+    const nlohmann::json& epoch = j.at("epoch");
+    const nlohmann::json& step = j.at("step");
+    if (!epoch.is_number_integer() || epoch.get<int64_t>() < 0 ||
+        epoch.get<int64_t>() > (1 << 30) || !step.is_number_integer() ||
+        step.get<int64_t>() < 0) {
+      throw std::invalid_argument("eval line \"" + line +
+                                  "\": epoch or step is not a count");
+    }
+    e.epoch = epoch.get<int>();
+    e.step = step.get<int64_t>();
+    e.split = j.at("split").get<std::string>();
+    e.accuracy = j.at("accuracy").get<double>();
+    e.images = j.at("images").get<int64_t>();
+    e.seconds = j.at("seconds").get<double>();
+    return e;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument("eval line \"" + line + "\": " + e.what());
+  }
+}
+
 std::string EvalLine(const StepEval& e) {
   char buf[160];
   std::snprintf(buf, sizeof(buf),
@@ -113,11 +137,23 @@ std::string ToCsv(const std::vector<EpochMetrics>& epochs) {
 
 MetricsFile::MetricsFile(const std::string& path,
                          const std::vector<EpochMetrics>& earlier,
-                         const std::string& run_line)
+                         const std::string& run_line,
+                         const std::vector<StepEval>& earlier_evals)
     : path_(path) {
   CheckOutputFiles({{"--metrics_out", path}});
   if (!run_line.empty()) lines_ = run_line + "\n";
-  for (const EpochMetrics& m : earlier) lines_ += ToJsonLine(m) + "\n";
+  // An epoch's evaluations came before its line.
+  size_t next_eval = 0;
+  for (const EpochMetrics& m : earlier) {
+    while (next_eval < earlier_evals.size() &&
+           earlier_evals[next_eval].epoch <= m.epoch) {
+      lines_ += ToJsonLine(earlier_evals[next_eval++]) + "\n";
+    }
+    lines_ += ToJsonLine(m) + "\n";
+  }
+  while (next_eval < earlier_evals.size()) {
+    lines_ += ToJsonLine(earlier_evals[next_eval++]) + "\n";
+  }
 }
 
 void MetricsFile::Append(const EpochMetrics& m) {

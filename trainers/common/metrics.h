@@ -41,6 +41,8 @@ struct StepEval {
   double seconds = 0;
 };
 std::string ToJsonLine(const StepEval& e);
+// Parses a line of ToJsonLine(StepEval); throws std::invalid_argument.
+StepEval StepEvalFromJsonLine(const std::string& line);
 // "step 200 (epoch 2): validation acc 0.812 on 6000 images, 1.4 s"
 std::string EvalLine(const StepEval& e);
 
@@ -61,17 +63,21 @@ std::string ToCsv(const std::vector<EpochMetrics>& epochs);
 // naming the same file never tear a line.
 class MetricsFile {
  public:
-  // Starts with `run_line` (if not empty) and the lines of `earlier` epochs
-  // (a resumed run); nothing is written before the first Append. Throws
-  // std::runtime_error naming `path` when it cannot be written.
+  // Starts with `run_line` (if not empty) and the lines of a resumed run:
+  // its `earlier` epochs with the `earlier_evals` made during each, in the
+  // order they were written; nothing is written before the first Append
+  // (or Write). Throws std::runtime_error naming `path` when it cannot be
+  // written.
   explicit MetricsFile(const std::string& path,
                        const std::vector<EpochMetrics>& earlier = {},
-                       const std::string& run_line = "");
+                       const std::string& run_line = "",
+                       const std::vector<StepEval>& earlier_evals = {});
   void Append(const EpochMetrics& m);
   void Append(const StepEval& e);
+  // Writes what it holds now (a finished run resumed: its file again).
+  void Write();
 
  private:
-  void Write();
   std::string path_;
   std::string lines_;
 };

@@ -11,12 +11,14 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 
 #include "cli/conventions.h"
 #include "data/fashion_mnist.h"
 #include "nlohmann/json.hpp"
 #include "trainers/common/checkpoint.h"
+#include "trainers/common/folder_lock.h"
 #include "trainers/common/job.h"
 #include "trainers/common/output_files.h"
 #include "trainers/common/parameter_file.h"
@@ -78,6 +80,10 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
                                " is a file, not a folder; name a folder (it "
                                "is made if missing)");
     }
+    // Held until the process ends: one run per folder and program.
+    static std::unique_ptr<FolderLock> lock;
+    lock.reset();
+    lock = std::make_unique<FolderLock>(dir, program, "--checkpoint_dir");
   }
   CheckOutputFiles({{"--metrics_out", ResolveUserPath(flags.metrics_out)},
                     {"--csv_out", ResolveUserPath(flags.csv_out)},
@@ -122,10 +128,22 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
     loop.plot_out = ResolveUserPath(flags.plot_out);
     loop.checkpoint_path = CheckpointPath(flags, program);
   }
-  if (!flags.checkpoint_dir.empty() && job.num_processes == 1) {
+  if (!flags.checkpoint_dir.empty()) {
     std::signal(SIGINT, RecordStop);
     std::signal(SIGTERM, RecordStop);
     loop.stop = &stop_signal;
+  }
+  if (!flags.checkpoint_dir.empty() && job.num_processes > 1) {
+    // A scheduler signals every process, an interactive user one: either
+    // way the job stops after the same step, where any process was asked.
+    std::shared_ptr<collectives::ProcessGroup> processes = job.processes;
+    loop.agree_stop = [processes](int mine) {
+      double asked[2] = {mine != 0 ? 1.0 : 0.0, static_cast<double>(mine)};
+      processes->SumOverProcesses(asked, 2);
+      if (asked[0] == 0) return 0;
+      // Signals others received: theirs (the mean when they differ).
+      return mine != 0 ? mine : static_cast<int>(asked[1] / asked[0] + 0.5);
+    };
   }
   return loop;
 }
@@ -296,9 +314,11 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
   try {
     return body();
   } catch (const TrainingInterrupted& e) {
+    // Every process of a job stopped after the same step (agree_stop): the
+    // first says so, as a lone process would, and each ends on its own.
     std::cout.flush();
-    PrintLine(app.get_name() + ": " + e.what());
-    EndJob(128 + e.signal());
+    if (JobProcess() == 0) PrintLine(app.get_name() + ": " + e.what());
+    std::exit(128 + e.signal());
   } catch (const ProcessesDisagree& e) {
     // Every process found the same difference at the same point: each
     // says so and ends on its own, no abort needed.

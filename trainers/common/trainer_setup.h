@@ -28,7 +28,8 @@
 namespace ringlet::trainers {
 
 // Checks every output the flags name (metrics, CSV, plot, parameters, the
-// checkpoint, whose folder is made if missing) before any work is done, and
+// checkpoint, whose folder is made if missing and locked for this run
+// until it ends: folder_lock.h) before any work is done, and
 // the flags that only work together (--resume with --checkpoint_dir,
 // --eval_only with --params_in). Throws std::runtime_error.
 void CheckTrainerOutputs(const TrainerFlags& flags, const std::string& program);
@@ -89,10 +90,10 @@ std::string CheckpointPath(const TrainerFlags& flags,
                            const std::string& program);
 
 // The loop's options from the flags: epochs, seed, outputs (process 0
-// only), progress, checkpoints and the stop-on-signal flag (one process
-// only: under mpirun the job ends on a signal and resumes from the last
-// epoch's checkpoint), `resume` (ReadResumeCheckpoint's), the replica
-// check. `run` and `settings` are the run's own.
+// only), progress, checkpoints and, with --checkpoint_dir, the stop on
+// SIGINT or SIGTERM (under mpirun agreed by every process after each
+// step: LoopOptions::agree_stop), `resume` (ReadResumeCheckpoint's), the
+// replica check. `run` and `settings` are the run's own.
 LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
                                const std::string& program,
                                const TrainerJob& job, const std::string& where,

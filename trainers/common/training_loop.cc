@@ -36,13 +36,15 @@ const char* SignalName(int signal) {
 
 Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
                     const RunPosition& position,
-                    const std::vector<EpochMetrics>& history) {
+                    const std::vector<EpochMetrics>& history,
+                    const std::vector<StepEval>& evals) {
   Checkpoint c;
   c.settings = options.settings;
   c.written = UtcNow();
   c.devices = options.where;
   c.position = position;
   c.history = history;
+  c.evals = evals;
   const nn::NamedTensors state = trainer.State();
   for (size_t i = 0; i < state.tensors.size(); ++i) {
     const nn::Tensor& t = *state.tensors[i];
@@ -130,17 +132,38 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
                                     const LoopOptions& options,
                                     std::ostream& out, std::ostream& progress) {
   std::vector<EpochMetrics> history;
+  std::vector<StepEval> evals;
   RunPosition position;
   if (options.resume != nullptr) {
     Resume(trainer, options);
     history = options.resume->history;
+    evals = options.resume->evals;
     position = options.resume->position;
     out << ResumedLine(*options.resume, options.resume_path) << std::endl;
   }
   std::unique_ptr<MetricsFile> metrics_file;
   if (!options.metrics_out.empty()) {
-    metrics_file = std::make_unique<MetricsFile>(options.metrics_out, history,
-                                                 options.run_line);
+    metrics_file = std::make_unique<MetricsFile>(
+        options.metrics_out, history, options.run_line, evals);
+  }
+  auto write_epoch_outputs = [&] {
+    if (!options.csv_out.empty()) {
+      WriteOutputFile(options.csv_out, ToCsv(history), "--csv_out");
+    }
+    if (!options.plot_out.empty()) {
+      WriteTrainingPlot(options.plot_out, options.plot_title, history);
+    }
+  };
+  if (options.resume != nullptr && position.epoch > options.epochs) {
+    // Nothing left to train: say so, and give the outputs asked for.
+    out << "nothing to train: the checkpoint's run has finished "
+        << position.epoch - 1 << " epochs and --epochs is " << options.epochs
+        << "; raise --epochs to train further, or leave out --resume to "
+           "start afresh"
+        << std::endl;
+    if (metrics_file) metrics_file->Write();
+    if (!history.empty()) write_epoch_outputs();
+    return history;
   }
   data::LoaderOptions loader_options;
   loader_options.batch_size = options.batch_size;
@@ -165,7 +188,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
   auto write_checkpoint = [&](const RunPosition& at) {
     if (options.checkpoint_path.empty()) return;
     WriteCheckpoint(options.checkpoint_path,
-                    Snapshot(trainer, options, at, history));
+                    Snapshot(trainer, options, at, history, evals));
   };
 
   int64_t steps_this_run = 0;
@@ -252,7 +275,9 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
       in_flight = std::move(queued);
       has_in_flight = true;
       if (!options.overlap_steps) finish_in_flight();
-      const bool stop = options.stop != nullptr && *options.stop != 0;
+      int signal = options.stop != nullptr ? *options.stop : 0;
+      if (options.agree_stop) signal = options.agree_stop(signal);
+      const bool stop = signal != 0;
       const bool check = options.replica_check_every > 0 &&
                          steps_this_run + 1 >= next_replica_check;
       // The queued step's number over the whole run.
@@ -287,11 +312,11 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
             std::chrono::duration<double>(Clock::now() - eval_start).count();
         bar.Finish();
         out << EvalLine(e) << std::endl;
+        evals.push_back(e);
         if (metrics_file) metrics_file->Append(e);
       }
       if (stop) {
         bar.Finish();
-        const int signal = *options.stop;
         write_checkpoint(at);
         std::string what = std::string("stopped by ") + SignalName(signal) +
                            " after epoch " + std::to_string(epoch) + ", step " +
@@ -342,12 +367,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
     history.push_back(m);
     out << EpochLine(m, options.epochs) << std::endl;
     if (metrics_file) metrics_file->Append(m);
-    if (!options.csv_out.empty()) {
-      WriteOutputFile(options.csv_out, ToCsv(history), "--csv_out");
-    }
-    if (!options.plot_out.empty()) {
-      WriteTrainingPlot(options.plot_out, options.plot_title, history);
-    }
+    write_epoch_outputs();
     if (epoch == options.epochs || (options.checkpoint_every > 0 &&
                                     epoch % options.checkpoint_every == 0)) {
       RunPosition next;

@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <new>
 #include <ostream>
@@ -161,6 +162,11 @@ struct LoopOptions {
   // Polled after every step: once non-zero (a signal number), the loop
   // writes a checkpoint (if it has a path) and throws TrainingInterrupted.
   const volatile std::sig_atomic_t* stop = nullptr;
+  // A job of several processes stops as one: called by every process after
+  // every step with its own `stop` (0: none), it returns the job's (not 0
+  // when any process has one), the same everywhere, so all stop after the
+  // same step and one consistent checkpoint is written. Null: alone.
+  std::function<int(int)> agree_stop;
 };
 
 // Trains up to options.epochs; prints an EpochLine per epoch on `out` and

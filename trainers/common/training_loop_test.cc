@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <functional>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -334,7 +335,9 @@ struct RunResult {
 // Trains `epochs` epochs of a fresh FakeTrainer on `devices` devices,
 // resuming from `checkpoint` when not empty, writing one to `save`.
 RunResult TrainFake(int devices, int epochs, const std::string& resume,
-                    const std::string& save, int stop_at_step = -1) {
+                    const std::string& save, int stop_at_step = -1,
+                    const std::function<void(LoopOptions*)>& more = nullptr,
+                    std::string* printed = nullptr) {
   FakeTrainer trainer(devices);
   volatile std::sig_atomic_t stop = 0;
   trainer.stop = &stop;
@@ -350,10 +353,17 @@ RunResult TrainFake(int devices, int epochs, const std::string& resume,
     options.resume = std::make_shared<const Checkpoint>(ReadCheckpoint(resume));
     options.resume_path = resume;
   }
+  if (more) more(&options);
   std::ostringstream out, progress;
   RunResult result;
-  result.epochs = TrainEpochs(trainer, MakeSplit(100), MakeSplit(30), options,
-                              out, progress);
+  try {
+    result.epochs = TrainEpochs(trainer, MakeSplit(100), MakeSplit(30),
+                                options, out, progress);
+  } catch (...) {
+    if (printed != nullptr) *printed = out.str();
+    throw;
+  }
+  if (printed != nullptr) *printed = out.str();
   result.weight = trainer.weight();
   return result;
 }
@@ -395,6 +405,73 @@ TEST(TrainingLoopTest, SignalMidEpochCheckpointsAndResumesBitForBit) {
   const RunResult resumed = TrainFake(2, 3, ckpt, "");
   EXPECT_EQ(resumed.weight, straight.weight);
   EXPECT_EQ(MetricsNumbers(resumed.epochs), MetricsNumbers(straight.epochs));
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The metrics file's lines without the run line and the times, which
+// differ between runs.
+std::vector<std::string> RecordsOf(const std::string& path) {
+  std::vector<std::string> records;
+  std::istringstream lines(ReadText(path));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("{\"run\"", 0) == 0) continue;
+    const size_t seconds = line.find("\"seconds\"");
+    records.push_back(line.substr(0, seconds));
+  }
+  return records;
+}
+
+TEST(TrainingLoopTest, AResumedRunKeepsTheEvaluationsWrittenBeforeTheStop) {
+  const std::string dir = ::testing::TempDir();
+  const std::string ckpt = dir + "/evals.ckpt";
+  auto with_metrics = [](const std::string& path) {
+    return [path](LoopOptions* o) {
+      o->eval_every = 3;
+      o->metrics_out = path;
+    };
+  };
+  TrainFake(2, 3, "", "", -1, with_metrics(dir + "/straight.jsonl"));
+  try {
+    TrainFake(2, 3, "", ckpt, /*stop_at_step=*/9,
+              with_metrics(dir + "/resumed.jsonl"));
+    FAIL() << "expected TrainingInterrupted";
+  } catch (const TrainingInterrupted&) {
+  }
+  EXPECT_EQ(ReadCheckpoint(ckpt).evals.size(), 3u);  // Steps 3, 6 and 9.
+  TrainFake(2, 3, ckpt, "", -1, with_metrics(dir + "/resumed.jsonl"));
+  const std::vector<std::string> straight = RecordsOf(dir + "/straight.jsonl");
+  EXPECT_EQ(RecordsOf(dir + "/resumed.jsonl"), straight);
+  // 7 steps an epoch, an evaluation every 3: 7 of them, and 3 epochs.
+  EXPECT_EQ(straight.size(), 10u);
+}
+
+TEST(TrainingLoopTest, AFinishedCheckpointSaysSoAndWritesTheOutputs) {
+  const std::string dir = ::testing::TempDir();
+  const std::string ckpt = dir + "/done.ckpt";
+  TrainFake(2, 2, "", ckpt);
+  std::string printed;
+  const RunResult again = TrainFake(
+      2, 2, ckpt, "", -1,
+      [&](LoopOptions* o) {
+        o->metrics_out = dir + "/done.jsonl";
+        o->csv_out = dir + "/done.csv";
+        o->plot_out = dir + "/done.svg";
+      },
+      &printed);
+  EXPECT_NE(printed.find("nothing to train: the checkpoint's run has finished "
+                         "2 epochs and --epochs is 2; raise --epochs"),
+            std::string::npos)
+      << printed;
+  EXPECT_EQ(again.epochs.size(), 2u);
+  EXPECT_EQ(RecordsOf(dir + "/done.jsonl").size(), 2u);
+  EXPECT_NE(ReadText(dir + "/done.csv").find("\n2,"), std::string::npos);
+  EXPECT_NE(ReadText(dir + "/done.svg").find("<svg"), std::string::npos);
 }
 
 nn::MemoryShortage GpuShortage() {
