@@ -48,6 +48,15 @@ std::vector<std::unique_ptr<Communicator>> CreateGroup(
     if (device.is_gpu) gpus.push_back(device.gpu);
   }
   if (gpus.empty()) {
+    // CreateGroup(backend, size) reads "nccl" as GPUs 0 to size - 1.
+    if (backend == "nccl") {
+      throw std::invalid_argument(
+          "the nccl backend runs on GPUs, and these " +
+          std::to_string(devices.size()) +
+          " rank(s) are in host memory (CPU devices); use the ring or naive "
+          "backend on CPU devices (mpi under mpirun), or put the ranks on "
+          "GPUs");
+    }
     return CreateGroup(backend, static_cast<int>(devices.size()), options);
   }
   if (gpus.size() != devices.size()) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "collectives/testing/rank_threads.h"
@@ -38,6 +39,20 @@ TEST(InProcessGroup, HoldsEveryRankAndMakesWorkingGroups) {
 TEST(InProcessGroup, RefusesAnEmptyJob) {
   EXPECT_THROW(InProcessGroup(std::vector<RankDevice>{}),
                std::invalid_argument);
+}
+
+TEST(InProcessGroup, NcclOnHostRanksSaysTheyAreNotGpus) {
+  InProcessGroup group(std::vector<RankDevice>(2, RankDevice::Host()));
+  try {
+    group.CreateGroup("nccl", {});
+    FAIL() << "nccl took host ranks";
+  } catch (const std::invalid_argument& e) {
+    // Once "rank 0 is on cuda:0": GPUs the devices never named.
+    EXPECT_EQ(std::string(e.what()),
+              "the nccl backend runs on GPUs, and these 2 rank(s) are in "
+              "host memory (CPU devices); use the ring or naive backend on "
+              "CPU devices (mpi under mpirun), or put the ranks on GPUs");
+  }
 }
 
 }  // namespace

@@ -105,6 +105,15 @@ cmp -s "$out/one.loss" "$out/ring.loss" || fail "epoch lines differ: $(cat "$out
 same_params "$out/four.bin" "$out/two_by_two.bin" ||
   fail "2 processes x 2 devices differ from 1 process x 4 devices"
 
+# 2b. Processes with different device counts: the header names each
+# one's devices (it once showed process 0's for all).
+"${mpi[@]}" -np 1 "$lenet" --devices=cpu:1 --epochs=1 --limit=512 \
+  --test_limit=64 : -np 1 "$lenet" --devices=cpu:2 --epochs=1 --limit=512 \
+  --test_limit=64 >"$out/uneven.txt" 2>/dev/null ||
+  fail "processes with 1 and 2 devices failed"
+grep -q '^lenet_scratch on 2 processes: \[cpu:0\] + \[cpu:0, cpu:1\] (mpirun): backend ring, batch 256 (85-86 per device)' \
+  "$out/uneven.txt" || fail "the header does not name each process's devices: $(head -n 1 "$out/uneven.txt")"
+
 # 3. resnet_dp with synchronised batch norm across processes.
 "${mpi[@]}" -np 2 "$resnet" --devices=cpu:1 --sync_bn --epochs=1 \
   --limit=64 --test_limit=32 --batch_size=32 \

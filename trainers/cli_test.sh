@@ -119,6 +119,9 @@ for bin in "$1" "$2"; do
   expect_usage_error "$bin" "--backend: carrier not in" --backend=carrier
   # "needs GPUs" with CUDA, "is not in this build" without (cpu_only).
   expect_error "$bin" "the nccl backend" --backend=nccl
+  # Once "rank 0 is on cuda:0" for CPU devices.
+  expect_error "$bin" "the nccl backend runs on GPUs, and these 2 rank(s) are in host memory" \
+    "${quick[@]}" --backend=nccl --devices=cpu:2
   expect_error "$bin" "apt-get install dataset-fashion-mnist" \
     --data_dir=/nonexistent
   expect_error "$bin" "--metrics_out: cannot write /nonexistent/m.jsonl" \

@@ -28,9 +28,21 @@ std::ostream& TrainerJob::LeaderOnly(std::ostream& stream) const {
 }
 
 std::string TrainerJob::Where(const std::vector<nn::Device>& devices) const {
-  if (num_processes == 1) return nn::ToString(devices);
-  return std::to_string(num_processes) + " processes x " +
-         nn::ToString(devices) + " (mpirun)";
+  const std::string mine = nn::ToString(devices);
+  if (num_processes == 1 || processes == nullptr) return mine;
+  const std::vector<std::string> all = processes->GatherFromProcesses(mine);
+  bool same = true;
+  for (const std::string& other : all) same &= other == mine;
+  if (same) {
+    return std::to_string(num_processes) + " processes x " + mine +
+           " (mpirun)";
+  }
+  // Processes with devices of their own: each one's, in process order.
+  std::string where = std::to_string(num_processes) + " processes: ";
+  for (size_t p = 0; p < all.size(); ++p) {
+    where += (p > 0 ? " + " : "") + all[p];
+  }
+  return where + " (mpirun)";
 }
 
 TrainerJob JoinTrainerJob(int local_devices) {

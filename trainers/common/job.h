@@ -25,7 +25,9 @@ struct TrainerJob {
   bool leader() const { return process == 0; }
   // `stream` on the leader, a stream that drops everything elsewhere.
   std::ostream& LeaderOnly(std::ostream& stream) const;
-  // "[cpu:0, cpu:1]", or "2 processes x [cpu:0] (mpirun)".
+  // "[cpu:0, cpu:1]", or "2 processes x [cpu:0] (mpirun)", or where the
+  // processes hold different devices "2 processes: [cpu:0] + [cpu:0,
+  // cpu:1] (mpirun)". Collective over the job's processes.
   std::string Where(const std::vector<nn::Device>& devices) const;
 };
 
