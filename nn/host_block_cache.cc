@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 
+#include "nn/host_memory.h"
 #include "nn/out_of_memory.h"
 
 namespace ringlet::nn {
@@ -40,6 +41,12 @@ Cache& TheCache() {
 }
 
 void* SystemAllocate(size_t rounded) {
+  // Linux would hand out more than there is and kill the process when the
+  // pages are touched: ask what the host (and its cgroup) can give first.
+  if (static_cast<int64_t>(rounded) >= kCheckedHostAllocation &&
+      !HostMemoryFits(ReadHostMemory(), static_cast<int64_t>(rounded))) {
+    ThrowOutOfMemory(rounded);
+  }
   void* block = std::aligned_alloc(kAlignment, rounded);
   if (block == nullptr) ThrowOutOfMemory(rounded);
   return block;

@@ -1,5 +1,7 @@
 #include "nn/out_of_memory.h"
 
+#include "nn/host_memory.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -27,20 +29,6 @@ std::string Message(const MemoryShortage& s) {
   m += "; this process held " + FormatBytes(s.held) + " there";
   if (!s.limit.empty()) m += " (" + s.limit + ")";
   return m;
-}
-
-// A "Name:   123 kB" line of /proc/meminfo, in bytes; -1 when missing.
-int64_t MemInfoBytes(const std::string& name) {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.compare(0, name.size() + 1, name + ":") != 0) continue;
-    std::istringstream fields(line.substr(name.size() + 1));
-    int64_t kib = -1;
-    fields >> kib;
-    return kib < 0 ? -1 : kib * 1024;
-  }
-  return -1;
 }
 
 // This process's address space in use (VmSize); -1 when unknown.
@@ -76,18 +64,29 @@ MemoryShortage HostShortage(int64_t requested, int64_t held) {
   s.where = "the host";
   s.requested = requested;
   s.held = held;
-  s.free = MemInfoBytes("MemAvailable");
-  s.total = MemInfoBytes("MemTotal");
+  const HostMemory memory = ReadHostMemory();
+  // Free as the allocator counts it: with the reserve kept back.
+  s.free = memory.available < 0
+               ? -1
+               : std::max<int64_t>(
+                     0, memory.available - HostMemoryReserve(memory));
+  s.total = memory.total;
+  s.limit = memory.limit;
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
     const int64_t cap = static_cast<int64_t>(limit.rlim_cur);
-    s.limit =
-        "the address space is limited to " + FormatBytes(cap) + " by ulimit -v";
     // What the limit leaves, when less than the machine has free.
     const int64_t mapped = MappedBytes();
     if (mapped >= 0) {
       const int64_t left = std::max<int64_t>(0, cap - mapped);
-      s.free = s.free < 0 ? left : std::min(s.free, left);
+      if (s.free < 0 || left < s.free) {
+        s.free = left;
+        s.limit = "the address space is limited to " + FormatBytes(cap) +
+                  " by ulimit -v";
+      }
+    } else {
+      s.limit = "the address space is limited to " + FormatBytes(cap) +
+                " by ulimit -v";
     }
   }
   return s;

@@ -26,7 +26,8 @@ struct MemoryShortage {
   // much ("a cuBLAS handle"); the message names it instead of the bytes.
   std::string asked_for;
   int64_t held = 0;  // Bytes this process held there (all its allocators).
-  // Bytes free on the device (the host: MemAvailable, or what ulimit -v
+  // Bytes free on the device (the host: MemAvailable or what its memory
+  // cgroup leaves, less a reserve (host_memory.h), or what ulimit -v
   // leaves if less).
   int64_t free = -1;
   int64_t total = -1;  // The device's memory.

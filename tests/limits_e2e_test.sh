@@ -3,7 +3,10 @@
 # an address-space limit (ulimit -v, the CPU's stand-in for a full GPU) a
 # batch that cannot fit makes each binary print one line naming the
 # memory asked for, held and free, and what would fit, then exit 1. A
-# checkpoint written before stays as it was.
+# checkpoint written before stays as it was. Without ulimit -v Linux
+# overcommits and its OOM killer ended the process (exit 137, nothing
+# printed): a host that reports less memory (a MemAvailable and a cgroup
+# limit the test writes, nn/host_memory.h) gives the same one line.
 # Args: the lenet_scratch, resnet_dp and train_bench binaries.
 set -euo pipefail
 
@@ -24,8 +27,12 @@ expect_out_of_memory() {
   local name="$1"
   shift
   local code=0
-  (ulimit -v "$limit_kib" && exec "$@") >"$out/$name.out" 2>"$out/$name.err" ||
-    code=$?
+  if [[ "${memory_from:-ulimit}" == ulimit ]]; then
+    (ulimit -v "$limit_kib" && exec "$@") >"$out/$name.out" \
+      2>"$out/$name.err" || code=$?
+  else
+    "$@" >"$out/$name.out" 2>"$out/$name.err" || code=$?
+  fi
   cat "$out/$name.err"
   ((code == 1)) || fail "$name exited $code, expected 1"
   local errors
@@ -33,7 +40,7 @@ expect_out_of_memory() {
   ((errors == 1)) || fail "$name printed $errors error lines, expected 1"
   grep -q 'the host is out of memory: asked for [0-9.]* [KMG]iB with .* free of' \
     "$out/$name.err" || fail "$name: no shortage in the message"
-  grep -q 'limited to 2.86 GiB by ulimit -v' "$out/$name.err" ||
+  grep -q "${limit_named:-limited to 2.86 GiB by ulimit -v}" "$out/$name.err" ||
     fail "$name: the limit is not named"
   # The abort's own words (glibc, libstdc++, the shell, the sanitizers), not
   # an error message that names an aborted collective.
@@ -69,5 +76,54 @@ expect_out_of_memory lenet_scratch "$lenet" --devices=cpu:1 --epochs=1 \
 # 4. train_bench, a benchmark: the same line, not std::terminate.
 expect_out_of_memory train_bench "$bench" --model=resnet18 --batch_size=4000 \
   --steps=1 --warmup=0
+
+# 5. No ulimit. First a host that reports 600 MiB available of 4 GiB and
+#    a cgroup limit of 1.5 GiB below a machine's 64 GiB (files the test
+#    writes): the first allocation past them is refused.
+memory_from=host
+export RINGLET_MEMINFO="$out/meminfo" RINGLET_MEMORY_CGROUP="$out/cgroup"
+mkdir -p "$RINGLET_MEMORY_CGROUP"
+printf 'MemTotal: 4194304 kB\nMemAvailable: 614400 kB\n' >"$RINGLET_MEMINFO"
+limit_named="with [0-9.]* MiB free of 4.00 GiB"
+expect_out_of_memory resnet_dp_host "$resnet" --devices=cpu:1 --epochs=1 \
+  --batch_size=4000 --limit=4000 --test_limit=32
+grep -q 'a batch of 4000 (4000 per device) did not fit' \
+  "$out/resnet_dp_host.err" || fail "resnet_dp: no advice"
+expect_out_of_memory train_bench_host "$bench" --model=resnet18 \
+  --batch_size=4000 --steps=1 --warmup=0
+printf 'MemTotal: 67108864 kB\nMemAvailable: 62914560 kB\n' >"$RINGLET_MEMINFO"
+echo 1610612736 >"$RINGLET_MEMORY_CGROUP/memory.max"
+echo 104857600 >"$RINGLET_MEMORY_CGROUP/memory.current"
+limit_named="(the memory cgroup's limit of 1.50 GiB ($RINGLET_MEMORY_CGROUP/memory.max))"
+expect_out_of_memory lenet_scratch_cgroup "$lenet" --devices=cpu:1 \
+  --epochs=1 --batch_size=60000 --test_limit=32
+unset RINGLET_MEMINFO RINGLET_MEMORY_CGROUP
+
+# 6. A real memory cgroup of 2 GiB, where this machine lets the test make
+#    one (root, cgroup v1 or v2): the kernel counts the pages as they are
+#    touched, and the run ends in the one line, not exit 137.
+group=""
+for base in /sys/fs/cgroup/memory /sys/fs/cgroup/unified /sys/fs/cgroup; do
+  [[ -w "$base/cgroup.procs" ]] || continue
+  candidate="$base/ringlet_limits_e2e_$$"
+  mkdir "$candidate" 2>/dev/null || continue
+  if [[ -e "$candidate/memory.max" ]]; then
+    echo $((2 << 30)) >"$candidate/memory.max" 2>/dev/null && group="$candidate"
+  else
+    echo $((2 << 30)) >"$candidate/memory.limit_in_bytes" 2>/dev/null &&
+      group="$candidate"
+  fi
+  [[ -n "$group" ]] && break
+  rmdir "$candidate" 2>/dev/null || true
+done
+if [[ -n "$group" ]]; then
+  in_group() { (echo "$BASHPID" >"$group/cgroup.procs" && exec "$@"); }
+  limit_named="(the memory cgroup's limit of 2.00 GiB ($group/memory."
+  expect_out_of_memory resnet_dp_cgroup in_group "$resnet" --devices=cpu:1 \
+    --epochs=1 --batch_size=4000 --limit=4000 --test_limit=32
+  rmdir "$group" 2>/dev/null || true
+else
+  echo "SKIP: no memory cgroup this test may make (needs root)"
+fi
 
 echo "PASS: out of memory is one line and exit 1 in every binary"

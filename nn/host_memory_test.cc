@@ -1,0 +1,169 @@
+#include "nn/host_memory.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "nn/out_of_memory.h"
+#include "nn/tensor.h"
+
+namespace ringlet::nn {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// A meminfo file and a cgroup folder the test writes, in place of the
+// machine's, for the life of the object.
+class FakeHost {
+ public:
+  explicit FakeHost(const std::string& name)
+      : dir_(::testing::TempDir() + "/" + name) {
+    ::mkdir(dir_.c_str(), 0755);
+    ::mkdir((dir_ + "/cgroup").c_str(), 0755);
+    ::setenv("RINGLET_MEMINFO", (dir_ + "/meminfo").c_str(), 1);
+    ::setenv("RINGLET_MEMORY_CGROUP", (dir_ + "/cgroup").c_str(), 1);
+  }
+  ~FakeHost() {
+    ::unsetenv("RINGLET_MEMINFO");
+    ::unsetenv("RINGLET_MEMORY_CGROUP");
+  }
+  void MemInfo(int64_t total, int64_t available) {
+    std::ofstream(dir_ + "/meminfo")
+        << "MemTotal:       " << total / 1024 << " kB\n"
+        << "MemFree:        1000 kB\n"
+        << "MemAvailable:   " << available / 1024 << " kB\n";
+  }
+  void Cgroup(const std::string& file, const std::string& value) {
+    std::ofstream(dir_ + "/cgroup/" + file) << value << "\n";
+  }
+  std::string cgroup() const { return dir_ + "/cgroup"; }
+
+ private:
+  std::string dir_;
+};
+
+// The message of the OutOfMemory a host tensor of `bytes` throws; "" when
+// it fits.
+std::string AllocationError(int64_t bytes) {
+  try {
+    Tensor t({bytes / 4});
+  } catch (const OutOfMemory& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HostMemory, MemAvailableBoundsWhatIsAllocated) {
+  FakeHost host("meminfo_only");
+  host.MemInfo(4 * kGiB, 1 * kGiB);
+  const HostMemory m = ReadHostMemory();
+  EXPECT_EQ(m.available, 1 * kGiB);
+  EXPECT_EQ(m.total, 4 * kGiB);
+  EXPECT_EQ(m.limit, "");
+  // Past what is available: the one-line error, not the OOM killer later.
+  EXPECT_EQ(AllocationError(2 * kGiB).rfind(
+                "the host is out of memory: asked for 2.00 GiB with 960.00 MiB "
+                "free of 4.00 GiB; this process held ",
+                0),
+            0u)
+      << AllocationError(2 * kGiB);
+  EXPECT_EQ(AllocationError(64 * kMiB), "");
+}
+
+TEST(HostMemory, ACgroupV2LimitBindsBelowTheMachine) {
+  FakeHost host("cgroup_v2");
+  host.MemInfo(64 * kGiB, 60 * kGiB);
+  host.Cgroup("memory.max", std::to_string(512 * kMiB));
+  host.Cgroup("memory.current", std::to_string(200 * kMiB));
+  // The page cache the cgroup could drop counts as free.
+  host.Cgroup("memory.stat", "anon 1000\ninactive_file " +
+                                 std::to_string(100 * kMiB) + "\n");
+  const HostMemory m = ReadHostMemory();
+  EXPECT_EQ(m.available, 412 * kMiB);
+  EXPECT_EQ(m.total, 512 * kMiB);
+  EXPECT_EQ(m.limit, "the memory cgroup's limit of 512.00 MiB (" +
+                         host.cgroup() + "/memory.max)");
+  const std::string error = AllocationError(600 * kMiB);
+  // 412 MiB less the reserve, 8 MiB.
+  EXPECT_NE(error.find("asked for 600.00 MiB with 404.00 MiB free of 512.00 "
+                       "MiB; this process held"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("(the memory cgroup's limit of 512.00 MiB"),
+            std::string::npos)
+      << error;
+  host.Cgroup("memory.max", "max");  // No limit: the machine's again.
+  EXPECT_EQ(ReadHostMemory().available, 60 * kGiB);
+}
+
+TEST(HostMemory, ACgroupV1LimitIsReadToo) {
+  FakeHost host("cgroup_v1");
+  host.MemInfo(64 * kGiB, 60 * kGiB);
+  host.Cgroup("memory.limit_in_bytes", std::to_string(kGiB));
+  host.Cgroup("memory.usage_in_bytes", std::to_string(256 * kMiB));
+  EXPECT_EQ(ReadHostMemory().available, 768 * kMiB);
+  // v1's "no limit" is a number near 2^63.
+  host.Cgroup("memory.limit_in_bytes", "9223372036854771712");
+  EXPECT_EQ(ReadHostMemory().available, 60 * kGiB);
+}
+
+TEST(HostMemory, AReserveIsKeptAndUnknownMemoryDoesNotRefuse) {
+  HostMemory m;
+  EXPECT_TRUE(HostMemoryFits(m, int64_t{1} << 50));  // Nothing known.
+  m.total = 64 * kGiB;
+  m.available = 1 * kGiB;
+  EXPECT_TRUE(HostMemoryFits(m, 768 * kMiB));
+  EXPECT_FALSE(HostMemoryFits(m, 769 * kMiB));  // 256 MiB kept back.
+  m.total = 1 * kGiB;  // 1/64 of a small machine: 16 MiB.
+  EXPECT_TRUE(HostMemoryFits(m, 1008 * kMiB));
+  EXPECT_FALSE(HostMemoryFits(m, 1009 * kMiB));
+}
+
+// A real cgroup (v1 or v2) with a 256 MiB limit, where this machine lets a
+// test make one: a child in it asks for 1 GiB and gets the error, where
+// before it was killed.
+TEST(HostMemory, ARealCgroupLimitIsTheOneLineError) {
+  std::string base;
+  for (const std::string dir :
+       {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
+    if (::access((dir + "/cgroup.procs").c_str(), W_OK) == 0) {
+      base = dir;
+      break;
+    }
+  }
+  const std::string group = base + "/ringlet_host_memory_test_" +
+                            std::to_string(::getpid());
+  if (base.empty() || ::mkdir(group.c_str(), 0755) != 0) {
+    GTEST_SKIP() << "no memory cgroup this test may make";
+  }
+  const bool v2 = ::access((group + "/memory.max").c_str(), F_OK) == 0;
+  const std::string limit_file =
+      group + (v2 ? "/memory.max" : "/memory.limit_in_bytes");
+  bool made = static_cast<bool>(std::ofstream(limit_file)
+                                << std::to_string(256 * kMiB) << "\n");
+  const pid_t child = made ? ::fork() : -1;
+  if (child == 0) {
+    std::ofstream(group + "/cgroup.procs") << ::getpid() << "\n";
+    const std::string error = AllocationError(1 * kGiB);
+    const bool named = error.find("out of memory: asked for 1.00 GiB") !=
+                       std::string::npos;
+    ::_exit(named ? 0 : 3);
+  }
+  int status = -1;
+  if (child > 0) ::waitpid(child, &status, 0);
+  ::rmdir(group.c_str());
+  if (!made || child < 0) GTEST_SKIP() << "cannot set a cgroup's limit here";
+  ASSERT_TRUE(WIFEXITED(status)) << "the child was killed (signal "
+                                 << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "no one-line error for 1 GiB";
+}
+
+}  // namespace
+}  // namespace ringlet::nn
