@@ -78,6 +78,19 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--plot_out and --metrics_out name the same file" \
     --metrics_out="$tmp/run.out" --plot_out="$tmp/./run.out" --epochs=100000
   expect_error "$bin" "--resume needs --checkpoint_dir" --resume
+  # One run per checkpoint folder: the second names the first.
+  rm -rf "$tmp/locked"
+  "$bin" --checkpoint_dir="$tmp/locked" --epochs=100000 "${quick[@]}" \
+    >/dev/null 2>&1 &
+  holder=$!
+  for _ in $(seq 600); do
+    [[ -s "$tmp/locked/$(basename "$bin").lock" ]] && break
+    sleep 0.1
+  done
+  expect_error "$bin" "--checkpoint_dir: $tmp/locked is in use by another run of $(basename "$bin") (pid $holder on host " \
+    --checkpoint_dir="$tmp/locked" "${quick[@]}"
+  kill -9 "$holder"
+  wait "$holder" 2>/dev/null
   touch "$tmp/a_file"
   expect_error "$bin" "--checkpoint_dir: $tmp/a_file is a file, not a folder" \
     --checkpoint_dir="$tmp/a_file" --epochs=100000
