@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <regex>

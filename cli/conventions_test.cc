@@ -124,9 +124,9 @@ TEST(Unsigned64, TakesEveryUint64AndNothingElse) {
   EXPECT_EQ(Check(v, "0"), "");
   EXPECT_EQ(Check(v, "42"), "");
   EXPECT_EQ(Check(v, "18446744073709551615"), "");
-  for (const char* bad : {"-1", "18446744073709551616",
-                          "99999999999999999999999", "1.5", "+3", " 3", "",
-                          "0x10", "1e3"}) {
+  for (const char* bad :
+       {"-1", "18446744073709551616", "99999999999999999999999", "1.5", "+3",
+        " 3", "", "0x10", "1e3"}) {
     EXPECT_NE(Check(v, bad).find("must be a whole number from 0 to "
                                  "18446744073709551615"),
               std::string::npos)

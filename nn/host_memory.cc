@@ -97,7 +97,8 @@ std::vector<CgroupLevel> CgroupLevels() {
   if (!v1_path.empty()) {
     walk_up("/sys/fs/cgroup/memory", v1_path, false);
   } else if (has_v2) {
-    for (const std::string root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    for (const std::string root :
+         {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
       if (std::ifstream(root + "/cgroup.controllers").good()) {
         walk_up(root, v2_path, true);
         break;

@@ -83,8 +83,8 @@ TEST(HostMemory, ACgroupV2LimitBindsBelowTheMachine) {
   host.Cgroup("memory.max", std::to_string(512 * kMiB));
   host.Cgroup("memory.current", std::to_string(200 * kMiB));
   // The page cache the cgroup could drop counts as free.
-  host.Cgroup("memory.stat", "anon 1000\ninactive_file " +
-                                 std::to_string(100 * kMiB) + "\n");
+  host.Cgroup("memory.stat",
+              "anon 1000\ninactive_file " + std::to_string(100 * kMiB) + "\n");
   const HostMemory m = ReadHostMemory();
   EXPECT_EQ(m.available, 412 * kMiB);
   EXPECT_EQ(m.total, 512 * kMiB);
@@ -138,8 +138,8 @@ TEST(HostMemory, ARealCgroupLimitIsTheOneLineError) {
       break;
     }
   }
-  const std::string group = base + "/ringlet_host_memory_test_" +
-                            std::to_string(::getpid());
+  const std::string group =
+      base + "/ringlet_host_memory_test_" + std::to_string(::getpid());
   if (base.empty() || ::mkdir(group.c_str(), 0755) != 0) {
     GTEST_SKIP() << "no memory cgroup this test may make";
   }
@@ -152,16 +152,16 @@ TEST(HostMemory, ARealCgroupLimitIsTheOneLineError) {
   if (child == 0) {
     std::ofstream(group + "/cgroup.procs") << ::getpid() << "\n";
     const std::string error = AllocationError(1 * kGiB);
-    const bool named = error.find("out of memory: asked for 1.00 GiB") !=
-                       std::string::npos;
+    const bool named =
+        error.find("out of memory: asked for 1.00 GiB") != std::string::npos;
     ::_exit(named ? 0 : 3);
   }
   int status = -1;
   if (child > 0) ::waitpid(child, &status, 0);
   ::rmdir(group.c_str());
   if (!made || child < 0) GTEST_SKIP() << "cannot set a cgroup's limit here";
-  ASSERT_TRUE(WIFEXITED(status)) << "the child was killed (signal "
-                                 << WTERMSIG(status) << ")";
+  ASSERT_TRUE(WIFEXITED(status))
+      << "the child was killed (signal " << WTERMSIG(status) << ")";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "no one-line error for 1 GiB";
 }
 

@@ -1,7 +1,5 @@
 #include "nn/out_of_memory.h"
 
-#include "nn/host_memory.h"
-
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -11,6 +9,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include "nn/host_memory.h"
 
 namespace ringlet::nn {
 namespace {
@@ -66,10 +66,10 @@ MemoryShortage HostShortage(int64_t requested, int64_t held) {
   s.held = held;
   const HostMemory memory = ReadHostMemory();
   // Free as the allocator counts it: with the reserve kept back.
-  s.free = memory.available < 0
-               ? -1
-               : std::max<int64_t>(
-                     0, memory.available - HostMemoryReserve(memory));
+  s.free =
+      memory.available < 0
+          ? -1
+          : std::max<int64_t>(0, memory.available - HostMemoryReserve(memory));
   s.total = memory.total;
   s.limit = memory.limit;
   rlimit limit{};

@@ -2,12 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
-
 #include <cmath>
 #include <cstdio>
-
-#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>

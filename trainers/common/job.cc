@@ -34,8 +34,7 @@ std::string TrainerJob::Where(const std::vector<nn::Device>& devices) const {
   bool same = true;
   for (const std::string& other : all) same &= other == mine;
   if (same) {
-    return std::to_string(num_processes) + " processes x " + mine +
-           " (mpirun)";
+    return std::to_string(num_processes) + " processes x " + mine + " (mpirun)";
   }
   // Processes with devices of their own: each one's, in process order.
   std::string where = std::to_string(num_processes) + " processes: ";

@@ -166,8 +166,6 @@ void MetricsFile::Append(const StepEval& e) {
   Write();
 }
 
-void MetricsFile::Write() {
-  WriteOutputFile(path_, lines_, "--metrics_out");
-}
+void MetricsFile::Write() { WriteOutputFile(path_, lines_, "--metrics_out"); }
 
 }  // namespace ringlet::trainers

@@ -157,8 +157,8 @@ Stream& OpenStream(const std::string& flag, const std::string& path) {
   const int fd =
       ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0 && errno == ENXIO) {
-    throw std::runtime_error(flag + ": no process is reading the FIFO " +
-                             path + "; start its reader first");
+    throw std::runtime_error(flag + ": no process is reading the FIFO " + path +
+                             "; start its reader first");
   }
   if (fd < 0) throw Unwritable(flag, path, std::strerror(errno), errno);
   const int flags = ::fcntl(fd, F_GETFL);
@@ -200,8 +200,8 @@ void WriteStream(const std::string& flag, const std::string& path,
   Stream& stream = OpenStream(flag, path);
   // A file that grew by appending (metrics, CSV) adds its new part; one
   // that changed (a plot redrawn) is written again whole.
-  const bool grew = contents.compare(0, stream.written.size(),
-                                     stream.written) == 0;
+  const bool grew =
+      contents.compare(0, stream.written.size(), stream.written) == 0;
   const size_t from = grew ? stream.written.size() : 0;
   const int error =
       WriteAll(stream.fd, contents.data() + from, contents.size() - from);
@@ -213,9 +213,9 @@ void ReplaceRegularFile(const Target& target, const std::string& path,
                         const std::string& contents, const std::string& flag) {
   const std::string temp = TemporaryPathFor(target.path);
   ::unlink(temp.c_str());  // One of this process's, left by a failed write.
-  const int fd = ::open(temp.c_str(),
-                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                        target.kind == Kind::kRegular ? target.mode : 0644);
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+             target.kind == Kind::kRegular ? target.mode : 0644);
   if (fd < 0) throw Unwritable(flag, path, std::strerror(errno), errno);
   // The file keeps its permissions, as `sed -i` keeps them.
   if (target.kind == Kind::kRegular) ::fchmod(fd, target.mode);
@@ -238,7 +238,8 @@ pid_t OwnerOnThisHost(const std::string& suffix, const std::string& host) {
   const size_t dash = suffix.rfind('-');
   const std::string digits =
       dash == std::string::npos ? suffix : suffix.substr(dash + 1);
-  const std::string named = dash == std::string::npos ? "" : suffix.substr(0, dash);
+  const std::string named =
+      dash == std::string::npos ? "" : suffix.substr(0, dash);
   if (digits.empty() || digits.size() > 9 ||
       digits.find_first_not_of("0123456789") != std::string::npos) {
     return -1;
@@ -257,7 +258,8 @@ void RemoveStaleTemporaries(const std::string& path) {
   if (dir == nullptr) return;
   while (const dirent* entry = ::readdir(dir)) {
     const std::string name = entry->d_name;
-    for (const std::string& tag : {std::string(".tmp-"), std::string(".probe-")}) {
+    for (const std::string& tag :
+         {std::string(".tmp-"), std::string(".probe-")}) {
       const std::string prefix = base + tag;
       if (name.compare(0, prefix.size(), prefix) != 0) continue;
       const pid_t pid = OwnerOnThisHost(name.substr(prefix.size()), host);
@@ -303,8 +305,8 @@ void CheckOutputFiles(const std::vector<OutputFile>& outputs) {
     RemoveStaleTemporaries(target.path);
     // access() answers for the real user; a probe file answers for what
     // rename() will need (also on read-only mounts).
-    const std::string probe = target.path + ".probe-" + HostName() + "-" +
-                              std::to_string(::getpid());
+    const std::string probe =
+        target.path + ".probe-" + HostName() + "-" + std::to_string(::getpid());
     const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) {
       throw Unwritable(out.flag, out.path, std::strerror(errno), errno);

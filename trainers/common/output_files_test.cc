@@ -9,8 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <thread>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -175,18 +174,16 @@ TEST(WriteOutputFileTest, ACharacterDeviceIsWrittenThroughNotReplaced) {
   WriteOutputFile(null, "epoch 1\n", "--metrics_out");
   WriteOutputFile(null, "epoch 1\nepoch 2\n", "--metrics_out");
   EXPECT_EQ(TypeOf(null), S_IFCHR);
-  EXPECT_EQ(NamesIn(dir), null == "/dev/null" ? std::vector<std::string>{}
-                                              : std::vector<std::string>{"null"});
+  EXPECT_EQ(NamesIn(dir), null == "/dev/null"
+                              ? std::vector<std::string>{}
+                              : std::vector<std::string>{"null"});
 }
 
 TEST(WriteOutputFileTest, ADiskFullDeviceIsAnErrorNamingTheFlag) {
   const std::string dir = FreshDir("devfull");
   const std::string full = MakeCharDevice(dir, "full", 7);
   if (full.empty()) GTEST_SKIP() << "mknod is not allowed here";
-  EXPECT_EQ(ErrorOf([&] {
-              CheckOutputFiles({{"--plot_out", full}});
-            }),
-            "");
+  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--plot_out", full}}); }), "");
   const std::string error =
       ErrorOf([&] { WriteOutputFile(full, "<svg/>", "--plot_out"); });
   EXPECT_EQ(error, "--plot_out: cannot write " + full +
@@ -200,14 +197,15 @@ TEST(WriteOutputFileTest, AFifoGetsWhatTheFileGainedAsAStream) {
   const std::string fifo = dir + "/metrics";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   // Nobody reads it: refused before any work, not a hang.
-  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--metrics_out", fifo}}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              CheckOutputFiles({{"--metrics_out", fifo}});
+            }),
             "--metrics_out: no process is reading the FIFO " + fifo +
                 "; start its reader first");
   std::string got;
   const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
   ASSERT_GE(reader, 0);
-  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--metrics_out", fifo}}); }),
-            "");
+  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--metrics_out", fifo}}); }), "");
   // A file that grows adds its new lines; the reader sees one stream.
   WriteOutputFile(fifo, "a\n", "--metrics_out");
   WriteOutputFile(fifo, "a\nb\n", "--metrics_out");
@@ -264,8 +262,9 @@ TEST(WriteOutputFileTest, ADanglingSymlinkIsRefusedWithWhereItPoints) {
   const std::string dir = FreshDir("dangling");
   const std::string link = dir + "/out.svg";
   ASSERT_EQ(::symlink("/nonexistent/target.svg", link.c_str()), 0);
-  const std::string error =
-      ErrorOf([&] { CheckOutputFiles({{"--plot_out", link}}); });
+  const std::string error = ErrorOf([&] {
+    CheckOutputFiles({{"--plot_out", link}});
+  });
   EXPECT_NE(error.find("--plot_out: " + link +
                        " is a symbolic link to /nonexistent/target.svg, "
                        "which cannot be reached"),
@@ -284,8 +283,9 @@ TEST(WriteOutputFileTest, ASocketAndABlockDeviceAreRefused) {
   address.sun_family = AF_UNIX;
   std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-    EXPECT_NE(ErrorOf([&] { WriteOutputFile(path, "x", "--csv_out"); })
-                  .find("is a socket"),
+    EXPECT_NE(ErrorOf([&] {
+                WriteOutputFile(path, "x", "--csv_out");
+              }).find("is a socket"),
               std::string::npos);
     EXPECT_EQ(TypeOf(path), S_IFSOCK);
   }
@@ -316,7 +316,8 @@ TEST(CheckOutputFilesTest, RemovesTemporariesOfKilledRunsOnly) {
   const std::string dead = path + ".tmp-" + host + "-" + std::to_string(child);
   const std::string old_style = path + ".tmp-" + std::to_string(child);
   const std::string alive = path + ".tmp-" + host + "-1";  // init lives.
-  const std::string elsewhere = path + ".tmp-otherhost-" + std::to_string(child);
+  const std::string elsewhere =
+      path + ".tmp-otherhost-" + std::to_string(child);
   for (const std::string& f : {dead, old_style, alive, elsewhere}) {
     WriteOutputFile(f, "half a checkpoint", "--x");
   }

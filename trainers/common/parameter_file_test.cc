@@ -125,9 +125,9 @@ TEST(ParameterFile, ARunningVarianceBelowZeroIsRefused) {
 }
 
 TEST(ParameterFile, AFolderOrATensorOfAnotherTypeSaysSo) {
-  ExpectLoadError(::testing::TempDir(), "toy",
-                  "--params_in: " + ::testing::TempDir() +
-                      " is a folder, not a file");
+  ExpectLoadError(
+      ::testing::TempDir(), "toy",
+      "--params_in: " + ::testing::TempDir() + " is a folder, not a file");
   Safetensors file;
   file.i64_shapes.push_back({"w", {2, 3}});
   file.i64_values.push_back({1, 2, 3, 4, 5, 6});

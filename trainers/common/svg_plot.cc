@@ -166,11 +166,10 @@ void WriteTrainingPlot(const std::string& path, const std::string& title,
     train.y.push_back(m.train_acc);
     test.y.push_back(m.test_acc);
   }
-  WriteOutputFile(
-      path,
-      LinePlotSvg(title, "epoch", "loss (per image) and accuracy",
-                  {loss, train, test}),
-      "--plot_out");
+  WriteOutputFile(path,
+                  LinePlotSvg(title, "epoch", "loss (per image) and accuracy",
+                              {loss, train, test}),
+                  "--plot_out");
 }
 
 }  // namespace ringlet::trainers

@@ -284,10 +284,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
   // Flags that bound each other: a usage error before any work (exit 2).
   app.final_callback([f] {
     if (f->warmup_epochs > 0 && f->warmup_epochs >= f->epochs) {
-      throw CLI::ValidationError(
-          "--warmup_epochs",
-          "must be less than --epochs (" + std::to_string(f->epochs) +
-              "), got " + FormatNumber(f->warmup_epochs));
+      throw CLI::ValidationError("--warmup_epochs",
+                                 "must be less than --epochs (" +
+                                     std::to_string(f->epochs) + "), got " +
+                                     FormatNumber(f->warmup_epochs));
     }
   });
 }

@@ -143,8 +143,8 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
   }
   std::unique_ptr<MetricsFile> metrics_file;
   if (!options.metrics_out.empty()) {
-    metrics_file = std::make_unique<MetricsFile>(
-        options.metrics_out, history, options.run_line, evals);
+    metrics_file = std::make_unique<MetricsFile>(options.metrics_out, history,
+                                                 options.run_line, evals);
   }
   auto write_epoch_outputs = [&] {
     if (!options.csv_out.empty()) {

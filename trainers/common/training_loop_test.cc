@@ -4,11 +4,11 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <set>
 #include <sstream>
-#include <functional>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -357,8 +357,8 @@ RunResult TrainFake(int devices, int epochs, const std::string& resume,
   std::ostringstream out, progress;
   RunResult result;
   try {
-    result.epochs = TrainEpochs(trainer, MakeSplit(100), MakeSplit(30),
-                                options, out, progress);
+    result.epochs = TrainEpochs(trainer, MakeSplit(100), MakeSplit(30), options,
+                                out, progress);
   } catch (...) {
     if (printed != nullptr) *printed = out.str();
     throw;
