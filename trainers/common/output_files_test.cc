@@ -276,7 +276,11 @@ TEST(WriteOutputFileTest, ADanglingSymlinkIsRefusedWithWhereItPoints) {
 
 TEST(WriteOutputFileTest, ASocketAndABlockDeviceAreRefused) {
   const std::string dir = FreshDir("socket");
-  const std::string path = dir + "/s";
+  // A socket's path must fit sun_path (108 bytes): the test's folder may
+  // not, so it lives under /tmp.
+  char short_dir[] = "/tmp/ringlet-sock-XXXXXX";
+  ASSERT_NE(::mkdtemp(short_dir), nullptr);
+  const std::string path = std::string(short_dir) + "/s";
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
   sockaddr_un address = {};
@@ -290,6 +294,8 @@ TEST(WriteOutputFileTest, ASocketAndABlockDeviceAreRefused) {
     EXPECT_EQ(TypeOf(path), S_IFSOCK);
   }
   ::close(fd);
+  ::unlink(path.c_str());
+  ::rmdir(short_dir);
   const std::string disk = dir + "/disk";
   if (::mknod(disk.c_str(), S_IFBLK | 0600, makedev(7, 200)) != 0) {
     GTEST_SKIP() << "mknod is not allowed here";
