@@ -78,6 +78,14 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--plot_out and --metrics_out name the same file" \
     --metrics_out="$tmp/run.out" --plot_out="$tmp/./run.out" --epochs=100000
   expect_error "$bin" "--resume needs --checkpoint_dir" --resume
+  # --metrics_out=/dev/stdout into a redirected log: every line kept, the
+  # JSON lines once each (the log was once replaced by the metrics file).
+  "$bin" --epochs=2 "${quick[@]}" --metrics_out=/dev/stdout \
+    >"$tmp/stdout.log" 2>/dev/null || fail "$bin --metrics_out=/dev/stdout failed"
+  [[ "$(grep -c '^epoch [12]/2: ' "$tmp/stdout.log")" == 2 &&
+    "$(grep -c '^{"epoch":[12],' "$tmp/stdout.log")" == 2 &&
+    "$(grep -c '^{"run":' "$tmp/stdout.log")" == 1 ]] ||
+    fail "$bin --metrics_out=/dev/stdout: $(cat "$tmp/stdout.log")"
   # One run per checkpoint folder: the second names the first.
   rm -rf "$tmp/locked"
   "$bin" --checkpoint_dir="$tmp/locked" --epochs=100000 "${quick[@]}" \

@@ -72,12 +72,43 @@ struct Target {
   Kind kind = Kind::kNew;
   std::string path;  // A regular file: the file itself, links resolved.
   mode_t mode = 0644;
+  int own_fd = -1;  // A stream that is one of this process's descriptors.
 };
+
+// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name this
+// process's descriptor N: written through it (its offset, as `tee` and a
+// shell's `>` share it), never by opening the file it leads to, which
+// would replace or overwrite a log that stdout is redirected to. -1 for
+// any other path.
+int OwnDescriptor(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = path.substr(prefix.size());
+    if (digits.empty() || digits.size() > 6 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      return -1;
+    }
+    return std::atoi(digits.c_str());
+  }
+  return -1;
+}
 
 // What stands at `path`, and where its contents go; throws for the kinds
 // that are refused.
 Target Classify(const std::string& path, const std::string& flag,
                 bool stream_ok) {
+  const int own = OwnDescriptor(path);
+  if (own >= 0) {
+    if (!stream_ok) {
+      throw std::runtime_error(
+          flag + ": " + path +
+          " is this process's own output, not a regular file; this file is "
+          "read back later, so name a regular file");
+    }
+    return {Kind::kStream, path, 0644, own};
+  }
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return {Kind::kNew, path};
@@ -149,9 +180,21 @@ std::map<std::pair<std::string, std::string>, Stream>& Streams() {
 }
 
 // Callers hold StreamsMutex.
-Stream& OpenStream(const std::string& flag, const std::string& path) {
+Stream& OpenStream(const std::string& flag, const Target& target) {
+  const std::string& path = target.path;
   Stream& stream = Streams()[{flag, path}];
   if (stream.fd >= 0) return stream;
+  if (target.own_fd >= 0) {
+    const int fd = ::fcntl(target.own_fd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+      throw Unwritable(flag, path,
+                       "descriptor " + std::to_string(target.own_fd) +
+                           " is not open: " + std::strerror(errno),
+                       errno);
+    }
+    stream.fd = fd;
+    return stream;
+  }
   // Non-blocking, so that a FIFO without a reader is an error (ENXIO), not
   // a hang; writes block again after.
   const int fd =
@@ -194,10 +237,11 @@ int WriteAll(int fd, const char* data, size_t size) {
   return error;
 }
 
-void WriteStream(const std::string& flag, const std::string& path,
+void WriteStream(const std::string& flag, const Target& target,
                  const std::string& contents) {
+  const std::string& path = target.path;
   std::lock_guard<std::mutex> lock(StreamsMutex());
-  Stream& stream = OpenStream(flag, path);
+  Stream& stream = OpenStream(flag, target);
   // A file that grew by appending (metrics, CSV) adds its new part; one
   // that changed (a plot redrawn) is written again whole.
   const bool grew =
@@ -294,7 +338,7 @@ void CheckOutputFiles(const std::vector<OutputFile>& outputs) {
     if (target.kind == Kind::kStream) {
       // Opened now: a FIFO without a reader fails before any work.
       std::lock_guard<std::mutex> lock(StreamsMutex());
-      OpenStream(out.flag, out.path);
+      OpenStream(out.flag, target);
       continue;
     }
     const std::string folder = Folder(target.path);
@@ -329,7 +373,7 @@ void WriteOutputFile(const std::string& path, const std::string& contents,
                      const std::string& flag, bool stream_ok) {
   const Target target = Classify(path, flag, stream_ok);
   if (target.kind == Kind::kStream) {
-    WriteStream(flag, path, contents);
+    WriteStream(flag, target, contents);
   } else {
     ReplaceRegularFile(target, path, contents, flag);
   }

@@ -11,6 +11,9 @@
 //    written through, as `tee` would: opened once, and each write adds
 //    what the file's contents gained since the last (a metrics stream
 //    reads as the lines come); a FIFO nobody reads is refused up front;
+//  - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: this process's
+//    descriptor, written through as a stream (a log stdout is redirected
+//    to keeps its lines);
 //  - a folder, a block device (a disk) or a socket is refused.
 // A write that fails (disk full, /dev/full) throws, naming the flag.
 #ifndef RINGLET_TRAINERS_COMMON_OUTPUT_FILES_H_

@@ -222,6 +222,32 @@ TEST(WriteOutputFileTest, AFifoGetsWhatTheFileGainedAsAStream) {
   EXPECT_EQ(TypeOf(fifo), S_IFIFO);
 }
 
+TEST(WriteOutputFileTest, StdoutRedirectedToAFileIsAppendedThroughItsFd) {
+  const std::string dir = FreshDir("own_fd");
+  const std::string log = dir + "/log.txt";
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "header\n", 7), 7);  // What the program printed.
+  struct stat before;
+  ASSERT_EQ(::fstat(fd, &before), 0);
+  const std::string path = "/dev/fd/" + std::to_string(fd);
+  EXPECT_EQ(ErrorOf([&] { CheckOutputFiles({{"--metrics_out", path}}); }), "");
+  WriteOutputFile(path, "{\"epoch\":1}\n", "--metrics_out");
+  ASSERT_EQ(::write(fd, "epoch 2/2\n", 10), 10);  // Printing goes on.
+  WriteOutputFile(path, "{\"epoch\":1}\n{\"epoch\":2}\n", "--metrics_out");
+  ::close(fd);
+  // The same file (not replaced), every line in the order written.
+  struct stat after;
+  ASSERT_EQ(::stat(log.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(ReadAll(log), "header\n{\"epoch\":1}\nepoch 2/2\n{\"epoch\":2}\n");
+  EXPECT_NE(ErrorOf([] {
+              WriteOutputFile("/dev/stdout", "x", "--checkpoint_dir",
+                              /*stream_ok=*/false);
+            }).find("is this process's own output"),
+            std::string::npos);
+}
+
 TEST(WriteOutputFileTest, ACheckpointMustBeARegularFile) {
   EXPECT_EQ(ErrorOf([] {
               WriteOutputFile("/dev/null", "x", "--checkpoint_dir",
