@@ -6,7 +6,8 @@
 #     both trainers with --precision=bf16 where the CPU has AVX512_BF16 or
 #     AMX, and a float32 checkpoint resumed with --precision=bf16;
 #  3. SIGTERM mid-epoch: exit 143, a checkpoint, and the resumed run ends
-#     bit for bit where the uninterrupted one does;
+#     bit for bit where the uninterrupted one does; SIGUSR1 and SIGHUP
+#     stop with a checkpoint too;
 #  4. a checkpoint from 2 devices resumes on 1 and on 4: the next step
 #     equals the uninterrupted run's within 1e-6 (only the split changed);
 #  5. a corrupt checkpoint, another model's, and other data are refused
@@ -146,6 +147,28 @@ cmp "$dir/straight.bin" "$dir/resumed.bin" ||
 grep -qE "^resumed from .*lenet_scratch.ckpt at epoch 2, step [1-9][0-9]* " \
   "$dir/resumed.txt" || fail "SIGTERM: no resumed-from line"
 echo "PASS: $(tail -n 1 "$dir/run.err")"
+
+# 3b. What batch systems send before a job's time ends (SIGUSR1, SIGUSR2)
+#     and a closed terminal (SIGHUP) also stop with a checkpoint.
+for signal in USR1 HUP; do
+  rm -rf "$dir/ckpt_$signal"
+  "$lenet" "${flags[@]}" --checkpoint_dir="$dir/ckpt_$signal" \
+    >/dev/null 2>"$dir/$signal.err" &
+  pid=$!
+  for _ in $(seq 3000); do
+    grep -q '^epoch 1/3 \[#' "$dir/$signal.err" && break
+    sleep 0.1
+  done
+  kill "-$signal" "$pid"
+  status=0
+  wait "$pid" || status=$?
+  ((status == 128 + $(kill -l "$signal"))) ||
+    fail "SIG$signal: exit $status; $(tail -n 2 "$dir/$signal.err")"
+  grep -q "stopped by SIG$signal after epoch 1, step [0-9]*; checkpoint written to" \
+    "$dir/$signal.err" || fail "SIG$signal: no message"
+  [[ -s "$dir/ckpt_$signal/lenet_scratch.ckpt" ]] || fail "SIG$signal: no checkpoint"
+done
+echo "PASS: SIGUSR1 and SIGHUP stop with a checkpoint"
 
 # 4. Another device count: one step per epoch (--limit = --batch_size), so
 # epoch 2 is the next step after the checkpoint.

@@ -263,7 +263,8 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "write a checkpoint (parameters, batch-norm statistics, "
                  "optimizer state, position, metrics) to DIR/<program>.ckpt "
                  "every --checkpoint_every epochs, after the last one, and on "
-                 "SIGINT or SIGTERM (made if missing)");
+                 "SIGINT, SIGTERM, SIGHUP, SIGUSR1 or SIGUSR2 (made if "
+                 "missing)");
   app.add_option("--checkpoint_every", f->checkpoint_every,
                  "epochs between checkpoints")
       ->check(WholeNumber(1, kMaxInt))

@@ -36,7 +36,9 @@ void PrintLine(const std::string& text) {
   std::fflush(stderr);
 }
 
-// Set by the first SIGINT or SIGTERM; the loop stops after its step.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+// Set by the first stop signal; the loop stops after its step.
 volatile std::sig_atomic_t stop_signal = 0;
 
 void RecordStop(int signal) {
@@ -129,8 +131,10 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
     loop.checkpoint_path = CheckpointPath(flags, program);
   }
   if (!flags.checkpoint_dir.empty()) {
-    std::signal(SIGINT, RecordStop);
-    std::signal(SIGTERM, RecordStop);
+    // Ctrl-C, kill and schedulers' stops; a closed terminal; SIGUSR1 and
+    // SIGUSR2, which batch systems send as a warning before the end of a
+    // job's time (Slurm's --signal). Each would otherwise end the run.
+    for (const int signal : kStopSignals) std::signal(signal, RecordStop);
     loop.stop = &stop_signal;
   }
   if (!flags.checkpoint_dir.empty() && job.num_processes > 1) {
