@@ -159,6 +159,11 @@ expect_disagreement "backend: ring on process 0, naive on process 1" \
   --backend=naive
 expect_disagreement "training_data: 3000 images, fingerprint [0-9a-f]* on process 0, 2999 images" \
   --limit=2999
+# Collectives only some processes would call: an evaluation every step,
+# the stop agreed after each step.
+expect_disagreement "eval_every: 0 on process 0, 1 on process 1" --eval_every=1
+expect_disagreement "stop_on_signal: false on process 0, true on process 1" \
+  --checkpoint_dir="$out/one_side"
 
 # 5. Process 1 killed after the first epoch.
 "${mpi[@]}" -np 2 "$lenet" --devices=cpu:1 --epochs=1000 --limit=2048 \
@@ -221,12 +226,14 @@ preempt=(--devices=cpu:1 --epochs=3 --limit=20000 --test_limit=200 --seed=5)
 stop_and_resume() {
   local name="$1" which="$2" signal="$3" dir="$out/preempt_$1"
   rm -rf "$dir"
+  # stdout and stderr apart: mpirun relays each in chunks, and one file
+  # for both may split a line of one with the other's.
   "${mpi[@]}" -np 2 "$lenet" "${preempt[@]}" --checkpoint_dir="$dir" \
-    >"$out/$name.txt" 2>&1 &
+    >"$out/$name.txt" 2>"$out/$name.err" &
   local job=$! status=0 _ pids
   # Mid-epoch 1: a progress line with images done (the handlers are set).
   for _ in $(seq 3000); do
-    grep -qE 'epoch 1/3 \[[#.]*\] [1-9]' "$out/$name.txt" && break
+    grep -qE 'epoch 1/3 \[[#.]*\] [1-9]' "$out/$name.err" && break
     sleep 0.1
   done
   mapfile -t pids < <(ranks_of "$job")
@@ -237,16 +244,19 @@ stop_and_resume() {
     kill "-$signal" "${pids[1]}"
   fi
   wait "$job" || status=$?
-  grep -v '\] ' "$out/$name.txt" | head -n 12
+  cat "$out/$name.txt"
+  grep -v '\] ' "$out/$name.err" | head -n 12
   ((status == 128 + $(kill -l "$signal"))) ||
     fail "$name: exit status $status, not 128 + SIG$signal"
-  [[ "$(grep -c "^lenet_scratch: stopped by SIG$signal after epoch [0-9]*, step [0-9]*; checkpoint written to $dir/lenet_scratch.ckpt" "$out/$name.txt")" == 1 ]] ||
+  [[ "$(grep -c "stopped by SIG$signal after epoch [0-9]*, step [0-9]*; checkpoint written to $dir/lenet_scratch.ckpt" "$out/$name.err")" == 1 ]] ||
     fail "$name: not one 'stopped by SIG$signal' line"
   "${mpi[@]}" -np 2 "$lenet" "${preempt[@]}" --checkpoint_dir="$dir" \
-    --resume --params_out="$out/$name.bin" >"$out/$name.resumed.txt" 2>&1 ||
-    fail "$name: the resumed run failed: $(tail -n 5 "$out/$name.resumed.txt")"
-  grep -q "^resumed from $dir/lenet_scratch.ckpt at epoch " \
-    "$out/$name.resumed.txt" || fail "$name: no 'resumed from' line"
+    --resume --params_out="$out/$name.bin" >"$out/$name.resumed.txt" \
+    2>"$out/$name.resumed.err" ||
+    fail "$name: the resumed run failed: $(tail -n 5 "$out/$name.resumed.err")"
+  grep -q "resumed from $dir/lenet_scratch.ckpt at epoch " \
+    "$out/$name.resumed.txt" ||
+    fail "$name: no 'resumed from' line: $(cat "$out/$name.resumed.txt")"
   same_params "$out/straight.bin" "$out/$name.bin" ||
     fail "$name: the resumed run ends elsewhere than the uninterrupted one"
 }

@@ -332,6 +332,11 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"layout", flags.layout, false});
   settings->push_back(
       {"overlap_steps", flags.overlap_steps ? "true" : "false", false});
+  // Collective under mpirun (an evaluation; the stop agreed after each
+  // step with --checkpoint_dir): every process must do them alike.
+  settings->push_back({"eval_every", std::to_string(flags.eval_every), false});
+  settings->push_back({"stop_on_signal",
+                       flags.checkpoint_dir.empty() ? "false" : "true", false});
 }
 
 }  // namespace ringlet::trainers
