@@ -100,8 +100,13 @@ for bin in "$1" "$2"; do
   kill -9 "$holder"
   wait "$holder" 2>/dev/null
   touch "$tmp/a_file"
-  expect_error "$bin" "--checkpoint_dir: $tmp/a_file is a file, not a folder" \
+  expect_error "$bin" "--checkpoint_dir: $tmp/a_file is not a folder" \
     --checkpoint_dir="$tmp/a_file" --epochs=100000
+  expect_error "$bin" "--checkpoint_dir: /dev/null is not a folder" \
+    --checkpoint_dir=/dev/null --epochs=100000
+  # Inputs that never end, or do not fit: one line, not the OOM killer.
+  expect_error "$bin" "--params_in: /dev/zero is a device, not a file" \
+    --params_in=/dev/zero "${quick[@]}"
   mkdir -p "$tmp/a_folder"
   expect_error "$bin" "--params_in: $tmp/a_folder is a folder, not a file" \
     --params_in="$tmp/a_folder" "${quick[@]}"

@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "nlohmann/json.hpp"
+#include "nn/host_memory.h"
+#include "nn/out_of_memory.h"
 #include "trainers/common/checksum.h"
 #include "trainers/common/output_files.h"
 
@@ -229,17 +231,46 @@ std::string ReadWholeFile(const std::string& path, const std::string& flag,
     throw CheckpointError(flag + ": " + path + " is a folder, not a file; " +
                           if_missing);
   }
+  // /dev/zero and its kind never end.
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+    throw CheckpointError(flag + ": " + path + " is a device, not a file; " +
+                          if_missing);
+  }
+  // The bytes, then the decoded tensors: twice the file, checked before
+  // reading (Linux would overcommit and kill the process later).
+  const bool regular = S_ISREG(st.st_mode);
+  const nn::HostMemory memory = nn::ReadHostMemory();
+  if (regular && !nn::HostMemoryFits(memory, 2 * int64_t{st.st_size})) {
+    throw CheckpointError(
+        flag + ": " + path + " is " + nn::FormatBytes(st.st_size) +
+        ", and reading it takes twice that; the host has " +
+        nn::FormatBytes(std::max<int64_t>(0, memory.available)) +
+        " free: free some memory, or read it on a larger machine");
+  }
+  // A FIFO or pipe says no size: read up to what memory allows.
+  const int64_t most =
+      regular ? int64_t{st.st_size}
+              : std::min<int64_t>(kMaxStreamedFileBytes,
+                                  memory.available < 0 ? kMaxStreamedFileBytes
+                                                       : memory.available / 2);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw CheckpointError(flag + ": cannot read " + path + " (" +
                           std::strerror(errno) + ")");
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in && !in.eof()) {
-    throw CheckpointError(flag + ": cannot read " + path);
+  std::string bytes;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+    bytes.append(chunk, static_cast<size_t>(in.gcount()));
+    if (!regular && static_cast<int64_t>(bytes.size()) > most) {
+      throw CheckpointError(flag + ": " + path + " gave more than " +
+                            nn::FormatBytes(most) +
+                            " without ending; name a file written by "
+                            "--params_out or --checkpoint_dir");
+    }
   }
-  return bytes.str();
+  if (in.bad()) throw CheckpointError(flag + ": cannot read " + path);
+  return bytes;
 }
 
 Checkpoint ReadCheckpoint(const std::string& path, const std::string& flag,

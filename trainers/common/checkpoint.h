@@ -66,9 +66,14 @@ int64_t CheckedElements(const std::vector<int64_t>& shape);
 std::string EncodeCheckpoint(const Checkpoint& checkpoint);
 Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path);
 
+// What a FIFO or pipe may give before ReadWholeFile gives up on it.
+inline constexpr int64_t kMaxStreamedFileBytes = int64_t{2} << 30;
+
 // The bytes of the file at `path`. Throws CheckpointError starting with
 // `flag` when there is no file (ending with `if_missing`: what to do), when
-// it is a folder, or when it cannot be read (with the system's reason).
+// it is a folder or a device, when it would not fit the host's memory (a
+// stream: when it gives more than kMaxStreamedFileBytes, or than memory
+// allows, without ending), or when it cannot be read.
 std::string ReadWholeFile(const std::string& path, const std::string& flag,
                           const std::string& if_missing);
 

@@ -1,9 +1,16 @@
 #include "trainers/common/checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -187,6 +194,87 @@ TEST(CheckpointTest, ResumableOnlyWithTheSameSettingsAndModel) {
   EXPECT_NE(older.find("does not record sync_bn"), std::string::npos);
   EXPECT_NE(older.find("older ringlet; leave out --resume"), std::string::npos)
       << older;
+}
+
+}  // namespace
+}  // namespace ringlet::trainers
+
+namespace ringlet::trainers {
+namespace {
+
+// The message of the CheckpointError ReadWholeFile throws; "" for none.
+std::string ReadError(const std::string& path) {
+  try {
+    ReadWholeFile(path, "--params_in", "give a file");
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ReadWholeFileTest, ADeviceIsRefusedNotReadForever) {
+  EXPECT_EQ(ReadError("/dev/zero"),
+            "--params_in: /dev/zero is a device, not a file; give a file");
+  EXPECT_EQ(ReadError(::testing::TempDir()),
+            "--params_in: " + ::testing::TempDir() +
+                " is a folder, not a file; give a file");
+}
+
+// A host that reports 64 MiB available (nn/host_memory.h's test files).
+class SmallHost {
+ public:
+  SmallHost() : meminfo_(::testing::TempDir() + "/small_meminfo") {
+    std::ofstream(meminfo_) << "MemTotal: 1048576 kB\nMemAvailable: 65536 kB\n";
+    ::mkdir((::testing::TempDir() + "/no_cgroup").c_str(), 0755);
+    ::setenv("RINGLET_MEMINFO", meminfo_.c_str(), 1);
+    ::setenv("RINGLET_MEMORY_CGROUP",
+             (::testing::TempDir() + "/no_cgroup").c_str(), 1);
+  }
+  ~SmallHost() {
+    ::unsetenv("RINGLET_MEMINFO");
+    ::unsetenv("RINGLET_MEMORY_CGROUP");
+  }
+
+ private:
+  std::string meminfo_;
+};
+
+TEST(ReadWholeFileTest, AFileLargerThanMemoryIsRefusedBeforeReading) {
+  const std::string path = ::testing::TempDir() + "/big.params";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.seekp((int64_t{48} << 20) - 1);
+    out.put('\0');  // 48 MiB, sparse.
+  }
+  SmallHost host;
+  const std::string error = ReadError(path);
+  EXPECT_NE(error.find("--params_in: " + path +
+                       " is 48.00 MiB, and reading it takes twice that; the "
+                       "host has 64.00 MiB free"),
+            std::string::npos)
+      << error;
+}
+
+TEST(ReadWholeFileTest, AStreamThatDoesNotEndIsCutAtWhatMemoryAllows) {
+  const std::string fifo = ::testing::TempDir() + "/endless";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  SmallHost host;  // Streams get half the free memory: 32 MiB.
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    std::vector<char> block(1 << 20, 'x');
+    ::signal(SIGPIPE, SIG_IGN);
+    for (int i = 0; i < 64; ++i) {
+      if (::write(fd, block.data(), block.size()) < 0) break;
+    }
+    ::close(fd);
+  });
+  const std::string error = ReadError(fifo);
+  writer.join();
+  EXPECT_EQ(error, "--params_in: " + fifo +
+                       " gave more than 32.00 MiB without ending; name a file "
+                       "written by --params_out or --checkpoint_dir");
 }
 
 }  // namespace

@@ -79,7 +79,7 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
     struct stat st;
     if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
       throw std::runtime_error("--checkpoint_dir: " + dir +
-                               " is a file, not a folder; name a folder (it "
+                               " is not a folder; name a folder (it "
                                "is made if missing)");
     }
     // Held until the process ends: one run per folder and program.
