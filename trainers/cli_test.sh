@@ -86,6 +86,14 @@ for bin in "$1" "$2"; do
     "$(grep -c '^{"epoch":[12],' "$tmp/stdout.log")" == 2 &&
     "$(grep -c '^{"run":' "$tmp/stdout.log")" == 1 ]] ||
     fail "$bin --metrics_out=/dev/stdout: $(cat "$tmp/stdout.log")"
+  # A fresh run over an earlier checkpoint says it will replace it.
+  rm -rf "$tmp/earlier"
+  "$bin" --checkpoint_dir="$tmp/earlier" --epochs=1 "${quick[@]}" \
+    >/dev/null 2>&1 || fail "$bin: the first checkpointed run failed"
+  err="$("$bin" --checkpoint_dir="$tmp/earlier" --epochs=1 "${quick[@]}" \
+    2>&1 >/dev/null)" || fail "$bin: the second checkpointed run failed"
+  [[ "$err" == *"note: $tmp/earlier/$(basename "$bin").ckpt holds an earlier run (written "*"); this run starts afresh and replaces it (add --resume to continue that run instead)"* ]] ||
+    fail "$bin: no note that an earlier checkpoint is replaced: $err"
   # One run per checkpoint folder: the second names the first.
   rm -rf "$tmp/locked"
   "$bin" --checkpoint_dir="$tmp/locked" --epochs=100000 "${quick[@]}" \

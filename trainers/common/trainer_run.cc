@@ -17,7 +17,11 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
   p.where = p.job.Where(p.devices);
   // Bad output paths fail now, not after hours of training.
-  if (p.job.leader()) CheckTrainerOutputs(flags, program.name);
+  if (p.job.leader()) {
+    CheckTrainerOutputs(flags, program.name);
+    const std::string note = ReplacedCheckpointNote(flags, program.name);
+    if (!note.empty()) std::cerr << program.name << ": " << note << std::endl;
+  }
   p.resume = ReadResumeCheckpoint(flags, program.name);
   p.run =
       ResolveBatchAndLr(flags, program.defaults, p.job.ranks, p.resume.get());

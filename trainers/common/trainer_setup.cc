@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -53,6 +54,21 @@ std::string CheckpointPath(const TrainerFlags& flags,
                            const std::string& program) {
   if (flags.checkpoint_dir.empty()) return "";
   return ResolveUserPath(flags.checkpoint_dir) + "/" + program + ".ckpt";
+}
+
+std::string ReplacedCheckpointNote(const TrainerFlags& flags,
+                                   const std::string& program) {
+  if (flags.resume || flags.checkpoint_dir.empty()) return "";
+  const std::string path = CheckpointPath(flags, program);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  char written[32] = {};
+  std::tm utc;
+  gmtime_r(&st.st_mtime, &utc);
+  std::strftime(written, sizeof(written), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return "note: " + path + " holds an earlier run (written " + written +
+         "); this run starts afresh and replaces it (add --resume to "
+         "continue that run instead)";
 }
 
 void CheckTrainerOutputs(const TrainerFlags& flags,

@@ -85,6 +85,13 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
                                 const std::string& where, bool terminal,
                                 std::ostream& out, std::ostream& progress);
 
+// Without --resume, a checkpoint already in --checkpoint_dir is replaced
+// at this run's first checkpoint: "note: DIR/x.ckpt holds an earlier run
+// (written DATE); this run starts afresh and replaces it (add --resume to
+// continue that run instead)". "" when there is none.
+std::string ReplacedCheckpointNote(const TrainerFlags& flags,
+                                   const std::string& program);
+
 // <checkpoint_dir>/<program>.ckpt, or "" without --checkpoint_dir.
 std::string CheckpointPath(const TrainerFlags& flags,
                            const std::string& program);
