@@ -112,6 +112,11 @@ for bin in "$1" "$2"; do
     --checkpoint_dir="$tmp/a_file" --epochs=100000
   expect_error "$bin" "--checkpoint_dir: /dev/null is not a folder" \
     --checkpoint_dir=/dev/null --epochs=100000
+  # A device with nothing behind it (no terminal under the test runner).
+  if ! (: >/dev/tty) 2>/dev/null; then
+    expect_error "$bin" "--plot_out: cannot write /dev/tty (No such device or address); nothing is behind that device here" \
+      --plot_out=/dev/tty --epochs=100000
+  fi
   # Inputs that never end, or do not fit: one line, not the OOM killer.
   expect_error "$bin" "--params_in: /dev/zero is a device, not a file" \
     --params_in=/dev/zero "${quick[@]}"

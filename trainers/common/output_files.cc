@@ -55,6 +55,9 @@ std::string AdviceFor(int error) {
       return "free some space, or name a file on another disk";
     case EPIPE:
       return "the process reading it went away";
+    case ENXIO:
+    case ENODEV:
+      return "nothing is behind that device here (no terminal?); name a file";
     default:
       return "check that its folder exists and is writable";
   }
@@ -199,11 +202,17 @@ Stream& OpenStream(const std::string& flag, const Target& target) {
   // a hang; writes block again after.
   const int fd =
       ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0 && errno == ENXIO) {
-    throw std::runtime_error(flag + ": no process is reading the FIFO " + path +
-                             "; start its reader first");
+  if (fd < 0) {
+    const int error = errno;
+    struct stat st;
+    // ENXIO is also a device with nothing behind it (/dev/tty, no terminal).
+    if (error == ENXIO && ::stat(path.c_str(), &st) == 0 &&
+        S_ISFIFO(st.st_mode)) {
+      throw std::runtime_error(flag + ": no process is reading the FIFO " +
+                               path + "; start its reader first");
+    }
+    throw Unwritable(flag, path, std::strerror(error), error);
   }
-  if (fd < 0) throw Unwritable(flag, path, std::strerror(errno), errno);
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   stream.fd = fd;
