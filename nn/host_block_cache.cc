@@ -40,21 +40,47 @@ Cache& TheCache() {
   return *cache;
 }
 
+// Bytes newly allocated since the host's memory was last read.
+std::atomic<int64_t> unread_bytes{0};
+
+// Linux would hand out more than there is and kill the process when the
+// pages are touched: what the host (and its cgroup) can give is asked
+// before each large allocation, and after every kRereadAfterBytes of small
+// ones (many replicas are many small tensors), so what grows unseen
+// between two reads stays below the reserve.
+void CheckHostMemoryFor(size_t bytes) {
+  const int64_t b = static_cast<int64_t>(bytes);
+  const int64_t unread = unread_bytes.fetch_add(b) + b;
+  if (b < kCheckedHostAllocation && unread < kRereadAfterBytes) return;
+  unread_bytes.store(0);
+  if (!HostMemoryFits(ReadHostMemory(), unread)) ThrowOutOfMemory(bytes);
+}
+
+// Large blocks are checked, allocated and touched one at a time: a block
+// is in the kernel's count (MemAvailable, the cgroup's usage) before the
+// next is checked, so replicas allocating at once cannot all pass the
+// check against the same free memory and overshoot it together.
+std::mutex& LargeAllocationMutex() {
+  static std::mutex* mutex = new std::mutex();
+  return *mutex;
+}
+
 void* SystemAllocate(size_t rounded) {
-  // Linux would hand out more than there is and kill the process when the
-  // pages are touched: ask what the host (and its cgroup) can give first.
-  if (static_cast<int64_t>(rounded) >= kCheckedHostAllocation &&
-      !HostMemoryFits(ReadHostMemory(), static_cast<int64_t>(rounded))) {
-    ThrowOutOfMemory(rounded);
-  }
+  std::lock_guard<std::mutex> lock(LargeAllocationMutex());
+  CheckHostMemoryFor(rounded);
   void* block = std::aligned_alloc(kAlignment, rounded);
   if (block == nullptr) ThrowOutOfMemory(rounded);
+  // One write a page commits it (the op that fills it would fault the same
+  // pages a moment later).
+  volatile char* bytes = static_cast<volatile char*>(block);
+  for (size_t at = 0; at < rounded; at += kPage) bytes[at] = 0;
   return block;
 }
 
 HostBlock AllocateUncounted(size_t bytes) {
   if (TakeInjectedFailure()) ThrowOutOfMemory(bytes);
   if (bytes < kHostBlockCacheMinBytes) {
+    CheckHostMemoryFor(bytes);
     void* block =
         ::operator new(bytes, std::align_val_t(kAlignment), std::nothrow);
     if (block == nullptr) ThrowOutOfMemory(bytes);

@@ -30,9 +30,11 @@ struct HostMemory {
 HostMemory ReadHostMemory();
 
 // Allocations of at least this many bytes are checked against
-// ReadHostMemory() first (a read of /proc costs about 20 us; smaller
-// blocks come from the cache or are rare).
+// ReadHostMemory() first (a read of /proc costs about 20 us), and smaller
+// ones each time this many bytes of them have been allocated since the
+// last read.
 inline constexpr int64_t kCheckedHostAllocation = int64_t{1} << 20;
+inline constexpr int64_t kRereadAfterBytes = int64_t{16} << 20;
 
 // What is kept back for the rest of the process and the kernel: 1/64 of
 // the total, at most 256 MiB.

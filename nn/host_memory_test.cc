@@ -5,10 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "nn/out_of_memory.h"
 #include "nn/tensor.h"
@@ -126,10 +130,11 @@ TEST(HostMemory, AReserveIsKeptAndUnknownMemoryDoesNotRefuse) {
   EXPECT_FALSE(HostMemoryFits(m, 1009 * kMiB));
 }
 
-// A real cgroup (v1 or v2) with a 256 MiB limit, where this machine lets a
-// test make one: a child in it asks for 1 GiB and gets the error, where
-// before it was killed.
-TEST(HostMemory, ARealCgroupLimitIsTheOneLineError) {
+// Runs `body` in a child process inside a real memory cgroup (v1 or v2)
+// limited to `limit` bytes, where this machine lets a test make one.
+// Returns the child's exit code, or -1 when no cgroup could be made, or
+// 128 + the signal that killed it (the OOM killer: 137).
+int RunInCgroup(int64_t limit, const std::function<int()>& body) {
   std::string base;
   for (const std::string dir :
        {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
@@ -140,29 +145,62 @@ TEST(HostMemory, ARealCgroupLimitIsTheOneLineError) {
   }
   const std::string group =
       base + "/ringlet_host_memory_test_" + std::to_string(::getpid());
-  if (base.empty() || ::mkdir(group.c_str(), 0755) != 0) {
-    GTEST_SKIP() << "no memory cgroup this test may make";
-  }
+  if (base.empty() || ::mkdir(group.c_str(), 0755) != 0) return -1;
   const bool v2 = ::access((group + "/memory.max").c_str(), F_OK) == 0;
   const std::string limit_file =
       group + (v2 ? "/memory.max" : "/memory.limit_in_bytes");
-  bool made = static_cast<bool>(std::ofstream(limit_file)
-                                << std::to_string(256 * kMiB) << "\n");
+  const bool made =
+      static_cast<bool>(std::ofstream(limit_file) << limit << "\n");
   const pid_t child = made ? ::fork() : -1;
   if (child == 0) {
     std::ofstream(group + "/cgroup.procs") << ::getpid() << "\n";
-    const std::string error = AllocationError(1 * kGiB);
-    const bool named =
-        error.find("out of memory: asked for 1.00 GiB") != std::string::npos;
-    ::_exit(named ? 0 : 3);
+    ::_exit(body());
   }
   int status = -1;
   if (child > 0) ::waitpid(child, &status, 0);
   ::rmdir(group.c_str());
-  if (!made || child < 0) GTEST_SKIP() << "cannot set a cgroup's limit here";
-  ASSERT_TRUE(WIFEXITED(status))
-      << "the child was killed (signal " << WTERMSIG(status) << ")";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "no one-line error for 1 GiB";
+  if (child < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A child in a 256 MiB cgroup asks for 1 GiB and gets the error, where
+// before it was killed.
+TEST(HostMemory, ARealCgroupLimitIsTheOneLineError) {
+  const int code = RunInCgroup(256 * kMiB, [] {
+    const std::string error = AllocationError(1 * kGiB);
+    return error.find("out of memory: asked for 1.00 GiB") != std::string::npos
+               ? 0
+               : 3;
+  });
+  if (code < 0) GTEST_SKIP() << "no memory cgroup this test may make";
+  EXPECT_EQ(code, 0) << (code > 128 ? "killed" : "no one-line error");
+}
+
+// Eight threads (replicas) fill 32 MiB tensors at once in a 512 MiB
+// cgroup until one is refused: each block is counted before the next is
+// checked, so none is killed for blocks that all passed one check.
+TEST(HostMemory, ReplicasAllocatingAtOnceGetTheErrorNotTheKiller) {
+  const int code = RunInCgroup(512 * kMiB, [] {
+    std::atomic<bool> refused{false};
+    std::vector<std::thread> replicas;
+    for (int r = 0; r < 8; ++r) {
+      replicas.emplace_back([&] {
+        std::vector<Tensor> held;
+        try {
+          for (int i = 0; i < 64 && !refused; ++i) {
+            held.emplace_back(std::vector<int64_t>{8 * kMiB});
+            held.back().Fill(1.0f);
+          }
+        } catch (const OutOfMemory&) {
+          refused = true;
+        }
+      });
+    }
+    for (std::thread& t : replicas) t.join();
+    return refused ? 0 : 3;
+  });
+  if (code < 0) GTEST_SKIP() << "no memory cgroup this test may make";
+  EXPECT_EQ(code, 0) << (code > 128 ? "killed" : "nothing was refused");
 }
 
 }  // namespace
