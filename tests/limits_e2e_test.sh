@@ -121,6 +121,11 @@ if [[ -n "$group" ]]; then
   limit_named="(the memory cgroup's limit of 2.00 GiB ($group/memory."
   expect_out_of_memory resnet_dp_cgroup in_group "$resnet" --devices=cpu:1 \
     --epochs=1 --batch_size=4000 --limit=4000 --test_limit=32
+  # Many replicas allocating at once (about 0.2 GiB each), once killed.
+  expect_out_of_memory resnet_dp_replicas in_group "$resnet" \
+    --devices=cpu:64 --epochs=1 --limit=512 --test_limit=32
+  grep -q 'did not fit before training began: use fewer --devices' \
+    "$out/resnet_dp_replicas.err" || fail "resnet_dp --devices=cpu:64: no advice"
   rmdir "$group" 2>/dev/null || true
 else
   echo "SKIP: no memory cgroup this test may make (needs root)"

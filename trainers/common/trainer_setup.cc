@@ -13,6 +13,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <stdexcept>
 
 #include "cli/conventions.h"
@@ -339,6 +340,14 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
     std::cout.flush();
     if (JobProcess() == 0) PrintLine(app.get_name() + ": " + e.what());
     std::exit(128 + e.signal());
+  } catch (const std::bad_alloc& e) {
+    // The loop turns a step's shortage into TrainingOutOfMemory with the
+    // batch that fits: one here came before training, building replicas.
+    std::cout.flush();
+    PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + e.what() +
+              "; the data and the model's replicas did not fit before "
+              "training began: use fewer --devices");
+    EndJob(1);
   } catch (const ProcessesDisagree& e) {
     // Every process found the same difference at the same point: each
     // says so and ends on its own, no abort needed.
