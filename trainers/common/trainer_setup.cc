@@ -344,7 +344,10 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
     // The loop turns a step's shortage into TrainingOutOfMemory with the
     // batch that fits: one here came before training, building replicas.
     std::cout.flush();
-    PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + e.what() +
+    const std::string what = std::string(e.what()) == "std::bad_alloc"
+                                 ? "out of memory (an allocation failed)"
+                                 : e.what();
+    PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + what +
               "; the data and the model's replicas did not fit before "
               "training began: use fewer --devices");
     EndJob(1);
