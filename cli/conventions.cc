@@ -110,21 +110,26 @@ std::string NearestFlag(const std::string& unknown,
   return best;
 }
 
-CLI::Validator FiniteIn(double min, double max) {
+CLI::Validator RealIn(double min, double max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
         try {
           size_t used = 0;
           const double v = std::stod(text, &used);
-          if (used == text.size() && std::isfinite(v) && v >= min && v <= max) {
+          if (used == text.size() && std::isfinite(v) && v >= min && v < max) {
             return "";
           }
         } catch (const std::exception&) {
         }
-        char range[96];
-        std::snprintf(range, sizeof(range), "a finite number from %g to %g",
-                      min, max);
-        return "must be " + std::string(range) + ", got '" + text + "'";
+        char range[64];
+        if (std::isinf(max)) {
+          std::snprintf(range, sizeof(range), "%g or more", min);
+        } else {
+          std::snprintf(range, sizeof(range), "at least %g and below %g", min,
+                        max);
+        }
+        return "must be a number " + std::string(range) + ", got '" + text +
+               "'";
       },
       "");
 }

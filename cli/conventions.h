@@ -37,10 +37,11 @@ int ParseFlags(CLI::App& app, int argc, char** argv);
 std::string NearestFlag(const std::string& unknown,
                         const std::vector<std::string>& known);
 
-// A finite number in [min, max], as one short line otherwise. CLI11's
-// Range lets nan through (every comparison with it is false) and prints a
-// double's whole range.
-CLI::Validator FiniteIn(double min, double max);
+// A finite number in [min, max) (no upper bound when max is infinite), as
+// one short line otherwise: "must be a number at least 0 and below 1, got
+// 'nan'". CLI11's Range lets nan through (every comparison with it is
+// false) and prints a double's whole range.
+CLI::Validator RealIn(double min, double max);
 
 // A whole number from 0 to 2^64 - 1, written in digits: CLI11 reads "-1"
 // into a uint64_t as 2^64 - 1 and clamps values past it.

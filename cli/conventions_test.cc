@@ -1,6 +1,7 @@
 #include "cli/conventions.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -105,18 +106,24 @@ std::string Check(const CLI::Validator& validator, std::string text) {
   return validator(text);
 }
 
-TEST(FiniteIn, RefusesNanInfinityAndWhatIsOutsideTheRange) {
-  const CLI::Validator v = FiniteIn(1.01, 1024);
+TEST(RealIn, RefusesNanInfinityAndWhatIsOutsideTheRange) {
+  const CLI::Validator v = RealIn(1.01, 1024);
   EXPECT_EQ(Check(v, "2"), "");
-  EXPECT_EQ(Check(v, "1024"), "");
   EXPECT_EQ(Check(v, "1.01"), "");
+  EXPECT_EQ(Check(v, "1023.9"), "");
   for (const char* bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity",
-                          "1e400", "1", "1025", "2x", "", "0x10000"}) {
+                          "1e400", "1", "1024", "2x", "", "0x10000"}) {
     EXPECT_EQ(Check(v, bad),
-              std::string("must be a finite number from 1.01 to 1024, got '") +
+              std::string("must be a number at least 1.01 and below 1024, "
+                          "got '") +
                   bad + "'")
         << bad;
   }
+  // No upper bound: infinity is still not a number a run can use.
+  const CLI::Validator open =
+      RealIn(0, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Check(open, "1e300"), "");
+  EXPECT_EQ(Check(open, "inf"), "must be a number 0 or more, got 'inf'");
 }
 
 TEST(Unsigned64, TakesEveryUint64AndNothingElse) {

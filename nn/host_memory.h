@@ -30,9 +30,8 @@ struct HostMemory {
 HostMemory ReadHostMemory();
 
 // Allocations of at least this many bytes are checked against
-// ReadHostMemory() first (a read of /proc costs about 20 us), and smaller
-// ones each time this many bytes of them have been allocated since the
-// last read.
+// ReadHostMemory() first (a few small file reads), and smaller ones each
+// time this many bytes of them have been allocated since the last read.
 inline constexpr int64_t kCheckedHostAllocation = int64_t{1} << 20;
 inline constexpr int64_t kRereadAfterBytes = int64_t{16} << 20;
 

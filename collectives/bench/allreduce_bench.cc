@@ -184,7 +184,7 @@ int Main(int argc, char** argv) {
   app.add_option("-b,--min_bytes", flags.min_bytes, "smallest size (K, M, G)");
   app.add_option("-e,--max_bytes", flags.max_bytes, "largest size (K, M, G)");
   app.add_option("-f,--factor", flags.factor, "size multiplier between rows")
-      ->check(cli::FiniteIn(1.01, 1024));
+      ->check(cli::RealIn(1.01, 1024));
   app.add_option("-n,--iters", flags.iters, "timed calls per row (at least)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("-w,--warmup", flags.warmup, "untimed calls per row")

@@ -38,7 +38,7 @@ int Main(int argc, char** argv) {
   app.add_option("--min_bytes", min_bytes, "smallest size (K, M, G)");
   app.add_option("--max_bytes", max_bytes, "largest size (K, M, G)");
   app.add_option("--factor", factor, "size multiplier between rows")
-      ->check(cli::FiniteIn(1.01, 1024));
+      ->check(cli::RealIn(1.01, 1024));
   app.add_option("--iters", iters, "timed calls per row (at least)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--warmup", warmup, "untimed calls per row")

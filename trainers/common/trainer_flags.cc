@@ -87,29 +87,6 @@ const CLI::Validator kDeviceSpec(
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
-// A number in [min, max) (max: none when infinite), as one short line.
-CLI::Validator RealIn(double min, double max) {
-  return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
-        try {
-          size_t used = 0;
-          const double v = std::stod(text, &used);
-          if (used == text.size() && v >= min && v < max) return "";
-        } catch (const std::exception&) {
-        }
-        char range[64];
-        if (std::isinf(max)) {
-          std::snprintf(range, sizeof(range), "%g or more", min);
-        } else {
-          std::snprintf(range, sizeof(range), "at least %g and below %g", min,
-                        max);
-        }
-        return "must be a number " + std::string(range) + ", got '" + text +
-               "'";
-      },
-      "");
-}
-
 }  // namespace
 
 void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
@@ -157,18 +134,18 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
   app.add_option("--momentum", f->momentum,
                  "SGD momentum, as torch.optim.SGD (0: the chapter's plain "
                  "SGD)")
-      ->check(RealIn(0, 1));
+      ->check(cli::RealIn(0, 1));
   app.add_option("--weight_decay", f->weight_decay,
                  "sgd, adam: L2 penalty added to each gradient; adamw: the "
                  "decoupled decay (as torch.optim's)")
-      ->check(RealIn(0, 1));
+      ->check(cli::RealIn(0, 1));
   app.add_option("--beta1", f->beta1,
                  "adam, adamw: decay of the gradient's running mean")
-      ->check(RealIn(0, 1))
+      ->check(cli::RealIn(0, 1))
       ->capture_default_str();
   app.add_option("--beta2", f->beta2,
                  "adam, adamw: decay of the squared gradient's running mean")
-      ->check(RealIn(0, 1))
+      ->check(cli::RealIn(0, 1))
       ->capture_default_str();
   app.add_option("--eps", f->eps, "adam, adamw: added to the denominator")
       ->check(Positive(/*auto_ok=*/false))
@@ -181,11 +158,11 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "raise the rate linearly from lr/steps to lr over this many "
                  "epochs first (the linear-scaling rule's warmup for large "
                  "batches)")
-      ->check(RealIn(0, std::numeric_limits<double>::infinity()));
+      ->check(cli::RealIn(0, std::numeric_limits<double>::infinity()));
   app.add_option("--clip_grad_norm", f->clip_grad_norm,
                  "clip the batch's mean gradient to this global L2 norm "
                  "(0: no clipping)")
-      ->check(RealIn(0, std::numeric_limits<double>::infinity()));
+      ->check(cli::RealIn(0, std::numeric_limits<double>::infinity()));
   app.add_option("--precision", f->precision,
                  "fp32; tf32 on GPUs (tensor cores, as PyTorch's "
                  "allow_tf32); or bf16, mixed precision as torch.autocast "
@@ -233,7 +210,7 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "hold out this share of the training images (chosen by "
                  "--seed) and report their accuracy after each epoch (0: "
                  "none)")
-      ->check(RealIn(0, 1))
+      ->check(cli::RealIn(0, 1))
       ->capture_default_str();
   app.add_option("--eval_every", f->eval_every,
                  "also evaluate every N optimizer steps, on the held-out "

@@ -158,12 +158,19 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
     // A scheduler signals every process, an interactive user one: either
     // way the job stops after the same step, where any process was asked.
     std::shared_ptr<collectives::ProcessGroup> processes = job.processes;
+    // How many processes received each stop signal; the job's is the first
+    // of kStopSignals any received, the same on every process.
     loop.agree_stop = [processes](int mine) {
-      double asked[2] = {mine != 0 ? 1.0 : 0.0, static_cast<double>(mine)};
-      processes->SumOverProcesses(asked, 2);
-      if (asked[0] == 0) return 0;
-      // Signals others received: theirs (the mean when they differ).
-      return mine != 0 ? mine : static_cast<int>(asked[1] / asked[0] + 0.5);
+      constexpr size_t kKinds = sizeof(kStopSignals) / sizeof(kStopSignals[0]);
+      double received[kKinds] = {};
+      for (size_t k = 0; k < kKinds; ++k) {
+        received[k] = mine == kStopSignals[k] ? 1.0 : 0.0;
+      }
+      processes->SumOverProcesses(received, kKinds);
+      for (size_t k = 0; k < kKinds; ++k) {
+        if (received[k] > 0) return kStopSignals[k];
+      }
+      return 0;
     };
   }
   return loop;
