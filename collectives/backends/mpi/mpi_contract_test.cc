@@ -10,11 +10,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
+#include "collectives/algorithms/ring_algorithm.h"
 #include "collectives/api/collective_error.h"
+#include "collectives/backends/host_group_factory.h"
 #include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/reproducible/reproducible_sum.h"
 #include "collectives/testing/rank_threads.h"
 
 namespace ringlet::collectives::mpi {
@@ -129,6 +133,40 @@ TEST_P(MpiContractTest, AllReduceAsyncStartedBackToBackGivesEachResult) {
       }
       EXPECT_EQ(wrong, 0u) << "rank " << r << " call " << c;
     }
+  }));
+}
+
+// The reproducible sum across processes: the job's ranks share 12
+// summands (global rank g holds those with s % size == g), and every rank
+// gets the bits one rank holding all 12 gets (a group of one, here).
+TEST_P(MpiContractTest, ReproducibleSumGivesTheBitsOfOneRankHoldingAll) {
+  constexpr int kSummands = 12;
+  constexpr size_t kCount = 4099;
+  std::vector<std::vector<float>> summands(kSummands,
+                                           std::vector<float>(kCount));
+  std::vector<const void*> all;
+  for (int s = 0; s < kSummands; ++s) {
+    for (size_t i = 0; i < kCount; ++i) {
+      summands[s][i] =
+          std::ldexp(static_cast<float>(TestValue(s, i)) + 0.1f * s,
+                     static_cast<int>((s * 7 + i) % 41) - 20);
+    }
+    all.push_back(summands[s].data());
+  }
+  Group one = CreateHostGroup(1, {std::make_shared<RingAlgorithm>()}, {});
+  std::vector<float> expected(kCount);
+  ReproducibleAllReduce(*one[0], all, expected.data(), kCount,
+                        DataType::kFloat32);
+  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+    std::vector<const void*> mine;
+    for (int s = comm.rank(); s < kSummands; s += comm.size()) {
+      mine.push_back(summands[s].data());
+    }
+    std::vector<float> got(kCount);
+    ReproducibleAllReduce(comm, mine, got.data(), kCount, DataType::kFloat32);
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), kCount * sizeof(float)),
+              0)
+        << "rank " << comm.rank() << " of " << comm.size();
   }));
 }
 

@@ -1,0 +1,182 @@
+#include "collectives/reproducible/reproducible_sum.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace ringlet::collectives {
+namespace {
+
+// Bits of the grid below the block's largest magnitude: 53 (float64's
+// significand) less the 20 of headroom that kMaxReproducibleSummands needs.
+constexpr int kGridBits = 33;
+static_assert(kMaxReproducibleSummands == int64_t{1} << (53 - kGridBits));
+
+// Adding and subtracting 1.5 * 2^52 rounds a double below 2^51 in magnitude
+// to an integer, to nearest even (the default rounding mode; ringlet never
+// builds with -ffast-math, which would fold it away). Infinities and NaNs
+// pass through unchanged.
+constexpr double kRoundToInteger = 6755399441055744.0;
+
+float Bf16ToFloat(uint16_t bits) {
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+// `value` rounded once, to nearest even, to bfloat16 (8 significant bits,
+// float32's exponent range, subnormals included).
+uint16_t DoubleToBf16(double value) {
+  if (std::isnan(value)) return 0x7fc0;
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (std::isinf(value)) return sign | 0x7f80;
+  if (value == 0) return sign;
+  int exponent;
+  std::frexp(value, &exponent);  // 2^(exponent-1) <= |value| < 2^exponent.
+  const int lead = std::max(exponent - 1, -126);  // bf16's normal minimum.
+  const double ulp = std::ldexp(1.0, lead - 7);
+  const double rounded = std::nearbyint(value / ulp) * ulp;  // Exact.
+  const float narrow = static_cast<float>(rounded);          // Exact, or inf.
+  uint32_t bits;
+  std::memcpy(&bits, &narrow, sizeof bits);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// Reads summand element i as a float.
+template <DataType kType>
+float Load(const void* data, size_t i) {
+  if constexpr (kType == DataType::kFloat32) {
+    return static_cast<const float*>(data)[i];
+  } else {
+    return Bf16ToFloat(static_cast<const uint16_t*>(data)[i]);
+  }
+}
+
+template <DataType kType>
+void LocalBlockMaxima(const std::vector<const void*>& summands, size_t count,
+                      float* maxima) {
+  for (const void* summand : summands) {
+    for (size_t b = 0; b * kReproducibleBlock < count; ++b) {
+      const size_t end = std::min(count, (b + 1) * kReproducibleBlock);
+      float m = maxima[b];
+      for (size_t i = b * kReproducibleBlock; i < end; ++i) {
+        const float magnitude = std::fabs(Load<kType>(summand, i));
+        // Infinities and NaNs stay out of the grid.
+        m = magnitude <= FLT_MAX && magnitude > m ? magnitude : m;
+      }
+      maxima[b] = m;
+    }
+  }
+}
+
+// The grid of a block whose largest finite magnitude is m: summands are
+// held as counts of 2^q (scale = 2^-q) and turned back by unit = 2^q.
+struct Grid {
+  double scale = 1;
+  double unit = 1;
+};
+
+Grid GridFor(float m) {
+  if (!(m > 0)) return {};  // Only zeros (and non-finite values) here.
+  int exponent;
+  std::frexp(m, &exponent);  // m < 2^exponent.
+  const int q = exponent - kGridBits;
+  return {std::ldexp(1.0, -q), std::ldexp(1.0, q)};
+}
+
+template <DataType kType>
+void AddOnGrid(const std::vector<const void*>& summands, size_t count,
+               const float* maxima, double* sums) {
+  for (size_t b = 0; b * kReproducibleBlock < count; ++b) {
+    const Grid grid = GridFor(maxima[b]);
+    const size_t begin = b * kReproducibleBlock;
+    const size_t end = std::min(count, begin + kReproducibleBlock);
+    for (const void* summand : summands) {
+      for (size_t i = begin; i < end; ++i) {
+        const double scaled =
+            static_cast<double>(Load<kType>(summand, i)) * grid.scale;
+        sums[i] += (scaled + kRoundToInteger) - kRoundToInteger;
+      }
+    }
+  }
+}
+
+template <DataType kType>
+void Store(const double* sums, size_t count, const float* maxima, void* recv) {
+  for (size_t b = 0; b * kReproducibleBlock < count; ++b) {
+    const Grid grid = GridFor(maxima[b]);
+    const size_t begin = b * kReproducibleBlock;
+    const size_t end = std::min(count, begin + kReproducibleBlock);
+    for (size_t i = begin; i < end; ++i) {
+      // Exact (a power of two times an integer below 2^53); NaNs of any
+      // payload leave as one quiet NaN.
+      const double value = sums[i] * grid.unit;
+      if constexpr (kType == DataType::kFloat32) {
+        static_cast<float*>(recv)[i] =
+            std::isnan(value) ? std::nanf("") : static_cast<float>(value);
+      } else {
+        static_cast<uint16_t*>(recv)[i] = DoubleToBf16(value);
+      }
+    }
+  }
+}
+
+template <DataType kType>
+void Run(Communicator& comm, const std::vector<const void*>& summands,
+         void* recv, size_t count, const CallOptions& options) {
+  const size_t blocks = (count + kReproducibleBlock - 1) / kReproducibleBlock;
+  // [0]: this rank's number of summands (the job's largest after the MAX),
+  // then each block's largest finite magnitude.
+  std::vector<float> maxima(blocks + 1, 0.0f);
+  maxima[0] = static_cast<float>(summands.size());
+  LocalBlockMaxima<kType>(summands, count, maxima.data() + 1);
+  comm.AllReduce(maxima.data(), maxima.data(), maxima.size(),
+                 DataType::kFloat32, ReduceOp::kMax, options);
+  const double most = static_cast<double>(maxima[0]) * comm.size();
+  if (most > static_cast<double>(kMaxReproducibleSummands)) {
+    throw std::invalid_argument(
+        "reproducible allreduce: up to " +
+        std::to_string(static_cast<int64_t>(maxima[0])) +
+        " summands on each of " + std::to_string(comm.size()) +
+        " ranks may exceed the " + std::to_string(kMaxReproducibleSummands) +
+        " the grid holds exactly; add some up in fewer calls");
+  }
+  std::vector<double> sums(count, 0.0);
+  AddOnGrid<kType>(summands, count, maxima.data() + 1, sums.data());
+  comm.AllReduce(sums.data(), sums.data(), count, DataType::kFloat64,
+                 ReduceOp::kSum, options);
+  Store<kType>(sums.data(), count, maxima.data() + 1, recv);
+}
+
+}  // namespace
+
+void ReproducibleAllReduce(Communicator& comm,
+                           const std::vector<const void*>& summands, void* recv,
+                           size_t count, DataType type,
+                           const CallOptions& options) {
+  if (type != DataType::kFloat32 && type != DataType::kBFloat16) {
+    throw std::invalid_argument(
+        std::string("reproducible allreduce: takes float32 or bfloat16, not ") +
+        Name(type));
+  }
+  if (count == 0) return;
+  if (recv == nullptr) {
+    throw std::invalid_argument("reproducible allreduce: recv is null");
+  }
+  for (const void* summand : summands) {
+    if (summand == nullptr) {
+      throw std::invalid_argument("reproducible allreduce: a summand is null");
+    }
+  }
+  if (type == DataType::kFloat32) {
+    Run<DataType::kFloat32>(comm, summands, recv, count, options);
+  } else {
+    Run<DataType::kBFloat16>(comm, summands, recv, count, options);
+  }
+}
+
+}  // namespace ringlet::collectives
