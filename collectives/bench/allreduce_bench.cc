@@ -33,6 +33,7 @@
 #include "collectives/backends/rank_buffer.h"
 #include "collectives/bench/bench_flags.h"
 #include "collectives/collectives.h"
+#include "collectives/reproducible/reproducible_sum.h"
 #include "nlohmann/json.hpp"
 
 namespace ringlet::collectives {
@@ -104,6 +105,15 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
   const int r = comm.rank();
   const size_t count = bytes / SizeOf(type);
   void* out = in_place ? send.data() : recv.data();
+  // repro_sum: the reproducible sum (collectives/reproducible), whose busbw
+  // counts the caller's bytes, as plain sum's does.
+  const auto call = [&] {
+    if (flags.op == "repro_sum") {
+      ReproducibleAllReduce(comm, send.data(), out, count, type);
+    } else {
+      comm.AllReduce(send.data(), out, count, type, op);
+    }
+  };
   auto fill = [&] {
     if (type == DataType::kFloat32) Fill<float>(host, count, r);
     if (type == DataType::kFloat64) Fill<double>(host, count, r);
@@ -112,7 +122,7 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
     send.Upload(host.data(), bytes);
   };
   fill();
-  comm.AllReduce(send.data(), out, count, type, op);
+  call();
   (in_place ? send : recv).Download(host.data(), bytes);
   RowResult mine;
   if (type == DataType::kFloat32) {
@@ -126,16 +136,12 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
   }
   if (in_place) fill();  // In place, later calls must not overflow.
 
-  for (int i = 0; i < flags.warmup; ++i) {
-    comm.AllReduce(send.data(), out, count, type, op);
-  }
+  for (int i = 0; i < flags.warmup; ++i) call();
   const int calls = CallsPerRow(bytes, flags.iters);
   const uint64_t sent_before = comm.stats().bytes_sent;
   comm.Barrier();
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) {
-    comm.AllReduce(send.data(), out, count, type, op);
-  }
+  for (int i = 0; i < calls; ++i) call();
   const auto stop = std::chrono::steady_clock::now();
   mine.seconds_per_call =
       std::chrono::duration<double>(stop - start).count() / calls;
@@ -189,8 +195,10 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   app.add_option("-w,--warmup", flags.warmup, "untimed calls per row")
       ->check(CLI::Range(0, 1000000));
-  app.add_option("--op", flags.op, "sum, avg, max or min")
-      ->check(CLI::IsMember({"sum", "avg", "max", "min"}));
+  app.add_option("--op", flags.op,
+                 "sum, avg, max, min, or repro_sum (the same bits for any "
+                 "number of ranks; float32 or bfloat16, host backends)")
+      ->check(CLI::IsMember({"sum", "avg", "max", "min", "repro_sum"}));
   app.add_option("--dtype", flags.dtype,
                  "float32, float64, int32 or bfloat16 (bf16)")
       ->check(
@@ -199,7 +207,16 @@ int Main(int argc, char** argv) {
   RINGLET_PARSE_FLAGS(app, argc, argv);
 
   const DataType type = ParseDataType(flags.dtype);
-  const ReduceOp op = ParseReduceOp(flags.op);
+  const bool reproducible = flags.op == "repro_sum";
+  const ReduceOp op = reproducible ? ReduceOp::kSum : ParseReduceOp(flags.op);
+  if (reproducible &&
+      ((type != DataType::kFloat32 && type != DataType::kBFloat16) ||
+       flags.backend == "nccl")) {
+    std::fprintf(stderr,
+                 "allreduce_bench: --op=repro_sum takes --dtype=float32 or "
+                 "bfloat16 and a host backend (ring, naive, mpi)\n");
+    return 2;
+  }
   std::vector<uint64_t> sizes;
   try {
     const uint64_t lo = ParseBytes(flags.min_bytes);

@@ -20,6 +20,7 @@ static_assert(kMaxReproducibleSummands == int64_t{1} << (53 - kGridBits));
 // builds with -ffast-math, which would fold it away). Infinities and NaNs
 // pass through unchanged.
 constexpr double kRoundToInteger = 6755399441055744.0;
+constexpr uint32_t kQuietNaNBits = 0x7fc00000;
 
 float Bf16ToFloat(uint16_t bits) {
   const uint32_t wide = static_cast<uint32_t>(bits) << 16;
@@ -56,19 +57,29 @@ float Load(const void* data, size_t i) {
   }
 }
 
+uint32_t BitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// A float's magnitude as bits orders like the magnitude itself, and integer
+// maxima vectorise where float ones (NaN's rules) do not.
+constexpr uint32_t kMagnitude = 0x7fffffff, kInfinity = 0x7f800000;
+
 template <DataType kType>
 void LocalBlockMaxima(const std::vector<const void*>& summands, size_t count,
                       float* maxima) {
   for (const void* summand : summands) {
     for (size_t b = 0; b * kReproducibleBlock < count; ++b) {
       const size_t end = std::min(count, (b + 1) * kReproducibleBlock);
-      float m = maxima[b];
+      uint32_t m = BitsOf(maxima[b]);
       for (size_t i = b * kReproducibleBlock; i < end; ++i) {
-        const float magnitude = std::fabs(Load<kType>(summand, i));
+        const uint32_t magnitude = BitsOf(Load<kType>(summand, i)) & kMagnitude;
         // Infinities and NaNs stay out of the grid.
-        m = magnitude <= FLT_MAX && magnitude > m ? magnitude : m;
+        m = std::max(m, magnitude < kInfinity ? magnitude : 0u);
       }
-      maxima[b] = m;
+      std::memcpy(&maxima[b], &m, sizeof m);
     }
   }
 }
@@ -88,6 +99,8 @@ Grid GridFor(float m) {
   return {std::ldexp(1.0, -q), std::ldexp(1.0, q)};
 }
 
+// sums = the summands on their blocks' grids, added (exactly). With none,
+// zeros.
 template <DataType kType>
 void AddOnGrid(const std::vector<const void*>& summands, size_t count,
                const float* maxima, double* sums) {
@@ -95,11 +108,15 @@ void AddOnGrid(const std::vector<const void*>& summands, size_t count,
     const Grid grid = GridFor(maxima[b]);
     const size_t begin = b * kReproducibleBlock;
     const size_t end = std::min(count, begin + kReproducibleBlock);
-    for (const void* summand : summands) {
+    if (summands.empty()) std::fill(sums + begin, sums + end, 0.0);
+    for (size_t s = 0; s < summands.size(); ++s) {
+      const void* summand = summands[s];
+      const bool first = s == 0;
       for (size_t i = begin; i < end; ++i) {
         const double scaled =
             static_cast<double>(Load<kType>(summand, i)) * grid.scale;
-        sums[i] += (scaled + kRoundToInteger) - kRoundToInteger;
+        const double rounded = (scaled + kRoundToInteger) - kRoundToInteger;
+        sums[i] = first ? rounded : sums[i] + rounded;
       }
     }
   }
@@ -111,15 +128,25 @@ void Store(const double* sums, size_t count, const float* maxima, void* recv) {
     const Grid grid = GridFor(maxima[b]);
     const size_t begin = b * kReproducibleBlock;
     const size_t end = std::min(count, begin + kReproducibleBlock);
-    for (size_t i = begin; i < end; ++i) {
-      // Exact (a power of two times an integer below 2^53); NaNs of any
-      // payload leave as one quiet NaN.
-      const double value = sums[i] * grid.unit;
-      if constexpr (kType == DataType::kFloat32) {
-        static_cast<float*>(recv)[i] =
-            std::isnan(value) ? std::nanf("") : static_cast<float>(value);
-      } else {
-        static_cast<uint16_t*>(recv)[i] = DoubleToBf16(value);
+    // sums[i] * unit is exact (a power of two times an integer below 2^53):
+    // the one rounding is into the output type.
+    if constexpr (kType == DataType::kFloat32) {
+      float* out = static_cast<float*>(recv);
+      for (size_t i = begin; i < end; ++i) {
+        out[i] = static_cast<float>(sums[i] * grid.unit);
+      }
+      // NaNs of any sign and payload (they depend on the order of the
+      // additions) leave as one quiet NaN.
+      for (size_t i = begin; i < end; ++i) {
+        const uint32_t bits = BitsOf(out[i]);
+        const uint32_t fixed =
+            (bits & kMagnitude) > kInfinity ? kQuietNaNBits : bits;
+        std::memcpy(&out[i], &fixed, sizeof fixed);
+      }
+    } else {
+      uint16_t* out = static_cast<uint16_t*>(recv);
+      for (size_t i = begin; i < end; ++i) {
+        out[i] = DoubleToBf16(sums[i] * grid.unit);
       }
     }
   }
@@ -145,7 +172,13 @@ void Run(Communicator& comm, const std::vector<const void*>& summands,
         " ranks may exceed the " + std::to_string(kMaxReproducibleSummands) +
         " the grid holds exactly; add some up in fewer calls");
   }
-  std::vector<double> sums(count, 0.0);
+  // Kept per thread between calls: a fresh buffer of this size would cost
+  // its page faults on every call.
+  thread_local std::vector<double> sums;
+  if (sums.size() < count) {
+    sums = std::vector<double>();
+    sums.resize(count);
+  }
   AddOnGrid<kType>(summands, count, maxima.data() + 1, sums.data());
   comm.AllReduce(sums.data(), sums.data(), count, DataType::kFloat64,
                  ReduceOp::kSum, options);
