@@ -1,0 +1,162 @@
+#include "nn/parallel/micro_shards.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "collectives/reproducible/reproducible_sum.h"
+#include "nn/dtype.h"
+
+namespace ringlet::nn {
+
+MicroShardRange MicroShardsOf(int rank, int ranks, int micro_shards) {
+  const int64_t m = micro_shards;
+  return {static_cast<int>(rank * m / ranks),
+          static_cast<int>((rank + 1) * m / ranks)};
+}
+
+void CheckMicroShards(int micro_shards, int ranks, const char* who) {
+  if (micro_shards < 1 || micro_shards > 4096) {
+    throw std::invalid_argument(std::string(who) +
+                                ": micro-shards must be 1 to 4096, not " +
+                                std::to_string(micro_shards));
+  }
+  if (ranks > micro_shards) {
+    throw std::invalid_argument(
+        std::string(who) + ": " + std::to_string(ranks) +
+        " devices need at least as many micro-shards, not " +
+        std::to_string(micro_shards) + "; give --micro_shards=" +
+        std::to_string(ranks) + " or more (the same in every run to compare)");
+  }
+}
+
+ReproducibleGradients::ReproducibleGradients(collectives::DataType wire)
+    : wire_(wire) {
+  if (wire != collectives::DataType::kFloat32 &&
+      wire != collectives::DataType::kBFloat16) {
+    throw std::invalid_argument(
+        "reproducible gradients: the wire is float32 or bfloat16");
+  }
+}
+
+namespace {
+
+// Where each gradient starts in the flat summand: at a block of the
+// reproducible sum's grid of its own, so a large gradient never coarsens a
+// small one's grid. Returns the flat count; the gaps stay zeros.
+int64_t BlockAlignedOffsets(const std::vector<Tensor*>& grads,
+                            std::vector<int64_t>* offsets) {
+  constexpr int64_t kBlock = collectives::kReproducibleBlock;
+  offsets->clear();
+  int64_t at = 0;
+  for (const Tensor* g : grads) {
+    offsets->push_back(at);
+    at += (g->numel() + kBlock - 1) / kBlock * kBlock;
+  }
+  return at;
+}
+
+}  // namespace
+
+void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
+  const int64_t count = BlockAlignedOffsets(grads, &offsets_);
+  if (float32_.size() <= used_) float32_.emplace_back();
+  std::vector<float>& flat = float32_[used_];
+  flat.assign(count, 0.0f);
+  for (size_t t = 0; t < grads.size(); ++t) {
+    std::copy_n(grads[t]->data(), grads[t]->numel(), flat.data() + offsets_[t]);
+  }
+  if (wire_ == collectives::DataType::kBFloat16) {
+    if (bfloat16_.size() <= used_) bfloat16_.emplace_back();
+    bfloat16_[used_].resize(count);
+    FloatToBf16(flat.data(), bfloat16_[used_].data(), count);
+  }
+  ++used_;
+}
+
+void ReproducibleGradients::SumInto(collectives::Communicator& comm,
+                                    const std::vector<Tensor*>& grads) {
+  const int64_t count = BlockAlignedOffsets(grads, &offsets_);
+  std::vector<const void*> summands;
+  for (size_t s = 0; s < used_; ++s) {
+    const bool bf16 = wire_ == collectives::DataType::kBFloat16;
+    const size_t held = bf16 ? bfloat16_[s].size() : float32_[s].size();
+    if (static_cast<int64_t>(held) != count) {
+      throw std::logic_error(
+          "reproducible gradients: a summand's size differs from the "
+          "gradients'");
+    }
+    summands.push_back(bf16 ? static_cast<const void*>(bfloat16_[s].data())
+                            : float32_[s].data());
+  }
+  used_ = 0;
+  sum_.resize(count);
+  if (wire_ == collectives::DataType::kBFloat16) {
+    std::vector<uint16_t> narrow(count);
+    collectives::ReproducibleAllReduce(comm, summands, narrow.data(),
+                                       static_cast<size_t>(count), wire_);
+    Bf16ToFloat(narrow.data(), sum_.data(), count);
+  } else {
+    collectives::ReproducibleAllReduce(comm, summands, sum_.data(),
+                                       static_cast<size_t>(count), wire_);
+  }
+  for (size_t t = 0; t < grads.size(); ++t) {
+    std::copy_n(sum_.data() + offsets_[t], grads[t]->numel(), grads[t]->data());
+  }
+}
+
+MicroShardBuffers::MicroShardBuffers(std::vector<Tensor*> buffers)
+    : buffers_(std::move(buffers)) {
+  for (const Tensor* b : buffers_) count_ += b->numel();
+}
+
+void MicroShardBuffers::Begin(int64_t slots) {
+  start_.resize(count_);
+  int64_t at = 0;
+  for (const Tensor* b : buffers_) {
+    std::copy_n(b->data(), b->numel(), start_.data() + at);
+    at += b->numel();
+  }
+  slots_.assign(slots * count_, 0.0f);
+}
+
+void MicroShardBuffers::Record(int64_t slot) {
+  float* out = slots_.data() + slot * count_;
+  int64_t at = 0;
+  for (Tensor* b : buffers_) {
+    // + 0.0f: a -0 becomes +0, as it would after adding another rank's 0.
+    const float* v = b->data();
+    for (int64_t i = 0; i < b->numel(); ++i) out[at + i] = v[i] + 0.0f;
+    std::copy_n(start_.data() + at, b->numel(), b->data());
+    at += b->numel();
+  }
+}
+
+void MicroShardBuffers::Finish(collectives::Communicator& comm,
+                               const std::vector<char>& used) {
+  if (count_ == 0) return;
+  const int64_t slots = static_cast<int64_t>(used.size());
+  // Exact: each slot holds one rank's values and zeros from the others.
+  comm.AllReduce(slots_.data(), slots_.data(), slots_.size(),
+                 collectives::DataType::kFloat32, collectives::ReduceOp::kSum);
+  int64_t n = 0;
+  for (char u : used) n += u != 0;
+  if (n == 0) return;
+  std::vector<double> mean(count_, 0.0);
+  for (int64_t s = 0; s < slots; ++s) {
+    if (!used[s]) continue;
+    const float* v = slots_.data() + s * count_;
+    for (int64_t i = 0; i < count_; ++i) mean[i] += v[i];
+  }
+  int64_t at = 0;
+  for (Tensor* b : buffers_) {
+    float* v = b->data();
+    for (int64_t i = 0; i < b->numel(); ++i) {
+      v[i] = static_cast<float>(mean[at + i] / static_cast<double>(n));
+    }
+    at += b->numel();
+  }
+}
+
+}  // namespace ringlet::nn
