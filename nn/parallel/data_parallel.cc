@@ -11,6 +11,7 @@
 #include "nn/ops/loss.h"
 #include "nn/parallel/flat_tensors.h"
 #include "nn/parallel/guarded_update.h"
+#include "nn/parallel/micro_shards.h"
 #include "nn/parallel/replica_checks.h"
 
 namespace ringlet::nn {
@@ -51,6 +52,9 @@ struct DataParallel::Replica {
   // Host copies of the state of a replica on a GPU (State()).
   std::vector<Tensor> host_state;
   double bn_comm_seconds = 0;  // Synchronised batch norm, this step.
+  // With micro_shards: the micro-shards' gradients and running statistics.
+  std::unique_ptr<ReproducibleGradients> micro_grads;
+  std::unique_ptr<MicroShardBuffers> micro_buffers;
 };
 
 namespace {
@@ -87,6 +91,16 @@ DataParallelOptions WithDefaults(DataParallelOptions options) {
     throw std::invalid_argument(
         "data parallel: clip_grad_norm must be 0 (off) or above");
   }
+  if (options.micro_shards < 0) {
+    throw std::invalid_argument(
+        "data parallel: micro_shards must be 0 (off) or above");
+  }
+  if (options.micro_shards > 0 && options.sync_bn) {
+    throw std::invalid_argument(
+        "data parallel: reproducible steps normalise each micro-shard with "
+        "its own statistics (ghost batch norm); synchronised batch norm "
+        "would sum them in an order that depends on the devices: drop one");
+  }
   return options;
 }
 
@@ -97,6 +111,14 @@ DataParallel::DataParallel(const ModelFactory& make_model,
                            const DataParallelOptions& options)
     : options_(WithDefaults(options)), group_(devices, GroupOptions(options)) {
   const int n = size();
+  if (options_.micro_shards > 0) {
+    CheckMicroShards(options_.micro_shards, ranks(), "data parallel");
+    if (group_.on_gpus()) {
+      throw std::invalid_argument(
+          "data parallel: reproducible steps (micro-shards) run on CPU "
+          "devices; on GPUs they are not built yet");
+    }
+  }
   replicas_.resize(n);
   group_.Run([&](int d) {
     auto r = std::make_unique<Replica>();
@@ -138,6 +160,11 @@ DataParallel::DataParallel(const ModelFactory& make_model,
         if (auto* bn = dynamic_cast<BatchNorm2d*>(&m)) bn->set_replica_sum(sum);
       });
     }
+    if (options_.micro_shards > 0) {
+      r->micro_grads =
+          std::make_unique<ReproducibleGradients>(options_.grad_dtype);
+      r->micro_buffers = std::make_unique<MicroShardBuffers>(r->buffers);
+    }
     r->reducer = std::make_unique<BucketReducer>(
         *r->model, group_.comm(d, kGradGroup), options_.bucket_bytes,
         group_.lane(d), options_.grad_dtype);
@@ -159,6 +186,7 @@ PendingStep DataParallel::QueueStep(
 
 PendingStep DataParallel::QueueStep(
     const std::vector<std::vector<ReplicaInput>>& micro_batches) {
+  if (options_.micro_shards > 0) return QueueReproducibleStep(micro_batches);
   std::vector<std::vector<ReplicaInput>> local;
   // Every shard of the job counts, including other processes'.
   int64_t total = 0;
@@ -232,6 +260,81 @@ PendingStep DataParallel::QueueStep(
   return PendingStep(std::move(queued), [this](const TrainStepStats& local) {
     return group_.SumOverProcesses(local);
   });
+}
+
+PendingStep DataParallel::QueueReproducibleStep(
+    const std::vector<std::vector<ReplicaInput>>& micro_batches) {
+  const int m = options_.micro_shards;
+  int64_t total = 0;
+  std::vector<char> used;  // Slot j * m + i: micro-batch j's micro-shard i.
+  for (const std::vector<ReplicaInput>& shards : micro_batches) {
+    if (static_cast<int>(shards.size()) != m) {
+      throw std::invalid_argument(
+          "data parallel: got " + std::to_string(shards.size()) +
+          " shards for " + std::to_string(m) +
+          " micro-shards; cut each batch into micro_shards shards");
+    }
+    CheckShards(shards, "data parallel");
+    for (const ReplicaInput& s : shards) {
+      total += s.count;
+      used.push_back(s.count > 0);
+    }
+  }
+  if (total == 0) {
+    throw std::invalid_argument("data parallel: a training step needs samples");
+  }
+  const int64_t slots = static_cast<int64_t>(used.size());
+  std::vector<QueuedReplicaStep> queued(size());
+  group_.RunQueued([&](int d) {
+    Replica& r = *replicas_[d];
+    QueuedReplicaStep& q = queued[d];
+    const Device device = group_.devices()[d];
+    q.device = device;
+    q.done = DeviceEvent(device);
+    const MicroShardRange mine =
+        MicroShardsOf(group_.first_rank() + d, ranks(), m);
+    std::vector<Tensor*> grads;
+    for (Parameter* p : r.params) grads.push_back(&p->grad);
+    try {
+      r.micro_buffers->Begin(slots);
+      for (size_t j = 0; j < micro_batches.size(); ++j) {
+        for (int i = mine.begin; i < mine.end; ++i) {
+          const ReplicaInput& shard = micro_batches[j][i];
+          q.samples += shard.count;
+          if (shard.count == 0) continue;
+          const int64_t slot = static_cast<int64_t>(j) * m + i;
+          r.model->ZeroGrad();
+          const Tensor output = r.model->Forward(ShardImages(shard, device));
+          r.micro_buffers->Record(slot);
+          q.losses.push_back(options_.loss(output, shard));
+          q.loss_slots.push_back(slot);
+          // The mean over the whole step's samples, as without micro-shards.
+          DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
+          r.model->Backward(q.losses.back().dlogits());
+          r.micro_grads->Add(grads);
+        }
+      }
+      Communicator& comm = group_.comm(d, kGradGroup);
+      const Clock::time_point start = Clock::now();
+      r.micro_grads->SumInto(comm, grads);
+      r.micro_buffers->Finish(comm, used);
+      q.comm_seconds = SecondsSince(start);
+    } catch (...) {
+      group_.Fail(d, std::current_exception());
+      throw;
+    }
+    SummedGradients summed;
+    summed.grads = grads;
+    summed.names = &r.grad_names;
+    QueueGuardedUpdate(summed, options_.clip_grad_norm, *r.optimizer, &q);
+    q.done.Record();
+  });
+  PendingStep step(std::move(queued), [this](const TrainStepStats& local) {
+    return group_.SumOverProcesses(local);
+  });
+  step.AddLossesBySlot(
+      slots, [this](std::vector<double>* v) { group_.SumOverProcesses(v); });
+  return step;
 }
 
 int64_t DataParallel::CountCorrect(

@@ -87,6 +87,16 @@ struct DataParallelOptions {
   collectives::CommOptions comm;
   // The job's processes under mpirun; null: one process (see ReplicaGroup).
   std::shared_ptr<collectives::ProcessGroup> processes;
+  // Above 0: reproducible steps (nn/parallel/micro_shards.h), the same
+  // parameters bit for bit on any number of devices and processes: each
+  // batch arrives cut into this many micro-shards (not one shard per
+  // device), rank r runs MicroShardsOf(r, ranks, micro_shards) one at a
+  // time, batch norm normalises per micro-shard, and the gradients are
+  // summed by collectives' ReproducibleAllReduce (no overlap with
+  // backward). Needs at least one micro-shard per device of the job and
+  // CPU devices; refuses sync_bn. Keep threads_per_device the same in the
+  // runs you compare.
+  int micro_shards = 0;
 };
 
 class DataParallel {
@@ -106,9 +116,10 @@ class DataParallel {
   ~DataParallel();
 
   // One optimizer step on the batch whose shard for rank r of the job is
-  // shards[r] (in one process, rank r is device r); returns the job's
-  // statistics. A failure on any device (bad labels, a collective error) is
-  // rethrown here after every device has stopped.
+  // shards[r] (in one process, rank r is device r; with micro_shards, the
+  // batch's micro-shards in order instead); returns the job's statistics. A
+  // failure on any device (bad labels, a collective error) is rethrown here
+  // after every device has stopped.
   TrainStepStats TrainStep(const std::vector<ReplicaInput>& shards);
   // One optimizer step over several micro-batches (gradient accumulation,
   // DDP's no_sync): each micro-batch's forward and backward add to the
@@ -156,6 +167,9 @@ class DataParallel {
 
   // State()'s tensors themselves, on the replica's device.
   NamedTensors LiveState(int device);
+  // QueueStep with options_.micro_shards.
+  PendingStep QueueReproducibleStep(
+      const std::vector<std::vector<ReplicaInput>>& micro_batches);
 
   // Declared before the replicas: their reducer threads use its
   // communicators, so the replicas must go first.

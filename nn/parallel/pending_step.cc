@@ -17,16 +17,25 @@ PendingStep::PendingStep(
     std::function<TrainStepStats(const TrainStepStats&)> sum)
     : replicas_(std::move(replicas)), sum_(std::move(sum)) {}
 
+void PendingStep::AddLossesBySlot(
+    int64_t slots, std::function<void(std::vector<double>*)> sum) {
+  loss_slots_ = slots;
+  sum_slots_ = std::move(sum);
+}
+
 const TrainStepStats& PendingStep::Finish() {
   if (replicas_.empty()) return stats_;
   TrainStepStats local;
+  std::vector<double> slots(loss_slots_, 0.0);
   for (QueuedReplicaStep& r : replicas_) {
     // The reads below then wait for nothing (on any thread's queue).
     r.done.Wait();
     TrainStepStats mine;
-    for (PendingLoss& loss : r.losses) {
+    for (size_t k = 0; k < r.losses.size(); ++k) {
+      PendingLoss& loss = r.losses[k];
       TrainStepStats part;
       RecordLoss(loss.Finish(), 0, r.device, &part);
+      if (loss_slots_ > 0) slots.at(r.loss_slots.at(k)) = part.loss_sum;
       mine.loss_sum += part.loss_sum;
       mine.correct += part.correct;
       if (mine.divergence.empty()) mine.divergence = part.divergence;
@@ -48,7 +57,12 @@ const TrainStepStats& PendingStep::Finish() {
   }
   local.comm_seconds = replicas_.front().comm_seconds;
   replicas_.clear();
+  if (loss_slots_ > 0) local.loss_sum = 0;
   stats_ = sum_ ? sum_(local) : local;
+  if (loss_slots_ > 0) {
+    if (sum_slots_) sum_slots_(&slots);
+    for (double slot : slots) stats_.loss_sum += slot;
+  }
   return stats_;
 }
 

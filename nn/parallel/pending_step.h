@@ -27,6 +27,8 @@ struct QueuedReplicaStep {
   int64_t samples = 0;
   // One per micro-batch the device ran (none for a device without samples).
   std::vector<PendingLoss> losses;
+  // With PendingStep::AddLossesBySlot: the slot of each of `losses`.
+  std::vector<int64_t> loss_slots;
   // The gradients' non-finite counts, named (the names outlive the step:
   // the trainer's); a non-zero count means the update was skipped (on the
   // device) and the run diverged.
@@ -55,6 +57,13 @@ class PendingStep {
   PendingStep(PendingStep&&) = default;
   PendingStep& operator=(PendingStep&&) = default;
 
+  // The loss as micro-shards of a reproducible step add it up: each loss
+  // in its slot (QueuedReplicaStep::loss_slots), `sum` adding the slots
+  // over the job's processes (exact: each slot is one rank's), then the
+  // slots in order, so the loss has the same bits on any number of devices.
+  void AddLossesBySlot(int64_t slots,
+                       std::function<void(std::vector<double>*)> sum);
+
   // Waits for every device's part of the step and returns the job's
   // statistics: losses and counts summed, comm_seconds device 0's, and the
   // first divergence. Once; later calls return the same.
@@ -64,6 +73,8 @@ class PendingStep {
  private:
   std::vector<QueuedReplicaStep> replicas_;
   std::function<TrainStepStats(const TrainStepStats&)> sum_;
+  int64_t loss_slots_ = 0;
+  std::function<void(std::vector<double>*)> sum_slots_;
   TrainStepStats stats_;
 };
 

@@ -183,11 +183,27 @@ TrainStepStats ReplicaGroup::SumOverProcesses(const TrainStepStats& local) {
   return out;
 }
 
+void ReplicaGroup::SumOverProcesses(std::vector<double>* values) {
+  if (processes_->processes() == 1 || values->empty()) return;
+  processes_->SumOverProcesses(values->data(), values->size());
+}
+
 int64_t ReplicaGroup::SumOverProcesses(int64_t local) {
   if (processes_->processes() == 1) return local;
   double value = static_cast<double>(local);
   processes_->SumOverProcesses(&value, 1);
   return static_cast<int64_t>(value);
+}
+
+void CheckShards(const std::vector<ReplicaInput>& shards, const char* who) {
+  for (size_t r = 0; r < shards.size(); ++r) {
+    const ReplicaInput& s = shards[r];
+    if (s.count < 0 || (s.count > 0 && (!s.images || !s.labels))) {
+      throw std::invalid_argument(
+          std::string(who) + ": shard " + std::to_string(r) + " has count " +
+          std::to_string(s.count) + " and missing images or labels");
+    }
+  }
 }
 
 std::vector<ReplicaInput> ReplicaGroup::LocalShards(
@@ -198,14 +214,7 @@ std::vector<ReplicaInput> ReplicaGroup::LocalShards(
         " shards for " + std::to_string(ranks()) +
         " ranks; split each batch into one shard per device of the job");
   }
-  for (size_t r = 0; r < shards.size(); ++r) {
-    const ReplicaInput& s = shards[r];
-    if (s.count < 0 || (s.count > 0 && (!s.images || !s.labels))) {
-      throw std::invalid_argument(
-          std::string(who) + ": shard " + std::to_string(r) + " has count " +
-          std::to_string(s.count) + " and missing images or labels");
-    }
-  }
+  CheckShards(shards, who);
   return std::vector<ReplicaInput>(shards.begin() + first_rank(),
                                    shards.begin() + first_rank() + size());
 }

@@ -44,6 +44,10 @@ std::vector<ReplicaInput> SplitIntoShards(const float* images,
                                           const Shape& sample_shape,
                                           int shards);
 
+// Throws std::invalid_argument, starting with `who`, for a shard with a
+// negative count or samples without images or labels.
+void CheckShards(const std::vector<ReplicaInput>& shards, const char* who);
+
 // The shard's images as a [count, sample_shape...] tensor on `device`,
 // copied without the host waiting (on a GPU: read it on the calling
 // thread's lane only). Throws ShapeError for a shard with samples but no
@@ -114,6 +118,7 @@ class ReplicaGroup {
   // processes; call from one thread, outside Run.
   TrainStepStats SumOverProcesses(const TrainStepStats& local);
   int64_t SumOverProcesses(int64_t local);
+  void SumOverProcesses(std::vector<double>* values);
   // The shards of this process's devices: local device d gets
   // shards[first_rank() + d]. Throws std::invalid_argument unless there is
   // one shard per rank of the job, each with data for its count.
