@@ -26,12 +26,21 @@ nn::LeNetParams CopyTo(const nn::LeNetParams& params, nn::Device device) {
 LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
                              const std::vector<nn::Device>& devices,
                              const nn::ReplicaGroupOptions& group_options,
-                             const LeNetUpdate& update)
+                             const LeNetUpdate& update, int micro_shards)
     : group_(devices, group_options),
       update_(update),
+      micro_shards_(micro_shards),
       replicas_(devices.size()) {
   if (!(update.clip_grad_norm >= 0)) {
     throw std::invalid_argument("lenet: clip_grad_norm must be 0 or more");
+  }
+  if (micro_shards != 0) {
+    nn::CheckMicroShards(micro_shards, group_.ranks(), "lenet");
+    if (group_.on_gpus()) {
+      throw std::invalid_argument(
+          "lenet: reproducible steps (micro-shards) run on CPU devices; on "
+          "GPUs they are not built yet");
+    }
   }
   nn::MakeOptimizer(update.optimizer, {}, {});  // Checks the options here.
   nn::CheckGradWire(update.grad_dtype);
@@ -41,6 +50,10 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
     r.params = CopyTo(params, group_.devices()[d]);
     r.optimizer = nn::MakeOptimizer(update.optimizer, r.params.All(),
                                     nn::LeNetParams::Names());
+    if (micro_shards > 0) {
+      r.micro_grads =
+          std::make_unique<nn::ReproducibleGradients>(update.grad_dtype);
+    }
   });
 }
 
@@ -62,6 +75,7 @@ nn::PendingStep LeNetReplicas::QueueStep(
 
 nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
     const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
+  if (micro_shards_ > 0) return QueueReproducibleStep(micro_batches);
   std::vector<std::vector<nn::ReplicaInput>> local;
   // Every shard of the job counts, including other processes'.
   int64_t total = 0;
@@ -148,6 +162,72 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
                          [this](const nn::TrainStepStats& local) {
                            return group_.SumOverProcesses(local);
                          });
+}
+
+nn::PendingStep LeNetReplicas::QueueReproducibleStep(
+    const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
+  const int m = micro_shards_;
+  int64_t total = 0;
+  for (const std::vector<nn::ReplicaInput>& shards : micro_batches) {
+    if (static_cast<int>(shards.size()) != m) {
+      throw std::invalid_argument(
+          "lenet: got " + std::to_string(shards.size()) + " shards for " +
+          std::to_string(m) + " micro-shards; cut each batch into them");
+    }
+    nn::CheckShards(shards, "lenet");
+    for (const nn::ReplicaInput& s : shards) total += s.count;
+  }
+  if (total == 0) throw std::invalid_argument("lenet: an empty batch");
+  std::vector<nn::QueuedReplicaStep> queued(group_.size());
+  group_.RunQueued([&](int d) {
+    Replica& r = replicas_[d];
+    nn::QueuedReplicaStep& q = queued[d];
+    const nn::Device device = group_.devices()[d];
+    q.device = device;
+    q.done = nn::DeviceEvent(device);
+    // This device's micro-shards, each forward and backward on its own.
+    const nn::MicroShardRange mine =
+        nn::MicroShardsOf(group_.first_rank() + d, group_.ranks(), m);
+    for (size_t j = 0; j < micro_batches.size(); ++j) {
+      for (int i = mine.begin; i < mine.end; ++i) {
+        const nn::ReplicaInput& shard = micro_batches[j][i];
+        q.samples += shard.count;
+        if (shard.count == 0) continue;
+        nn::LeNetActivations acts;
+        const nn::Tensor logits =
+            nn::LeNetForward(r.params, nn::ShardImages(shard, device), &acts);
+        q.losses.push_back(nn::StartSoftmaxCrossEntropy(logits, shard.labels,
+                                                        nn::Reduction::kSum));
+        q.loss_slots.push_back(static_cast<int64_t>(j) * m + i);
+        nn::LeNetParams micro =
+            nn::LeNetBackward(r.params, acts, q.losses.back().dlogits());
+        r.micro_grads->Add(micro.All());
+      }
+    }
+    // allreduce, reproducibly: the micro-shards' gradients summed in an
+    // order that does not depend on the devices.
+    nn::LeNetParams grads = nn::LeNetParams::Zeros();
+    const auto start = std::chrono::steady_clock::now();
+    r.micro_grads->SumInto(group_.comm(d), grads.All());
+    q.comm_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    static const std::vector<std::string> kNames = nn::LeNetParams::Names();
+    nn::SummedGradients summed;
+    summed.grads = grads.All();
+    summed.names = &kNames;
+    summed.samples = total;
+    nn::QueueGuardedUpdate(summed, update_.clip_grad_norm, *r.optimizer, &q);
+    q.done.Record();
+  });
+  nn::PendingStep step(std::move(queued),
+                       [this](const nn::TrainStepStats& local) {
+                         return group_.SumOverProcesses(local);
+                       });
+  step.AddLossesBySlot(
+      static_cast<int64_t>(micro_batches.size()) * m,
+      [this](std::vector<double>* v) { group_.SumOverProcesses(v); });
+  return step;
 }
 
 nn::NamedTensors LeNetReplicas::StateOf(int device) {

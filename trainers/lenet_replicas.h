@@ -10,6 +10,13 @@
 // Devices: CPU devices, or GPUs (several replicas may share one); on GPUs
 // the parameters, the flat gradient buffer and the update stay in device
 // memory.
+//
+// Reproducible steps (micro_shards above 0, CPU devices): each batch comes
+// cut into that many micro-shards, whatever the devices; each device runs
+// its own (nn::MicroShardsOf) one at a time and the micro-shards' gradients
+// are summed by collectives' ReproducibleAllReduce in place of the
+// allreduce, so the parameters are the same bits on any number of devices
+// and processes (nn/parallel/micro_shards.h).
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
 
@@ -19,6 +26,7 @@
 
 #include "nn/models/lenet.h"
 #include "nn/optim/optimizer.h"
+#include "nn/parallel/micro_shards.h"
 #include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
 #include "nn/parallel/replica_group.h"
@@ -49,9 +57,12 @@ class LeNetReplicas : public ParallelTrainer {
   LeNetReplicas(const nn::LeNetParams& params,
                 const std::vector<nn::Device>& devices,
                 const nn::ReplicaGroupOptions& group_options,
-                const LeNetUpdate& update);
+                const LeNetUpdate& update, int micro_shards = 0);
 
   int num_devices() const override { return group_.ranks(); }
+  int num_shards() const override {
+    return micro_shards_ > 0 ? micro_shards_ : num_devices();
+  }
   // Loss is the sum over the batch (the chapter's reduction='none' then
   // sum); the step divides by the batch's true size, however it was split.
   nn::TrainStepStats TrainStep(
@@ -82,15 +93,19 @@ class LeNetReplicas : public ParallelTrainer {
   // The live tensors (device memory on a GPU), and host copies of them.
   nn::NamedTensors LiveStateOf(int device);
   nn::NamedTensors StateOf(int device);
+  nn::PendingStep QueueReproducibleStep(
+      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches);
 
   struct Replica {
     nn::LeNetParams params;
     std::unique_ptr<nn::Optimizer> optimizer;  // Of `params`.
     std::vector<nn::Tensor> host_state;        // StateOf's copies on a GPU.
+    std::unique_ptr<nn::ReproducibleGradients> micro_grads;
   };
 
   nn::ReplicaGroup group_;
   LeNetUpdate update_;
+  int micro_shards_ = 0;
   std::vector<Replica> replicas_;
 };
 

@@ -17,6 +17,9 @@ class DataParallelTrainer : public ParallelTrainer {
  public:
   explicit DataParallelTrainer(nn::DataParallel& dp) : dp_(dp) {}
   int num_devices() const override { return dp_.ranks(); }
+  int num_shards() const override {
+    return dp_.micro_shards() > 0 ? dp_.micro_shards() : num_devices();
+  }
   nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) override {
     return dp_.TrainStep(shards);
@@ -63,7 +66,8 @@ int Main(int argc, char** argv) {
   bool sync_bn = false;
   app.add_flag("--sync_bn", sync_bn,
                "batch norm with the whole batch's statistics, summed across "
-               "devices (default: each device's own, as in the chapter)");
+               "devices (default: each device's own, as in the chapter)")
+      ->excludes("--reproducible");
   return RunTrainerMain(app, argc, argv, [&] {
     // Per-device or whole-batch statistics: different trajectories.
     PreparedRun p = PrepareRun(flags, program,
@@ -76,6 +80,7 @@ int Main(int argc, char** argv) {
     options.sync_bn = sync_bn;
     options.threads_per_device = p.threads_per_device;
     options.processes = p.job.processes;
+    options.micro_shards = MicroShardsOf(flags);
     const uint64_t seed = flags.seed;
     nn::DataParallel dp(
         [seed] {

@@ -156,7 +156,8 @@ class DataParallel {
 
   void set_lr(float lr);
   const ReplicaGroup& group() const { return group_; }
-  int num_buckets() const;                      // Gradient buckets per step.
+  int num_buckets() const;  // Gradient buckets per step.
+  int micro_shards() const { return options_.micro_shards; }
   int size() const { return group_.size(); }    // This process's devices.
   int ranks() const { return group_.ranks(); }  // Devices of the whole job.
   const std::vector<Device>& devices() const { return group_.devices(); }

@@ -200,8 +200,23 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                      std::string(data::kDefaultFashionMnistDir) + ")");
   app.add_option("--threads_per_device", f->threads_per_device,
                  "cores each device's ops use (0: the machine's cores shared "
-                 "out)")
+                 "out; 1 with --reproducible)")
       ->check(WholeNumber(0, 1024));
+  CLI::Option* reproducible = app.add_flag(
+      "--reproducible", f->reproducible,
+      "the same parameters, bit for bit, on any number of CPU devices and "
+      "processes (same build, same kind of CPU, same --threads_per_device): "
+      "each batch is cut into --micro_shards parts, each normalised and "
+      "differentiated on its own, and their gradients are summed in a way "
+      "whose bits do not depend on the order; --batch_size and --lr left "
+      "out do not scale with the devices");
+  app.add_option("--micro_shards", f->micro_shards,
+                 "with --reproducible: the parts each batch is cut into (at "
+                 "least the devices; keep it the same in the runs you "
+                 "compare)")
+      ->check(WholeNumber(1, 4096))
+      ->needs(reproducible)
+      ->capture_default_str();
   app.add_option("--limit", f->limit,
                  "train on the first N training images only (quick runs; 0: "
                  "all)")
@@ -292,6 +307,13 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back(
       {"accumulate_steps", std::to_string(flags.accumulate_steps), true});
   settings->push_back({"optimizer", flags.optimizer, true});
+  // Micro-shards change the trajectory (batch norm per micro-shard, the
+  // sums' rounding); a run without them matches a checkpoint without.
+  settings->push_back(
+      {"reproducible",
+       flags.reproducible ? std::to_string(flags.micro_shards) + " micro-shards"
+                          : "off",
+       flags.reproducible});
   if (flags.optimizer != "sgd") {
     settings->push_back({"beta1", number(flags.beta1), true});
     settings->push_back({"beta2", number(flags.beta2), true});

@@ -52,7 +52,17 @@ struct TrainerFlags {
   int64_t replica_check_every = 100;  // Steps; 0: never.
   // Queue step t + 1 before reading step t (LoopOptions::overlap_steps).
   bool overlap_steps = true;
+  // The same parameters, bit for bit, on any number of devices and
+  // processes: each batch cut into micro_shards (nn/parallel/micro_shards.h).
+  bool reproducible = false;
+  int micro_shards = 8;
 };
+
+// The micro-shards the trainer cuts each batch into: 0 without
+// --reproducible.
+inline int MicroShardsOf(const TrainerFlags& flags) {
+  return flags.reproducible ? flags.micro_shards : 0;
+}
 
 // Adds the trainers' flags, with range checks, to `app`. `batch_default`
 // and `lr_default` say in --help what auto means for --batch_size and --lr.

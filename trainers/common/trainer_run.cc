@@ -23,8 +23,10 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
     if (!note.empty()) std::cerr << program.name << ": " << note << std::endl;
   }
   p.resume = ReadResumeCheckpoint(flags, program.name);
+  // Reproducible runs take the same batch and lr on any number of devices.
   p.run =
-      ResolveBatchAndLr(flags, program.defaults, p.job.ranks, p.resume.get());
+      ResolveBatchAndLr(flags, program.defaults,
+                        flags.reproducible ? 1 : p.job.ranks, p.resume.get());
   p.data = LoadTrainerData(flags, &p.validation);
   p.settings = CommonSettings(program.name, program.model, p.data, flags.epochs,
                               p.run.batch_size, p.run.lr, flags.seed, p.backend,
@@ -32,8 +34,12 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
   AddTrainingSettings(flags, &p.settings);
   p.settings.insert(p.settings.end(), extra.begin(), extra.end());
   CheckProcessesAgree(p.job.processes.get(), p.settings);
-  p.threads_per_device = ThreadsPerDevice(flags.threads_per_device,
-                                          static_cast<int>(p.devices.size()));
+  // Op threads may change a sum's order: reproducible runs fix them.
+  const int threads = flags.reproducible && flags.threads_per_device == 0
+                          ? 1
+                          : flags.threads_per_device;
+  p.threads_per_device =
+      ThreadsPerDevice(threads, static_cast<int>(p.devices.size()));
   return p;
 }
 

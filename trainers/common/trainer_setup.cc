@@ -321,6 +321,10 @@ std::string SetupLine(const std::string& program, const std::string& where,
     line += "gradients " + flags.grad_dtype + " on the wire, ";
   }
   if (flags.layout != "nchw") line += flags.layout + " activations, ";
+  if (flags.reproducible) {
+    line += "reproducible (" + std::to_string(flags.micro_shards) +
+            " micro-shards), ";
+  }
   if (threads_per_device > 0) {  // CPU devices; GPUs use no op threads.
     line += std::to_string(threads_per_device) + " thread" +
             (threads_per_device == 1 ? "" : "s") + " per device, ";

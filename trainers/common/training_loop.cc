@@ -269,11 +269,11 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
       trainer.SetLearningRate(lr);
       nn::PendingStep queued;
       if (k == 1) {
-        queued = trainer.QueueStep(Scatter(micro[0], trainer.num_devices()));
+        queued = trainer.QueueStep(Scatter(micro[0], trainer.num_shards()));
       } else {
         std::vector<std::vector<nn::ReplicaInput>> micro_batches;
         for (int64_t j = 0; j < got; ++j) {
-          micro_batches.push_back(Scatter(micro[j], trainer.num_devices()));
+          micro_batches.push_back(Scatter(micro[j], trainer.num_shards()));
         }
         queued = trainer.QueueAccumulatedStep(micro_batches);
       }

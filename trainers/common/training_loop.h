@@ -37,6 +37,10 @@ class ParallelTrainer {
  public:
   virtual ~ParallelTrainer() = default;
   virtual int num_devices() const = 0;
+  // How many shards a training batch is cut into: one per device, or a
+  // reproducible trainer's fixed micro-shards (evaluation always takes one
+  // per device).
+  virtual int num_shards() const { return num_devices(); }
   // One step on a batch given as one shard per device; the job's statistics.
   virtual nn::TrainStepStats TrainStep(
       const std::vector<nn::ReplicaInput>& shards) = 0;
