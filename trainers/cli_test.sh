@@ -78,6 +78,12 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--plot_out and --metrics_out name the same file" \
     --metrics_out="$tmp/run.out" --plot_out="$tmp/./run.out" --epochs=100000
   expect_error "$bin" "--resume needs --checkpoint_dir" --resume
+  expect_usage_error "$bin" "--micro_shards requires --reproducible" \
+    --micro_shards=4
+  expect_usage_error "$bin" "--micro_shards: must be a whole number above 0" \
+    --reproducible --micro_shards=0
+  expect_error "$bin" "give --micro_shards=3 or more" --reproducible \
+    --micro_shards=2 --limit=64 --test_limit=16 --devices=cpu:3
   # --metrics_out=/dev/stdout into a redirected log: every line kept, the
   # JSON lines once each (the log was once replaced by the metrics file).
   "$bin" --epochs=2 "${quick[@]}" --metrics_out=/dev/stdout \
@@ -231,6 +237,10 @@ for bin in "$1" "$2"; do
     fail "$bin --help lacks the flags"
   [[ "$help" == *"--epochs"*"=10"* ]] || fail "$bin --help shows no defaults"
 done
+
+# Synchronised batch norm sums in an order that depends on the devices.
+expect_usage_error "$2" "--reproducible excludes --sync_bn" --reproducible \
+  --sync_bn
 
 if [[ $failures -gt 0 ]]; then
   echo "$failures failure(s)"
