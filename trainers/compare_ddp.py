@@ -10,7 +10,9 @@ training images/s (from the trainer's --metrics_out, real Fashion-MNIST,
 the second of two epochs of --*_steps steps: warm, as PyTorch's are)
 and PyTorch DDP's (trainers/ddp_bench_torch.py, random data in memory),
 interleaved, best of --rounds. Scaling efficiency is 2 devices' throughput
-over twice one device's at half the batch. Prints a Markdown table.
+over twice one device's at half the batch. With --reproducible, ringlet on
+2 devices with --reproducible too, and its ratio to the default's. Prints
+a Markdown table.
 """
 import argparse
 import json
@@ -26,14 +28,14 @@ SETUPS = {
 }
 
 
-def ringlet(bin_dir, binary, devices, batch, lr, steps):
+def ringlet(bin_dir, binary, devices, batch, lr, steps, extra=()):
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as metrics:
         subprocess.run(
             [os.path.join(bin_dir, binary),
              f"--devices=cpu:{devices}", "--threads_per_device=1",
              f"--batch_size={batch}", f"--lr={lr}", "--epochs=2",
              f"--limit={batch * steps}", "--test_limit=64",
-             f"--metrics_out={metrics.name}"],
+             f"--metrics_out={metrics.name}", *extra],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # The first line describes the run ({"run": ...}); then the epochs.
         # The second epoch's: the first pays for first-touch memory and
@@ -66,6 +68,10 @@ def main():
                         help="timed ResNet-18 steps per run")
     parser.add_argument("--bin_dir", default=os.path.join(ROOT, "bazel-bin", "trainers"),
                         help="where the trainer binaries are (another build's copy)")
+    parser.add_argument("--reproducible", action="store_true",
+                        help="also ringlet --reproducible on 2 devices")
+    parser.add_argument("--ringlet_only", action="store_true",
+                        help="skip PyTorch (python3-torch not installed)")
     args = parser.parse_args()
     print("| model | devices | batch | ringlet img/s | PyTorch DDP img/s | ratio |")
     print("|---|---|---|---|---|---|")
@@ -77,18 +83,30 @@ def main():
             for devices in (1, 2):
                 batch = batch2 * devices // 2
                 lr_here = lr if model == "lenet" else lr * devices
-                for name, run in (
-                        ("ringlet", lambda: ringlet(args.bin_dir, binary, devices, batch,
-                                                    lr_here, steps)),
-                        ("pytorch", lambda: pytorch(model, devices, batch,
-                                                    steps))):
+                runs = [("ringlet", lambda: ringlet(args.bin_dir, binary, devices,
+                                                    batch, lr_here, steps))]
+                if not args.ringlet_only:
+                    runs.append(("pytorch", lambda: pytorch(model, devices,
+                                                            batch, steps)))
+                for name, run in runs:
                     key = (name, devices)
                     best[key] = max(best.get(key, 0), run())
+                if args.reproducible and devices == 2:
+                    key = ("reproducible", 2)
+                    best[key] = max(best.get(key, 0), ringlet(
+                        args.bin_dir, binary, devices, batch, lr_here, steps,
+                        ["--reproducible"]))
         for devices in (1, 2):
-            ours, theirs = best[("ringlet", devices)], best[("pytorch", devices)]
+            ours, theirs = best[("ringlet", devices)], best.get(("pytorch", devices))
+            ratio = f"{ours / theirs:.2f}x" if theirs else "-"
+            theirs = f"{theirs:,.0f}" if theirs else "-"
             print(f"| {model} | {devices} | {batch2 * devices // 2} | "
-                  f"{ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x |")
-        for name in ("ringlet", "pytorch"):
+                  f"{ours:,.0f} | {theirs} | {ratio} |")
+        if args.reproducible:
+            ours = best[("reproducible", 2)]
+            print(f"| {model} | 2, --reproducible | {batch2} | {ours:,.0f} | "
+                  f"| {ours / best[('ringlet', 2)]:.2f}x of the default |")
+        for name in ("ringlet",) if args.ringlet_only else ("ringlet", "pytorch"):
             eff = best[(name, 2)] / (2 * best[(name, 1)])
             print(f"| {model} | scaling efficiency, {name} | | "
                   f"{eff:.2f} | | |")

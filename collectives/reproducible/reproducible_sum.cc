@@ -30,20 +30,19 @@ float Bf16ToFloat(uint16_t bits) {
 }
 
 // `value` rounded once, to nearest even, to bfloat16 (8 significant bits,
-// float32's exponent range, subnormals included).
+// float32's exponent range, subnormals included): through the nearest
+// float, then to nearest even on its bits, except where the first rounding
+// made a tie that `value` is not (it lies to one side of it).
 uint16_t DoubleToBf16(double value) {
-  if (std::isnan(value)) return 0x7fc0;
-  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
-  if (std::isinf(value)) return sign | 0x7f80;
-  if (value == 0) return sign;
-  int exponent;
-  std::frexp(value, &exponent);  // 2^(exponent-1) <= |value| < 2^exponent.
-  const int lead = std::max(exponent - 1, -126);  // bf16's normal minimum.
-  const double ulp = std::ldexp(1.0, lead - 7);
-  const double rounded = std::nearbyint(value / ulp) * ulp;  // Exact.
-  const float narrow = static_cast<float>(rounded);          // Exact, or inf.
+  const float narrow = static_cast<float>(value);
   uint32_t bits;
   std::memcpy(&bits, &narrow, sizeof bits);
+  if ((bits & 0x7fffffff) > 0x7f800000) return 0x7fc0;  // NaN.
+  if ((bits & 0xffff) == 0x8000 && static_cast<double>(narrow) != value) {
+    const bool away = std::fabs(value) > std::fabs(static_cast<double>(narrow));
+    return static_cast<uint16_t>((bits >> 16) + (away ? 1 : 0));
+  }
+  bits += 0x7fff + ((bits >> 16) & 1);
   return static_cast<uint16_t>(bits >> 16);
 }
 

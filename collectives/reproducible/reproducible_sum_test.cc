@@ -289,25 +289,29 @@ TEST(ReproducibleSum, MoreAccurateThanAFloat32Ring) {
 
 TEST(ReproducibleSum, BFloat16RoundsTheExactSumOnceToNearestEven) {
   // 1 + 2^-8 lies halfway between bfloat16's 1 and 1 + 2^-7: even is 1.
-  // 1 + 3 * 2^-9 rounds up to 1 + 2^-7. In the next block (its own grid),
-  // 2^127 * 1.9921875 twice overflows to infinity.
+  // 1 + 3 * 2^-9 rounds up to 1 + 2^-7. 1 + 2^-8 + 2^-30 is just above the
+  // tie (rounding through float32 first would make it the tie, then 1).
+  // In the next block (its own grid), 2^127 * 1.9921875 twice overflows.
   const size_t count = kReproducibleBlock + 1;
-  std::vector<float> a(count, 0.0f), b(count, 0.0f);
-  a[0] = a[1] = 1.0f;
-  b[0] = std::ldexp(1.0f, -8);
+  std::vector<float> a(count, 0.0f), b(count, 0.0f), c(count, 0.0f);
+  a[0] = a[1] = a[2] = 1.0f;
+  b[0] = b[2] = std::ldexp(1.0f, -8);
   b[1] = std::ldexp(3.0f, -9);
+  c[2] = std::ldexp(1.0f, -30);
   a[count - 1] = b[count - 1] = std::ldexp(1.9921875f, 127);
   std::vector<Bytes> summands = {AsType(a, DataType::kBFloat16),
-                                 AsType(b, DataType::kBFloat16)};
+                                 AsType(b, DataType::kBFloat16),
+                                 AsType(c, DataType::kBFloat16)};
   // The values are bfloat16 already (3 * 2^-9 included).
   ASSERT_EQ(FromBf16(ToBf16(b[1])), b[1]);
   Group group = Backends()[0].make(2);
   const Bytes out =
-      SumPlaced(group, {{0}, {1}}, summands, count, DataType::kBFloat16);
+      SumPlaced(group, {{0, 2}, {1}}, summands, count, DataType::kBFloat16);
   std::vector<uint16_t> bits(count);
   std::memcpy(bits.data(), out.data(), out.size());
   EXPECT_EQ(FromBf16(bits[0]), 1.0f);
   EXPECT_EQ(FromBf16(bits[1]), 1.0f + std::ldexp(1.0f, -7));
+  EXPECT_EQ(FromBf16(bits[2]), 1.0f + std::ldexp(1.0f, -7));
   EXPECT_TRUE(std::isinf(FromBf16(bits[count - 1])));
 }
 
