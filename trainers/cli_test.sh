@@ -78,10 +78,10 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--plot_out and --metrics_out name the same file" \
     --metrics_out="$tmp/run.out" --plot_out="$tmp/./run.out" --epochs=100000
   expect_error "$bin" "--resume needs --checkpoint_dir" --resume
-  expect_usage_error "$bin" "--micro_shards requires --reproducible" \
+  expect_usage_error "$bin" "--micro_shards: cuts batches for --reproducible only" \
     --micro_shards=4
-  expect_usage_error "$bin" "--micro_shards: must be a whole number above 0" \
-    --reproducible --micro_shards=0
+  expect_usage_error "$bin" "--micro_shards: must be at most 4096" \
+    --reproducible --micro_shards=5000
   expect_error "$bin" "give --micro_shards=3 or more" --reproducible \
     --micro_shards=2 --limit=64 --test_limit=16 --devices=cpu:3
   # --metrics_out=/dev/stdout into a redirected log: every line kept, the

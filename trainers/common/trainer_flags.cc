@@ -202,7 +202,7 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "cores each device's ops use (0: the machine's cores shared "
                  "out; 1 with --reproducible)")
       ->check(WholeNumber(0, 1024));
-  CLI::Option* reproducible = app.add_flag(
+  app.add_flag(
       "--reproducible", f->reproducible,
       "the same parameters, bit for bit, on any number of CPU devices and "
       "processes (same build, same kind of CPU, same --threads_per_device): "
@@ -211,12 +211,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       "whose bits do not depend on the order; --batch_size and --lr left "
       "out do not scale with the devices");
   app.add_option("--micro_shards", f->micro_shards,
-                 "with --reproducible: the parts each batch is cut into (at "
-                 "least the devices; keep it the same in the runs you "
+                 "with --reproducible: the parts each batch is cut into (0: "
+                 "8; at least the devices; keep it the same in the runs you "
                  "compare)")
-      ->check(WholeNumber(1, 4096))
-      ->needs(reproducible)
-      ->capture_default_str();
+      ->check(WholeNumber(0, 4096));
   app.add_option("--limit", f->limit,
                  "train on the first N training images only (quick runs; 0: "
                  "all)")
@@ -276,6 +274,11 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->capture_default_str();
   // Flags that bound each other: a usage error before any work (exit 2).
   app.final_callback([f] {
+    if (f->micro_shards != 0 && !f->reproducible) {
+      throw CLI::ValidationError("--micro_shards",
+                                 "cuts batches for --reproducible only; add "
+                                 "--reproducible, or leave it out");
+    }
     if (f->warmup_epochs > 0 && f->warmup_epochs >= f->epochs) {
       throw CLI::ValidationError("--warmup_epochs",
                                  "must be less than --epochs (" +
@@ -311,8 +314,9 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   // sums' rounding); a run without them matches a checkpoint without.
   settings->push_back(
       {"reproducible",
-       flags.reproducible ? std::to_string(flags.micro_shards) + " micro-shards"
-                          : "off",
+       flags.reproducible
+           ? std::to_string(MicroShardsOf(flags)) + " micro-shards"
+           : "off",
        flags.reproducible});
   if (flags.optimizer != "sgd") {
     settings->push_back({"beta1", number(flags.beta1), true});

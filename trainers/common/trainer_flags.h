@@ -55,13 +55,16 @@ struct TrainerFlags {
   // The same parameters, bit for bit, on any number of devices and
   // processes: each batch cut into micro_shards (nn/parallel/micro_shards.h).
   bool reproducible = false;
-  int micro_shards = 8;
+  int micro_shards = 0;  // 0: kDefaultMicroShards.
 };
+
+inline constexpr int kDefaultMicroShards = 8;
 
 // The micro-shards the trainer cuts each batch into: 0 without
 // --reproducible.
 inline int MicroShardsOf(const TrainerFlags& flags) {
-  return flags.reproducible ? flags.micro_shards : 0;
+  if (!flags.reproducible) return 0;
+  return flags.micro_shards > 0 ? flags.micro_shards : kDefaultMicroShards;
 }
 
 // Adds the trainers' flags, with range checks, to `app`. `batch_default`

@@ -322,7 +322,7 @@ std::string SetupLine(const std::string& program, const std::string& where,
   }
   if (flags.layout != "nchw") line += flags.layout + " activations, ";
   if (flags.reproducible) {
-    line += "reproducible (" + std::to_string(flags.micro_shards) +
+    line += "reproducible (" + std::to_string(MicroShardsOf(flags)) +
             " micro-shards), ";
   }
   if (threads_per_device > 0) {  // CPU devices; GPUs use no op threads.
