@@ -16,9 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/algorithms/naive_algorithm.h"
-#include "collectives/algorithms/ring_algorithm.h"
-#include "collectives/backends/host_group_factory.h"
+#include "collectives/testing/host_backends.h"
 #include "collectives/testing/rank_threads.h"
 
 namespace ringlet::collectives {
@@ -31,38 +29,8 @@ using testing::RunRanks;
 using testing::TestValue;
 using testing::Tolerance;
 
-struct Backend {
-  std::string name;
-  std::function<Group(int)> make;
-};
-
-// Small segments make even short buffers take the pipelined, many-message
-// paths; the default segment size covers the large-buffer paths.
-std::vector<Backend> Backends() {
-  const CommOptions options{std::chrono::seconds(60)};
-  return {
-      {"Ring",
-       [=](int n) {
-         return CreateHostGroup(n, {std::make_shared<RingAlgorithm>()},
-                                options);
-       }},
-      {"RingSmallSegments",
-       [=](int n) {
-         return CreateHostGroup(n, {std::make_shared<RingAlgorithm>(64)},
-                                options);
-       }},
-      {"Naive",
-       [=](int n) {
-         return CreateHostGroup(n, {std::make_shared<NaiveAlgorithm>()},
-                                options);
-       }},
-      {"NaiveSmallSegments",
-       [=](int n) {
-         return CreateHostGroup(n, {std::make_shared<NaiveAlgorithm>(64)},
-                                options);
-       }},
-  };
-}
+using Backend = testing::HostBackend;
+using testing::HostBackends;
 
 constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat64,
                                DataType::kInt32, DataType::kBFloat16};
@@ -338,7 +306,7 @@ TEST_P(ContractTest, Bf16SumsStayWithinTheRoundingBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ContractTest,
-                         ::testing::ValuesIn(Backends()),
+                         ::testing::ValuesIn(HostBackends()),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return info.param.name;
                          });
@@ -409,7 +377,7 @@ TEST_P(ContractTest, AFailedAsyncCallIsRethrownByWait) {
 // Host backends read buffers at once: a device event to wait for is
 // refused, saying what to do instead, and nothing is sent.
 TEST(HostBackends, RefuseAnEventToWaitFor) {
-  for (const Backend& backend : Backends()) {
+  for (const Backend& backend : HostBackends()) {
     Group group = backend.make(1);
     Communicator& comm = *group[0];
     EXPECT_FALSE(comm.OrdersOnDevice()) << backend.name;

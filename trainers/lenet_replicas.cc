@@ -167,17 +167,7 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
 nn::PendingStep LeNetReplicas::QueueReproducibleStep(
     const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
   const int m = micro_shards_;
-  int64_t total = 0;
-  for (const std::vector<nn::ReplicaInput>& shards : micro_batches) {
-    if (static_cast<int>(shards.size()) != m) {
-      throw std::invalid_argument(
-          "lenet: got " + std::to_string(shards.size()) + " shards for " +
-          std::to_string(m) + " micro-shards; cut each batch into them");
-    }
-    nn::CheckShards(shards, "lenet");
-    for (const nn::ReplicaInput& s : shards) total += s.count;
-  }
-  if (total == 0) throw std::invalid_argument("lenet: an empty batch");
+  const int64_t total = nn::CheckMicroBatches(micro_batches, m, "lenet");
   std::vector<nn::QueuedReplicaStep> queued(group_.size());
   group_.RunQueued([&](int d) {
     Replica& r = replicas_[d];

@@ -17,9 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/algorithms/naive_algorithm.h"
-#include "collectives/algorithms/ring_algorithm.h"
-#include "collectives/backends/host_group_factory.h"
+#include "collectives/testing/host_backends.h"
 #include "collectives/testing/rank_threads.h"
 
 namespace ringlet::collectives {
@@ -29,32 +27,8 @@ using testing::Group;
 using testing::RunRanks;
 using Bytes = std::vector<unsigned char>;
 
-struct Backend {
-  std::string name;
-  std::function<Group(int)> make;
-};
-
-// Small segments chunk even short buffers into many messages.
-std::vector<Backend> Backends() {
-  const CommOptions options{std::chrono::seconds(60)};
-  return {
-      {"Ring",
-       [=](int n) {
-         return CreateHostGroup(n, {std::make_shared<RingAlgorithm>()},
-                                options);
-       }},
-      {"RingSmallSegments",
-       [=](int n) {
-         return CreateHostGroup(n, {std::make_shared<RingAlgorithm>(64)},
-                                options);
-       }},
-      {"Naive",
-       [=](int n) {
-         return CreateHostGroup(n, {std::make_shared<NaiveAlgorithm>()},
-                                options);
-       }},
-  };
-}
+using Backend = testing::HostBackend;
+using testing::HostBackends;
 
 uint16_t ToBf16(float value) {  // Round to nearest even (finite values).
   uint32_t bits;
@@ -183,7 +157,7 @@ TEST_P(ReproducibleSumTest, BFloat16SameBitsForAnyRanksAndPlacement) {
 }
 
 INSTANTIATE_TEST_SUITE_P(HostAlgorithms, ReproducibleSumTest,
-                         ::testing::ValuesIn(Backends()),
+                         ::testing::ValuesIn(HostBackends()),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return info.param.name;
                          });
@@ -195,11 +169,11 @@ TEST(ReproducibleSum, EveryPermutationOfFiveSummandsOverOneToFiveRanks) {
     summands.push_back(AsType(s, DataType::kFloat32));
   }
   std::vector<int> order = {0, 1, 2, 3, 4};
-  Group one = Backends()[0].make(1);
+  Group one = HostBackends()[0].make(1);
   const Bytes reference =
       SumPlaced(one, {order}, summands, kCount, DataType::kFloat32);
   for (int ranks = 1; ranks <= 5; ++ranks) {
-    Group group = Backends()[1].make(ranks);
+    Group group = HostBackends()[1].make(ranks);
     int permutations = 0;
     std::sort(order.begin(), order.end());
     do {
@@ -220,8 +194,8 @@ TEST(ReproducibleSum, CountsAroundBlocksAndRanks) {
     for (const auto& s : Summands(4, count, 5)) {
       summands.push_back(AsType(s, DataType::kFloat32));
     }
-    Group one = Backends()[0].make(1);
-    Group three = Backends()[0].make(3);
+    Group one = HostBackends()[0].make(1);
+    Group three = HostBackends()[0].make(3);
     EXPECT_TRUE(
         SumPlaced(one, {{0, 1, 2, 3}}, summands, count, DataType::kFloat32) ==
         SumPlaced(three, {{3}, {1, 0}, {2}}, summands, count,
@@ -231,7 +205,7 @@ TEST(ReproducibleSum, CountsAroundBlocksAndRanks) {
 }
 
 TEST(ReproducibleSum, CountZeroTouchesNothing) {
-  Group group = Backends()[0].make(2);
+  Group group = HostBackends()[0].make(2);
   const std::vector<std::string> errors = RunRanks(group, [](Communicator& c) {
     ReproducibleAllReduce(c, nullptr, nullptr, 0, DataType::kFloat32);
   });
@@ -250,7 +224,7 @@ TEST(ReproducibleSum, MoreAccurateThanAFloat32Ring) {
     summands.push_back(AsType(s, DataType::kFloat32));
   std::vector<std::vector<int>> placement(kRanks);
   for (int r = 0; r < kRanks; ++r) placement[r] = {r};
-  Group group = Backends()[0].make(kRanks);
+  Group group = HostBackends()[0].make(kRanks);
   const Bytes repro_bytes =
       SumPlaced(group, placement, summands, kCount, DataType::kFloat32);
   std::vector<float> repro(kCount), ring(kCount);
@@ -304,7 +278,7 @@ TEST(ReproducibleSum, BFloat16RoundsTheExactSumOnceToNearestEven) {
                                  AsType(c, DataType::kBFloat16)};
   // The values are bfloat16 already (3 * 2^-9 included).
   ASSERT_EQ(FromBf16(ToBf16(b[1])), b[1]);
-  Group group = Backends()[0].make(2);
+  Group group = HostBackends()[0].make(2);
   const Bytes out =
       SumPlaced(group, {{0, 2}, {1}}, summands, count, DataType::kBFloat16);
   std::vector<uint16_t> bits(count);
@@ -334,7 +308,7 @@ TEST(ReproducibleSum, NonFiniteValuesGiveTheIeeeSumAndSpareTheirBlock) {
     with.push_back(AsType(values[s], DataType::kFloat32));
     without.push_back(AsType(finite[s], DataType::kFloat32));
   }
-  Group group = Backends()[0].make(2);
+  Group group = HostBackends()[0].make(2);
   const Bytes a =
       SumPlaced(group, {{0, 2}, {1}}, with, kCount, DataType::kFloat32);
   const Bytes b =
@@ -359,7 +333,7 @@ TEST(ReproducibleSum, InPlaceIntoASummand) {
   auto values = Summands(2, 100, 19);
   std::vector<Bytes> summands = {AsType(values[0], DataType::kFloat32),
                                  AsType(values[1], DataType::kFloat32)};
-  Group one = Backends()[0].make(1);
+  Group one = HostBackends()[0].make(1);
   const Bytes expected =
       SumPlaced(one, {{0, 1}}, summands, 100, DataType::kFloat32);
   ReproducibleAllReduce(*one[0], {summands[0].data(), summands[1].data()},
@@ -368,7 +342,7 @@ TEST(ReproducibleSum, InPlaceIntoASummand) {
 }
 
 TEST(ReproducibleSum, RefusesOtherTypesNullBuffersAndTooManySummands) {
-  Group one = Backends()[0].make(1);
+  Group one = HostBackends()[0].make(1);
   float x = 1, y = 0;
   EXPECT_THROW(ReproducibleAllReduce(*one[0], &x, &y, 1, DataType::kFloat64),
                std::invalid_argument);

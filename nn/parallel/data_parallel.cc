@@ -265,24 +265,9 @@ PendingStep DataParallel::QueueStep(
 PendingStep DataParallel::QueueReproducibleStep(
     const std::vector<std::vector<ReplicaInput>>& micro_batches) {
   const int m = options_.micro_shards;
-  int64_t total = 0;
   std::vector<char> used;  // Slot j * m + i: micro-batch j's micro-shard i.
-  for (const std::vector<ReplicaInput>& shards : micro_batches) {
-    if (static_cast<int>(shards.size()) != m) {
-      throw std::invalid_argument(
-          "data parallel: got " + std::to_string(shards.size()) +
-          " shards for " + std::to_string(m) +
-          " micro-shards; cut each batch into micro_shards shards");
-    }
-    CheckShards(shards, "data parallel");
-    for (const ReplicaInput& s : shards) {
-      total += s.count;
-      used.push_back(s.count > 0);
-    }
-  }
-  if (total == 0) {
-    throw std::invalid_argument("data parallel: a training step needs samples");
-  }
+  const int64_t total =
+      CheckMicroBatches(micro_batches, m, "data parallel", &used);
   const int64_t slots = static_cast<int64_t>(used.size());
   std::vector<QueuedReplicaStep> queued(size());
   group_.RunQueued([&](int d) {

@@ -25,6 +25,7 @@
 
 #include "collectives/api/communicator.h"
 #include "collectives/api/types.h"
+#include "nn/parallel/replica_group.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -39,6 +40,16 @@ MicroShardRange MicroShardsOf(int rank, int ranks, int micro_shards);
 // Throws std::invalid_argument unless 1 <= ranks <= micro_shards (every
 // rank needs one) and micro_shards <= 4096; `who` starts the message.
 void CheckMicroShards(int micro_shards, int ranks, const char* who);
+
+// Checks a reproducible step's input: each micro-batch (one per
+// accumulated batch) cut into `micro_shards` shards with data for their
+// counts. Returns the samples over all; `used`, when given, gets a slot per
+// micro-shard (j * micro_shards + i), non-zero where it has samples.
+// Throws std::invalid_argument, starting with `who`, otherwise or for no
+// samples at all.
+int64_t CheckMicroBatches(
+    const std::vector<std::vector<ReplicaInput>>& micro_batches,
+    int micro_shards, const char* who, std::vector<char>* used = nullptr);
 
 // One replica's micro-shard gradients, summed over the job.
 class ReproducibleGradients {

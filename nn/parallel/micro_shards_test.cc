@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives/collectives.h"
+#include "collectives/testing/rank_threads.h"
 
 namespace ringlet::nn {
 namespace {
@@ -20,25 +21,7 @@ namespace {
 using collectives::Communicator;
 using collectives::DataType;
 
-// body(comm) on a thread per rank; each rank's exception message, or "".
-std::vector<std::string> RunRanks(
-    std::vector<std::unique_ptr<Communicator>>& group,
-    const std::function<void(Communicator&)>& body) {
-  std::vector<std::string> errors(group.size());
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < group.size(); ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(*group[r]);
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-        group[r]->Abort(e.what());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return errors;
-}
+using collectives::testing::RunRanks;
 
 TEST(MicroShards, EveryMicroShardHasOneRankAndEveryRankOne) {
   for (int m = 1; m <= 12; ++m) {
