@@ -16,6 +16,12 @@
 namespace ringlet::trainers {
 namespace {
 
+nn::ReplicaGroupOptions WithHostComms(nn::ReplicaGroupOptions options,
+                                      bool host_comms) {
+  options.host_comms = host_comms;
+  return options;
+}
+
 // `params` copied to `device` (CPU devices share the host's tensors).
 nn::LeNetParams CopyTo(const nn::LeNetParams& params, nn::Device device) {
   return device.is_cuda() ? params.To(device) : params.Clone();
@@ -27,7 +33,7 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
                              const std::vector<nn::Device>& devices,
                              const nn::ReplicaGroupOptions& group_options,
                              const LeNetUpdate& update, int micro_shards)
-    : group_(devices, group_options),
+    : group_(devices, WithHostComms(group_options, micro_shards > 0)),
       update_(update),
       micro_shards_(micro_shards),
       replicas_(devices.size()) {
@@ -36,11 +42,6 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
   }
   if (micro_shards != 0) {
     nn::CheckMicroShards(micro_shards, group_.ranks(), "lenet");
-    if (group_.on_gpus()) {
-      throw std::invalid_argument(
-          "lenet: reproducible steps (micro-shards) run on CPU devices; on "
-          "GPUs they are not built yet");
-    }
   }
   nn::MakeOptimizer(update.optimizer, {}, {});  // Checks the options here.
   nn::CheckGradWire(update.grad_dtype);
@@ -196,9 +197,9 @@ nn::PendingStep LeNetReplicas::QueueReproducibleStep(
     }
     // allreduce, reproducibly: the micro-shards' gradients summed in an
     // order that does not depend on the devices.
-    nn::LeNetParams grads = nn::LeNetParams::Zeros();
+    nn::LeNetParams grads = CopyTo(nn::LeNetParams::Zeros(), device);
     const auto start = std::chrono::steady_clock::now();
-    r.micro_grads->SumInto(group_.comm(d), grads.All());
+    r.micro_grads->SumInto(group_.host_comm(d), grads.All());
     q.comm_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();

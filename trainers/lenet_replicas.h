@@ -11,12 +11,13 @@
 // the parameters, the flat gradient buffer and the update stay in device
 // memory.
 //
-// Reproducible steps (micro_shards above 0, CPU devices): each batch comes
+// Reproducible steps (micro_shards above 0): each batch comes
 // cut into that many micro-shards, whatever the devices; each device runs
 // its own (nn::MicroShardsOf) one at a time and the micro-shards' gradients
 // are summed by collectives' ReproducibleAllReduce in place of the
 // allreduce, so the parameters are the same bits on any number of devices
-// and processes (nn/parallel/micro_shards.h).
+// and processes (nn/parallel/micro_shards.h; on GPUs the sums go through
+// host memory).
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
 

@@ -66,6 +66,8 @@ ReplicaGroupOptions GroupOptions(const DataParallelOptions& options) {
   // Batch norm sums happen on the compute thread while the reducer's thread
   // may be inside a gradient allreduce: they need a group of their own.
   out.comm_groups = options.sync_bn ? 2 : 1;
+  // Reproducible steps sum on the host (GPU replicas included).
+  out.host_comms = options.micro_shards > 0;
   out.comm = options.comm;
   out.processes = options.processes;
   return out;
@@ -113,11 +115,6 @@ DataParallel::DataParallel(const ModelFactory& make_model,
   const int n = size();
   if (options_.micro_shards > 0) {
     CheckMicroShards(options_.micro_shards, ranks(), "data parallel");
-    if (group_.on_gpus()) {
-      throw std::invalid_argument(
-          "data parallel: reproducible steps (micro-shards) run on CPU "
-          "devices; on GPUs they are not built yet");
-    }
   }
   replicas_.resize(n);
   group_.Run([&](int d) {
@@ -299,7 +296,7 @@ PendingStep DataParallel::QueueReproducibleStep(
           r.micro_grads->Add(grads);
         }
       }
-      Communicator& comm = group_.comm(d, kGradGroup);
+      Communicator& comm = group_.host_comm(d);
       const Clock::time_point start = Clock::now();
       r.micro_grads->SumInto(comm, grads);
       r.micro_buffers->Finish(comm, used);

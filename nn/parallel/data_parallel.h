@@ -93,9 +93,10 @@ struct DataParallelOptions {
   // device), rank r runs MicroShardsOf(r, ranks, micro_shards) one at a
   // time, batch norm normalises per micro-shard, and the gradients are
   // summed by collectives' ReproducibleAllReduce (no overlap with
-  // backward). Needs at least one micro-shard per device of the job and
-  // CPU devices; refuses sync_bn. Keep threads_per_device the same in the
-  // runs you compare.
+  // backward; on GPUs through host memory). Needs at least one micro-shard
+  // per device of the job; refuses sync_bn. Keep threads_per_device (CPU)
+  // or deterministic convolution algorithms (GPU) the same in the runs you
+  // compare.
   int micro_shards = 0;
 };
 

@@ -89,7 +89,7 @@ void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
   std::vector<float>& flat = float32_[used_];
   flat.assign(count, 0.0f);
   for (size_t t = 0; t < grads.size(); ++t) {
-    std::copy_n(grads[t]->data(), grads[t]->numel(), flat.data() + offsets_[t]);
+    CopyToHost(*grads[t], flat.data() + offsets_[t]);
   }
   if (wire_ == collectives::DataType::kBFloat16) {
     if (bfloat16_.size() <= used_) bfloat16_.emplace_back();
@@ -139,7 +139,7 @@ void MicroShardBuffers::Begin(int64_t slots) {
   start_.resize(count_);
   int64_t at = 0;
   for (const Tensor* b : buffers_) {
-    std::copy_n(b->data(), b->numel(), start_.data() + at);
+    CopyToHost(*b, start_.data() + at);
     at += b->numel();
   }
   slots_.assign(slots * count_, 0.0f);
@@ -149,12 +149,12 @@ void MicroShardBuffers::Record(int64_t slot) {
   float* out = slots_.data() + slot * count_;
   int64_t at = 0;
   for (Tensor* b : buffers_) {
-    // + 0.0f: a -0 becomes +0, as it would after adding another rank's 0.
-    const float* v = b->data();
-    for (int64_t i = 0; i < b->numel(); ++i) out[at + i] = v[i] + 0.0f;
-    std::copy_n(start_.data() + at, b->numel(), b->data());
+    CopyToHost(*b, out + at);
+    CopyFromHost(start_.data() + at, *b);
     at += b->numel();
   }
+  // + 0.0f: a -0 becomes +0, as it would after adding another rank's 0.
+  for (int64_t i = 0; i < count_; ++i) out[i] += 0.0f;
 }
 
 void MicroShardBuffers::Finish(collectives::Communicator& comm,
@@ -173,12 +173,13 @@ void MicroShardBuffers::Finish(collectives::Communicator& comm,
     const float* v = slots_.data() + s * count_;
     for (int64_t i = 0; i < count_; ++i) mean[i] += v[i];
   }
+  std::vector<float> values(count_);
+  for (int64_t i = 0; i < count_; ++i) {
+    values[i] = static_cast<float>(mean[i] / static_cast<double>(n));
+  }
   int64_t at = 0;
   for (Tensor* b : buffers_) {
-    float* v = b->data();
-    for (int64_t i = 0; i < b->numel(); ++i) {
-      v[i] = static_cast<float>(mean[at + i] / static_cast<double>(n));
-    }
+    CopyFromHost(values.data() + at, *b);
     at += b->numel();
   }
 }

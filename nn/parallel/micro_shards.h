@@ -16,7 +16,9 @@
 //                 forward made of the step's starting values.
 //   loss          each micro-shard's loss in its own slot, the slots added
 //                 in order.
-// CPU devices only: the micro-shards' tensors are host memory.
+// On GPUs the gradients and buffers pass through host memory (a copy per
+// micro-shard) and the sums run over host communicators
+// (ReplicaGroup::host_comm); the micro-shards' arithmetic stays on the GPU.
 #ifndef RINGLET_NN_PARALLEL_MICRO_SHARDS_H_
 #define RINGLET_NN_PARALLEL_MICRO_SHARDS_H_
 
@@ -59,13 +61,13 @@ class ReproducibleGradients {
   // to a plain sum; the bytes on the wire are float64 either way).
   explicit ReproducibleGradients(collectives::DataType wire);
 
-  // Keeps a copy of `grads` (host tensors) as one summand, each tensor in
+  // Keeps a host copy of `grads` as one summand, each tensor in
   // blocks of the sum's grid of its own (so a large gradient does not
   // coarsen a small one's); storage is reused from step to step.
   void Add(const std::vector<Tensor*>& grads);
   // grads <- the sum of every rank's summands (none here: it adds
   // nothing), the same bits on every rank; forgets the summands.
-  // Collective over `comm`.
+  // Collective over `comm`, a communicator of host buffers.
   void SumInto(collectives::Communicator& comm,
                const std::vector<Tensor*>& grads);
 
@@ -89,7 +91,8 @@ class MicroShardBuffers {
   void Begin(int64_t slots);
   void Record(int64_t slot);
   // `used[s]`: whether slot s was recorded by some rank (a non-empty
-  // micro-shard), the same on every rank. Collective over `comm`.
+  // micro-shard), the same on every rank. Collective over `comm`, a
+  // communicator of host buffers.
   void Finish(collectives::Communicator& comm, const std::vector<char>& used);
 
  private:

@@ -114,6 +114,14 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
   for (int g = 0; g < options_.comm_groups; ++g) {
     comms_.push_back(processes_->CreateGroup(options_.backend, options_.comm));
   }
+  if (options_.host_comms && on_gpus()) {
+    // The ring runs over host memory in one process and through MPI across
+    // processes, whatever backend moves the GPUs' buffers.
+    processes_->SetLocalDevices(std::vector<collectives::RankDevice>(
+        size(), collectives::RankDevice::Host()));
+    host_comms_ = processes_->CreateGroup("ring", options_.comm);
+    processes_->SetLocalDevices(ranks);
+  }
   for (const Device& d : devices_) lanes_.emplace_back(d);
   // nn's ops on a GPU queue their work and use no op threads.
   workers_ = std::make_unique<DeviceWorkers>(
@@ -133,6 +141,16 @@ void ReplicaGroup::Fail(int device, std::exception_ptr error) {
     if (!first_failure_) first_failure_ = error;
   }
   for (auto& group : comms_) group[device]->Abort(reason);
+  if (!host_comms_.empty()) host_comms_[device]->Abort(reason);
+}
+
+collectives::Communicator& ReplicaGroup::host_comm(int device) {
+  if (!on_gpus()) return comm(device);
+  if (host_comms_.empty()) {
+    throw std::logic_error(
+        "replicas: host_comm on GPUs needs ReplicaGroupOptions::host_comms");
+  }
+  return *host_comms_.at(device);
 }
 
 void ReplicaGroup::Run(const std::function<void(int)>& fn) {

@@ -70,6 +70,9 @@ struct ReplicaGroupOptions {
   // Independent communicator groups, for collectives issued from different
   // threads of a device (gradients on one, batch norm on another).
   int comm_groups = 1;
+  // GPU replicas also get communicators of host buffers (host_comm), for
+  // sums computed on the host (reproducible steps).
+  bool host_comms = false;
   collectives::CommOptions comm;
   // The job's processes; null: this process alone holds every rank.
   std::shared_ptr<collectives::ProcessGroup> processes;
@@ -109,6 +112,9 @@ class ReplicaGroup {
   collectives::Communicator& comm(int device, int group = 0) {
     return *comms_.at(group).at(device);
   }
+  // Device d's communicator of host buffers: comm(d) on CPU devices; on
+  // GPUs one of the ring backend over host memory (options.host_comms).
+  collectives::Communicator& host_comm(int device);
   // This process's devices.
   int size() const { return static_cast<int>(devices_.size()); }
   // Ranks in the whole job, and the global rank of local device 0.
@@ -139,6 +145,7 @@ class ReplicaGroup {
   // options.processes, or an InProcessGroup when this process is the job.
   std::shared_ptr<collectives::ProcessGroup> processes_;
   std::vector<std::vector<std::unique_ptr<collectives::Communicator>>> comms_;
+  std::vector<std::unique_ptr<collectives::Communicator>> host_comms_;
   void RunOnWorkers(const std::function<void(int device)>& fn,
                     bool wait_for_lanes);
 

@@ -462,6 +462,53 @@ def e2e_own_model(r):
         r.fails("%s: FAILED (exit %d): %s" % (what, rc, last_line(log)))
 
 
+def params_hash(path):
+    """SHA-256 of a --params_out file's values (tools/check_reproducible.sh's
+    hash: the header names and shapes them)."""
+    import hashlib
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    magic = b"ringlet checkpoint 1\n"
+    if not data.startswith(magic):
+        return "not a parameter file"
+    (n,) = struct.unpack_from("<Q", data, len(magic))
+    return hashlib.sha256(data[len(magic) + 8 + n:len(data) - 8]).hexdigest()[:16]
+
+
+def e2e_reproducible(r, program, flags):
+    """--reproducible with 1, 2 and 4 replicas on the GPU: the same
+    parameter hash (deterministic convolution algorithms, the sums through
+    host memory). A CPU device's hash is printed beside them; it differs
+    (cuDNN's and cuBLAS's arithmetic is not oneDNN's), which is expected."""
+    what = "e2e %s_reproducible" % program
+    if not r.needs(what, data=True):
+        return
+    hashes = {}
+    for name, devices in (("1x", "cuda:0"), ("2x", "cuda:0,cuda:0"),
+                          ("4x", "cuda:0,cuda:0,cuda:0,cuda:0"),
+                          ("cpu", "cpu:1")):
+        log = "logs/e2e_%s_reproducible_%s.log" % (program, name)
+        params = "logs/%s_reproducible_%s.params" % (program, name)
+        rc = run_logged(["trainers/" + program, "--reproducible",
+                         "--devices=" + devices, "--epochs=1",
+                         "--params_out=" + params] + flags, log, 1800)
+        if rc != 0:
+            r.fails("%s: FAILED on %s (exit %d): %s" % (what, devices, rc,
+                                                       last_line(log)))
+            return
+        hashes[name] = params_hash(params)
+    gpu = {hashes["1x"], hashes["2x"], hashes["4x"]}
+    line = "1x %s, 2x %s, 4x %s; cpu:1 %s" % (
+        hashes["1x"], hashes["2x"], hashes["4x"], hashes["cpu"])
+    if len(gpu) == 1:
+        r.passes("%s: PASSED: the same on 1, 2 and 4 replicas (%s)" %
+                 (what, line))
+    else:
+        r.fails("%s: FAILED: replicas give different parameters (%s)" %
+                (what, line))
+
+
 def part_e2e(r):
     n = epochs()
     # Shortened runs only have to finish; 10 epochs reach the chapters'.
@@ -501,6 +548,10 @@ def part_e2e(r):
         ["trainers/lenet_scratch", "--devices=cuda:0,cuda:0", "--epochs=1",
          "--grad_dtype=bf16"])
     e2e_own_model(r)
+    # The same bits on 1, 2 and 4 replicas of the GPU (--reproducible).
+    e2e_reproducible(r, "lenet_scratch", ["--limit=6000", "--test_limit=500"])
+    e2e_reproducible(r, "resnet_dp", ["--limit=1024", "--test_limit=200",
+                                      "--batch_size=128"])
 
 
 def epoch_losses(path):

@@ -58,9 +58,20 @@ void ApplyComputeFlags(const TrainerFlags& flags,
   // run without TF32.
   const nn::GpuPrecision precision =
       bf16 ? nn::GpuPrecision::kFp32 : nn::ParseGpuPrecision(flags.precision);
-  const nn::ConvAlgorithms conv =
-      nn::ParseConvAlgorithms(flags.conv_algorithms);
+  nn::ConvAlgorithms conv = nn::ParseConvAlgorithms(flags.conv_algorithms);
   const bool on_gpus = devices.front().is_cuda();
+  if (flags.reproducible && on_gpus) {
+    // Measured choices may differ from run to run, and some algorithms
+    // add in a different order each time.
+    if (conv == nn::ConvAlgorithms::kMeasure) {
+      conv = nn::ConvAlgorithms::kDeterministic;
+    } else if (conv != nn::ConvAlgorithms::kDeterministic) {
+      throw nn::DeviceError(
+          "--reproducible on GPUs needs --conv_algorithms=deterministic (the "
+          "default there), not " +
+          flags.conv_algorithms);
+    }
+  }
   if (bf16) nn::RequireBf16Training(devices);
   if (precision != nn::GpuPrecision::kFp32 && !on_gpus) {
     throw nn::DeviceError("--precision=" + flags.precision +

@@ -322,8 +322,11 @@ std::string SetupLine(const std::string& program, const std::string& where,
   }
   if (flags.layout != "nchw") line += flags.layout + " activations, ";
   if (flags.reproducible) {
+    // GPUs (no op threads) take deterministic convolution algorithms.
     line += "reproducible (" + std::to_string(MicroShardsOf(flags)) +
-            " micro-shards), ";
+            " micro-shards" +
+            (threads_per_device > 0 ? "" : ", deterministic convolutions") +
+            "), ";
   }
   if (threads_per_device > 0) {  // CPU devices; GPUs use no op threads.
     line += std::to_string(threads_per_device) + " thread" +
