@@ -126,7 +126,7 @@ void ReproducibleGradients::SumInto(collectives::Communicator& comm,
                                        static_cast<size_t>(count), wire_);
   }
   for (size_t t = 0; t < grads.size(); ++t) {
-    std::copy_n(sum_.data() + offsets_[t], grads[t]->numel(), grads[t]->data());
+    CopyFromHost(sum_.data() + offsets_[t], *grads[t]);
   }
 }
 
