@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks --reproducible's promise: trains a few steps of both trainers on
-# 1, 2, 3 and 4 CPU devices, under mpirun with 2 processes (shared memory
-# and TCP only, as two hosts would), and resumed from a checkpoint onto
+# 1, 2, 3 and 4 CPU devices, under mpirun with 2 and 3 processes (shared
+# memory, and TCP only as two hosts would), and resumed from a checkpoint onto
 # another device count, and prints each run's parameter hash (SHA-256 of
 # the --params_out file's values). Exits 1 when any hash of a setting
 # differs from its first run's, or when runs without --reproducible on 1
@@ -33,7 +33,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 mpi=()
 if command -v mpirun >/dev/null; then
-  mpi=(mpirun -np 2 --oversubscribe --bind-to none)
+  mpi=(mpirun --oversubscribe --bind-to none)
   if ((EUID == 0)); then mpi+=(--allow-run-as-root); fi
 fi
 
@@ -61,7 +61,8 @@ check() {
   local d
   for d in 1 2 3 4; do runs+=("cpu:$d|--devices=cpu:$d"); done
   if ((${#mpi[@]})); then
-    runs+=("mpirun 2 x cpu:1|mpi|--devices=cpu:1")
+    runs+=("mpirun 2 x cpu:1|mpi2|--devices=cpu:1")
+    runs+=("mpirun 3 x cpu:1|mpi3|--devices=cpu:1")
     runs+=("mpirun 2 x cpu:2 tcp|mpitcp|--devices=cpu:2")
   fi
   local run label how
@@ -70,8 +71,11 @@ check() {
     local file="$out/$name-${label//[^a-z0-9]/_}.params"
     local cmd=("$bin" "${common[@]}" --params_out="$file")
     case "$how" in
-      mpi) cmd=("${mpi[@]}" "${cmd[@]}" "$rest") ;;
-      mpitcp) cmd=("${mpi[@]}" --mca btl tcp,self "${cmd[@]}" "$rest") ;;
+      mpi2) cmd=("${mpi[@]}" -np 2 "${cmd[@]}" "$rest") ;;
+      mpi3) cmd=("${mpi[@]}" -np 3 "${cmd[@]}" "$rest") ;;
+      mpitcp)
+        cmd=("${mpi[@]}" -np 2 --mca btl tcp,self "${cmd[@]}" "$rest")
+        ;;
       *) cmd+=("$how") ;;
     esac
     if ! "${cmd[@]}" >"$out/log" 2>&1; then
