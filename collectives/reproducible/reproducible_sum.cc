@@ -20,7 +20,7 @@ static_assert(kMaxReproducibleSummands == int64_t{1} << (53 - kGridBits));
 // builds with -ffast-math, which would fold it away). Infinities and NaNs
 // pass through unchanged.
 constexpr double kRoundToInteger = 6755399441055744.0;
-constexpr uint32_t kQuietNaNBits = 0x7fc00000;
+constexpr int32_t kQuietNaNBits = 0x7fc00000;
 
 float Bf16ToFloat(uint16_t bits) {
   const uint32_t wide = static_cast<uint32_t>(bits) << 16;
@@ -56,15 +56,22 @@ float Load(const void* data, size_t i) {
   }
 }
 
-uint32_t BitsOf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
+// A float's magnitude as bits (a non-negative int32) orders like the
+// magnitude itself, and int32 maxima vectorise where float ones (NaN's
+// rules) and GCC's unsigned ones do not.
+constexpr int32_t kMagnitude = 0x7fffffff, kInfinity = 0x7f800000;
 
-// A float's magnitude as bits orders like the magnitude itself, and integer
-// maxima vectorise where float ones (NaN's rules) do not.
-constexpr uint32_t kMagnitude = 0x7fffffff, kInfinity = 0x7f800000;
+template <DataType kType>
+int32_t MagnitudeBits(const void* data, size_t i) {
+  if constexpr (kType == DataType::kFloat32) {
+    int32_t bits;
+    std::memcpy(&bits, static_cast<const float*>(data) + i, sizeof bits);
+    return bits & kMagnitude;
+  } else {
+    return (static_cast<int32_t>(static_cast<const uint16_t*>(data)[i]) << 16) &
+           kMagnitude;
+  }
+}
 
 template <DataType kType>
 void LocalBlockMaxima(const std::vector<const void*>& summands, size_t count,
@@ -72,11 +79,12 @@ void LocalBlockMaxima(const std::vector<const void*>& summands, size_t count,
   for (const void* summand : summands) {
     for (size_t b = 0; b * kReproducibleBlock < count; ++b) {
       const size_t end = std::min(count, (b + 1) * kReproducibleBlock);
-      uint32_t m = BitsOf(maxima[b]);
+      int32_t m;
+      std::memcpy(&m, &maxima[b], sizeof m);
       for (size_t i = b * kReproducibleBlock; i < end; ++i) {
-        const uint32_t magnitude = BitsOf(Load<kType>(summand, i)) & kMagnitude;
+        const int32_t magnitude = MagnitudeBits<kType>(summand, i);
         // Infinities and NaNs stay out of the grid.
-        m = std::max(m, magnitude < kInfinity ? magnitude : 0u);
+        m = std::max(m, magnitude < kInfinity ? magnitude : 0);
       }
       std::memcpy(&maxima[b], &m, sizeof m);
     }
@@ -131,16 +139,14 @@ void Store(const double* sums, size_t count, const float* maxima, void* recv) {
     // the one rounding is into the output type.
     if constexpr (kType == DataType::kFloat32) {
       float* out = static_cast<float*>(recv);
-      for (size_t i = begin; i < end; ++i) {
-        out[i] = static_cast<float>(sums[i] * grid.unit);
-      }
       // NaNs of any sign and payload (they depend on the order of the
       // additions) leave as one quiet NaN.
       for (size_t i = begin; i < end; ++i) {
-        const uint32_t bits = BitsOf(out[i]);
-        const uint32_t fixed =
-            (bits & kMagnitude) > kInfinity ? kQuietNaNBits : bits;
-        std::memcpy(&out[i], &fixed, sizeof fixed);
+        const float narrow = static_cast<float>(sums[i] * grid.unit);
+        int32_t bits;
+        std::memcpy(&bits, &narrow, sizeof bits);
+        bits = (bits & kMagnitude) > kInfinity ? kQuietNaNBits : bits;
+        std::memcpy(&out[i], &bits, sizeof bits);
       }
     } else {
       uint16_t* out = static_cast<uint16_t*>(recv);
