@@ -108,6 +108,16 @@ resume() {
   "$bin" "${common[@]}" --devices=cpu:2 --epochs=2 --resume \
     --checkpoint_dir="$out/$name-ckpt" --params_out="$out/$name-resumed.params" \
     >"$out/log" 2>&1 || { failed=1; tail -3 "$out/log" >&2; }
+  # The checkpoint records the setting: resuming it without --reproducible
+  # (another trajectory) is refused, naming it.
+  local args=("$@")
+  if "$bin" "${args[@]}" --seed=3 --devices=cpu:2 --epochs=2 --resume \
+    --checkpoint_dir="$out/$name-ckpt" >"$out/log" 2>&1 ||
+    ! grep -q "was written with reproducible" "$out/log"; then
+    echo "$name: resuming without --reproducible was not refused:" >&2
+    tail -2 "$out/log" >&2
+    failed=1
+  fi
   local a b verdict=same
   a="$(hash "$out/$name-whole.params")"
   b="$(hash "$out/$name-resumed.params" 2>/dev/null || echo missing)"
