@@ -204,8 +204,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->check(WholeNumber(0, 1024));
   app.add_flag(
       "--reproducible", f->reproducible,
-      "the same parameters, bit for bit, on any number of CPU devices and "
-      "processes (same build, same kind of CPU, same --threads_per_device): "
+      "the same parameters, bit for bit, on any number of devices and "
+      "processes (same build, same kind of device, same "
+      "--threads_per_device; GPUs take deterministic convolution "
+      "algorithms): "
       "each batch is cut into --micro_shards parts, each normalised and "
       "differentiated on its own, and their gradients are summed in a way "
       "whose bits do not depend on the order; --batch_size and --lr left "
