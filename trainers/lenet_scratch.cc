@@ -34,7 +34,7 @@ int Main(int argc, char** argv) {
     update.clip_grad_norm = flags.clip_grad_norm;
     update.grad_dtype = GradWireType(flags);
     LeNetReplicas replicas(nn::LeNetParams::Init(flags.seed), p.devices, group,
-                           update, MicroShardsOf(flags));
+                           update, MicroShardCount(flags));
     return TrainAndReport(flags, program, p, replicas);
   });
 }

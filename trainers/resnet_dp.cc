@@ -80,7 +80,7 @@ int Main(int argc, char** argv) {
     options.sync_bn = sync_bn;
     options.threads_per_device = p.threads_per_device;
     options.processes = p.job.processes;
-    options.micro_shards = MicroShardsOf(flags);
+    options.micro_shards = MicroShardCount(flags);
     const uint64_t seed = flags.seed;
     nn::DataParallel dp(
         [seed] {

@@ -277,34 +277,29 @@ PendingStep DataParallel::QueueReproducibleStep(
         MicroShardsOf(group_.first_rank() + d, ranks(), m);
     std::vector<Tensor*> grads;
     for (Parameter* p : r.params) grads.push_back(&p->grad);
-    try {
-      r.micro_buffers->Begin(slots);
-      for (size_t j = 0; j < micro_batches.size(); ++j) {
-        for (int i = mine.begin; i < mine.end; ++i) {
-          const ReplicaInput& shard = micro_batches[j][i];
-          q.samples += shard.count;
-          if (shard.count == 0) continue;
-          const int64_t slot = static_cast<int64_t>(j) * m + i;
-          r.model->ZeroGrad();
-          const Tensor output = r.model->Forward(ShardImages(shard, device));
-          r.micro_buffers->Record(slot);
-          q.losses.push_back(options_.loss(output, shard));
-          q.loss_slots.push_back(slot);
-          // The mean over the whole step's samples, as without micro-shards.
-          DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
-          r.model->Backward(q.losses.back().dlogits());
-          r.micro_grads->Add(grads);
-        }
+    r.micro_buffers->Begin(slots);
+    for (size_t j = 0; j < micro_batches.size(); ++j) {
+      for (int i = mine.begin; i < mine.end; ++i) {
+        const ReplicaInput& shard = micro_batches[j][i];
+        q.samples += shard.count;
+        if (shard.count == 0) continue;
+        const int64_t slot = static_cast<int64_t>(j) * m + i;
+        r.model->ZeroGrad();
+        const Tensor output = r.model->Forward(ShardImages(shard, device));
+        r.micro_buffers->Record(slot);
+        q.losses.push_back(options_.loss(output, shard));
+        q.loss_slots.push_back(slot);
+        // The mean over the whole step's samples, as without micro-shards.
+        DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
+        r.model->Backward(q.losses.back().dlogits());
+        r.micro_grads->Add(grads);
       }
-      Communicator& comm = group_.host_comm(d);
-      const Clock::time_point start = Clock::now();
-      r.micro_grads->SumInto(comm, grads);
-      r.micro_buffers->Finish(comm, used);
-      q.comm_seconds = SecondsSince(start);
-    } catch (...) {
-      group_.Fail(d, std::current_exception());
-      throw;
     }
+    Communicator& comm = group_.host_comm(d);
+    const Clock::time_point start = Clock::now();
+    r.micro_grads->SumInto(comm, grads);
+    r.micro_buffers->Finish(comm, used);
+    q.comm_seconds = SecondsSince(start);
     SummedGradients summed;
     summed.grads = grads;
     summed.names = &r.grad_names;

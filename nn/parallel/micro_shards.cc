@@ -85,13 +85,16 @@ int64_t BlockAlignedOffsets(const std::vector<Tensor*>& grads,
 
 void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
   const int64_t count = BlockAlignedOffsets(grads, &offsets_);
-  if (float32_.size() <= used_) float32_.emplace_back();
-  std::vector<float>& flat = float32_[used_];
+  const bool bf16 = wire_ == collectives::DataType::kBFloat16;
+  // A float32 summand is kept as it is; a bfloat16 one passes through one
+  // float32 staging buffer.
+  if (!bf16 && float32_.size() <= used_) float32_.emplace_back();
+  std::vector<float>& flat = bf16 ? staging_ : float32_[used_];
   flat.assign(count, 0.0f);
   for (size_t t = 0; t < grads.size(); ++t) {
     CopyToHost(*grads[t], flat.data() + offsets_[t]);
   }
-  if (wire_ == collectives::DataType::kBFloat16) {
+  if (bf16) {
     if (bfloat16_.size() <= used_) bfloat16_.emplace_back();
     bfloat16_[used_].resize(count);
     FloatToBf16(flat.data(), bfloat16_[used_].data(), count);
@@ -102,9 +105,9 @@ void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
 void ReproducibleGradients::SumInto(collectives::Communicator& comm,
                                     const std::vector<Tensor*>& grads) {
   const int64_t count = BlockAlignedOffsets(grads, &offsets_);
+  const bool bf16 = wire_ == collectives::DataType::kBFloat16;
   std::vector<const void*> summands;
   for (size_t s = 0; s < used_; ++s) {
-    const bool bf16 = wire_ == collectives::DataType::kBFloat16;
     const size_t held = bf16 ? bfloat16_[s].size() : float32_[s].size();
     if (static_cast<int64_t>(held) != count) {
       throw std::logic_error(
@@ -115,18 +118,18 @@ void ReproducibleGradients::SumInto(collectives::Communicator& comm,
                             : float32_[s].data());
   }
   used_ = 0;
-  sum_.resize(count);
-  if (wire_ == collectives::DataType::kBFloat16) {
-    std::vector<uint16_t> narrow(count);
-    collectives::ReproducibleAllReduce(comm, summands, narrow.data(),
+  staging_.resize(count);
+  if (bf16) {
+    narrow_.resize(count);
+    collectives::ReproducibleAllReduce(comm, summands, narrow_.data(),
                                        static_cast<size_t>(count), wire_);
-    Bf16ToFloat(narrow.data(), sum_.data(), count);
+    Bf16ToFloat(narrow_.data(), staging_.data(), count);
   } else {
-    collectives::ReproducibleAllReduce(comm, summands, sum_.data(),
+    collectives::ReproducibleAllReduce(comm, summands, staging_.data(),
                                        static_cast<size_t>(count), wire_);
   }
   for (size_t t = 0; t < grads.size(); ++t) {
-    CopyFromHost(sum_.data() + offsets_[t], *grads[t]);
+    CopyFromHost(staging_.data() + offsets_[t], *grads[t]);
   }
 }
 

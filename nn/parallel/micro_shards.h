@@ -73,10 +73,11 @@ class ReproducibleGradients {
 
  private:
   collectives::DataType wire_;
-  size_t used_ = 0;  // Summands added this step.
-  std::vector<std::vector<float>> float32_;
-  std::vector<std::vector<uint16_t>> bfloat16_;
-  std::vector<float> sum_;
+  size_t used_ = 0;                              // Summands added this step.
+  std::vector<std::vector<float>> float32_;      // The float32 wire's.
+  std::vector<std::vector<uint16_t>> bfloat16_;  // The bfloat16 wire's.
+  std::vector<float> staging_;    // A bfloat16 summand's copy; the sum.
+  std::vector<uint16_t> narrow_;  // The bfloat16 sum.
   std::vector<int64_t> offsets_;  // Of each gradient in a summand.
 };
 

@@ -317,7 +317,7 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back(
       {"reproducible",
        flags.reproducible
-           ? std::to_string(MicroShardsOf(flags)) + " micro-shards"
+           ? std::to_string(MicroShardCount(flags)) + " micro-shards"
            : "off",
        flags.reproducible});
   if (flags.optimizer != "sgd") {

@@ -62,7 +62,7 @@ inline constexpr int kDefaultMicroShards = 8;
 
 // The micro-shards the trainer cuts each batch into: 0 without
 // --reproducible.
-inline int MicroShardsOf(const TrainerFlags& flags) {
+inline int MicroShardCount(const TrainerFlags& flags) {
   if (!flags.reproducible) return 0;
   return flags.micro_shards > 0 ? flags.micro_shards : kDefaultMicroShards;
 }

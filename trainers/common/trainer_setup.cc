@@ -323,7 +323,7 @@ std::string SetupLine(const std::string& program, const std::string& where,
   if (flags.layout != "nchw") line += flags.layout + " activations, ";
   if (flags.reproducible) {
     // GPUs (no op threads) take deterministic convolution algorithms.
-    line += "reproducible (" + std::to_string(MicroShardsOf(flags)) +
+    line += "reproducible (" + std::to_string(MicroShardCount(flags)) +
             " micro-shards" +
             (threads_per_device > 0 ? "" : ", deterministic convolutions") +
             "), ";
