@@ -113,6 +113,12 @@ TEST(ConvAlgorithmChoice, ParsesNamesAndRemembersTheSetting) {
                 HasSubstr("measure, heuristic, deterministic or graph"));
   }
   EXPECT_EQ(conv_algorithms(), ConvAlgorithms::kMeasure);  // The default.
+  // auto: the graph API for bfloat16 convolutions, measured choices else.
+  EXPECT_EQ(ResolveConvAlgorithms("auto", true), ConvAlgorithms::kGraph);
+  EXPECT_EQ(ResolveConvAlgorithms("auto", false), ConvAlgorithms::kMeasure);
+  EXPECT_EQ(ResolveConvAlgorithms("heuristic", true),
+            ConvAlgorithms::kHeuristic);
+  EXPECT_THROW(ResolveConvAlgorithms("fastest", false), std::invalid_argument);
   SetConvAlgorithms(ConvAlgorithms::kDeterministic);
   EXPECT_EQ(conv_algorithms(), ConvAlgorithms::kDeterministic);
   SetConvAlgorithms(ConvAlgorithms::kMeasure);

@@ -47,6 +47,13 @@ ConvAlgorithms ParseConvAlgorithms(const std::string& name) {
       "'; use measure, heuristic, deterministic or graph");
 }
 
+ConvAlgorithms ResolveConvAlgorithms(const std::string& name, bool bf16) {
+  if (name == "auto") {
+    return bf16 ? ConvAlgorithms::kGraph : ConvAlgorithms::kMeasure;
+  }
+  return ParseConvAlgorithms(name);
+}
+
 const char* Name(ConvAlgorithms choice) {
   switch (choice) {
     case ConvAlgorithms::kHeuristic:

@@ -25,11 +25,12 @@ const char* Name(GpuPrecision precision);
 // How cuDNN's convolution algorithms are chosen, once per shape and
 // device (the first time a shape runs):
 //   measure        cuDNN runs every candidate and the fastest is kept
-//                  (PyTorch's cudnn.benchmark = True); the default.
+//                  (PyTorch's cudnn.benchmark = True).
 //   heuristic      cuDNN's heuristics choose, nothing is run.
-//   deterministic  the fastest of the candidates cuDNN marks deterministic
-//                  (the same bits from run to run), as PyTorch's
-//                  cudnn.deterministic = True.
+//   deterministic  the first candidate of cuDNN's heuristics that cuDNN
+//                  marks deterministic, nothing timed (the same bits from
+//                  run to run), as PyTorch's cudnn.deterministic = True
+//                  with cudnn.benchmark = False.
 //   graph          cuDNN's graph API: its heuristics' engines, the fastest
 //                  kept (the engines PyTorch 2 runs); the legacy API's
 //                  measured choice where it offers none.
@@ -40,9 +41,13 @@ enum class ConvAlgorithms { kMeasure, kHeuristic, kDeterministic, kGraph };
 void SetConvAlgorithms(ConvAlgorithms choice);
 ConvAlgorithms conv_algorithms();
 // "measure", "heuristic", "deterministic" or "graph"; throws
-// std::invalid_argument
-// naming the choices.
+// std::invalid_argument naming the choices.
 ConvAlgorithms ParseConvAlgorithms(const std::string& name);
+// As ParseConvAlgorithms, and "auto": the faster choice on an H100 for the
+// operands' type (docs/results.md, "GPU"): graph for bfloat16 convolutions
+// (the legacy API's bfloat16 step is 1.5x slower at batch 256), measure
+// for float32 and TF32 (graph's fp32 step is 1.4x slower).
+ConvAlgorithms ResolveConvAlgorithms(const std::string& name, bool bf16);
 const char* Name(ConvAlgorithms choice);
 
 }  // namespace ringlet::nn

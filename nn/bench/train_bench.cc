@@ -103,12 +103,14 @@ int Main(int argc, char** argv) {
                  "(GPUs, and CPUs with AVX512_BF16 or AMX)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
-  std::string conv_algorithms = "measure";
+  std::string conv_algorithms = "auto";
   app.add_option("--conv_algorithms", conv_algorithms,
                  "GPU convolutions: measure (time cuDNN's candidates once "
-                 "per shape, keep the fastest), heuristic, deterministic or "
-                 "graph (cuDNN's graph-API engines, timed once per shape)")
-      ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
+                 "per shape, keep the fastest), heuristic, deterministic, "
+                 "graph (cuDNN's graph-API engines, timed once per shape), "
+                 "or auto (graph with --precision=bf16, measure otherwise)")
+      ->check(CLI::IsMember(
+          {"auto", "measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
   std::string layout = "nchw";
   app.add_option("--layout", layout,
@@ -127,7 +129,7 @@ int Main(int argc, char** argv) {
   RINGLET_PARSE_FLAGS(app, argc, argv);
   const bool bf16 = precision == "bf16";
   SetGpuPrecision(bf16 ? GpuPrecision::kFp32 : ParseGpuPrecision(precision));
-  SetConvAlgorithms(ParseConvAlgorithms(conv_algorithms));
+  SetConvAlgorithms(ResolveConvAlgorithms(conv_algorithms, bf16));
   SetGpuActivationFormat(ParseLayout(layout));
   SetOpThreads(threads);
   SetCpuConvBackend(ParseCpuConvBackend(cpu_conv));
@@ -147,7 +149,7 @@ int Main(int argc, char** argv) {
       RequireBf16Training({device});
       SetAutocast(DType::kBFloat16);
     }
-    if (device.is_cpu() && conv_algorithms != "measure") {
+    if (device.is_cpu() && conv_algorithms != "auto") {
       throw DeviceError("--conv_algorithms=" + conv_algorithms +
                         " applies to GPUs (cuDNN); leave it out, or use "
                         "--device=cuda:N");
@@ -291,7 +293,7 @@ int Main(int argc, char** argv) {
         static_cast<long long>(batch_size), threads,
         GetCpuFeatures().model.c_str(),
         Bf16InstructionSets(GetCpuFeatures()).c_str(), cpu_conv.c_str(),
-        precision.c_str(), conv_algorithms.c_str(), layout.c_str(),
+        precision.c_str(), Name(conv_algorithms()), layout.c_str(),
         cuda_graph ? "true" : "false", images_per_sec, 1e3 * seconds / steps,
         JsonMs(host_ms).c_str(), JsonMs(isolated_ms).c_str(), waits_per_step,
         PeakRssBytes(), gpu_peak.c_str(), gpu_held.c_str());

@@ -58,12 +58,13 @@ void ApplyComputeFlags(const TrainerFlags& flags,
   // run without TF32.
   const nn::GpuPrecision precision =
       bf16 ? nn::GpuPrecision::kFp32 : nn::ParseGpuPrecision(flags.precision);
-  nn::ConvAlgorithms conv = nn::ParseConvAlgorithms(flags.conv_algorithms);
+  nn::ConvAlgorithms conv =
+      nn::ResolveConvAlgorithms(flags.conv_algorithms, bf16);
   const bool on_gpus = devices.front().is_cuda();
   if (flags.reproducible && on_gpus) {
     // Measured choices may differ from run to run, and some algorithms
     // add in a different order each time.
-    if (conv == nn::ConvAlgorithms::kMeasure) {
+    if (flags.conv_algorithms == "auto") {
       conv = nn::ConvAlgorithms::kDeterministic;
     } else if (conv != nn::ConvAlgorithms::kDeterministic) {
       throw nn::DeviceError(
@@ -78,7 +79,7 @@ void ApplyComputeFlags(const TrainerFlags& flags,
                           " applies to GPUs; CPU devices compute in float32 "
                           "or bf16 (leave --precision out)");
   }
-  if (conv != nn::ConvAlgorithms::kMeasure && !on_gpus) {
+  if (flags.conv_algorithms != "auto" && !on_gpus) {
     throw nn::DeviceError("--conv_algorithms=" + flags.conv_algorithms +
                           " applies to GPUs (cuDNN); CPU devices always give "
                           "the same bits (leave --conv_algorithms out)");

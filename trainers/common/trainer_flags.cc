@@ -179,10 +179,13 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->capture_default_str();
   app.add_option("--conv_algorithms", f->conv_algorithms,
                  "on GPUs: measure (time cuDNN's candidates once per shape, "
-                 "keep the fastest), heuristic (cuDNN's first guess) or "
-                 "deterministic (the fastest giving the same bits every run) "
-                 "or graph (cuDNN's graph-API engines, timed once per shape)")
-      ->check(CLI::IsMember({"measure", "heuristic", "deterministic", "graph"}))
+                 "keep the fastest), heuristic (cuDNN's first guess), "
+                 "deterministic (cuDNN's first guess giving the same bits "
+                 "every run), graph (cuDNN's graph-API engines, timed once "
+                 "per shape), or auto: graph with --precision=bf16, measure "
+                 "otherwise (the faster on an H100)")
+      ->check(CLI::IsMember(
+          {"auto", "measure", "heuristic", "deterministic", "graph"}))
       ->capture_default_str();
   app.add_option("--layout", f->layout,
                  "on GPUs: the activations' memory format, nchw or nhwc "

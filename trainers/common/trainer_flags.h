@@ -19,7 +19,7 @@ struct TrainerFlags {
   std::string precision = "fp32";   // fp32, tf32, bf16 (ApplyComputeFlags).
   std::string grad_dtype = "fp32";  // On the wire: fp32 or bf16.
   // GPUs: how cuDNN's convolution algorithms are chosen (ApplyComputeFlags).
-  std::string conv_algorithms = "measure";
+  std::string conv_algorithms = "auto";
   // GPUs: the activations' memory format, nchw or nhwc (ApplyComputeFlags).
   std::string layout = "nchw";
   int epochs = 10;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nn/cpu_features.h"
+#include "nn/gpu_precision.h"
 #include "nn/memory_format.h"
 #include "nn/ops/autocast.h"
 #include "trainers/common/trainer_devices.h"
@@ -45,7 +46,9 @@ TEST(ApplyComputeFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
   flags.conv_algorithms = "fastest";
   EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}),
                std::invalid_argument);
-  flags.conv_algorithms = "measure";
+  flags.conv_algorithms = "measure";  // Only auto means nothing on CPUs.
+  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}), nn::DeviceError);
+  flags.conv_algorithms = "auto";
   flags.layout = "nhwc";
   try {
     ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
@@ -54,6 +57,27 @@ TEST(ApplyComputeFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
     EXPECT_THAT(e.what(), HasSubstr("--layout=nhwc applies to GPUs"));
   }
   EXPECT_EQ(nn::gpu_activation_format(), nn::MemoryFormat::kContiguous);
+}
+
+// auto measures float32 convolutions; --reproducible takes cuDNN's first
+// deterministic guess, and refuses a timed choice.
+TEST(ApplyComputeFlagsTest, ConvAlgorithmsAutoFollowsPrecisionAndReproducible) {
+  TrainerFlags flags;
+  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
+  EXPECT_EQ(nn::conv_algorithms(), nn::ConvAlgorithms::kMeasure);
+  flags.reproducible = true;
+  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
+  EXPECT_EQ(nn::conv_algorithms(), nn::ConvAlgorithms::kDeterministic);
+  flags.conv_algorithms = "measure";
+  try {
+    ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
+    FAIL() << "expected a DeviceError";
+  } catch (const nn::DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("needs --conv_algorithms=deterministic"));
+  }
+  flags = TrainerFlags();
+  ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
+  EXPECT_EQ(nn::conv_algorithms(), nn::ConvAlgorithms::kMeasure);
 }
 
 // --layout=nhwc is the process's GPU activation format; nchw sets it back.

@@ -1,7 +1,7 @@
 // conv2d on GPUs through cuDNN: forward, backward data and backward filter,
 // each algorithm chosen once per shape and device and kept: by default the
 // fastest of cuDNN's candidates, timed on the first call (cudnnFind*Ex, as
-// PyTorch's cudnn.benchmark), else cuDNN's heuristics or the fastest
+// PyTorch's cudnn.benchmark), else cuDNN's heuristics, or their first
 // deterministic one (SetConvAlgorithms, nn/gpu_precision.h). Workspaces
 // come from the device's caching allocator. FMA math (no TF32) by
 // default, so results stay within float32 rounding of the CPU path; TF32
@@ -235,7 +235,14 @@ class ChoiceCache {
   std::map<ShapeKey, Choice<Algo>> chosen_;
 };
 
-bool Measure() { return conv_algorithms() != ConvAlgorithms::kHeuristic; }
+// Deterministic choices come from cuDNN's heuristics, never from timing:
+// a timed choice can differ from run to run, and two deterministic
+// algorithms still give different bits (PyTorch's cudnn.deterministic
+// with benchmark off does the same).
+bool Measure() {
+  return conv_algorithms() == ConvAlgorithms::kMeasure ||
+         conv_algorithms() == ConvAlgorithms::kGraph;
+}
 
 Choice<cudnnConvolutionFwdAlgo_t> ForwardChoice(OnDevice& on, const Tensor& x,
                                                 const Tensor& w, Tensor& y,
