@@ -293,7 +293,7 @@ int Main(int argc, char** argv) {
         static_cast<long long>(batch_size), threads,
         GetCpuFeatures().model.c_str(),
         Bf16InstructionSets(GetCpuFeatures()).c_str(), cpu_conv.c_str(),
-        precision.c_str(), Name(conv_algorithms()), layout.c_str(),
+        precision.c_str(), Name(nn::conv_algorithms()), layout.c_str(),
         cuda_graph ? "true" : "false", images_per_sec, 1e3 * seconds / steps,
         JsonMs(host_ms).c_str(), JsonMs(isolated_ms).c_str(), waits_per_step,
         PeakRssBytes(), gpu_peak.c_str(), gpu_held.c_str());
