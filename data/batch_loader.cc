@@ -33,23 +33,6 @@ uint64_t MixSeed(uint64_t seed, int64_t epoch) {
 
 }  // namespace
 
-BatchView ViewOf(const Batch& batch, const Shard& shard) {
-  if (shard.begin < 0 || shard.count < 0 ||
-      shard.begin + shard.count > batch.size) {
-    throw std::out_of_range("ViewOf: shard [" + std::to_string(shard.begin) +
-                            ", " + std::to_string(shard.begin + shard.count) +
-                            ") is outside a batch of " +
-                            std::to_string(batch.size));
-  }
-  BatchView view;
-  view.size = shard.count;
-  if (shard.count > 0) {
-    view.images = batch.images.data() + shard.begin * kImagePixels;
-    view.labels = batch.labels.data() + shard.begin;
-  }
-  return view;
-}
-
 BatchLoader::BatchLoader(const Split& split, const LoaderOptions& options)
     : split_(split), options_(options) {
   if (options.batch_size < 1) {

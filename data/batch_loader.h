@@ -15,7 +15,6 @@
 #include <thread>
 #include <vector>
 
-#include "data/batch_split.h"
 #include "data/fashion_mnist.h"
 
 namespace ringlet::data {
@@ -37,16 +36,6 @@ struct Batch {
 
   const float* image(int64_t i) const { return &images[i * kImagePixels]; }
 };
-
-// A read-only window on part of a batch, as one device receives it.
-struct BatchView {
-  const float* images = nullptr;
-  const int32_t* labels = nullptr;
-  int64_t size = 0;
-};
-
-// The samples of `shard` within `batch` (see SplitBatch).
-BatchView ViewOf(const Batch& batch, const Shard& shard);
 
 class BatchLoader {
  public:

@@ -251,30 +251,5 @@ TEST(BatchLoader, RejectsBadOptions) {
   EXPECT_THROW(BatchLoader(split, options), std::invalid_argument);
 }
 
-TEST(BatchLoader, ShardViewsCoverTheBatch) {
-  const Split split = MakeSplit(10);
-  LoaderOptions options;
-  options.batch_size = 10;
-  options.prefetch = 0;
-  BatchLoader loader(split, options);
-  loader.StartEpoch(0);
-  Batch batch;
-  ASSERT_TRUE(loader.Next(&batch));
-  const std::vector<Shard> shards = SplitBatch(batch.size, 4);
-  int64_t seen = 0;
-  for (const Shard& shard : shards) {
-    const BatchView view = ViewOf(batch, shard);
-    EXPECT_EQ(view.size, shard.count);
-    if (view.size > 0) {
-      EXPECT_EQ(view.images, batch.image(shard.begin));
-      EXPECT_EQ(view.labels[0], batch.labels[shard.begin]);
-    }
-    seen += view.size;
-  }
-  EXPECT_EQ(seen, 10);
-  EXPECT_EQ(ViewOf(batch, Shard{10, 0}).size, 0);
-  EXPECT_THROW(ViewOf(batch, Shard{8, 3}), std::out_of_range);
-}
-
 }  // namespace
 }  // namespace ringlet::data

@@ -64,25 +64,24 @@ void LeNetReplicas::SetLearningRate(double lr) {
 }
 
 nn::TrainStepStats LeNetReplicas::TrainStep(
-    const std::vector<nn::ReplicaInput>& shards) {
+    const std::vector<nn::Shard>& shards) {
   return QueueStep(shards).Finish();
 }
 
 nn::PendingStep LeNetReplicas::QueueStep(
-    const std::vector<nn::ReplicaInput>& all_shards) {
-  return QueueAccumulatedStep(
-      std::vector<std::vector<nn::ReplicaInput>>{all_shards});
+    const std::vector<nn::Shard>& all_shards) {
+  return QueueAccumulatedStep(std::vector<std::vector<nn::Shard>>{all_shards});
 }
 
 nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
-    const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
+    const std::vector<std::vector<nn::Shard>>& micro_batches) {
   if (micro_shards_ > 0) return QueueReproducibleStep(micro_batches);
-  std::vector<std::vector<nn::ReplicaInput>> local;
+  std::vector<std::vector<nn::Shard>> local;
   // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const std::vector<nn::ReplicaInput>& all_shards : micro_batches) {
+  for (const std::vector<nn::Shard>& all_shards : micro_batches) {
     local.push_back(group_.LocalShards(all_shards, "lenet"));
-    for (const nn::ReplicaInput& s : all_shards) total += s.count;
+    for (const nn::Shard& s : all_shards) total += s.count;
   }
   if (total == 0) throw std::invalid_argument("lenet: an empty batch");
   std::vector<nn::QueuedReplicaStep> queued(group_.size());
@@ -100,15 +99,15 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
     // A device without samples adds zeros to the sum; micro-batches add
     // their gradients up before the one allreduce.
     nn::LeNetParams grads;
-    for (const std::vector<nn::ReplicaInput>& shards : local) {
-      const nn::ReplicaInput& shard = shards[d];
+    for (const std::vector<nn::Shard>& shards : local) {
+      const nn::Shard& shard = shards[d];
       q.samples += shard.count;
       if (shard.count == 0) continue;
       nn::LeNetActivations acts;
       const nn::Tensor logits =
-          nn::LeNetForward(r.params, nn::ShardImages(shard, device), &acts);
-      q.losses.push_back(nn::StartSoftmaxCrossEntropy(logits, shard.labels,
-                                                      nn::Reduction::kSum));
+          nn::LeNetForward(r.params, nn::ShardInputs(shard, device), &acts);
+      q.losses.push_back(nn::StartSoftmaxCrossEntropy(
+          logits, nn::ClassIds(shard, "lenet"), nn::Reduction::kSum));
       nn::LeNetParams micro =
           nn::LeNetBackward(r.params, acts, q.losses.back().dlogits());
       if (q.losses.size() == 1) {
@@ -166,7 +165,7 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
 }
 
 nn::PendingStep LeNetReplicas::QueueReproducibleStep(
-    const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
+    const std::vector<std::vector<nn::Shard>>& micro_batches) {
   const int m = micro_shards_;
   const int64_t total = nn::CheckMicroBatches(micro_batches, m, "lenet");
   std::vector<nn::QueuedReplicaStep> queued(group_.size());
@@ -181,14 +180,14 @@ nn::PendingStep LeNetReplicas::QueueReproducibleStep(
         nn::MicroShardsOf(group_.first_rank() + d, group_.ranks(), m);
     for (size_t j = 0; j < micro_batches.size(); ++j) {
       for (int i = mine.begin; i < mine.end; ++i) {
-        const nn::ReplicaInput& shard = micro_batches[j][i];
+        const nn::Shard& shard = micro_batches[j][i];
         q.samples += shard.count;
         if (shard.count == 0) continue;
         nn::LeNetActivations acts;
         const nn::Tensor logits =
-            nn::LeNetForward(r.params, nn::ShardImages(shard, device), &acts);
-        q.losses.push_back(nn::StartSoftmaxCrossEntropy(logits, shard.labels,
-                                                        nn::Reduction::kSum));
+            nn::LeNetForward(r.params, nn::ShardInputs(shard, device), &acts);
+        q.losses.push_back(nn::StartSoftmaxCrossEntropy(
+            logits, nn::ClassIds(shard, "lenet"), nn::Reduction::kSum));
         q.loss_slots.push_back(static_cast<int64_t>(j) * m + i);
         nn::LeNetParams micro =
             nn::LeNetBackward(r.params, acts, q.losses.back().dlogits());
@@ -245,19 +244,18 @@ std::string LeNetReplicas::CompareReplicas() {
   return nn::CompareReplicas(group_, [this](int d) { return StateOf(d); });
 }
 
-int64_t LeNetReplicas::CountCorrect(
-    const std::vector<nn::ReplicaInput>& all_shards) {
-  const std::vector<nn::ReplicaInput> shards =
-      group_.LocalShards(all_shards, "lenet");
+int64_t LeNetReplicas::CountCorrect(const std::vector<nn::Shard>& all_shards) {
+  const std::vector<nn::Shard> shards = group_.LocalShards(all_shards, "lenet");
   std::vector<int64_t> correct(group_.size(), 0);
   group_.Run([&](int d) {
     if (shards[d].count == 0) return;
     nn::LeNetActivations acts;
     const nn::Tensor logits = nn::LeNetForward(
-        replicas_[d].params, nn::ShardImages(shards[d], group_.devices()[d]),
+        replicas_[d].params, nn::ShardInputs(shards[d], group_.devices()[d]),
         &acts);
     correct[d] =
-        nn::SoftmaxCrossEntropy(logits, shards[d].labels, nn::Reduction::kSum)
+        nn::SoftmaxCrossEntropy(logits, nn::ClassIds(shards[d], "lenet"),
+                                nn::Reduction::kSum)
             .correct;
   });
   int64_t sum = 0;

@@ -66,17 +66,15 @@ class LeNetReplicas : public ParallelTrainer {
   }
   // Loss is the sum over the batch (the chapter's reduction='none' then
   // sum); the step divides by the batch's true size, however it was split.
-  nn::TrainStepStats TrainStep(
-      const std::vector<nn::ReplicaInput>& shards) override;
+  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override;
   // The same step, queued: on GPUs the host does not wait for it (see
   // nn::PendingStep); the statistics come from Finish().
-  nn::PendingStep QueueStep(
-      const std::vector<nn::ReplicaInput>& shards) override;
+  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override;
   // One step over several micro-batches: their gradients added up, then
   // summed across devices once (gradient accumulation).
   nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) override;
-  int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override;
+      const std::vector<std::vector<nn::Shard>>& micro_batches) override;
+  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override;
   // The parameters, then the optimizer's state (Optimizer::State); device
   // 0's.
   nn::NamedTensors State() override { return StateOf(0); }
@@ -95,7 +93,7 @@ class LeNetReplicas : public ParallelTrainer {
   nn::NamedTensors LiveStateOf(int device);
   nn::NamedTensors StateOf(int device);
   nn::PendingStep QueueReproducibleStep(
-      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches);
+      const std::vector<std::vector<nn::Shard>>& micro_batches);
 
   struct Replica {
     nn::LeNetParams params;

@@ -33,9 +33,11 @@ Batch RandomBatch(int64_t n, uint64_t seed) {
 }
 
 // split_batch: contiguous shards, sizes differing by at most one.
-std::vector<nn::ReplicaInput> Shards(const Batch& b, int k) {
-  return nn::SplitIntoShards(b.images.data(), b.labels.data(), b.size(),
-                             {1, 28, 28}, k);
+std::vector<nn::Shard> Shards(const Batch& b, int k) {
+  return nn::ShardBatch(
+      nn::Shard{b.size(), nn::SamplesOf(b.images.data(), {1, 28, 28}),
+                nn::SamplesOf(b.labels.data(), {})},
+      k);
 }
 
 std::vector<nn::Device> Cpus(int k) {

@@ -20,20 +20,17 @@ class DataParallelTrainer : public ParallelTrainer {
   int num_shards() const override {
     return dp_.micro_shards() > 0 ? dp_.micro_shards() : num_devices();
   }
-  nn::TrainStepStats TrainStep(
-      const std::vector<nn::ReplicaInput>& shards) override {
+  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override {
     return dp_.TrainStep(shards);
   }
-  nn::PendingStep QueueStep(
-      const std::vector<nn::ReplicaInput>& shards) override {
+  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override {
     return dp_.QueueStep(shards);
   }
   nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches)
-      override {
+      const std::vector<std::vector<nn::Shard>>& micro_batches) override {
     return dp_.QueueStep(micro_batches);
   }
-  int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override {
+  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override {
     return dp_.CountCorrect(shards);
   }
   nn::NamedTensors State() override { return dp_.State(0); }

@@ -46,11 +46,14 @@ class Mlp : public nn::Module {
   nn::Linear out_{256, data::kNumClasses};
 };
 
-// One shard of `batch` per device; the data says what a sample is.
-std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
-  return nn::SplitIntoShards(batch.images.data(), batch.labels.data(),
-                             batch.size,
-                             {1, data::kImageRows, data::kImageCols}, devices);
+// One shard of `batch` per device. The data says what a sample is: an
+// input of one image, {1, 28, 28} floats, and a target of one class id.
+std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
+  const nn::Shard whole{batch.size,
+                        nn::SamplesOf(batch.images.data(),
+                                      {1, data::kImageRows, data::kImageCols}),
+                        nn::SamplesOf(batch.labels.data(), {})};
+  return nn::ShardBatch(whole, devices);
 }
 
 int Main(int argc, char** argv) {

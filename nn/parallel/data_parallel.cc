@@ -36,8 +36,9 @@ void BroadcastFromFirst(Communicator& comm, FlatTensors& values) {
 }  // namespace
 
 LossFunction SoftmaxCrossEntropyLoss() {
-  return [](const Tensor& output, const ReplicaInput& shard) {
-    return StartSoftmaxCrossEntropy(output, shard.labels, Reduction::kSum);
+  return [](const Tensor& output, const Shard& shard) {
+    return StartSoftmaxCrossEntropy(
+        output, ClassIds(shard, "softmax cross-entropy"), Reduction::kSum);
   };
 }
 
@@ -171,25 +172,23 @@ DataParallel::DataParallel(const ModelFactory& make_model,
 
 DataParallel::~DataParallel() = default;
 
-TrainStepStats DataParallel::TrainStep(
-    const std::vector<ReplicaInput>& shards) {
+TrainStepStats DataParallel::TrainStep(const std::vector<Shard>& shards) {
   return QueueStep(shards).Finish();
 }
 
-PendingStep DataParallel::QueueStep(
-    const std::vector<ReplicaInput>& all_shards) {
-  return QueueStep(std::vector<std::vector<ReplicaInput>>{all_shards});
+PendingStep DataParallel::QueueStep(const std::vector<Shard>& all_shards) {
+  return QueueStep(std::vector<std::vector<Shard>>{all_shards});
 }
 
 PendingStep DataParallel::QueueStep(
-    const std::vector<std::vector<ReplicaInput>>& micro_batches) {
+    const std::vector<std::vector<Shard>>& micro_batches) {
   if (options_.micro_shards > 0) return QueueReproducibleStep(micro_batches);
-  std::vector<std::vector<ReplicaInput>> local;
+  std::vector<std::vector<Shard>> local;
   // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const std::vector<ReplicaInput>& all_shards : micro_batches) {
+  for (const std::vector<Shard>& all_shards : micro_batches) {
     local.push_back(group_.LocalShards(all_shards, "data parallel"));
-    for (const ReplicaInput& s : all_shards) total += s.count;
+    for (const Shard& s : all_shards) total += s.count;
   }
   if (total == 0) {
     throw std::invalid_argument("data parallel: a training step needs samples");
@@ -201,7 +200,7 @@ PendingStep DataParallel::QueueStep(
     const Device device = group_.devices()[d];
     q.device = device;
     q.done = DeviceEvent(device);
-    for (const std::vector<ReplicaInput>& shards : local) {
+    for (const std::vector<Shard>& shards : local) {
       q.samples += shards[d].count;
     }
     r.bn_comm_seconds = 0;
@@ -213,11 +212,11 @@ PendingStep DataParallel::QueueStep(
         // Gradients are summed across devices after the last micro-batch
         // only: before it the reducer's hooks ignore backward.
         if (j + 1 == local.size()) r.reducer->BeginStep();
-        const ReplicaInput& shard = local[j][d];
+        const Shard& shard = local[j][d];
         // With synchronised batch norm an empty shard still takes part in
         // the statistics' sums.
         if (shard.count == 0 && !options_.sync_bn) continue;
-        const Tensor output = r.model->Forward(ShardImages(shard, device));
+        const Tensor output = r.model->Forward(ShardInputs(shard, device));
         q.losses.push_back(options_.loss(output, shard));
         // The mean over the whole step's samples, not over this shard.
         DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
@@ -260,7 +259,7 @@ PendingStep DataParallel::QueueStep(
 }
 
 PendingStep DataParallel::QueueReproducibleStep(
-    const std::vector<std::vector<ReplicaInput>>& micro_batches) {
+    const std::vector<std::vector<Shard>>& micro_batches) {
   const int m = options_.micro_shards;
   std::vector<char> used;  // Slot j * m + i: micro-batch j's micro-shard i.
   const int64_t total =
@@ -280,12 +279,12 @@ PendingStep DataParallel::QueueReproducibleStep(
     r.micro_buffers->Begin(slots);
     for (size_t j = 0; j < micro_batches.size(); ++j) {
       for (int i = mine.begin; i < mine.end; ++i) {
-        const ReplicaInput& shard = micro_batches[j][i];
+        const Shard& shard = micro_batches[j][i];
         q.samples += shard.count;
         if (shard.count == 0) continue;
         const int64_t slot = static_cast<int64_t>(j) * m + i;
         r.model->ZeroGrad();
-        const Tensor output = r.model->Forward(ShardImages(shard, device));
+        const Tensor output = r.model->Forward(ShardInputs(shard, device));
         r.micro_buffers->Record(slot);
         q.losses.push_back(options_.loss(output, shard));
         q.loss_slots.push_back(slot);
@@ -314,9 +313,8 @@ PendingStep DataParallel::QueueReproducibleStep(
   return step;
 }
 
-int64_t DataParallel::CountCorrect(
-    const std::vector<ReplicaInput>& all_shards) {
-  const std::vector<ReplicaInput> shards =
+int64_t DataParallel::CountCorrect(const std::vector<Shard>& all_shards) {
+  const std::vector<Shard> shards =
       group_.LocalShards(all_shards, "data parallel");
   std::vector<int64_t> correct(size(), 0);
   group_.Run([&](int d) {
@@ -325,7 +323,7 @@ int64_t DataParallel::CountCorrect(
     model.SetTraining(false);
     try {
       const Tensor output =
-          model.Forward(ShardImages(shards[d], group_.devices()[d]));
+          model.Forward(ShardInputs(shards[d], group_.devices()[d]));
       correct[d] = options_.loss(output, shards[d]).Finish().correct;
     } catch (...) {
       model.SetTraining(true);

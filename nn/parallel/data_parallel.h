@@ -56,9 +56,10 @@ namespace ringlet::nn {
 // (PendingLoss::Ready for a loss computed at once). DataParallel divides
 // the gradient by the step's samples. Called on the replica's thread.
 using LossFunction =
-    std::function<PendingLoss(const Tensor& output, const ReplicaInput& shard)>;
+    std::function<PendingLoss(const Tensor& output, const Shard& shard)>;
 
-// Softmax cross-entropy against the shard's labels (the default).
+// Softmax cross-entropy against the shard's targets, one int32 class id a
+// sample (the default; other targets are refused, naming them).
 LossFunction SoftmaxCrossEntropyLoss();
 
 // An optimizer of `values` (a replica's parameters, on its device), named
@@ -121,26 +122,25 @@ class DataParallel {
   // batch's micro-shards in order instead); returns the job's statistics. A
   // failure on any device (bad labels, a collective error) is rethrown here
   // after every device has stopped.
-  TrainStepStats TrainStep(const std::vector<ReplicaInput>& shards);
+  TrainStepStats TrainStep(const std::vector<Shard>& shards);
   // One optimizer step over several micro-batches (gradient accumulation,
   // DDP's no_sync): each micro-batch's forward and backward add to the
   // gradients, which are summed across devices once, after the last; the
   // loss is the mean over every sample of every micro-batch. Without batch
   // norm, k micro-batches of b samples take the step of one batch of k b.
   // micro_batches[j] holds micro-batch j's shards, as `shards` below.
-  PendingStep QueueStep(
-      const std::vector<std::vector<ReplicaInput>>& micro_batches);
+  PendingStep QueueStep(const std::vector<std::vector<Shard>>& micro_batches);
   // The same step, queued: on GPUs the host returns once every device's
   // work (the update included) is queued, without waiting for it; the
   // statistics come from the result's Finish(). A non-finite gradient sum
   // skips the update on the device. Finish each step before the next
   // CountCorrect, State or LoadState (they wait for the devices anyway).
-  PendingStep QueueStep(const std::vector<ReplicaInput>& shards);
+  PendingStep QueueStep(const std::vector<Shard>& shards);
 
   // Correct predictions over the job in evaluation mode (running
   // statistics), every device classifying its shard at once: the sum of
   // the loss function's counts.
-  int64_t CountCorrect(const std::vector<ReplicaInput>& shards);
+  int64_t CountCorrect(const std::vector<Shard>& shards);
 
   // Every tensor training changes on local device `device`, named:
   // parameters, batch-norm statistics, then the optimizer's state (momentum
@@ -171,7 +171,7 @@ class DataParallel {
   NamedTensors LiveState(int device);
   // QueueStep with options_.micro_shards.
   PendingStep QueueReproducibleStep(
-      const std::vector<std::vector<ReplicaInput>>& micro_batches);
+      const std::vector<std::vector<Shard>>& micro_batches);
 
   // Declared before the replicas: their reducer threads use its
   // communicators, so the replicas must go first.

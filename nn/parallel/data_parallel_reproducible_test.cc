@@ -34,7 +34,7 @@ Run Train(int devices, const DataParallelOptions& options, bool accumulate) {
     // 19 samples: micro-shards of 5, 5, 5 and 4; the last step's batch of
     // 3 leaves one micro-shard empty.
     const Batch b = RandomBatch(step == 2 ? 3 : 19, 8, 100 + step);
-    std::vector<std::vector<ReplicaInput>> micro = {Shards(b, m)};
+    std::vector<std::vector<Shard>> micro = {Shards(b, m)};
     const Batch extra = RandomBatch(7, 8, 200 + step);
     if (accumulate) micro.push_back(Shards(extra, m));
     run.losses.push_back(dp.QueueStep(micro).Finish().loss_sum);

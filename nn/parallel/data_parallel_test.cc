@@ -294,16 +294,16 @@ float RoundToBf16(float x) {
 // float32 on the wire it is their float32 sum, and the two differ.
 TEST(DataParallelTest, Bf16GradientsOnTheWireAreTheRoundedSums) {
   const Batch b = RandomBatch(9, 8, 41);
-  const std::vector<ReplicaInput> shards = Shards(b, 2);
+  const std::vector<Shard> shards = Shards(b, 2);
   // Each shard's gradient, on a plain model: of its summed loss over the
   // batch's size, as DataParallel's replicas compute it.
   std::vector<std::vector<std::vector<float>>> shard_grads;
-  for (const ReplicaInput& shard : shards) {
+  for (const Shard& shard : shards) {
     auto net = Seeded(Mlp, 4)();
     net->ZeroGrad();
     LossResult loss =
-        SoftmaxCrossEntropy(net->Forward(ShardImages(shard, Device::Cpu())),
-                            shard.labels, Reduction::kSum);
+        SoftmaxCrossEntropy(net->Forward(ShardInputs(shard, Device::Cpu())),
+                            ClassIds(shard, "test"), Reduction::kSum);
     for (int64_t i = 0; i < loss.dlogits.numel(); ++i) {
       loss.dlogits.data()[i] /= static_cast<float>(b.size());
     }
@@ -488,8 +488,7 @@ TEST(DataParallelTest, BadArgumentsAreClearErrors) {
   DataParallel dp(Seeded(SmallNet, 1), Cpus(2), options);
   const Batch b = RandomBatch(4, 8, 1);
   EXPECT_THROW(dp.TrainStep(Shards(b, 3)), std::invalid_argument);
-  EXPECT_THROW(dp.TrainStep({ReplicaInput(), ReplicaInput()}),
-               std::invalid_argument);
+  EXPECT_THROW(dp.TrainStep({Shard(), Shard()}), std::invalid_argument);
 }
 
 // What a user writes: a model that is not nn's (no Sequential inside, so
@@ -521,14 +520,15 @@ class TwoLayerPerceptron : public Module {
   Linear out_{16, 10};
 };
 
-PendingLoss HalfSquaredError(const Tensor& output, const ReplicaInput& shard) {
+PendingLoss HalfSquaredError(const Tensor& output, const Shard& shard) {
   LossResult r;
   r.dlogits = Tensor::Uninitialized(output.shape());
   const int64_t classes = output.dim(1);
   for (int64_t i = 0; i < shard.count; ++i) {
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t at = i * classes + c;
-      const float d = output.data()[at] - (c == shard.labels[i] ? 1.0f : 0.0f);
+      const float d =
+          output.data()[at] - (c == ClassIds(shard, "test")[i] ? 1.0f : 0.0f);
       r.loss += 0.5 * d * d;
       r.dlogits.data()[at] = d;
     }
@@ -599,13 +599,69 @@ TEST(DataParallelTest, AUsersModelLossAndOptimizerOnKDevicesEqualOneDevice) {
   DataParallelOptions options;
   options.loss = HalfSquaredError;
   DataParallel fresh(make, Cpus(1), options);
-  const std::vector<ReplicaInput> last = Shards(batches[2], 1);
+  const std::vector<Shard> last = Shards(batches[2], 1);
   const double untrained =
       HalfSquaredError(make()->Forward(batches[2].images), last[0])
           .Finish()
           .loss;
   EXPECT_DOUBLE_EQ(fresh.TrainStep(last).loss_sum, untrained);
   EXPECT_LT(losses[0], untrained);
+}
+
+// Half the squared error against float targets of any shape (each sample's
+// target as many values as the output has columns).
+PendingLoss HalfSquaredErrorOfFloatTargets(const Tensor& output,
+                                           const Shard& shard) {
+  const float* targets = shard.targets.As<float>("half squared error");
+  LossResult r;
+  r.dlogits = Tensor::Uninitialized(output.shape());
+  for (int64_t at = 0; at < output.numel(); ++at) {
+    const float d = output.data()[at] - targets[at];
+    r.loss += 0.5 * d * d;
+    r.dlogits.data()[at] = d;
+  }
+  return PendingLoss::Ready(std::move(r));
+}
+
+// Targets of a shape and type of their own (a float vector a sample, as a
+// regression has) reach the loss, each shard's own: the same steps as the
+// class ids they encode, on 1 and 3 devices; the default loss refuses them.
+TEST(DataParallelTest, FloatTargetsOfAnyShapeReachTheUsersLoss) {
+  const Batch b = RandomBatch(11, 8, 31);
+  std::vector<float> one_hot(b.size() * 10, 0.0f);
+  for (int64_t i = 0; i < b.size(); ++i) one_hot[i * 10 + b.labels[i]] = 1;
+  const DataParallel::ModelFactory make = [] {
+    auto model = std::make_unique<TwoLayerPerceptron>();
+    InitParameters(*model, InitScheme::kKaimingNormal, 5);
+    return model;
+  };
+  for (int k : {1, 3}) {
+    DataParallelOptions by_id, by_vector;
+    by_id.loss = HalfSquaredError;
+    by_vector.loss = HalfSquaredErrorOfFloatTargets;
+    DataParallel ids(make, Cpus(k), by_id), vectors(make, Cpus(k), by_vector);
+    std::vector<Shard> shards = Shards(b, k);
+    const double id_loss = ids.TrainStep(shards).loss_sum;
+    const Shard whole{b.size(), shards[0].inputs,
+                      SamplesOf(one_hot.data(), {10})};
+    const double vector_loss = vectors.TrainStep(ShardBatch(whole, k)).loss_sum;
+    EXPECT_EQ(vector_loss, id_loss) << k << " devices";
+    ExpectStateIdentical(vectors.replica(0), ids.replica(0),
+                         std::to_string(k) + " devices");
+  }
+  DataParallel default_loss(make, Cpus(1), DataParallelOptions());
+  const Shard floats{b.size(), Shards(b, 1)[0].inputs,
+                     SamplesOf(one_hot.data(), {10})};
+  try {
+    default_loss.TrainStep({floats});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "softmax cross-entropy takes one int32 class id a sample "
+                  "as targets; these are float32 {10}"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Backward assigns new tensors to its gradients instead of adding into
@@ -650,16 +706,16 @@ TEST(DataParallelTest, AModuleReplacingItsGradientsStillGetsTheSums) {
                   "2 devices against 1");
 }
 
-TEST(DataParallelTest, AShardWithoutItsSampleShapeIsAShapeError) {
+TEST(DataParallelTest, AShardWithoutItsInputShapeIsAShapeError) {
   DataParallel dp(Seeded(SmallNet, 1), Cpus(1), DataParallelOptions());
   const Batch b = RandomBatch(2, 8, 1);
-  std::vector<ReplicaInput> shards = Shards(b, 1);
-  shards[0].sample_shape.clear();
+  std::vector<Shard> shards = Shards(b, 1);
+  shards[0].inputs.shape.clear();
   try {
     dp.TrainStep(shards);
     FAIL() << "expected ShapeError";
   } catch (const ShapeError& e) {
-    EXPECT_NE(std::string(e.what()).find("sample_shape"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("no input shape"), std::string::npos)
         << e.what();
   }
 }

@@ -31,11 +31,11 @@ void CheckMicroShards(int micro_shards, int ranks, const char* who) {
   }
 }
 
-int64_t CheckMicroBatches(
-    const std::vector<std::vector<ReplicaInput>>& micro_batches,
-    int micro_shards, const char* who, std::vector<char>* used) {
+int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
+                          int micro_shards, const char* who,
+                          std::vector<char>* used) {
   int64_t total = 0;
-  for (const std::vector<ReplicaInput>& shards : micro_batches) {
+  for (const std::vector<Shard>& shards : micro_batches) {
     if (static_cast<int>(shards.size()) != micro_shards) {
       throw std::invalid_argument(
           std::string(who) + ": got " + std::to_string(shards.size()) +
@@ -43,7 +43,7 @@ int64_t CheckMicroBatches(
           " micro-shards; cut each batch into that many");
     }
     CheckShards(shards, who);
-    for (const ReplicaInput& s : shards) {
+    for (const Shard& s : shards) {
       total += s.count;
       if (used != nullptr) used->push_back(s.count > 0);
     }

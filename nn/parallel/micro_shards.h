@@ -49,9 +49,9 @@ void CheckMicroShards(int micro_shards, int ranks, const char* who);
 // micro-shard (j * micro_shards + i), non-zero where it has samples.
 // Throws std::invalid_argument, starting with `who`, otherwise or for no
 // samples at all.
-int64_t CheckMicroBatches(
-    const std::vector<std::vector<ReplicaInput>>& micro_batches,
-    int micro_shards, const char* who, std::vector<char>* used = nullptr);
+int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
+                          int micro_shards, const char* who,
+                          std::vector<char>* used = nullptr);
 
 // One replica's micro-shard gradients, summed over the job.
 class ReproducibleGradients {

@@ -44,45 +44,20 @@ void CheckDevices(const std::vector<Device>& devices) {
 
 }  // namespace
 
-std::vector<ReplicaInput> SplitIntoShards(const float* images,
-                                          const int32_t* labels, int64_t count,
-                                          const Shape& sample_shape,
-                                          int shards) {
-  if (shards < 1 || count < 0) {
-    throw std::invalid_argument("split into shards: " + std::to_string(count) +
-                                " samples into " + std::to_string(shards) +
-                                " shards (need samples >= 0, shards >= 1)");
-  }
-  const int64_t per_sample = NumElements(sample_shape);
-  std::vector<ReplicaInput> out;
-  int64_t begin = 0;
-  for (int d = 0; d < shards; ++d) {
-    ReplicaInput shard;
-    shard.count = count / shards + (d < count % shards);
-    if (shard.count > 0) {
-      shard.images = images + begin * per_sample;
-      shard.labels = labels + begin;
-    }
-    shard.sample_shape = sample_shape;
-    out.push_back(shard);
-    begin += shard.count;
-  }
-  return out;
-}
-
-Tensor ShardImages(const ReplicaInput& shard, Device device) {
-  if (shard.count > 0 && shard.sample_shape.empty()) {
+Tensor ShardInputs(const Shard& shard, Device device) {
+  if (shard.count > 0 && shard.inputs.shape.empty()) {
     throw ShapeError(
         "a shard of " + std::to_string(shard.count) +
-        " samples has no sample_shape: set ReplicaInput::sample_shape to one "
+        " samples has no input shape: set Shard::inputs.shape to one "
         "sample's dimensions (an image: {channels, height, width})");
   }
   Shape shape = {shard.count};
-  shape.insert(shape.end(), shard.sample_shape.begin(),
-               shard.sample_shape.end());
+  shape.insert(shape.end(), shard.inputs.shape.begin(),
+               shard.inputs.shape.end());
   Tensor x = Tensor::Uninitialized(shape, device);
+  if (shard.count == 0) return x;
   // Queued on the replica's lane, where only its own model reads it.
-  CopyFromHostAsync(shard.images, x);
+  CopyFromHostAsync(shard.inputs.As<float>("a model's input"), x);
   return x;
 }
 
@@ -213,19 +188,8 @@ int64_t ReplicaGroup::SumOverProcesses(int64_t local) {
   return static_cast<int64_t>(value);
 }
 
-void CheckShards(const std::vector<ReplicaInput>& shards, const char* who) {
-  for (size_t r = 0; r < shards.size(); ++r) {
-    const ReplicaInput& s = shards[r];
-    if (s.count < 0 || (s.count > 0 && (!s.images || !s.labels))) {
-      throw std::invalid_argument(
-          std::string(who) + ": shard " + std::to_string(r) + " has count " +
-          std::to_string(s.count) + " and missing images or labels");
-    }
-  }
-}
-
-std::vector<ReplicaInput> ReplicaGroup::LocalShards(
-    const std::vector<ReplicaInput>& shards, const char* who) const {
+std::vector<Shard> ReplicaGroup::LocalShards(const std::vector<Shard>& shards,
+                                             const char* who) const {
   if (static_cast<int>(shards.size()) != ranks()) {
     throw std::invalid_argument(
         std::string(who) + ": got " + std::to_string(shards.size()) +
@@ -233,8 +197,8 @@ std::vector<ReplicaInput> ReplicaGroup::LocalShards(
         " ranks; split each batch into one shard per device of the job");
   }
   CheckShards(shards, who);
-  return std::vector<ReplicaInput>(shards.begin() + first_rank(),
-                                   shards.begin() + first_rank() + size());
+  return std::vector<Shard>(shards.begin() + first_rank(),
+                            shards.begin() + first_rank() + size());
 }
 
 }  // namespace ringlet::nn

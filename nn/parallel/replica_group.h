@@ -21,38 +21,17 @@
 #include "nn/device.h"
 #include "nn/device_stream.h"
 #include "nn/parallel/device_workers.h"
+#include "nn/parallel/shard.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
 
-// One device's part of a batch: `count` samples, each `sample_shape` floats
-// (an image: {1, 28, 28}) and one int32 label, in host memory. The data
-// says what a sample is; the model takes [count, sample_shape...].
-struct ReplicaInput {
-  const float* images = nullptr;
-  const int32_t* labels = nullptr;
-  int64_t count = 0;
-  Shape sample_shape;
-};
-
-// d2l's split_batch: `count` samples (host memory, each `sample_shape`
-// floats and one label) in `shards` contiguous shards whose sizes differ by
-// at most one, the later ones empty when there are more shards than
-// samples. Throws std::invalid_argument for shards < 1 or count < 0.
-std::vector<ReplicaInput> SplitIntoShards(const float* images,
-                                          const int32_t* labels, int64_t count,
-                                          const Shape& sample_shape,
-                                          int shards);
-
-// Throws std::invalid_argument, starting with `who`, for a shard with a
-// negative count or samples without images or labels.
-void CheckShards(const std::vector<ReplicaInput>& shards, const char* who);
-
-// The shard's images as a [count, sample_shape...] tensor on `device`,
-// copied without the host waiting (on a GPU: read it on the calling
-// thread's lane only). Throws ShapeError for a shard with samples but no
-// sample_shape.
-Tensor ShardImages(const ReplicaInput& shard, Device device);
+// The shard's inputs as a [count, input shape...] float32 tensor on
+// `device`, copied without the host waiting (on a GPU: read it on the
+// calling thread's lane only). Throws ShapeError for a shard with samples
+// but no input shape, std::invalid_argument for inputs other than float32
+// (convert them when loading).
+Tensor ShardInputs(const Shard& shard, Device device);
 
 struct TrainStepStats {
   double loss_sum = 0;  // Summed over the batch's samples.
@@ -128,8 +107,8 @@ class ReplicaGroup {
   // The shards of this process's devices: local device d gets
   // shards[first_rank() + d]. Throws std::invalid_argument unless there is
   // one shard per rank of the job, each with data for its count.
-  std::vector<ReplicaInput> LocalShards(const std::vector<ReplicaInput>& shards,
-                                        const char* who) const;
+  std::vector<Shard> LocalShards(const std::vector<Shard>& shards,
+                                 const char* who) const;
   const std::vector<Device>& devices() const { return devices_; }
   // Device d's lane: on a GPU its own stream, handles and memory, so
   // replicas sharing a GPU neither share a cuDNN handle nor wait on each

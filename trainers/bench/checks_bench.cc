@@ -88,17 +88,19 @@ Row Measure(const std::string& model, int64_t batch,
   return row;
 }
 
-std::vector<nn::ReplicaInput> RandomShards(int devices, int64_t batch,
-                                           std::vector<float>* images,
-                                           std::vector<int32_t>* labels) {
+std::vector<nn::Shard> RandomShards(int devices, int64_t batch,
+                                    std::vector<float>* images,
+                                    std::vector<int32_t>* labels) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
   images->resize(batch * 784);
   labels->resize(batch);
   for (float& p : *images) p = pixel(rng);
   for (int32_t& l : *labels) l = static_cast<int32_t>(rng() % 10);
-  return nn::SplitIntoShards(images->data(), labels->data(), batch, {1, 28, 28},
-                             devices);
+  return nn::ShardBatch(
+      nn::Shard{batch, nn::SamplesOf(images->data(), {1, 28, 28}),
+                nn::SamplesOf(labels->data(), {})},
+      devices);
 }
 
 int Main(int argc, char** argv) {

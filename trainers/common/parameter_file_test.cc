@@ -19,12 +19,10 @@ class StateOnlyTrainer : public ParallelTrainer {
     for (int i = 0; i < 3; ++i) v_.data()[i] = 0.5f;
   }
   int num_devices() const override { return 1; }
-  nn::TrainStepStats TrainStep(const std::vector<nn::ReplicaInput>&) override {
+  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>&) override {
     return {};
   }
-  int64_t CountCorrect(const std::vector<nn::ReplicaInput>&) override {
-    return 0;
-  }
+  int64_t CountCorrect(const std::vector<nn::Shard>&) override { return 0; }
   nn::NamedTensors State() override {
     return {{"w", "b", "b.momentum"}, {&w_, &b_, &v_}};
   }

@@ -17,10 +17,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<nn::ReplicaInput> Scatter(const data::Batch& batch, int devices) {
-  return nn::SplitIntoShards(batch.images.data(), batch.labels.data(),
-                             batch.size,
-                             {1, data::kImageRows, data::kImageCols}, devices);
+// The batch's images and labels in `devices` shards.
+std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
+  const nn::Shard whole{batch.size,
+                        nn::SamplesOf(batch.images.data(),
+                                      {1, data::kImageRows, data::kImageCols}),
+                        nn::SamplesOf(batch.labels.data(), {})};
+  return nn::ShardBatch(whole, devices);
 }
 
 const char* SignalName(int signal) {
@@ -271,7 +274,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
       if (k == 1) {
         queued = trainer.QueueStep(Scatter(micro[0], trainer.num_shards()));
       } else {
-        std::vector<std::vector<nn::ReplicaInput>> micro_batches;
+        std::vector<std::vector<nn::Shard>> micro_batches;
         for (int64_t j = 0; j < got; ++j) {
           micro_batches.push_back(Scatter(micro[j], trainer.num_shards()));
         }

@@ -43,19 +43,18 @@ class ParallelTrainer {
   virtual int num_shards() const { return num_devices(); }
   // One step on a batch given as one shard per device; the job's statistics.
   virtual nn::TrainStepStats TrainStep(
-      const std::vector<nn::ReplicaInput>& shards) = 0;
+      const std::vector<nn::Shard>& shards) = 0;
   // The same step, queued (nn::PendingStep): the loop queues step t + 1
   // before it finishes step t, so on GPUs the host prepares the next batch
   // while the devices compute. By default the step runs at once.
-  virtual nn::PendingStep QueueStep(
-      const std::vector<nn::ReplicaInput>& shards) {
+  virtual nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) {
     return nn::PendingStep::Finished(TrainStep(shards));
   }
   // One step over several micro-batches (gradient accumulation): each
   // micro_batches[j] as QueueStep's shards; their gradients are added up
   // and summed across devices once. By default only one micro-batch.
   virtual nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::ReplicaInput>>& micro_batches) {
+      const std::vector<std::vector<nn::Shard>>& micro_batches) {
     if (micro_batches.size() != 1) {
       throw std::invalid_argument(
           "this trainer takes one batch per step (no --accumulate_steps)");
@@ -63,7 +62,7 @@ class ParallelTrainer {
     return QueueStep(micro_batches.front());
   }
   // Correct predictions over the job, every device classifying its shard.
-  virtual int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) = 0;
+  virtual int64_t CountCorrect(const std::vector<nn::Shard>& shards) = 0;
   // Every tensor training changes, named, as this process's first device
   // holds it (host memory): what a checkpoint saves.
   virtual nn::NamedTensors State() = 0;

@@ -41,8 +41,7 @@ class FakeTrainer : public ParallelTrainer {
   // Queued as a GPU trainer's: the statistics are computed now but handed
   // over only when the loop finishes the step, and every queue and finish
   // is logged ("q3", "f3") to check the loop's order.
-  nn::PendingStep QueueStep(
-      const std::vector<nn::ReplicaInput>& shards) override {
+  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override {
     const nn::TrainStepStats stats = TrainStep(shards);
     const int step = steps;
     log.push_back("q" + std::to_string(step));
@@ -54,20 +53,22 @@ class FakeTrainer : public ParallelTrainer {
                              return stats;
                            });
   }
-  nn::TrainStepStats TrainStep(
-      const std::vector<nn::ReplicaInput>& shards) override {
+  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override {
     nn::TrainStepStats stats;
     EXPECT_EQ(static_cast<int>(shards.size()), devices_);
     int64_t smallest = 1 << 30, largest = 0;
     float batch_pixels = 0;
-    for (const nn::ReplicaInput& s : shards) {
+    for (const nn::Shard& s : shards) {
       smallest = std::min(smallest, s.count);
       largest = std::max(largest, s.count);
+      const int32_t* labels = nn::ClassIds(s, "test");
+      const float* images = s.inputs.As<float>("test");
+      EXPECT_EQ(s.inputs.shape, (std::vector<int64_t>{1, 28, 28}));
       for (int64_t i = 0; i < s.count; ++i) {
-        seen_labels.insert(s.labels[i]);
-        pixel_sum += s.images[i * data::kImagePixels];
-        batch_pixels += s.images[i * data::kImagePixels];
-        stats.correct += s.labels[i] == 0;
+        seen_labels.insert(labels[i]);
+        pixel_sum += images[i * data::kImagePixels];
+        batch_pixels += images[i * data::kImagePixels];
+        stats.correct += labels[i] == 0;
       }
       stats.samples += s.count;
     }
@@ -82,10 +83,12 @@ class FakeTrainer : public ParallelTrainer {
     if (steps == stop_at_step) *stop = SIGTERM;
     return stats;
   }
-  int64_t CountCorrect(const std::vector<nn::ReplicaInput>& shards) override {
+  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override {
     int64_t correct = 0;
-    for (const nn::ReplicaInput& s : shards) {
-      for (int64_t i = 0; i < s.count; ++i) correct += s.labels[i] == 0;
+    for (const nn::Shard& s : shards) {
+      for (int64_t i = 0; i < s.count; ++i) {
+        correct += nn::ClassIds(s, "test")[i] == 0;
+      }
     }
     return correct;
   }

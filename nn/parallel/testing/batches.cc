@@ -14,10 +14,13 @@ Batch RandomBatch(int64_t n, int64_t side, uint64_t seed) {
   return b;
 }
 
-std::vector<ReplicaInput> Shards(const Batch& b, int devices) {
+std::vector<Shard> Shards(const Batch& b, int devices) {
   const Shape& shape = b.images.shape();
-  return SplitIntoShards(b.images.data(), b.labels.data(), b.size(),
-                         Shape(shape.begin() + 1, shape.end()), devices);
+  const Shard whole{
+      b.size(),
+      SamplesOf(b.images.data(), Shape(shape.begin() + 1, shape.end())),
+      SamplesOf(b.labels.data(), {})};
+  return ShardBatch(whole, devices);
 }
 
 std::vector<Device> Cpus(int k) {

@@ -25,7 +25,7 @@ Batch RandomBatch(int64_t n, int64_t side, uint64_t seed);
 
 // d2l's split_batch: contiguous shards whose sizes differ by at most one
 // (later ones empty when there are more devices than samples).
-std::vector<ReplicaInput> Shards(const Batch& b, int devices);
+std::vector<Shard> Shards(const Batch& b, int devices);
 
 std::vector<Device> Cpus(int k);  // cpu:0 .. cpu:k-1
 

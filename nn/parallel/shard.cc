@@ -1,0 +1,133 @@
+#include "nn/parallel/shard.h"
+
+#include <stdexcept>
+
+namespace ringlet::nn {
+namespace {
+
+void CheckShape(const std::vector<int64_t>& shape, const char* who,
+                const char* what) {
+  for (int64_t d : shape) {
+    if (d < 0) {
+      throw std::invalid_argument(std::string(who) + ": the " + what +
+                                  "' shape has a negative dimension");
+    }
+  }
+}
+
+}  // namespace
+
+size_t SizeOf(SampleType type) {
+  switch (type) {
+    case SampleType::kUint8:
+      return 1;
+    case SampleType::kInt32:
+    case SampleType::kFloat32:
+      return 4;
+    case SampleType::kInt64:
+      return 8;
+  }
+  return 0;
+}
+
+const char* ToString(SampleType type) {
+  switch (type) {
+    case SampleType::kUint8:
+      return "uint8";
+    case SampleType::kInt32:
+      return "int32";
+    case SampleType::kInt64:
+      return "int64";
+    case SampleType::kFloat32:
+      return "float32";
+  }
+  return "?";
+}
+
+int64_t SampleArray::elements_per_sample() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+int64_t SampleArray::bytes_per_sample() const {
+  return elements_per_sample() * static_cast<int64_t>(SizeOf(type));
+}
+
+SampleArray SampleArray::From(int64_t first) const {
+  SampleArray out = *this;
+  if (data != nullptr) {
+    out.data = static_cast<const char*>(data) + first * bytes_per_sample();
+  }
+  return out;
+}
+
+std::string SampleArray::Describe() const {
+  std::string out = std::string(ToString(type)) + " {";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  return out + "}";
+}
+
+void SampleArray::CheckType(SampleType wanted, const char* who) const {
+  if (type != wanted) {
+    throw std::invalid_argument(std::string(who) + " takes " +
+                                ToString(wanted) + " samples; these are " +
+                                Describe());
+  }
+}
+
+const int32_t* ClassIds(const Shard& shard, const char* who) {
+  if (!shard.targets.shape.empty() ||
+      shard.targets.type != SampleType::kInt32) {
+    throw std::invalid_argument(
+        std::string(who) +
+        " takes one int32 class id a sample as targets; "
+        "these are " +
+        shard.targets.Describe() +
+        " (give DataParallel a loss of your own for other targets)");
+  }
+  return static_cast<const int32_t*>(shard.targets.data);
+}
+
+std::vector<Shard> ShardBatch(const Shard& batch, int shards) {
+  if (shards < 1 || batch.count < 0) {
+    throw std::invalid_argument(
+        "split into shards: " + std::to_string(batch.count) + " samples into " +
+        std::to_string(shards) + " shards (need samples >= 0, shards >= 1)");
+  }
+  CheckShape(batch.inputs.shape, "split into shards", "inputs");
+  CheckShape(batch.targets.shape, "split into shards", "targets");
+  std::vector<Shard> out;
+  out.reserve(shards);
+  int64_t begin = 0;
+  for (int d = 0; d < shards; ++d) {
+    Shard shard;
+    shard.count = batch.count / shards + (d < batch.count % shards);
+    shard.inputs = batch.inputs.From(begin);
+    shard.targets = batch.targets.From(begin);
+    if (shard.count == 0) {  // Nothing past the batch.
+      shard.inputs.data = nullptr;
+      shard.targets.data = nullptr;
+    }
+    out.push_back(shard);
+    begin += shard.count;
+  }
+  return out;
+}
+
+void CheckShards(const std::vector<Shard>& shards, const char* who) {
+  for (size_t r = 0; r < shards.size(); ++r) {
+    const Shard& s = shards[r];
+    const std::string at = std::string(who) + ": shard " + std::to_string(r);
+    if (s.count < 0 || (s.count > 0 && (!s.inputs.data || !s.targets.data))) {
+      throw std::invalid_argument(at + " has count " + std::to_string(s.count) +
+                                  " and missing inputs or targets");
+    }
+    CheckShape(s.inputs.shape, at.c_str(), "inputs");
+    CheckShape(s.targets.shape, at.c_str(), "targets");
+  }
+}
+
+}  // namespace ringlet::nn

@@ -1,0 +1,105 @@
+// A device's part of a batch, and d2l's split_batch: the one shard type
+// every data-parallel step takes (DataParallel, the from-scratch trainer's
+// replicas, the training loop, a user's own loop).
+//
+// A shard is `count` samples, each an input and a target, held in host
+// memory the caller owns (a view: nothing is copied). Inputs and targets
+// each have one sample's shape and an element type of their own: a
+// Fashion-MNIST image is a float32 input of shape {1, 28, 28} with an int32
+// class id of shape {} as target; a regression's target is float32 {k}; a
+// multi-label one float32 {classes}. The model takes the inputs as a
+// [count, input shape...] tensor; the loss reads the targets.
+#ifndef RINGLET_NN_PARALLEL_SHARD_H_
+#define RINGLET_NN_PARALLEL_SHARD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringlet::nn {
+
+// The element types samples come in.
+enum class SampleType { kUint8, kInt32, kInt64, kFloat32 };
+
+size_t SizeOf(SampleType type);
+// "uint8", "int32", "int64" or "float32".
+const char* ToString(SampleType type);
+
+template <typename T>
+constexpr SampleType SampleTypeOf();
+template <>
+constexpr SampleType SampleTypeOf<uint8_t>() {
+  return SampleType::kUint8;
+}
+template <>
+constexpr SampleType SampleTypeOf<int32_t>() {
+  return SampleType::kInt32;
+}
+template <>
+constexpr SampleType SampleTypeOf<int64_t>() {
+  return SampleType::kInt64;
+}
+template <>
+constexpr SampleType SampleTypeOf<float>() {
+  return SampleType::kFloat32;
+}
+
+// One kind of value of consecutive samples in host memory: sample i's
+// elements start at data + i * bytes_per_sample().
+struct SampleArray {
+  const void* data = nullptr;
+  SampleType type = SampleType::kFloat32;
+  std::vector<int64_t> shape;  // One sample's; {} is one value a sample.
+
+  int64_t elements_per_sample() const;
+  int64_t bytes_per_sample() const;
+  // The samples from `first` on (first >= 0; not checked against a count,
+  // which the array does not know).
+  SampleArray From(int64_t first) const;
+  // The elements as T; throws std::invalid_argument, starting with `who`,
+  // naming both types when they are not T.
+  template <typename T>
+  const T* As(const char* who) const {
+    CheckType(SampleTypeOf<T>(), who);
+    return static_cast<const T*>(data);
+  }
+  // "float32 {1, 28, 28}".
+  std::string Describe() const;
+
+ private:
+  void CheckType(SampleType wanted, const char* who) const;
+};
+
+// `data` as samples of `shape` (one sample's).
+template <typename T>
+SampleArray SamplesOf(const T* data, std::vector<int64_t> shape) {
+  return SampleArray{data, SampleTypeOf<T>(), std::move(shape)};
+}
+
+struct Shard {
+  int64_t count = 0;
+  SampleArray inputs;
+  SampleArray targets;
+};
+
+// The targets as one int32 class id a sample (what softmax cross-entropy
+// and accuracy read). Throws std::invalid_argument, starting with `who`,
+// for targets of another type or shape.
+const int32_t* ClassIds(const Shard& shard, const char* who);
+
+// d2l's split_batch: the batch's samples in `shards` contiguous shards, in
+// order, whose sizes differ by at most one (the first count % shards get
+// one more); when there are fewer samples than shards the last ones are
+// empty (count 0, no data). Throws std::invalid_argument for shards < 1, a
+// negative count, or a dimension below 0.
+std::vector<Shard> ShardBatch(const Shard& batch, int shards);
+
+// Throws std::invalid_argument, starting with `who`, for a shard with a
+// negative count, samples without inputs or targets, or a dimension below
+// 0 (shard r is named).
+void CheckShards(const std::vector<Shard>& shards, const char* who);
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_NN_PARALLEL_SHARD_H_
