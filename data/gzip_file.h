@@ -9,30 +9,35 @@
 #include <string>
 #include <vector>
 
+#include "data/byte_source.h"
+
 namespace ringlet::data {
 
 // Streams the decompressed bytes of one gzip file (one or more members) in
 // pieces: the caller asks for exactly the bytes it expects, so it can check a
 // header before it allocates room for the body.
-class GzipReader {
+class GzipReader : public ByteSource {
  public:
   // Opens the file. Throws DataError when it is missing, not a regular file,
   // unreadable or does not start with the gzip magic bytes.
   explicit GzipReader(const std::string& path);
-  ~GzipReader();
+  ~GzipReader() override;
   GzipReader(const GzipReader&) = delete;
   GzipReader& operator=(const GzipReader&) = delete;
 
   // Fills out[0, size) with the next decompressed bytes and returns how many
   // it wrote: fewer than size only at the end of the data. Throws DataError
   // on a corrupt or truncated stream, or bytes after the last gzip member.
-  size_t Read(void* out, size_t size);
+  size_t Read(void* out, size_t size) override;
 
   // Reads and discards what is left, up to `limit` bytes; returns how many
   // bytes that was (limit + 1 when more were left).
-  uint64_t DrainRemaining(uint64_t limit);
+  uint64_t DrainRemaining(uint64_t limit) override;
 
-  const std::string& path() const { return path_; }
+  // Unknown without decompressing: -1.
+  int64_t remaining() const override { return -1; }
+
+  const std::string& path() const override { return path_; }
 
  private:
   // Tops the input up to at least `want` unread bytes (fewer at the end of

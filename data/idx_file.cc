@@ -1,7 +1,9 @@
 #include "data/idx_file.h"
 
 #include <cstdio>
+#include <cstring>
 
+#include "data/byte_source.h"
 #include "data/data_error.h"
 #include "data/gzip_file.h"
 
@@ -10,7 +12,7 @@ namespace {
 
 constexpr uint8_t kUnsignedByteType = 0x08;
 
-std::string ShapeString(const std::vector<uint32_t>& dims) {
+std::string ShapeString(const std::vector<int64_t>& dims) {
   std::string out;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i > 0) out += " x ";
@@ -25,44 +27,68 @@ std::string HexByte(uint8_t b) {
   return buf;
 }
 
-void ReadExactly(GzipReader& reader, void* out, size_t size, const char* what) {
-  const size_t got = reader.Read(out, size);
-  if (got != size) {
-    throw DataError(reader.path() + ": file ends inside the " + what +
-                    " (needed " + std::to_string(size) + " bytes, found " +
-                    std::to_string(got) + ")");
+bool TypeOf(uint8_t code, ElementType* type) {
+  switch (code) {
+    case 0x08:
+      *type = ElementType::kUint8;
+      return true;
+    case 0x09:
+      *type = ElementType::kInt8;
+      return true;
+    case 0x0B:
+      *type = ElementType::kInt16;
+      return true;
+    case 0x0C:
+      *type = ElementType::kInt32;
+      return true;
+    case 0x0D:
+      *type = ElementType::kFloat32;
+      return true;
+    case 0x0E:
+      *type = ElementType::kFloat64;
+      return true;
+    default:
+      return false;
   }
 }
 
-}  // namespace
+// What a caller insists on before the body is read (ReadIdxGz's checks).
+struct Expect {
+  bool uint8_only = false;
+  int rank = -1;  // -1: any.
+};
 
-IdxArray ReadIdxGz(const std::string& path, int expected_rank,
-                   uint64_t max_bytes) {
-  GzipReader reader(path);
-
+Array ParseIdx(ByteSource& source, uint64_t max_bytes, const Expect& expect) {
+  const std::string& path = source.path();
   uint8_t magic[4];
-  ReadExactly(reader, magic, sizeof(magic), "IDX header");
+  ReadExactly(source, magic, sizeof(magic), "IDX header");
   if (magic[0] != 0 || magic[1] != 0) {
     throw DataError(path + ": not an IDX file (magic number starts with " +
                     HexByte(magic[0]) + " " + HexByte(magic[1]) +
                     ", expected 0x00 0x00)");
   }
-  if (magic[2] != kUnsignedByteType) {
+  Array array;
+  if (expect.uint8_only && magic[2] != kUnsignedByteType) {
     throw DataError(path + ": IDX data type " + HexByte(magic[2]) +
                     " is not supported (expected 0x08, unsigned byte)");
   }
-  if (magic[3] != expected_rank) {
-    throw DataError(path + ": IDX file has " + std::to_string(magic[3]) +
-                    " dimensions, expected " + std::to_string(expected_rank));
+  if (!TypeOf(magic[2], &array.type)) {
+    throw DataError(path + ": IDX data type " + HexByte(magic[2]) +
+                    " is not supported (0x08 uint8, 0x09 int8, 0x0b int16, "
+                    "0x0c int32, 0x0d float32 or 0x0e float64)");
   }
-
-  IdxArray array;
-  array.dims.resize(expected_rank);
-  for (int i = 0; i < expected_rank; ++i) {
+  const int rank = magic[3];
+  if (expect.rank >= 0 && rank != expect.rank) {
+    throw DataError(path + ": IDX file has " + std::to_string(rank) +
+                    " dimensions, expected " + std::to_string(expect.rank));
+  }
+  if (rank == 0) throw DataError(path + ": IDX file has 0 dimensions");
+  array.dims.resize(rank);
+  for (int i = 0; i < rank; ++i) {
     uint8_t be[4];
-    ReadExactly(reader, be, sizeof(be), "IDX header");
-    array.dims[i] = (uint32_t{be[0]} << 24) | (uint32_t{be[1]} << 16) |
-                    (uint32_t{be[2]} << 8) | uint32_t{be[3]};
+    ReadExactly(source, be, sizeof(be), "IDX header");
+    array.dims[i] = (int64_t{be[0]} << 24) | (int64_t{be[1]} << 16) |
+                    (int64_t{be[2]} << 8) | int64_t{be[3]};
     if (array.dims[i] == 0 && i > 0) {
       throw DataError(path + ": IDX dimension " + std::to_string(i) +
                       " is zero");
@@ -70,18 +96,25 @@ IdxArray ReadIdxGz(const std::string& path, int expected_rank,
   }
   // Checked before any allocation, so a corrupt header cannot ask for
   // gigabytes, and with overflow detection, so it cannot wrap around either.
-  uint64_t total = 1;
-  bool overflow = false;
-  for (uint32_t d : array.dims)
-    overflow |= __builtin_mul_overflow(total, d, &total);
-  if (overflow || total > max_bytes) {
+  const size_t size = ElementSize(array.type);
+  const int64_t elements = ElementsOf(array.dims, INT64_MAX / 8);
+  if (elements < 0 || static_cast<uint64_t>(elements) * size > max_bytes) {
     throw DataError(path + ": IDX header describes " + ShapeString(array.dims) +
-                    " elements, more than the " + std::to_string(max_bytes) +
+                    " elements of " + std::to_string(size) +
+                    " bytes, more than the " + std::to_string(max_bytes) +
                     "-byte limit; the header is corrupt");
   }
-
-  array.data.resize(total);
-  const size_t got = reader.Read(array.data.data(), total);
+  const uint64_t total = static_cast<uint64_t>(elements) * size;
+  if (source.remaining() >= 0 &&
+      static_cast<uint64_t>(source.remaining()) != total) {
+    throw DataError(path + ": the IDX header promises " +
+                    ShapeString(array.dims) + " = " + std::to_string(total) +
+                    " bytes of data, the file holds " +
+                    std::to_string(source.remaining()) +
+                    "; the file is cut short or its header is wrong");
+  }
+  array.bytes.resize(total);
+  const size_t got = source.Read(array.bytes.data(), total);
   if (got != total) {
     throw DataError(path + ": truncated data: the header promises " +
                     ShapeString(array.dims) + " = " + std::to_string(total) +
@@ -89,7 +122,7 @@ IdxArray ReadIdxGz(const std::string& path, int expected_rank,
   }
   // Counted up to a limit: a small file may inflate to terabytes.
   constexpr uint64_t kCountedExtra = 1 << 20;
-  const uint64_t extra = reader.DrainRemaining(kCountedExtra);
+  const uint64_t extra = source.DrainRemaining(kCountedExtra);
   if (extra > 0) {
     throw DataError(path + ": " +
                     (extra > kCountedExtra
@@ -98,7 +131,33 @@ IdxArray ReadIdxGz(const std::string& path, int expected_rank,
                     " bytes after the data the header describes (" +
                     ShapeString(array.dims) + "); the header is wrong");
   }
+  // IDX is big-endian; this machine (x86-64) is not.
+  if (size > 1) {
+    uint8_t* p = array.bytes.data();
+    for (uint64_t i = 0; i < total; i += size) {
+      for (size_t a = 0, b = size - 1; a < b; ++a, --b) {
+        std::swap(p[i + a], p[i + b]);
+      }
+    }
+  }
   return array;
+}
+
+}  // namespace
+
+Array ReadIdx(const std::string& path, uint64_t max_bytes) {
+  std::unique_ptr<ByteSource> source = OpenBytes(path);
+  return ParseIdx(*source, max_bytes, Expect{});
+}
+
+IdxArray ReadIdxGz(const std::string& path, int expected_rank,
+                   uint64_t max_bytes) {
+  GzipReader reader(path);
+  Array array = ParseIdx(reader, max_bytes, Expect{true, expected_rank});
+  IdxArray out;
+  for (int64_t d : array.dims) out.dims.push_back(static_cast<uint32_t>(d));
+  out.data = std::move(array.bytes);
+  return out;
 }
 
 }  // namespace ringlet::data

@@ -208,5 +208,46 @@ TEST_F(IdxFileTest, DataLongerThanHeaderSays) {
       AllOf(HasSubstr(Path("more.gz")), HasSubstr("3 bytes after the data")));
 }
 
+// ReadIdx: any element type and rank, plain or compressed, big-endian
+// values in this machine's order.
+TEST_F(IdxFileTest, ReadIdxTakesAnyTypeAndRankPlainOrCompressed) {
+  // Two int32 values, 1 and -2, big-endian, as a [2, 1] array.
+  const std::vector<uint8_t> be = {0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe};
+  const std::string raw = IdxBytes({2, 1}, be, 0x0c);
+  WriteFile(Path("ints.idx"), raw);
+  WriteFile(Path("ints.idx.gz"), Gzip(raw));
+  for (const char* name : {"ints.idx", "ints.idx.gz"}) {
+    const Array a = ReadIdx(Path(name));
+    EXPECT_EQ(a.type, ElementType::kInt32) << name;
+    EXPECT_EQ(a.dims, (std::vector<int64_t>{2, 1})) << name;
+    ASSERT_EQ(a.bytes.size(), 8u) << name;
+    const int32_t* v = reinterpret_cast<const int32_t*>(a.bytes.data());
+    EXPECT_EQ(v[0], 1) << name;
+    EXPECT_EQ(v[1], -2) << name;
+  }
+  // float32 1.5 is 3f c0 00 00.
+  WriteFile(Path("f.idx"), IdxBytes({1}, {0x3f, 0xc0, 0, 0}, 0x0d));
+  const Array f = ReadIdx(Path("f.idx"));
+  EXPECT_EQ(*reinterpret_cast<const float*>(f.bytes.data()), 1.5f);
+  EXPECT_EQ(f.Describe(), "float32 [1]");
+}
+
+// A plain file's size is checked against the header before allocating.
+TEST_F(IdxFileTest, ReadIdxChecksAPlainFilesSizeFirst) {
+  WriteFile(Path("short.idx"), IdxBytes({4, 2}, {1, 2, 3}, 0x0b));
+  try {
+    ReadIdx(Path("short.idx"));
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr(Path("short.idx")),
+                                HasSubstr("promises 4 x 2 = 16 bytes"),
+                                HasSubstr("the file holds 3")));
+  }
+  WriteFile(Path("type.idx"), IdxBytes({1}, {1}, 0x0a));
+  EXPECT_THROW(ReadIdx(Path("type.idx")), DataError);
+  WriteFile(Path("rank0.idx"), IdxBytes({}, {}));
+  EXPECT_THROW(ReadIdx(Path("rank0.idx")), DataError);
+}
+
 }  // namespace
 }  // namespace ringlet::data

@@ -1,0 +1,89 @@
+#include "data/byte_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "data/data_error.h"
+#include "data/gzip_file.h"
+
+namespace ringlet::data {
+namespace {
+
+class PlainFile : public ByteSource {
+ public:
+  explicit PlainFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) {
+      throw DataError(path + ": cannot open (" + std::strerror(errno) + ")");
+    }
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      const bool folder = S_ISDIR(st.st_mode);
+      ::close(fd_);
+      throw DataError(path + ": not a regular file" +
+                      (folder ? " (it is a folder)" : ""));
+    }
+    // O_NONBLOCK only kept a FIFO from blocking the open above.
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+    left_ = static_cast<int64_t>(st.st_size);
+  }
+  ~PlainFile() override { ::close(fd_); }
+
+  size_t Read(void* out, size_t size) override {
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t got =
+          ::read(fd_, static_cast<char*>(out) + done, size - done);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        throw DataError(path_ + ": cannot read (" + std::strerror(errno) + ")");
+      }
+      if (got == 0) break;
+      done += static_cast<size_t>(got);
+    }
+    left_ = std::max<int64_t>(0, left_ - static_cast<int64_t>(done));
+    return done;
+  }
+
+  uint64_t DrainRemaining(uint64_t limit) override {
+    const uint64_t left = static_cast<uint64_t>(left_);
+    left_ = 0;
+    return std::min(left, limit + 1);
+  }
+
+  int64_t remaining() const override { return left_; }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  int64_t left_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> OpenBytes(const std::string& path) {
+  auto plain = std::make_unique<PlainFile>(path);
+  uint8_t magic[2] = {0, 0};
+  const size_t got = plain->Read(magic, 2);
+  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    return std::make_unique<GzipReader>(path);
+  }
+  return std::make_unique<PlainFile>(path);  // From its start again.
+}
+
+void ReadExactly(ByteSource& source, void* out, size_t size, const char* what) {
+  const size_t got = source.Read(out, size);
+  if (got != size) {
+    throw DataError(source.path() + ": file ends inside the " + what +
+                    " (needed " + std::to_string(size) + " bytes, found " +
+                    std::to_string(got) + ")");
+  }
+}
+
+}  // namespace ringlet::data

@@ -1,0 +1,31 @@
+// A reader for NumPy's .npy files (format versions 1, 2 and 3): one array
+// in C order of uint8, int8, int16, int32, int64, float32 or float64,
+// either byte order.
+#ifndef RINGLET_DATA_NPY_FILE_H_
+#define RINGLET_DATA_NPY_FILE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "data/array.h"
+
+namespace ringlet::data {
+
+inline constexpr uint64_t kDefaultNpyMaxBytes = uint64_t{16} << 30;
+
+// Reads the array at `path` (plain or gzip-compressed) into this machine's
+// byte order. The header (at most 64 KiB) must name a supported type, C
+// order and a shape, and the file must hold exactly the bytes the shape
+// promises, checked before allocating. Fortran order, object arrays,
+// structured types and other types are refused, naming what the file
+// holds and what to save instead. Throws DataError naming the file.
+Array ReadNpy(const std::string& path,
+              uint64_t max_bytes = kDefaultNpyMaxBytes);
+
+// The bytes of a .npy file (version 1) holding `array`: what tests and
+// tools write.
+std::string NpyBytes(const Array& array);
+
+}  // namespace ringlet::data
+
+#endif  // RINGLET_DATA_NPY_FILE_H_
