@@ -25,6 +25,39 @@ size_t ElementSize(ElementType type);
 // "uint8", "int8", "int16", "int32", "int64", "float32" or "float64".
 const char* ToString(ElementType type);
 
+// The element type of T (uint8_t, int8_t, int16_t, int32_t, int64_t, float,
+// double).
+template <typename T>
+constexpr ElementType ElementTypeOf();
+template <>
+constexpr ElementType ElementTypeOf<uint8_t>() {
+  return ElementType::kUint8;
+}
+template <>
+constexpr ElementType ElementTypeOf<int8_t>() {
+  return ElementType::kInt8;
+}
+template <>
+constexpr ElementType ElementTypeOf<int16_t>() {
+  return ElementType::kInt16;
+}
+template <>
+constexpr ElementType ElementTypeOf<int32_t>() {
+  return ElementType::kInt32;
+}
+template <>
+constexpr ElementType ElementTypeOf<int64_t>() {
+  return ElementType::kInt64;
+}
+template <>
+constexpr ElementType ElementTypeOf<float>() {
+  return ElementType::kFloat32;
+}
+template <>
+constexpr ElementType ElementTypeOf<double>() {
+  return ElementType::kFloat64;
+}
+
 struct Array {
   ElementType type = ElementType::kUint8;
   std::vector<int64_t> dims;

@@ -17,33 +17,6 @@ void CheckShape(const std::vector<int64_t>& shape, const char* who,
 
 }  // namespace
 
-size_t SizeOf(SampleType type) {
-  switch (type) {
-    case SampleType::kUint8:
-      return 1;
-    case SampleType::kInt32:
-    case SampleType::kFloat32:
-      return 4;
-    case SampleType::kInt64:
-      return 8;
-  }
-  return 0;
-}
-
-const char* ToString(SampleType type) {
-  switch (type) {
-    case SampleType::kUint8:
-      return "uint8";
-    case SampleType::kInt32:
-      return "int32";
-    case SampleType::kInt64:
-      return "int64";
-    case SampleType::kFloat32:
-      return "float32";
-  }
-  return "?";
-}
-
 int64_t SampleArray::elements_per_sample() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -51,7 +24,7 @@ int64_t SampleArray::elements_per_sample() const {
 }
 
 int64_t SampleArray::bytes_per_sample() const {
-  return elements_per_sample() * static_cast<int64_t>(SizeOf(type));
+  return elements_per_sample() * static_cast<int64_t>(data::ElementSize(type));
 }
 
 SampleArray SampleArray::From(int64_t first) const {
@@ -63,24 +36,24 @@ SampleArray SampleArray::From(int64_t first) const {
 }
 
 std::string SampleArray::Describe() const {
-  std::string out = std::string(ToString(type)) + " {";
+  std::string out = std::string(data::ToString(type)) + " {";
   for (size_t i = 0; i < shape.size(); ++i) {
     out += (i ? ", " : "") + std::to_string(shape[i]);
   }
   return out + "}";
 }
 
-void SampleArray::CheckType(SampleType wanted, const char* who) const {
+void SampleArray::CheckType(ElementType wanted, const char* who) const {
   if (type != wanted) {
     throw std::invalid_argument(std::string(who) + " takes " +
-                                ToString(wanted) + " samples; these are " +
-                                Describe());
+                                data::ToString(wanted) +
+                                " samples; these are " + Describe());
   }
 }
 
 const int32_t* ClassIds(const Shard& shard, const char* who) {
   if (!shard.targets.shape.empty() ||
-      shard.targets.type != SampleType::kInt32) {
+      shard.targets.type != ElementType::kInt32) {
     throw std::invalid_argument(
         std::string(who) +
         " takes one int32 class id a sample as targets; "

@@ -17,39 +17,20 @@
 #include <string>
 #include <vector>
 
+#include "data/array.h"
+
 namespace ringlet::nn {
 
-// The element types samples come in.
-enum class SampleType { kUint8, kInt32, kInt64, kFloat32 };
-
-size_t SizeOf(SampleType type);
-// "uint8", "int32", "int64" or "float32".
-const char* ToString(SampleType type);
-
-template <typename T>
-constexpr SampleType SampleTypeOf();
-template <>
-constexpr SampleType SampleTypeOf<uint8_t>() {
-  return SampleType::kUint8;
-}
-template <>
-constexpr SampleType SampleTypeOf<int32_t>() {
-  return SampleType::kInt32;
-}
-template <>
-constexpr SampleType SampleTypeOf<int64_t>() {
-  return SampleType::kInt64;
-}
-template <>
-constexpr SampleType SampleTypeOf<float>() {
-  return SampleType::kFloat32;
-}
+// Element types are data's (data/array.h: uint8, int8, int16, int32,
+// int64, float32, float64), so a loaded batch is a shard as it is.
+using data::ElementType;
+using data::ElementTypeOf;
 
 // One kind of value of consecutive samples in host memory: sample i's
 // elements start at data + i * bytes_per_sample().
 struct SampleArray {
   const void* data = nullptr;
-  SampleType type = SampleType::kFloat32;
+  ElementType type = ElementType::kFloat32;
   std::vector<int64_t> shape;  // One sample's; {} is one value a sample.
 
   int64_t elements_per_sample() const;
@@ -61,20 +42,20 @@ struct SampleArray {
   // naming both types when they are not T.
   template <typename T>
   const T* As(const char* who) const {
-    CheckType(SampleTypeOf<T>(), who);
+    CheckType(ElementTypeOf<T>(), who);
     return static_cast<const T*>(data);
   }
   // "float32 {1, 28, 28}".
   std::string Describe() const;
 
  private:
-  void CheckType(SampleType wanted, const char* who) const;
+  void CheckType(ElementType wanted, const char* who) const;
 };
 
 // `data` as samples of `shape` (one sample's).
 template <typename T>
 SampleArray SamplesOf(const T* data, std::vector<int64_t> shape) {
-  return SampleArray{data, SampleTypeOf<T>(), std::move(shape)};
+  return SampleArray{data, ElementTypeOf<T>(), std::move(shape)};
 }
 
 struct Shard {
