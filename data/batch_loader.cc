@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "data/data_error.h"
 
 namespace ringlet::data {
 namespace {
@@ -21,6 +24,78 @@ const std::array<float, 256>& PixelToFloat() {
   return table;
 }
 
+// n values of `type` at src as float32; uint8 ones scaled to [0, 1].
+void ToFloat(ElementType type, const uint8_t* src, int64_t n, float* dst) {
+  switch (type) {
+    case ElementType::kUint8: {
+      const std::array<float, 256>& to_float = PixelToFloat();
+      for (int64_t i = 0; i < n; ++i) dst[i] = to_float[src[i]];
+      return;
+    }
+    case ElementType::kFloat32:
+      std::memcpy(dst, src, n * sizeof(float));
+      return;
+    default:
+      break;
+  }
+  const size_t size = ElementSize(type);
+  for (int64_t i = 0; i < n; ++i, src += size) {
+    switch (type) {
+      case ElementType::kInt8: {
+        int8_t v;
+        std::memcpy(&v, src, 1);
+        dst[i] = v;
+        break;
+      }
+      case ElementType::kInt16: {
+        int16_t v;
+        std::memcpy(&v, src, 2);
+        dst[i] = v;
+        break;
+      }
+      case ElementType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, src, 4);
+        dst[i] = static_cast<float>(v);
+        break;
+      }
+      case ElementType::kInt64: {
+        int64_t v;
+        std::memcpy(&v, src, 8);
+        dst[i] = static_cast<float>(v);
+        break;
+      }
+      case ElementType::kFloat64: {
+        double v;
+        std::memcpy(&v, src, 8);
+        dst[i] = static_cast<float>(v);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+// A Fashion-MNIST split seen as a data set, without copying it.
+class SplitSamples : public Dataset {
+ public:
+  explicit SplitSamples(const Split& split) : split_(split) {}
+  int64_t size() const override { return split_.size(); }
+  const SampleSpec& input() const override { return input_; }
+  const SampleSpec& target() const override { return target_; }
+  int64_t classes() const override { return kNumClasses; }
+  void Read(int64_t i, void* input, void* target) const override {
+    std::memcpy(input, split_.image(i), kImagePixels);
+    std::memcpy(target, &split_.labels[i], sizeof(int32_t));
+  }
+
+ private:
+  const Split& split_;
+  const SampleSpec input_{ElementType::kUint8, {1, kImageRows, kImageCols}};
+  const SampleSpec target_{ElementType::kInt32, {}};
+};
+
 // Mixes seed and epoch into one well-spread 64-bit value (splitmix64 step),
 // so neighbouring seeds or epochs give unrelated orders.
 uint64_t MixSeed(uint64_t seed, int64_t epoch) {
@@ -33,8 +108,19 @@ uint64_t MixSeed(uint64_t seed, int64_t epoch) {
 
 }  // namespace
 
-BatchLoader::BatchLoader(const Split& split, const LoaderOptions& options)
-    : split_(split), options_(options) {
+void Batch::CheckTargetType(ElementType wanted) const {
+  if (target.type != wanted) {
+    throw DataError(std::string("the batch's targets are ") +
+                    target.Describe() + ", not " + ToString(wanted));
+  }
+}
+
+DatasetPtr SplitDataset(const Split& split) {
+  return std::make_shared<SplitSamples>(split);
+}
+
+BatchLoader::BatchLoader(DatasetPtr data, const LoaderOptions& options)
+    : data_(std::move(data)), options_(options) {
   if (options.batch_size < 1) {
     throw std::invalid_argument("batch size must be at least 1, got " +
                                 std::to_string(options.batch_size));
@@ -43,7 +129,7 @@ BatchLoader::BatchLoader(const Split& split, const LoaderOptions& options)
     throw std::invalid_argument("prefetch must not be negative, got " +
                                 std::to_string(options.prefetch));
   }
-  const int64_t n = split.size();
+  const int64_t n = data_->size();
   // n / b, plus one for a partial batch: (n + b - 1) / b overflows for a
   // batch size near the largest int64.
   batches_per_epoch_ = n / options.batch_size +
@@ -66,9 +152,9 @@ std::shared_ptr<const BatchLoader::EpochPlan> BatchLoader::MakePlan(
     int64_t epoch) const {
   auto plan = std::make_shared<EpochPlan>();
   plan->epoch = epoch;
-  const int64_t n = split_.size();
+  const int64_t n = data_->size();
   plan->order.resize(n);
-  for (int64_t i = 0; i < n; ++i) plan->order[i] = static_cast<int32_t>(i);
+  for (int64_t i = 0; i < n; ++i) plan->order[i] = i;
   if (options_.shuffle) {
     // Fisher-Yates with mt19937_64, whose output the standard fixes (unlike
     // std::shuffle's), so an order is the same with every compiler. The
@@ -87,19 +173,23 @@ void BatchLoader::Fill(const EpochPlan& plan, int64_t index,
                        Batch* batch) const {
   const int64_t begin = index * options_.batch_size;
   const int64_t size =
-      std::min<int64_t>(options_.batch_size, split_.size() - begin);
+      std::min<int64_t>(options_.batch_size, data_->size() - begin);
+  const SampleSpec& in = data_->input();
+  const int64_t in_elements = in.elements();
+  const int64_t target_bytes = data_->target().bytes();
   batch->epoch = plan.epoch;
   batch->index = index;
   batch->size = size;
-  batch->images.resize(size * kImagePixels);
-  batch->labels.resize(size);
-  const std::array<float, 256>& to_float = PixelToFloat();
+  batch->input_shape = in.shape;
+  batch->target = data_->target();
+  batch->inputs.resize(size * in_elements);
+  batch->targets.resize(size * target_bytes);
+  std::vector<uint8_t> raw(in.bytes());
   for (int64_t i = 0; i < size; ++i) {
-    const int32_t sample = plan.order[begin + i];
-    const uint8_t* src = split_.image(sample);
-    float* dst = &batch->images[i * kImagePixels];
-    for (int p = 0; p < kImagePixels; ++p) dst[p] = to_float[src[p]];
-    batch->labels[i] = split_.labels[sample];
+    const int64_t sample = plan.order[begin + i];
+    data_->Read(sample, raw.data(), batch->targets.data() + i * target_bytes);
+    ToFloat(in.type, raw.data(), in_elements,
+            batch->inputs.data() + i * in_elements);
   }
 }
 

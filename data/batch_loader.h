@@ -1,9 +1,11 @@
-// Shuffled, normalised mini-batches of a Split, prepared ahead of time.
+// Shuffled mini-batches of a data set, prepared ahead of time.
 //
-// Each epoch visits every image once, in an order that depends only on the
-// seed and the epoch number. Images come out as float32 in [0, 1] (pixel /
-// 255, as d2l's ToTensor gives them), NCHW with C = 1. With prefetch > 0 a
-// background thread fills up to that many batches ahead of the consumer.
+// Each epoch visits every sample once, in an order that depends only on the
+// seed and the epoch number. Inputs come out as float32: uint8 ones in
+// [0, 1] (value / 255, as d2l's ToTensor gives images), other types
+// converted as they are; targets as the data set holds them. With
+// prefetch > 0 a background thread fills up to that many batches ahead of
+// the consumer.
 #ifndef RINGLET_DATA_BATCH_LOADER_H_
 #define RINGLET_DATA_BATCH_LOADER_H_
 
@@ -15,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/dataset.h"
 #include "data/fashion_mnist.h"
 
 namespace ringlet::data {
@@ -30,18 +33,38 @@ struct LoaderOptions {
 struct Batch {
   int64_t epoch = 0;
   int64_t index = 0;  // Position of this batch within its epoch.
-  int64_t size = 0;   // Images in this batch; the last one may be smaller.
-  std::vector<float> images;    // size x 1 x 28 x 28
-  std::vector<int32_t> labels;  // size
+  int64_t size = 0;   // Samples in this batch; the last one may be smaller.
+  std::vector<int64_t> input_shape;  // One sample's ({1, 28, 28}).
+  std::vector<float> inputs;         // size x input_shape, as float32.
+  SampleSpec target;                 // One sample's target.
+  std::vector<uint8_t> targets;      // size x target.bytes().
 
-  const float* image(int64_t i) const { return &images[i * kImagePixels]; }
+  const float* input(int64_t i) const {
+    return inputs.data() + i * ElementsOf(input_shape, INT64_MAX);
+  }
+  // The targets as T; throws DataError when they are of another type.
+  template <typename T>
+  const T* targets_as() const {
+    CheckTargetType(ElementTypeOf<T>());
+    return reinterpret_cast<const T*>(targets.data());
+  }
+
+ private:
+  void CheckTargetType(ElementType wanted) const;
 };
+
+// Fashion-MNIST's split as a data set (uint8 {1, 28, 28} -> int32 {}, 10
+// classes), viewing `split`, which must outlive it.
+DatasetPtr SplitDataset(const Split& split);
 
 class BatchLoader {
  public:
-  // `split` must outlive the loader. Throws std::invalid_argument for a
-  // batch size below 1 or a negative prefetch.
-  BatchLoader(const Split& split, const LoaderOptions& options);
+  // Throws std::invalid_argument for a batch size below 1 or a negative
+  // prefetch.
+  BatchLoader(DatasetPtr data, const LoaderOptions& options);
+  // A Fashion-MNIST split, which must outlive the loader.
+  BatchLoader(const Split& split, const LoaderOptions& options)
+      : BatchLoader(SplitDataset(split), options) {}
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -64,14 +87,14 @@ class BatchLoader {
   // The order of one epoch, shared with the producer thread.
   struct EpochPlan {
     int64_t epoch = 0;
-    std::vector<int32_t> order;
+    std::vector<int64_t> order;
   };
 
   std::shared_ptr<const EpochPlan> MakePlan(int64_t epoch) const;
   void Fill(const EpochPlan& plan, int64_t index, Batch* batch) const;
   void ProducerLoop();
 
-  const Split& split_;
+  const DatasetPtr data_;
   const LoaderOptions options_;
   int64_t batches_per_epoch_ = 0;
 

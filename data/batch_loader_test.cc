@@ -32,10 +32,10 @@ Split MakeSplit(int64_t n) {
 // and label; checks every pixel of the row against that image.
 int64_t IdentifyRow(const Split& split, const Batch& batch, int64_t row) {
   for (int64_t i = 0; i < split.size(); ++i) {
-    if (split.labels[i] != batch.labels[row]) continue;
+    if (split.labels[i] != batch.targets_as<int32_t>()[row]) continue;
     bool same = true;
     for (int p = 0; p < kImagePixels && same; ++p) {
-      same = batch.image(row)[p] == split.image(i)[p] / 255.0f;
+      same = batch.input(row)[p] == split.image(i)[p] / 255.0f;
     }
     if (same) return i;
   }
@@ -86,8 +86,10 @@ TEST_P(BatchLoaderTest, LastPartialBatchKeptOrDropped) {
   Batch batch;
   while (keep.Next(&batch)) sizes.push_back(batch.size);
   EXPECT_EQ(sizes, (std::vector<int64_t>{10, 10, 5}));
-  EXPECT_EQ(batch.images.size(), 5u * kImagePixels);
-  EXPECT_EQ(batch.labels.size(), 5u);
+  EXPECT_EQ(batch.inputs.size(), 5u * kImagePixels);
+  EXPECT_EQ(batch.targets.size(), 5u * sizeof(int32_t));
+  EXPECT_EQ(batch.input_shape, (std::vector<int64_t>{1, 28, 28}));
+  EXPECT_EQ(batch.target.Describe(), "int32 {}");
 
   LoaderOptions drop_options = Options(10);
   drop_options.drop_last = true;
@@ -141,11 +143,13 @@ TEST_P(BatchLoaderTest, ImagesAreFloatsInUnitRangeNchw) {
   loader.StartEpoch(0);
   Batch batch;
   ASSERT_TRUE(loader.Next(&batch));
-  ASSERT_EQ(batch.images.size(), 2u * 1 * 28 * 28);
-  EXPECT_EQ(batch.images[3 * 28 + 5], 51 / 255.0f);
-  EXPECT_EQ(batch.images[3 * 28 + 6], 0.0f);
-  EXPECT_EQ(batch.images[kImagePixels + 100], 1.0f);
-  EXPECT_EQ(batch.labels, (std::vector<int32_t>{0, 1}));
+  ASSERT_EQ(batch.inputs.size(), 2u * 1 * 28 * 28);
+  EXPECT_EQ(batch.inputs[3 * 28 + 5], 51 / 255.0f);
+  EXPECT_EQ(batch.inputs[3 * 28 + 6], 0.0f);
+  EXPECT_EQ(batch.inputs[kImagePixels + 100], 1.0f);
+  EXPECT_EQ(std::vector<int32_t>(batch.targets_as<int32_t>(),
+                                 batch.targets_as<int32_t>() + 2),
+            (std::vector<int32_t>{0, 1}));
 }
 
 TEST_P(BatchLoaderTest, RestartingMidEpochStartsClean) {
@@ -234,8 +238,8 @@ TEST(BatchLoader, PrefetchedAndSynchronousBatchesAreIdentical) {
     while (sync.Next(&a)) {
       ASSERT_TRUE(async.Next(&b));
       EXPECT_EQ(a.index, b.index);
-      EXPECT_EQ(a.images, b.images);
-      EXPECT_EQ(a.labels, b.labels);
+      EXPECT_EQ(a.inputs, b.inputs);
+      EXPECT_EQ(a.targets, b.targets);
     }
     EXPECT_FALSE(async.Next(&b));
   }

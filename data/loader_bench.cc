@@ -67,7 +67,7 @@ void BM_ShuffledBatches(benchmark::State& state) {
       loader.StartEpoch(++epoch);
       loader.Next(&batch);
     }
-    benchmark::DoNotOptimize(batch.images.data());
+    benchmark::DoNotOptimize(batch.inputs.data());
     images += batch.size;
   }
   state.SetItemsProcessed(images);

@@ -59,8 +59,10 @@ TEST_F(InstalledFashionMnist, AnEpochOfBatchesCoversTheTrainingSet) {
   double pixel_sum = 0;
   while (loader.Next(&batch)) {
     images += batch.size;
-    for (int64_t i = 0; i < batch.size; ++i) ++counts.at(batch.labels[i]);
-    for (float v : batch.images) pixel_sum += v;
+    for (int64_t i = 0; i < batch.size; ++i) {
+      ++counts.at(batch.targets_as<int32_t>()[i]);
+    }
+    for (float v : batch.inputs) pixel_sum += v;
   }
   EXPECT_EQ(images, 60000);
   EXPECT_EQ(batch.size, 60000 - 234 * 256);

@@ -29,7 +29,7 @@ data::Split FirstImages(int64_t n) {
 }
 
 nn::Tensor Images(const data::Batch& batch) {
-  return nn::Tensor::FromVector({batch.size, 1, 28, 28}, batch.images);
+  return nn::Tensor::FromVector({batch.size, 1, 28, 28}, batch.inputs);
 }
 
 TEST(Learning, LeNetFitsAThousandImages) {
@@ -55,8 +55,8 @@ TEST(Learning, LeNetFitsAThousandImages) {
     while (loader.Next(&batch)) {
       nn::LeNetActivations acts;
       const nn::LossResult r = nn::SoftmaxCrossEntropy(
-          nn::LeNetForward(params, Images(batch), &acts), batch.labels.data(),
-          nn::Reduction::kMean);
+          nn::LeNetForward(params, Images(batch), &acts),
+          batch.targets_as<int32_t>(), nn::Reduction::kMean);
       const nn::LeNetParams grads = nn::LeNetBackward(params, acts, r.dlogits);
       const std::vector<nn::Tensor*> ps = params.All();
       const std::vector<const nn::Tensor*> gs = grads.All();
@@ -98,9 +98,9 @@ TEST(Learning, ResNet18LossHalvesWithinThirtySteps) {
     loader.StartEpoch(epoch);
     while (step < 30 && loader.Next(&batch)) {
       sgd.ZeroGrad();
-      const nn::LossResult r =
-          nn::SoftmaxCrossEntropy(net->Forward(Images(batch)),
-                                  batch.labels.data(), nn::Reduction::kMean);
+      const nn::LossResult r = nn::SoftmaxCrossEntropy(
+          net->Forward(Images(batch)), batch.targets_as<int32_t>(),
+          nn::Reduction::kMean);
       net->Backward(r.dlogits);
       sgd.Step();
       if (step == 0) first = r.loss;

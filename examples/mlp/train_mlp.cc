@@ -46,13 +46,13 @@ class Mlp : public nn::Module {
   nn::Linear out_{256, data::kNumClasses};
 };
 
-// One shard of `batch` per device. The data says what a sample is: an
-// input of one image, {1, 28, 28} floats, and a target of one class id.
+// One shard of `batch` per device. The data says what a sample is (here
+// an image of {1, 28, 28} floats and one class id).
 std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
   const nn::Shard whole{batch.size,
-                        nn::SamplesOf(batch.images.data(),
-                                      {1, data::kImageRows, data::kImageCols}),
-                        nn::SamplesOf(batch.labels.data(), {})};
+                        nn::SamplesOf(batch.inputs.data(), batch.input_shape),
+                        nn::SampleArray{batch.targets.data(), batch.target.type,
+                                        batch.target.shape}};
   return nn::ShardBatch(whole, devices);
 }
 

@@ -17,12 +17,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The batch's images and labels in `devices` shards.
+// The batch's inputs and targets in `devices` shards.
 std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
   const nn::Shard whole{batch.size,
-                        nn::SamplesOf(batch.images.data(),
-                                      {1, data::kImageRows, data::kImageCols}),
-                        nn::SamplesOf(batch.labels.data(), {})};
+                        nn::SamplesOf(batch.inputs.data(), batch.input_shape),
+                        nn::SampleArray{batch.targets.data(), batch.target.type,
+                                        batch.target.shape}};
   return nn::ShardBatch(whole, devices);
 }
 

@@ -1,0 +1,204 @@
+#include "data/dataset.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "data/data_error.h"
+
+namespace ringlet::data {
+namespace {
+
+class ArraySamples : public Dataset {
+ public:
+  ArraySamples(const std::string& name, Array inputs, Array targets,
+               int64_t classes)
+      : inputs_(std::move(inputs)),
+        targets_(std::move(targets)),
+        classes_(classes) {
+    if (inputs_.dims.empty() || targets_.dims.empty()) {
+      throw DataError(name + ": inputs " + inputs_.Describe() +
+                      " and targets " + targets_.Describe() +
+                      " need a first dimension, the samples");
+    }
+    if (inputs_.dims[0] != targets_.dims[0]) {
+      throw DataError(name + ": " + std::to_string(inputs_.dims[0]) +
+                      " inputs but " + std::to_string(targets_.dims[0]) +
+                      " targets");
+    }
+    size_ = inputs_.dims[0];
+    input_ = SampleSpec{inputs_.type,
+                        {inputs_.dims.begin() + 1, inputs_.dims.end()}};
+    target_ = SampleSpec{targets_.type,
+                         {targets_.dims.begin() + 1, targets_.dims.end()}};
+    if (static_cast<int64_t>(inputs_.bytes.size()) != size_ * input_.bytes() ||
+        static_cast<int64_t>(targets_.bytes.size()) !=
+            size_ * target_.bytes()) {
+      throw DataError(name + ": an array's bytes do not match its dims");
+    }
+    if (classes_ > 0) CheckClasses(name);
+  }
+
+  int64_t size() const override { return size_; }
+  const SampleSpec& input() const override { return input_; }
+  const SampleSpec& target() const override { return target_; }
+  int64_t classes() const override { return classes_; }
+  void Read(int64_t i, void* input, void* target) const override {
+    std::memcpy(input, inputs_.bytes.data() + i * input_.bytes(),
+                input_.bytes());
+    std::memcpy(target, targets_.bytes.data() + i * target_.bytes(),
+                target_.bytes());
+  }
+
+ private:
+  void CheckClasses(const std::string& name) const {
+    const int64_t n = size_ * target_.elements();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = 0;
+      switch (target_.type) {
+        case ElementType::kUint8:
+          v = targets_.bytes[i];
+          break;
+        case ElementType::kInt32: {
+          int32_t x;
+          std::memcpy(&x, targets_.bytes.data() + 4 * i, 4);
+          v = x;
+          break;
+        }
+        case ElementType::kInt64:
+          std::memcpy(&v, targets_.bytes.data() + 8 * i, 8);
+          break;
+        default:
+          throw DataError(name +
+                          ": class targets must be integers (uint8, "
+                          "int32 or int64), not " +
+                          target_.Describe());
+      }
+      if (v < 0 || v >= classes_) {
+        throw DataError(name + ": target " + std::to_string(i) + " is " +
+                        std::to_string(v) + ", outside 0.." +
+                        std::to_string(classes_ - 1));
+      }
+    }
+  }
+
+  Array inputs_, targets_;
+  int64_t classes_ = 0;
+  int64_t size_ = 0;
+  SampleSpec input_, target_;
+};
+
+class SubsetSamples : public Dataset {
+ public:
+  SubsetSamples(DatasetPtr base, std::vector<int64_t> indices)
+      : base_(std::move(base)), indices_(std::move(indices)) {
+    for (int64_t i : indices_) {
+      if (i < 0 || i >= base_->size()) {
+        throw DataError("subset: sample " + std::to_string(i) +
+                        " is outside a data set of " +
+                        std::to_string(base_->size()));
+      }
+    }
+  }
+  int64_t size() const override {
+    return static_cast<int64_t>(indices_.size());
+  }
+  const SampleSpec& input() const override { return base_->input(); }
+  const SampleSpec& target() const override { return base_->target(); }
+  int64_t classes() const override { return base_->classes(); }
+  void Read(int64_t i, void* input, void* target) const override {
+    base_->Read(indices_[i], input, target);
+  }
+
+ private:
+  DatasetPtr base_;
+  std::vector<int64_t> indices_;
+};
+
+class ConcatSamples : public Dataset {
+ public:
+  explicit ConcatSamples(std::vector<DatasetPtr> parts)
+      : parts_(std::move(parts)) {
+    if (parts_.empty()) throw DataError("concat: no data sets");
+    for (const DatasetPtr& p : parts_) {
+      if (!(p->input() == parts_[0]->input()) ||
+          !(p->target() == parts_[0]->target()) ||
+          p->classes() != parts_[0]->classes()) {
+        throw DataError("concat: samples of " + p->input().Describe() + " -> " +
+                        p->target().Describe() + " beside " +
+                        parts_[0]->input().Describe() + " -> " +
+                        parts_[0]->target().Describe() +
+                        "; concatenate data sets of one kind");
+      }
+      ends_.push_back((ends_.empty() ? 0 : ends_.back()) + p->size());
+    }
+  }
+  int64_t size() const override { return ends_.back(); }
+  const SampleSpec& input() const override { return parts_[0]->input(); }
+  const SampleSpec& target() const override { return parts_[0]->target(); }
+  int64_t classes() const override { return parts_[0]->classes(); }
+  void Read(int64_t i, void* input, void* target) const override {
+    size_t p = 0;
+    while (i >= ends_[p]) ++p;
+    parts_[p]->Read(i - (p ? ends_[p - 1] : 0), input, target);
+  }
+
+ private:
+  std::vector<DatasetPtr> parts_;
+  std::vector<int64_t> ends_;
+};
+
+}  // namespace
+
+int64_t SampleSpec::elements() const { return ElementsOf(shape, INT64_MAX); }
+
+int64_t SampleSpec::bytes() const {
+  return elements() * static_cast<int64_t>(ElementSize(type));
+}
+
+std::string SampleSpec::Describe() const {
+  std::string out = std::string(ToString(type)) + " {";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  return out + "}";
+}
+
+DatasetPtr ArrayDataset(const std::string& name, Array inputs, Array targets,
+                        int64_t classes) {
+  return std::make_shared<ArraySamples>(name, std::move(inputs),
+                                        std::move(targets), classes);
+}
+
+DatasetPtr Subset(DatasetPtr base, std::vector<int64_t> indices) {
+  return std::make_shared<SubsetSamples>(std::move(base), std::move(indices));
+}
+
+DatasetPtr Concat(std::vector<DatasetPtr> parts) {
+  return std::make_shared<ConcatSamples>(std::move(parts));
+}
+
+std::pair<DatasetPtr, DatasetPtr> HoldOut(DatasetPtr base, double fraction,
+                                          uint64_t seed) {
+  if (!(fraction >= 0 && fraction <= 1)) {
+    throw DataError("hold out: the fraction must lie in [0, 1]");
+  }
+  const int64_t n = base->size();
+  const int64_t held = static_cast<int64_t>(std::llround(fraction * n));
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(seed);
+  for (int64_t i = n - 1; i > 0; --i) {
+    std::swap(order[i], order[rng() % static_cast<uint64_t>(i + 1)]);
+  }
+  std::vector<char> is_held(n, 0);
+  for (int64_t i = 0; i < held; ++i) is_held[order[i]] = 1;
+  std::vector<int64_t> kept_indices, held_indices;
+  for (int64_t i = 0; i < n; ++i) {
+    (is_held[i] ? held_indices : kept_indices).push_back(i);
+  }
+  return {Subset(base, std::move(kept_indices)),
+          Subset(base, std::move(held_indices))};
+}
+
+}  // namespace ringlet::data

@@ -1,0 +1,137 @@
+#include "data/dataset.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+
+#include "data/batch_loader.h"
+#include "data/data_error.h"
+
+namespace ringlet::data {
+namespace {
+
+using ::testing::HasSubstr;
+
+template <typename T>
+Array ArrayOf(std::vector<int64_t> dims, const std::vector<T>& values) {
+  Array a;
+  a.type = ElementTypeOf<T>();
+  a.dims = std::move(dims);
+  a.bytes.resize(values.size() * sizeof(T));
+  if (!values.empty())
+    std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+  return a;
+}
+
+// n samples: input i is {i, i + 0.5} as float32 {2}, target i is float32
+// {3 * i} of shape {1}.
+DatasetPtr Regression(int n) {
+  std::vector<float> x, y;
+  for (int i = 0; i < n; ++i) {
+    x.push_back(i);
+    x.push_back(i + 0.5f);
+    y.push_back(3.0f * i);
+  }
+  return ArrayDataset("regression", ArrayOf<float>({n, 2}, x),
+                      ArrayOf<float>({n, 1}, y));
+}
+
+float InputOf(const Dataset& d, int64_t i) {
+  float in[2], target;
+  d.Read(i, in, &target);
+  EXPECT_EQ(in[1], in[0] + 0.5f);
+  EXPECT_EQ(target, 3 * in[0]);
+  return in[0];
+}
+
+TEST(DatasetTest, ArraysGiveSamplesOfTheirShapeAndType) {
+  const DatasetPtr d = Regression(5);
+  EXPECT_EQ(d->size(), 5);
+  EXPECT_EQ(d->input().Describe(), "float32 {2}");
+  EXPECT_EQ(d->target().Describe(), "float32 {1}");
+  EXPECT_EQ(InputOf(*d, 3), 3.0f);
+  EXPECT_THROW(ArrayDataset("x", ArrayOf<float>({3, 2}, std::vector<float>(6)),
+                            ArrayOf<float>({2}, {1, 2})),
+               DataError);
+}
+
+TEST(DatasetTest, ClassTargetsAreCheckedAgainstTheClasses) {
+  ArrayDataset("ok", ArrayOf<uint8_t>({2, 1}, {0, 0}),
+               ArrayOf<int64_t>({2}, {0, 9}), 10);
+  try {
+    ArrayDataset("bad", ArrayOf<uint8_t>({2, 1}, {0, 0}),
+                 ArrayOf<int32_t>({2}, {3, 10}), 10);
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("bad: target 1 is 10, outside 0..9"));
+  }
+  EXPECT_THROW(ArrayDataset("f", ArrayOf<uint8_t>({1, 1}, {0}),
+                            ArrayOf<float>({1}, {0}), 10),
+               DataError);
+}
+
+TEST(DatasetTest, SubsetConcatAndHoldOutViewWithoutCopying) {
+  const DatasetPtr d = Regression(10);
+  const DatasetPtr odd = Subset(d, {1, 3, 5});
+  EXPECT_EQ(InputOf(*odd, 2), 5.0f);
+  EXPECT_THROW(Subset(d, {10}), DataError);
+  const DatasetPtr both = Concat({odd, d});
+  EXPECT_EQ(both->size(), 13);
+  EXPECT_EQ(InputOf(*both, 2), 5.0f);
+  EXPECT_EQ(InputOf(*both, 3), 0.0f);
+  EXPECT_EQ(InputOf(*both, 12), 9.0f);
+  const DatasetPtr other = ArrayDataset("ids", ArrayOf<float>({1, 2}, {0, 0}),
+                                        ArrayOf<int32_t>({1}, {0}));
+  EXPECT_THROW(Concat({d, other}), DataError);
+
+  const auto [kept, held] = HoldOut(d, 0.3, 7);
+  EXPECT_EQ(kept->size(), 7);
+  EXPECT_EQ(held->size(), 3);
+  std::set<float> seen;
+  for (const DatasetPtr& part : {kept, held}) {
+    for (int64_t i = 0; i < part->size(); ++i) seen.insert(InputOf(*part, i));
+  }
+  EXPECT_EQ(seen.size(), 10u);  // Each sample in exactly one part.
+  const auto again = HoldOut(d, 0.3, 7).second;
+  const auto other_seed = HoldOut(d, 0.3, 8).second;
+  std::vector<float> a, b, c;
+  for (int64_t i = 0; i < 3; ++i) {
+    a.push_back(InputOf(*held, i));
+    b.push_back(InputOf(*again, i));
+    c.push_back(InputOf(*other_seed, i));
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+// The loader hands out any data set's samples: float inputs, targets as
+// they are held.
+TEST(DatasetTest, TheLoaderBatchesAnyDataSet) {
+  LoaderOptions options;
+  options.batch_size = 4;
+  options.shuffle = false;
+  options.prefetch = 0;
+  BatchLoader loader(Regression(6), options);
+  loader.StartEpoch(0);
+  Batch batch;
+  ASSERT_TRUE(loader.Next(&batch));
+  ASSERT_TRUE(loader.Next(&batch));
+  EXPECT_EQ(batch.size, 2);
+  EXPECT_EQ(batch.input_shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(batch.input(1)[1], 5.5f);
+  EXPECT_EQ(batch.targets_as<float>()[1], 15.0f);
+  EXPECT_THROW(batch.targets_as<int32_t>(), DataError);
+  // uint8 inputs scaled to [0, 1]; int16 ones converted as they are.
+  BatchLoader bytes(ArrayDataset("b", ArrayOf<uint8_t>({1, 2}, {255, 51}),
+                                 ArrayOf<int16_t>({1, 2}, {-3, 4})),
+                    options);
+  bytes.StartEpoch(0);
+  ASSERT_TRUE(bytes.Next(&batch));
+  EXPECT_EQ(batch.inputs, (std::vector<float>{1.0f, 51 / 255.0f}));
+  EXPECT_EQ(batch.targets_as<int16_t>()[0], -3);
+}
+
+}  // namespace
+}  // namespace ringlet::data
