@@ -80,18 +80,19 @@ void ToFloat(ElementType type, const uint8_t* src, int64_t n, float* dst) {
 // A Fashion-MNIST split seen as a data set, without copying it.
 class SplitSamples : public Dataset {
  public:
-  explicit SplitSamples(const Split& split) : split_(split) {}
-  int64_t size() const override { return split_.size(); }
+  explicit SplitSamples(std::shared_ptr<const Split> split)
+      : split_(std::move(split)) {}
+  int64_t size() const override { return split_->size(); }
   const SampleSpec& input() const override { return input_; }
   const SampleSpec& target() const override { return target_; }
   int64_t classes() const override { return kNumClasses; }
   void Read(int64_t i, void* input, void* target) const override {
-    std::memcpy(input, split_.image(i), kImagePixels);
-    std::memcpy(target, &split_.labels[i], sizeof(int32_t));
+    std::memcpy(input, split_->image(i), kImagePixels);
+    std::memcpy(target, &split_->labels[i], sizeof(int32_t));
   }
 
  private:
-  const Split& split_;
+  const std::shared_ptr<const Split> split_;
   const SampleSpec input_{ElementType::kUint8, {1, kImageRows, kImageCols}};
   const SampleSpec target_{ElementType::kInt32, {}};
 };
@@ -115,8 +116,14 @@ void Batch::CheckTargetType(ElementType wanted) const {
   }
 }
 
+DatasetPtr SplitDataset(std::shared_ptr<const Split> split) {
+  return std::make_shared<SplitSamples>(std::move(split));
+}
+
 DatasetPtr SplitDataset(const Split& split) {
-  return std::make_shared<SplitSamples>(split);
+  // Not owned: the caller keeps it alive.
+  return SplitDataset(
+      std::shared_ptr<const Split>(&split, [](const Split*) {}));
 }
 
 BatchLoader::BatchLoader(DatasetPtr data, const LoaderOptions& options)

@@ -54,7 +54,9 @@ struct Batch {
 };
 
 // Fashion-MNIST's split as a data set (uint8 {1, 28, 28} -> int32 {}, 10
-// classes), viewing `split`, which must outlive it.
+// classes), without copying it: kept alive by the data set, or (a
+// reference) outliving it.
+DatasetPtr SplitDataset(std::shared_ptr<const Split> split);
 DatasetPtr SplitDataset(const Split& split);
 
 class BatchLoader {

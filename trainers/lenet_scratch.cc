@@ -25,6 +25,8 @@ int Main(int argc, char** argv) {
                   "0.2 (the chapter's)");
   return RunTrainerMain(app, argc, argv, [&] {
     PreparedRun p = PrepareRun(flags, program);
+    // The chapter's LeNet: one 28 x 28 channel, 10 classes.
+    RequireImages(p.data, program.name, {1, 28, 28}, 10);
     nn::ReplicaGroupOptions group;
     group.backend = p.backend;
     group.threads_per_device = p.threads_per_device;

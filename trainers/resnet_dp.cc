@@ -50,7 +50,8 @@ int Main(int argc, char** argv) {
   const TrainerProgram program{
       "resnet_dp", "resnet18", {256, 0.1, /*per_device=*/true}};
   CLI::App app(
-      "Trains d2l's ResNet-18 on Fashion-MNIST behind DataParallel over "
+      "Trains d2l's ResNet-18 on Fashion-MNIST (or --dataset) behind "
+      "DataParallel over "
       "--devices: replicas broadcast from the first device, each batch "
       "scattered, gradients summed in buckets while backward runs. Defaults: "
       "batch 256 and lr 0.1 per device (scaled by the number of devices), "
@@ -78,10 +79,14 @@ int Main(int argc, char** argv) {
     options.threads_per_device = p.threads_per_device;
     options.processes = p.job.processes;
     options.micro_shards = MicroShardCount(flags);
+    // d2l's ResNet-18 takes its channels and classes from the data.
+    RequireImages(p.data, program.name, {}, 0);
+    const int channels = static_cast<int>(p.data.train->input().shape[0]);
+    const int classes = static_cast<int>(p.data.classes);
     const uint64_t seed = flags.seed;
     nn::DataParallel dp(
-        [seed] {
-          auto net = nn::MakeResNet18();
+        [seed, classes, channels] {
+          auto net = nn::MakeResNet18(classes, channels);
           nn::InitParameters(*net, nn::InitScheme::kNormal001, seed);
           return net;
         },

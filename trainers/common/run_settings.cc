@@ -29,11 +29,20 @@ const Setting* FindSetting(const RunSettings& settings,
   return nullptr;
 }
 
-std::string DataFingerprint(const data::Split& split) {
-  uint64_t h = Checksum64(split.pixels.data(), split.pixels.size());
-  h = Checksum64(split.labels.data(), split.labels.size() * sizeof(int32_t), h);
-  return std::to_string(split.size()) + " images, fingerprint " +
-         HexChecksum(h);
+std::string DataFingerprint(const data::Dataset& data) {
+  // Every input, then every target, each as one run of bytes.
+  const int64_t n = data.size();
+  const int64_t in = data.input().bytes(), target = data.target().bytes();
+  std::vector<uint8_t> inputs(n * in), targets(n * target);
+  for (int64_t i = 0; i < n; ++i) {
+    data.Read(i, inputs.data() + i * in, targets.data() + i * target);
+  }
+  uint64_t h = Checksum64(inputs.data(), inputs.size());
+  h = Checksum64(targets.data(), targets.size(), h);
+  // Images: an input of channels, height and width.
+  return std::to_string(n) +
+         (data.input().shape.size() == 3 ? " images" : " samples") +
+         ", fingerprint " + HexChecksum(h);
 }
 
 std::string BuildFingerprint() {
@@ -45,18 +54,19 @@ std::string BuildFingerprint() {
 }
 
 RunSettings CommonSettings(const std::string& program, const std::string& model,
-                           const data::FashionMnist& data, int epochs,
+                           const data::Dataset& train,
+                           const data::Dataset& test, int epochs,
                            int64_t batch_size, double lr, uint64_t seed,
                            const std::string& backend,
                            int64_t replica_check_every) {
   return {
       {"program", program, true},
       {"model", model, true},
-      {"training_data", DataFingerprint(data.train), true},
+      {"training_data", DataFingerprint(train), true},
       {"batch_size", std::to_string(batch_size), true},
       {"lr", FormatNumber(lr), true},
       {"seed", std::to_string(seed), true},
-      {"test_data", DataFingerprint(data.test), false},
+      {"test_data", DataFingerprint(test), false},
       {"epochs", std::to_string(epochs), false},
       {"backend", backend, false},
       // A collective every so many steps: all processes must call it.

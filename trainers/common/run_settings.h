@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collectives/api/process_group.h"
-#include "data/fashion_mnist.h"
+#include "data/dataset.h"
 #include "trainers/common/metrics.h"
 
 namespace ringlet::trainers {
@@ -43,9 +43,9 @@ const Setting* FindSetting(const RunSettings& settings,
 // Now, in UTC: "2026-11-25T10:00:00Z".
 std::string UtcNow();
 
-// "60000 images, fingerprint 0123456789abcdef": a 64-bit checksum of the
-// split's pixels and labels.
-std::string DataFingerprint(const data::Split& split);
+// "60000 images, fingerprint 0123456789abcdef" ("samples" where inputs are
+// not images): a 64-bit checksum of the inputs' bytes, then the targets'.
+std::string DataFingerprint(const data::Dataset& data);
 
 // A checksum of this program's own file (/proc/self/exe), so processes of
 // one job running different builds are told apart. "unknown" if unreadable.
@@ -54,7 +54,8 @@ std::string BuildFingerprint();
 // The settings every trainer has; a trainer appends its own (resnet_dp's
 // --sync_bn).
 RunSettings CommonSettings(const std::string& program, const std::string& model,
-                           const data::FashionMnist& data, int epochs,
+                           const data::Dataset& train,
+                           const data::Dataset& test, int epochs,
                            int64_t batch_size, double lr, uint64_t seed,
                            const std::string& backend,
                            int64_t replica_check_every);

@@ -3,8 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "data/batch_loader.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "trainers/common/checksum.h"
 
 namespace ringlet::trainers {
 namespace {
@@ -16,16 +18,31 @@ data::Split MakeSplit(int n) {
   return split;
 }
 
+std::string FingerprintOf(const data::Split& split) {
+  return DataFingerprint(*data::SplitDataset(split));
+}
+
 TEST(DataFingerprintTest, ChangesWithAnyPixelOrLabel) {
   const data::Split a = MakeSplit(5);
   data::Split b = a;
-  EXPECT_EQ(DataFingerprint(a), DataFingerprint(b));
-  EXPECT_EQ(DataFingerprint(a).rfind("5 images, fingerprint ", 0), 0u);
+  EXPECT_EQ(FingerprintOf(a), FingerprintOf(b));
+  EXPECT_EQ(FingerprintOf(a).rfind("5 images, fingerprint ", 0), 0u);
   b.pixels[4 * data::kImagePixels + 100] = 8;
-  EXPECT_NE(DataFingerprint(a), DataFingerprint(b));
+  EXPECT_NE(FingerprintOf(a), FingerprintOf(b));
   b = a;
   b.labels[0] = 4;
-  EXPECT_NE(DataFingerprint(a), DataFingerprint(b));
+  EXPECT_NE(FingerprintOf(a), FingerprintOf(b));
+}
+
+// Checkpoints record the fingerprint: a Fashion-MNIST split's stays the
+// checksum of its pixels, then its labels, as it always was.
+TEST(DataFingerprintTest, AFashionMnistSplitsIsItsPixelsThenLabels) {
+  data::Split a = MakeSplit(3);
+  a.pixels[5] = 200;
+  a.labels[2] = 9;
+  uint64_t h = Checksum64(a.pixels.data(), a.pixels.size());
+  h = Checksum64(a.labels.data(), a.labels.size() * sizeof(int32_t), h);
+  EXPECT_EQ(FingerprintOf(a), "3 images, fingerprint " + HexChecksum(h));
 }
 
 // A job of processes whose settings are given: GatherFromProcesses hands

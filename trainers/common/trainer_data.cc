@@ -1,70 +1,228 @@
 #include "trainers/common/trainer_data.h"
 
-#include <cmath>
+#include <algorithm>
+#include <cstring>
 #include <numeric>
-#include <random>
 #include <stdexcept>
-#include <string>
+#include <tuple>
 #include <utility>
-#include <vector>
 
+#include "data/batch_loader.h"
+#include "data/cifar.h"
+#include "data/data_error.h"
+#include "data/fashion_mnist.h"
+#include "data/npy_file.h"
 #include "trainers/common/metrics.h"
+#include "trainers/common/output_files.h"
 
 namespace ringlet::trainers {
-
 namespace {
 
-void Truncate(data::Split* split, int64_t limit) {
-  if (limit <= 0 || limit >= split->size()) return;
-  split->labels.resize(limit);
-  split->pixels.resize(limit * data::kImagePixels);
+// The first `limit` samples (0: all).
+data::DatasetPtr Truncate(data::DatasetPtr d, int64_t limit) {
+  if (limit <= 0 || limit >= d->size()) return d;
+  std::vector<int64_t> first(limit);
+  std::iota(first.begin(), first.end(), 0);
+  return data::Subset(std::move(d), std::move(first));
+}
+
+// Fashion-MNIST's format: MNIST's files are named the same.
+std::pair<data::DatasetPtr, data::DatasetPtr> IdxImages(
+    const std::string& dir) {
+  auto train =
+      std::make_shared<data::Split>(data::LoadFashionMnistSplit(dir, "train"));
+  auto test =
+      std::make_shared<data::Split>(data::LoadFashionMnistSplit(dir, "test"));
+  return {data::SplitDataset(std::move(train)),
+          data::SplitDataset(std::move(test))};
+}
+
+data::DatasetPtr CifarDataset(const std::string& dir, data::CifarKind kind,
+                              const std::string& split) {
+  data::CifarImages c = data::LoadCifarSplit(dir, kind, split);
+  data::Array labels;
+  labels.type = data::ElementType::kInt32;
+  labels.dims = {static_cast<int64_t>(c.labels.size())};
+  labels.bytes.resize(c.labels.size() * sizeof(int32_t));
+  if (!c.labels.empty()) {
+    std::memcpy(labels.bytes.data(), c.labels.data(), labels.bytes.size());
+  }
+  return data::ArrayDataset(dir + " (" + split + ")", std::move(c.images),
+                            std::move(labels), c.classes);
+}
+
+// Class ids: the largest id in either split, plus one.
+int64_t ClassesOf(const data::Array& a, const data::Array& b,
+                  const std::string& dir) {
+  int64_t most = -1;
+  for (const data::Array* t : {&a, &b}) {
+    if (t->dims.size() != 1) {
+      throw data::DataError(dir + ": targets " + t->Describe() +
+                            " are not one class id a sample ([n]); the "
+                            "trainers train classifiers");
+    }
+    const int64_t n = t->dims[0];
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = 0;
+      switch (t->type) {
+        case data::ElementType::kUint8:
+          v = t->bytes[i];
+          break;
+        case data::ElementType::kInt32: {
+          int32_t x;
+          std::memcpy(&x, t->bytes.data() + 4 * i, 4);
+          v = x;
+          break;
+        }
+        case data::ElementType::kInt64:
+          std::memcpy(&v, t->bytes.data() + 8 * i, 8);
+          break;
+        default:
+          throw data::DataError(dir + ": targets " + t->Describe() +
+                                " are not class ids (uint8, int32 or int64)");
+      }
+      if (v < 0) {
+        throw data::DataError(dir + ": target " + std::to_string(i) +
+                              " is negative");
+      }
+      most = std::max(most, v);
+    }
+  }
+  // A classifier's last layer has a row per class.
+  constexpr int64_t kMostClasses = 1 << 20;
+  if (most >= kMostClasses) {
+    throw data::DataError(dir + ": a target is " + std::to_string(most) +
+                          ", past " + std::to_string(kMostClasses) +
+                          " classes; targets must be class ids 0..classes-1");
+  }
+  return most + 1;
+}
+
+// Class ids as int32, what softmax cross-entropy reads.
+data::Array AsInt32(const data::Array& t) {
+  if (t.type == data::ElementType::kInt32) return t;
+  data::Array out;
+  out.type = data::ElementType::kInt32;
+  out.dims = t.dims;
+  const int64_t n = t.dims[0];
+  out.bytes.resize(n * 4);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = 0;
+    if (t.type == data::ElementType::kUint8) {
+      v = t.bytes[i];
+    } else {
+      std::memcpy(&v, t.bytes.data() + 8 * i, 8);
+    }
+    const int32_t x = static_cast<int32_t>(v);
+    std::memcpy(out.bytes.data() + 4 * i, &x, 4);
+  }
+  return out;
+}
+
+std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
+                                                       int64_t* classes) {
+  data::Array x[2], y[2];
+  const char* splits[] = {"train", "test"};
+  for (int s = 0; s < 2; ++s) {
+    x[s] = data::ReadNpy(dir + "/" + splits[s] + "_inputs.npy");
+    y[s] = data::ReadNpy(dir + "/" + splits[s] + "_targets.npy");
+  }
+  *classes = ClassesOf(y[0], y[1], dir);
+  return {data::ArrayDataset(dir + "/train_*.npy", std::move(x[0]),
+                             AsInt32(y[0]), *classes),
+          data::ArrayDataset(dir + "/test_*.npy", std::move(x[1]),
+                             AsInt32(y[1]), *classes)};
 }
 
 }  // namespace
 
-data::Split HoldOut(data::Split* train, double fraction, uint64_t seed) {
-  const int64_t n = train->size();
-  const int64_t held = std::llround(fraction * static_cast<double>(n));
-  std::vector<int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(),
-               std::mt19937_64(seed ^ 0x76616c6964ull));  // "valid"
-  std::vector<bool> is_held(n, false);
-  for (int64_t i = 0; i < held; ++i) is_held[order[i]] = true;
-  data::Split kept, out;
-  kept.name = train->name;
-  out.name = "validation";
-  for (int64_t i = 0; i < n; ++i) {
-    data::Split& to = is_held[i] ? out : kept;
-    to.labels.push_back(train->labels[i]);
-    to.pixels.insert(to.pixels.end(), train->image(i),
-                     train->image(i) + data::kImagePixels);
+const std::vector<std::string>& DatasetNames() {
+  static const std::vector<std::string> names = {"fashion_mnist", "mnist",
+                                                 "cifar10", "cifar100", "npy"};
+  return names;
+}
+
+TrainerData LoadTrainerData(const TrainerFlags& flags) {
+  TrainerData out;
+  out.name = flags.dataset;
+  const std::string& name = flags.dataset;
+  if (name == "fashion_mnist" || name == "mnist") {
+    const std::string dir = name == "fashion_mnist"
+                                ? data::ResolveFashionMnistDir(flags.data_dir)
+                                : ResolveUserPath(flags.data_dir);
+    if (dir.empty()) {
+      throw std::invalid_argument(
+          "--dataset=mnist needs --data_dir: the folder of MNIST's four "
+          "IDX files (train-images-idx3-ubyte.gz, ...)");
+    }
+    std::tie(out.train, out.test) = IdxImages(dir);
+    out.classes = 10;
+  } else if (name == "cifar10" || name == "cifar100") {
+    if (flags.data_dir.empty()) {
+      throw std::invalid_argument(
+          "--dataset=" + name +
+          " needs --data_dir: the folder of its "
+          "binary version (" +
+          (name == "cifar10" ? "cifar-10-batches-bin" : "cifar-100-binary") +
+          ")");
+    }
+    const std::string dir = ResolveUserPath(flags.data_dir);
+    const data::CifarKind kind =
+        name == "cifar10" ? data::CifarKind::k10 : data::CifarKind::k100;
+    out.train = CifarDataset(dir, kind, "train");
+    out.test = CifarDataset(dir, kind, "test");
+    out.classes = name == "cifar10" ? 10 : 100;
+  } else if (name == "npy") {
+    if (flags.data_dir.empty()) {
+      throw std::invalid_argument(
+          "--dataset=npy needs --data_dir: a folder holding train_inputs.npy, "
+          "train_targets.npy, test_inputs.npy and test_targets.npy");
+    }
+    std::tie(out.train, out.test) =
+        NpyFiles(ResolveUserPath(flags.data_dir), &out.classes);
+  } else {
+    throw std::invalid_argument("--dataset: unknown data set '" + name + "'");
   }
-  *train = std::move(kept);
+  if (!(out.train->input() == out.test->input())) {
+    throw data::DataError("--dataset=" + name + ": training inputs are " +
+                          out.train->input().Describe() + ", test inputs " +
+                          out.test->input().Describe());
+  }
+  out.train = Truncate(out.train, flags.limit);
+  out.test = Truncate(out.test, flags.test_limit);
+  if (flags.validation > 0) {
+    const int64_t n = out.train->size();
+    auto [kept, held] = data::HoldOut(out.train, flags.validation,
+                                      flags.seed ^ 0x76616c6964ull);  // "valid"
+    if (held->size() == 0 || kept->size() == 0) {
+      throw std::invalid_argument(
+          "--validation=" + FormatNumber(flags.validation) + " of " +
+          std::to_string(n) + " training samples leaves " +
+          (held->size() == 0 ? "none held out" : "none to train on") +
+          "; use a larger share, a smaller one or a larger --limit");
+    }
+    out.train = std::move(kept);
+    out.validation = std::move(held);
+  }
   return out;
 }
 
-data::FashionMnist LoadTrainerData(const TrainerFlags& flags,
-                                   data::Split* validation) {
-  data::FashionMnist data =
-      data::LoadFashionMnist(data::ResolveFashionMnistDir(flags.data_dir));
-  Truncate(&data.train, flags.limit);
-  Truncate(&data.test, flags.test_limit);
-  if (flags.validation > 0) {
-    if (validation == nullptr) {
-      throw std::invalid_argument("--validation: this program holds none out");
-    }
-    *validation = HoldOut(&data.train, flags.validation, flags.seed);
-    if (validation->size() == 0 || data.train.size() == 0) {
-      throw std::invalid_argument(
-          "--validation=" + FormatNumber(flags.validation) + " of " +
-          std::to_string(data.train.size() + validation->size()) +
-          " training images leaves " +
-          (validation->size() == 0 ? "none held out" : "none to train on") +
-          "; use a larger share, a smaller one or a larger --limit");
-    }
+void RequireImages(const TrainerData& data, const std::string& program,
+                   const std::vector<int64_t>& shape, int64_t classes) {
+  const data::SampleSpec& in = data.train->input();
+  const bool images = in.shape.size() == 3;
+  if ((!shape.empty() && in.shape != shape) || !images ||
+      (classes > 0 && data.classes != classes)) {
+    const data::SampleSpec want{in.type, shape};
+    throw std::invalid_argument(
+        program + " takes images of " +
+        (shape.empty() ? std::string("{channels, height, width}")
+                       : want.Describe().substr(want.Describe().find('{'))) +
+        (classes > 0 ? " in " + std::to_string(classes) + " classes" : "") +
+        "; --dataset=" + data.name + " holds " + in.Describe() + " in " +
+        std::to_string(data.classes) + " classes" +
+        (images ? "; resnet_dp takes any image size and classes" : ""));
   }
-  return data;
 }
 
 }  // namespace ringlet::trainers

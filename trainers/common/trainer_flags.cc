@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/conventions.h"
+#include "data/fashion_mnist.h"
 #include "nn/device.h"
 #include "trainers/common/metrics.h"
 
@@ -198,8 +199,16 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "initial weights and the order of the batches")
       ->check(cli::Unsigned64())
       ->capture_default_str();
+  app.add_option("--dataset", f->dataset,
+                 "what to train on: fashion_mnist, mnist, cifar10, cifar100, "
+                 "or npy (a folder of train_inputs.npy, train_targets.npy, "
+                 "test_inputs.npy, test_targets.npy; targets are class ids)")
+      ->check(CLI::IsMember(
+          {"fashion_mnist", "mnist", "cifar10", "cifar100", "npy"}))
+      ->capture_default_str();
   app.add_option("--data_dir", f->data_dir,
-                 "Fashion-MNIST folder (default: $FASHION_MNIST_DIR, else " +
+                 "the data set's folder (Fashion-MNIST's default: "
+                 "$FASHION_MNIST_DIR, else " +
                      std::string(data::kDefaultFashionMnistDir) + ")");
   app.add_option("--threads_per_device", f->threads_per_device,
                  "cores each device's ops use (0: the machine's cores shared "

@@ -27,6 +27,7 @@ struct TrainerFlags {
   int accumulate_steps = 1;  // Batches per optimizer step.
   double lr = 0;             // 0 (auto): see ResolveBatchAndLr.
   uint64_t seed = 0;
+  std::string dataset = "fashion_mnist";  // trainer_data.h lists them.
   std::string data_dir;
   int threads_per_device = 0;  // 0: the machine's cores shared out.
   int64_t limit = 0;           // 0: every training image.

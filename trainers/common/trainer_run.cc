@@ -27,10 +27,11 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
   p.run =
       ResolveBatchAndLr(flags, program.defaults,
                         flags.reproducible ? 1 : p.job.ranks, p.resume.get());
-  p.data = LoadTrainerData(flags, &p.validation);
-  p.settings = CommonSettings(program.name, program.model, p.data, flags.epochs,
-                              p.run.batch_size, p.run.lr, flags.seed, p.backend,
-                              flags.replica_check_every);
+  p.data = LoadTrainerData(flags);
+  p.settings =
+      CommonSettings(program.name, program.model, *p.data.train, *p.data.test,
+                     flags.epochs, p.run.batch_size, p.run.lr, flags.seed,
+                     p.backend, flags.replica_check_every);
   AddTrainingSettings(flags, &p.settings);
   p.settings.insert(p.settings.end(), extra.begin(), extra.end());
   CheckProcessesAgree(p.job.processes.get(), p.settings);
@@ -50,7 +51,7 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
   std::ostream& err = p.job.LeaderOnly(std::cerr);
   LoopOptions loop = TrainerLoopOptions(flags, program.name, p.job, p.where,
                                         p.run, p.settings, p.resume);
-  if (p.validation.size() > 0) loop.validation = &p.validation;
+  loop.validation = p.data.validation;
   if (LoadParamsAndMaybeEvaluate(flags, trainer, program.model, p.data.test,
                                  p.run.batch_size, p.where, loop.terminal, out,
                                  err)) {
@@ -59,7 +60,7 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
   // GPU devices have no op threads to report.
   const int threads = p.devices.front().is_cuda() ? 0 : p.threads_per_device;
   out << SetupLine(program.name, p.where, p.job.ranks, p.backend, p.run, flags,
-                   threads, p.data, p.validation.size())
+                   threads, p.data)
       << header_suffix << std::endl;
   const std::vector<EpochMetrics> epochs =
       TrainEpochs(trainer, p.data.train, p.data.test, loop, out, err);

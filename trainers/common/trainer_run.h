@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "data/fashion_mnist.h"
 #include "nn/device.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
 #include "trainers/common/run_settings.h"
+#include "trainers/common/trainer_data.h"
 #include "trainers/common/trainer_setup.h"
 #include "trainers/common/training_loop.h"
 
@@ -35,8 +35,7 @@ struct PreparedRun {
   std::string where;  // TrainerJob::Where.
   std::shared_ptr<const Checkpoint> resume;
   BatchAndLr run;
-  data::FashionMnist data;
-  data::Split validation;  // Empty without --validation.
+  TrainerData data;
   RunSettings settings;
   int threads_per_device = 1;  // ThreadsPerDevice's.
 };

@@ -251,15 +251,16 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
                                 ParallelTrainer& trainer,
                                 const std::string& model,
-                                const data::Split& test, int64_t batch_size,
-                                const std::string& where, bool terminal,
-                                std::ostream& out, std::ostream& progress) {
+                                const data::DatasetPtr& test,
+                                int64_t batch_size, const std::string& where,
+                                bool terminal, std::ostream& out,
+                                std::ostream& progress) {
   if (!flags.params_in.empty()) {
     LoadParameterFile(trainer, ResolveUserPath(flags.params_in), model);
   }
   if (!flags.eval_only) return false;
   const auto start = std::chrono::steady_clock::now();
-  ProgressBar bar(progress, terminal, "eval", test.size());
+  ProgressBar bar(progress, terminal, "eval", test->size());
   double accuracy = 0;
   try {
     accuracy = EvaluateAccuracy(trainer, test, batch_size, &bar);
@@ -272,7 +273,7 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
   char line[160];
   std::snprintf(line, sizeof(line),
                 "test acc: %.3f on %lld images in %.1f s on ", accuracy,
-                static_cast<long long>(test.size()), seconds);
+                static_cast<long long>(test->size()), seconds);
   out << line << where << std::endl;
   return true;
 }
@@ -280,7 +281,7 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
 std::string SetupLine(const std::string& program, const std::string& where,
                       int n, const std::string& backend, const BatchAndLr& run,
                       const TrainerFlags& flags, int threads_per_device,
-                      const data::FashionMnist& data, int64_t validation) {
+                      const TrainerData& data) {
   const int64_t batch = run.batch_size;
   std::string line = program + " on " + where + ": backend " + backend +
                      ", batch " + std::to_string(batch);
@@ -333,12 +334,17 @@ std::string SetupLine(const std::string& program, const std::string& where,
             (threads_per_device == 1 ? "" : "s") + " per device, ";
   }
   const int epochs = flags.epochs;
-  line += std::to_string(data.train.size()) + " training ";
-  if (validation > 0) {
-    line += "(" + std::to_string(validation) + " held out for validation) ";
+  line += std::to_string(data.train->size()) + " training ";
+  if (data.validation != nullptr) {
+    line += "(" + std::to_string(data.validation->size()) +
+            " held out for validation) ";
   }
-  line += "and " + std::to_string(data.test.size()) + " test images, " +
-          std::to_string(epochs) + " epoch" + (epochs == 1 ? "" : "s");
+  line += "and " + std::to_string(data.test->size()) + " test " +
+          (data.train->input().shape.size() == 3 ? "images" : "samples");
+  if (data.name != "fashion_mnist") {
+    line += " (" + data.name + ", " + data.train->input().Describe() + ")";
+  }
+  line += ", " + std::to_string(epochs) + " epoch" + (epochs == 1 ? "" : "s");
   return line;
 }
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "data/fashion_mnist.h"
+#include "data/dataset.h"
 #include "nn/device.h"
 #include "nn/optim/optimizer.h"
 #include "nn/tensor.h"
@@ -81,9 +81,10 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
                                 ParallelTrainer& trainer,
                                 const std::string& model,
-                                const data::Split& test, int64_t batch_size,
-                                const std::string& where, bool terminal,
-                                std::ostream& out, std::ostream& progress);
+                                const data::DatasetPtr& test,
+                                int64_t batch_size, const std::string& where,
+                                bool terminal, std::ostream& out,
+                                std::ostream& progress);
 
 // Without --resume, a checkpoint already in --checkpoint_dir is replaced
 // at this run's first checkpoint: "note: DIR/x.ckpt holds an earlier run
@@ -112,15 +113,14 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
 // backend ring, batch 512 (256 per device, scaled for 2 devices), lr 0.2
 // (scaled for 2 devices), sgd (momentum 0, weight decay 0), constant
 // schedule, fp32, 1 thread per device, 60000 training and 10000 test
-// images, 10 epochs". `where` names the devices (TrainerJob::Where),
-// `ranks` counts them over the job; the threads are left out when
-// threads_per_device is 0 (GPU devices); `validation` is how many training
-// images were held out.
+// images, 10 epochs" ("samples" where inputs are not images; the data
+// set's name unless it is Fashion-MNIST). `where` names the devices
+// (TrainerJob::Where), `ranks` counts them over the job; the threads are
+// left out when threads_per_device is 0 (GPU devices).
 std::string SetupLine(const std::string& program, const std::string& where,
                       int ranks, const std::string& backend,
                       const BatchAndLr& run, const TrainerFlags& flags,
-                      int threads_per_device, const data::FashionMnist& data,
-                      int64_t validation = 0);
+                      int threads_per_device, const TrainerData& data);
 
 // --params_out (when given): `state`'s model tensors with their names and
 // shapes (parameter_file.h), written atomically.

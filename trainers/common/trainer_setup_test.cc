@@ -179,39 +179,5 @@ TEST(ResolveBatchAndLrTest, AResumedRunKeepsTheCheckpointsUnlessGiven) {
   EXPECT_EQ(run.lr_note, "");
 }
 
-data::Split Numbered(int n) {
-  data::Split split;
-  split.name = "train";
-  for (int i = 0; i < n; ++i) {
-    split.labels.push_back(i);
-    split.pixels.insert(split.pixels.end(), data::kImagePixels,
-                        static_cast<uint8_t>(i));
-  }
-  return split;
-}
-
-TEST(HoldOutTest, MovesASeededShareAndKeepsEveryImageOnce) {
-  data::Split train = Numbered(100);
-  const data::Split held = HoldOut(&train, 0.1, 7);
-  ASSERT_EQ(held.size(), 10);
-  ASSERT_EQ(train.size(), 90);
-  std::vector<int> seen(100, 0);
-  for (const data::Split* s : std::vector<const data::Split*>{&train, &held}) {
-    for (int64_t i = 0; i < s->size(); ++i) {
-      ++seen[s->labels[i]];
-      // Each image travels with its label.
-      EXPECT_EQ(s->image(i)[data::kImagePixels - 1], s->labels[i]);
-      if (i > 0) {
-        EXPECT_LT(s->labels[i - 1], s->labels[i]) << "order kept";
-      }
-    }
-  }
-  EXPECT_EQ(seen, std::vector<int>(100, 1));
-  // The same seed picks the same images; another seed others.
-  data::Split again = Numbered(100), other = Numbered(100);
-  EXPECT_EQ(HoldOut(&again, 0.1, 7).labels, held.labels);
-  EXPECT_NE(HoldOut(&other, 0.1, 8).labels, held.labels);
-}
-
 }  // namespace
 }  // namespace ringlet::trainers

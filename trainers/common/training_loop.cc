@@ -94,7 +94,7 @@ void Resume(ParallelTrainer& trainer, const LoopOptions& options) {
 
 }  // namespace
 
-double EvaluateAccuracy(ParallelTrainer& trainer, const data::Split& split,
+double EvaluateAccuracy(ParallelTrainer& trainer, const data::DatasetPtr& split,
                         int64_t batch_size, ProgressBar* progress) {
   data::LoaderOptions options;
   options.batch_size = batch_size;
@@ -136,8 +136,8 @@ std::string OutOfMemoryAdvice(const nn::MemoryShortage& s, int64_t batch_size,
 namespace {
 
 std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
-                                    const data::Split& train,
-                                    const data::Split& test,
+                                    const data::DatasetPtr& train,
+                                    const data::DatasetPtr& test,
                                     const LoopOptions& options,
                                     std::ostream& out, std::ostream& progress) {
   std::vector<EpochMetrics> history;
@@ -191,7 +191,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
   double last_train_seconds = 0, last_eval_seconds = 0;
   auto eval_estimate = [&](double train_rate) {
     return last_eval_seconds > 0 ? last_eval_seconds
-                                 : test.size() / (3 * train_rate);
+                                 : test->size() / (3 * train_rate);
   };
 
   auto write_checkpoint = [&](const RunPosition& at) {
@@ -210,11 +210,11 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
     const std::string of =
         std::to_string(epoch) + "/" + std::to_string(options.epochs);
     const int later_epochs = options.epochs - epoch;
-    ProgressBar bar(progress, options.terminal, "epoch " + of, train.size());
+    ProgressBar bar(progress, options.terminal, "epoch " + of, train->size());
     bar.set_images_before(at.images);
     bar.set_seconds_after([&, later_epochs](double rate) {
       const double train_each =
-          last_train_seconds > 0 ? last_train_seconds : train.size() / rate;
+          last_train_seconds > 0 ? last_train_seconds : train->size() / rate;
       return later_epochs * train_each +
              (later_epochs + 1) * eval_estimate(rate);
     });
@@ -308,15 +308,15 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
         }
       }
       if (eval) {
-        const data::Split& split =
-            options.validation != nullptr ? *options.validation : test;
+        const data::DatasetPtr& split =
+            options.validation != nullptr ? options.validation : test;
         StepEval e;
         e.epoch = epoch;
         e.step = step_of_run;
         e.split = options.validation != nullptr ? "validation" : "test";
         const Clock::time_point eval_start = Clock::now();
         e.accuracy = EvaluateAccuracy(trainer, split, options.batch_size);
-        e.images = split.size();
+        e.images = split->size();
         e.seconds =
             std::chrono::duration<double>(Clock::now() - eval_start).count();
         bar.Finish();
@@ -349,9 +349,9 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
     const Clock::time_point eval_start = Clock::now();
     {
       ProgressBar eval_bar(progress, options.terminal, "eval " + of,
-                           test.size());
+                           test->size());
       const double train_seconds = at.seconds;
-      const int64_t test_images = test.size();
+      const int64_t test_images = test->size();
       eval_bar.set_seconds_after(
           [later_epochs, train_seconds, test_images](double rate) {
             return later_epochs * (train_seconds + test_images / rate);
@@ -362,7 +362,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
     if (options.validation != nullptr) {
       ProgressBar val_bar(progress, options.terminal, "val " + of,
                           options.validation->size());
-      m.val_acc = EvaluateAccuracy(trainer, *options.validation,
+      m.val_acc = EvaluateAccuracy(trainer, options.validation,
                                    options.batch_size, &val_bar);
     }
     m.eval_seconds =
@@ -389,9 +389,12 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
 
 }  // namespace
 
-std::vector<EpochMetrics> TrainEpochs(
-    ParallelTrainer& trainer, const data::Split& train, const data::Split& test,
-    const LoopOptions& options, std::ostream& out, std::ostream& progress) {
+std::vector<EpochMetrics> TrainEpochs(ParallelTrainer& trainer,
+                                      const data::DatasetPtr& train,
+                                      const data::DatasetPtr& test,
+                                      const LoopOptions& options,
+                                      std::ostream& out,
+                                      std::ostream& progress) {
   try {
     return RunEpochs(trainer, train, test, options, out, progress);
   } catch (const std::bad_alloc& e) {

@@ -152,7 +152,7 @@ struct LoopOptions {
   std::string resume_path;
   // Held-out images (--validation), evaluated after every epoch (val_acc)
   // and by eval_every; null: none.
-  const data::Split* validation = nullptr;
+  data::DatasetPtr validation;
   // Every this many optimizer steps (counted over the run), the accuracy on
   // `validation` (else the test set) is printed (EvalLine) and appended to
   // the metrics; 0: only after each epoch.
@@ -178,14 +178,17 @@ struct LoopOptions {
 // TrainingInterrupted, CheckpointError, TrainingOutOfMemory (for any
 // std::bad_alloc; checkpoints written so far stay as they are), and
 // whatever else the trainer throws.
-std::vector<EpochMetrics> TrainEpochs(
-    ParallelTrainer& trainer, const data::Split& train, const data::Split& test,
-    const LoopOptions& options, std::ostream& out, std::ostream& progress);
+std::vector<EpochMetrics> TrainEpochs(ParallelTrainer& trainer,
+                                      const data::DatasetPtr& train,
+                                      const data::DatasetPtr& test,
+                                      const LoopOptions& options,
+                                      std::ostream& out,
+                                      std::ostream& progress);
 
 // Accuracy on `split`, in batches of `batch_size` split across the devices
 // (d2l's evaluate_accuracy_gpus); `progress`, when given, is updated.
 class ProgressBar;
-double EvaluateAccuracy(ParallelTrainer& trainer, const data::Split& split,
+double EvaluateAccuracy(ParallelTrainer& trainer, const data::DatasetPtr& split,
                         int64_t batch_size, ProgressBar* progress = nullptr);
 
 // d2l's closing line: "test acc: 0.91, 13.4 sec/epoch on [cpu:0, cpu:1]".

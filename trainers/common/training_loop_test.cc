@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "data/batch_loader.h"
 #include "gtest/gtest.h"
 
 namespace ringlet::trainers {
@@ -18,15 +19,15 @@ namespace {
 
 // Image i has every pixel equal to i % 256 and label i % 10, so the fake
 // trainer can tell which images it was given.
-data::Split MakeSplit(int64_t n) {
-  data::Split split;
-  split.name = "fake";
+data::DatasetPtr MakeSplit(int64_t n) {
+  auto split = std::make_shared<data::Split>();
+  split->name = "fake";
   for (int64_t i = 0; i < n; ++i) {
-    split.pixels.insert(split.pixels.end(), data::kImagePixels,
-                        static_cast<uint8_t>(i % 256));
-    split.labels.push_back(static_cast<int32_t>(i % 10));
+    split->pixels.insert(split->pixels.end(), data::kImagePixels,
+                         static_cast<uint8_t>(i % 256));
+    split->labels.push_back(static_cast<int32_t>(i % 10));
   }
-  return split;
+  return data::SplitDataset(std::move(split));
 }
 
 // Records the shards; "predicts" label 0, so accuracy is the share of 0s.
@@ -153,7 +154,7 @@ std::string MetricsNumbers(const std::vector<EpochMetrics>& epochs) {
 }
 
 TEST(TrainingLoopTest, VisitsEveryImageSplitAcrossDevicesAndReports) {
-  const data::Split train = MakeSplit(100), test = MakeSplit(30);
+  const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer trainer(3);
   LoopOptions options;
   options.epochs = 2;
@@ -193,7 +194,7 @@ TEST(TrainingLoopTest, VisitsEveryImageSplitAcrossDevicesAndReports) {
 }
 
 TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {
-  const data::Split train = MakeSplit(100), test = MakeSplit(30);
+  const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer trainer(2);
   LoopOptions options;
   options.epochs = 2;
@@ -226,7 +227,7 @@ TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {
 
 // --lr=1e10 once trained on NaN to the end and exited 0.
 TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
-  const data::Split train = MakeSplit(100), test = MakeSplit(30);
+  const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer trainer(2);
   trainer.diverge_at_step = 10;  // 7 steps an epoch: epoch 2, step 3.
   trainer.divergence = "the loss became nan on cpu:1";
@@ -305,7 +306,7 @@ TEST(TrainingLoopTest, NonFiniteLossFromAnotherProcessAlsoStops) {
 }
 
 TEST(TrainingLoopTest, ReplicasAreComparedEveryNStepsAndADifferenceStops) {
-  const data::Split train = MakeSplit(100), test = MakeSplit(30);
+  const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer quiet(3);
   LoopOptions options;
   options.epochs = 2;
@@ -507,7 +508,7 @@ TEST(OutOfMemoryAdvice, ScalesTheShardByTheMemoryThereWas) {
 // Memory running out in epoch 2 ends the run with one error saying where,
 // how much and what to do; epoch 1's checkpoint and metrics stay.
 TEST(TrainingLoopTest, OutOfMemoryEndsTheRunSayingWhatWouldFit) {
-  const data::Split train = MakeSplit(100), test = MakeSplit(30);
+  const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer trainer(2);
   trainer.out_of_memory_at_step = 10;  // Epoch 2.
   trainer.shortage = GpuShortage();

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The trainers on data sets of their own shapes, files the test writes:
+#  1. resnet_dp on a CIFAR-10-format folder (binary batches of 3 x 32 x 32
+#     images, each class its own colour), 2 CPU devices, 2 epochs of 256
+#     images: ResNet-18 takes 3 channels and 10 classes, the loss falls;
+#  2. resnet_dp on a folder of .npy files (float32 1 x 8 x 8 inputs, int64
+#     class ids 0..2): 3 classes, it trains;
+#  3. lenet_scratch refuses CIFAR's images, naming the shape it takes;
+#     --dataset=cifar10 without --data_dir says what to give.
+# Args: the lenet_scratch and resnet_dp binaries.
+set -euo pipefail
+
+lenet="$1"
+resnet="$2"
+out="${TEST_TMPDIR:-/tmp}"
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+python3 - "$out" <<'PY'
+import os, random, struct, sys
+out = sys.argv[1]
+rng = random.Random(5)
+
+def record(label):
+    # The class's colour in one channel, noise elsewhere.
+    pixels = bytearray(rng.randrange(0, 64) for _ in range(3072))
+    channel = label % 3
+    level = 80 + 17 * label
+    for p in range(1024):
+        pixels[channel * 1024 + p] = min(255, level + rng.randrange(0, 16))
+    return bytes([label]) + bytes(pixels)
+
+cifar = os.path.join(out, "cifar")
+os.makedirs(cifar, exist_ok=True)
+for name, n in [("data_batch_%d.bin" % i, 60) for i in range(1, 6)] + \
+               [("test_batch.bin", 100)]:
+    with open(os.path.join(cifar, name), "wb") as f:
+        for i in range(n):
+            f.write(record(rng.randrange(10)))
+
+def npy(path, descr, shape, payload):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join("%d," % d for d in shape))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+        f.write(header.encode() + payload)
+
+folder = os.path.join(out, "npy")
+os.makedirs(folder, exist_ok=True)
+for split, n in [("train", 96), ("test", 30)]:
+    labels = [rng.randrange(3) for _ in range(n)]
+    x = b"".join(struct.pack("<64f", *[float(l) + rng.random() for _ in range(64)])
+                 for l in labels)
+    npy(os.path.join(folder, split + "_inputs.npy"), "<f4", (n, 1, 8, 8), x)
+    npy(os.path.join(folder, split + "_targets.npy"), "<i8", (n,),
+        struct.pack("<%dq" % n, *labels))
+PY
+
+# field <json line> <key>: a number from one JSON line.
+field() {
+  sed -E "s/.*\"$2\":([-0-9.e+]+).*/\1/" <<<"$1"
+}
+
+# 1. CIFAR-10's format.
+"$resnet" --dataset=cifar10 --data_dir="$out/cifar" --devices=cpu:2 \
+  --epochs=2 --limit=256 --batch_size=64 --lr=0.05 \
+  --metrics_out="$out/cifar.jsonl" >"$out/cifar.txt" 2>"$out/cifar.err" ||
+  { cat "$out/cifar.err"; fail "resnet_dp on CIFAR-10's format"; }
+cat "$out/cifar.txt"
+grep -q "256 training and 100 test images (cifar10, uint8 {3, 32, 32})" \
+  "$out/cifar.txt" || fail "the header does not name the data"
+first="$(grep '^{"epoch":1' "$out/cifar.jsonl")"
+second="$(grep '^{"epoch":2' "$out/cifar.jsonl")"
+awk -v a="$(field "$first" loss)" -v b="$(field "$second" loss)" \
+  'BEGIN { exit !(b < a) }' || fail "the loss did not fall: $first / $second"
+
+# 2. .npy files of another shape and 3 classes.
+"$resnet" --dataset=npy --data_dir="$out/npy" --devices=cpu:1 --epochs=1 \
+  --batch_size=32 >"$out/npy.txt" 2>"$out/npy.err" ||
+  { cat "$out/npy.err"; fail "resnet_dp on .npy files"; }
+cat "$out/npy.txt"
+grep -q "96 training and 30 test images (npy, float32 {1, 8, 8})" \
+  "$out/npy.txt" || fail "the header does not name the npy data"
+grep -q '^test acc: ' "$out/npy.txt" || fail "no closing line"
+
+# 3. Refusals, one line each.
+set +e
+"$lenet" --dataset=cifar10 --data_dir="$out/cifar" --devices=cpu:1 \
+  --epochs=1 >"$out/lenet.txt" 2>&1
+rc=$?
+set -e
+[[ $rc -ne 0 ]] || fail "lenet_scratch trained on 3 x 32 x 32 images"
+grep -q "lenet_scratch takes images of {1, 28, 28} in 10 classes; --dataset=cifar10 holds uint8 {3, 32, 32}" \
+  "$out/lenet.txt" || { cat "$out/lenet.txt"; fail "lenet's refusal"; }
+set +e
+"$resnet" --dataset=cifar10 --epochs=1 >"$out/nodir.txt" 2>&1
+rc=$?
+set -e
+[[ $rc -ne 0 ]] || fail "cifar10 without --data_dir ran"
+grep -q "needs --data_dir" "$out/nodir.txt" || { cat "$out/nodir.txt"; fail "no advice"; }
+echo "PASS"
