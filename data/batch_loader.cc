@@ -195,8 +195,12 @@ void BatchLoader::Fill(const EpochPlan& plan, int64_t index,
   for (int64_t i = 0; i < size; ++i) {
     const int64_t sample = plan.order[begin + i];
     data_->Read(sample, raw.data(), batch->targets.data() + i * target_bytes);
-    ToFloat(in.type, raw.data(), in_elements,
-            batch->inputs.data() + i * in_elements);
+    float* input = batch->inputs.data() + i * in_elements;
+    ToFloat(in.type, raw.data(), in_elements, input);
+    if (!options_.transforms.empty()) {
+      SampleRng rng = RngFor(options_.seed, plan.epoch, sample);
+      for (const Transform& t : options_.transforms) t(input, in.shape, rng);
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"
+#include "data/transforms.h"
 
 namespace ringlet::data {
 
@@ -28,6 +29,9 @@ struct LoaderOptions {
   bool shuffle = true;     // False keeps the file order (evaluation).
   bool drop_last = false;  // Drop the last batch when it is not full.
   int prefetch = 2;        // Batches prepared ahead; 0 prepares in Next().
+  // Applied in order to each sample's float input, with randomness from
+  // (seed, epoch, sample) alone (data/transforms.h).
+  std::vector<Transform> transforms;
 };
 
 struct Batch {

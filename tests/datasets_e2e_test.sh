@@ -6,7 +6,9 @@
 #  2. resnet_dp on a folder of .npy files (float32 1 x 8 x 8 inputs, int64
 #     class ids 0..2): 3 classes, it trains;
 #  3. lenet_scratch refuses CIFAR's images, naming the shape it takes;
-#     --dataset=cifar10 without --data_dir says what to give.
+#     --dataset=cifar10 without --data_dir says what to give;
+#  4. --augment=crop,flip: the same parameters on 1 and 2 devices (with
+#     --reproducible), and others than without it.
 # Args: the lenet_scratch and resnet_dp binaries.
 set -euo pipefail
 
@@ -102,4 +104,17 @@ rc=$?
 set -e
 [[ $rc -ne 0 ]] || fail "cifar10 without --data_dir ran"
 grep -q "needs --data_dir" "$out/nodir.txt" || { cat "$out/nodir.txt"; fail "no advice"; }
+# 4. Augmented batches do not depend on the devices.
+for d in cpu:1 cpu:2 none; do
+  aug=(--augment=crop,flip)
+  [[ "$d" == none ]] && aug=()
+  "$resnet" --dataset=cifar10 --data_dir="$out/cifar" --epochs=1 \
+    --limit=64 --test_limit=10 --batch_size=32 --reproducible "${aug[@]}" \
+    --devices="${d/none/cpu:1}" --params_out="$out/aug_$d.params" \
+    >/dev/null 2>"$out/aug_$d.err" || { cat "$out/aug_$d.err"; fail "--augment on $d"; }
+done
+cmp -s "$out/aug_cpu:1.params" "$out/aug_cpu:2.params" ||
+  fail "--augment gave other parameters on 2 devices than on 1"
+! cmp -s "$out/aug_cpu:1.params" "$out/aug_none.params" ||
+  fail "--augment changed nothing"
 echo "PASS"

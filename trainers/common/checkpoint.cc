@@ -159,10 +159,11 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
                             s.at(1).get<std::string>(), true});
     }
     // Checkpoints written before these were settings: one batch a step,
-    // SGD.
+    // SGD, no augmentation.
     for (const auto& [name, value] :
          {std::pair<const char*, const char*>{"accumulate_steps", "1"},
-          {"optimizer", "sgd"}}) {
+          {"optimizer", "sgd"},
+          {"augment", "none"}}) {
       if (FindSetting(c.settings, name) == nullptr) {
         c.settings.push_back({name, value, true});
       }

@@ -56,12 +56,14 @@ TEST(CheckpointTest, RoundTripsExactly) {
   const Checkpoint in = Sample();
   const Checkpoint out = DecodeCheckpoint(EncodeCheckpoint(in), "ck");
   // Only the settings a resumed run must match are kept (and a checkpoint
-  // that names no optimizer is SGD's).
-  ASSERT_EQ(out.settings.size(), 4u);
+  // that names no optimizer is SGD's, without augmentation).
+  ASSERT_EQ(out.settings.size(), 5u);
   EXPECT_EQ(out.settings[2].name, "accumulate_steps");
   EXPECT_EQ(out.settings[2].value, "1");
   EXPECT_EQ(out.settings[3].name, "optimizer");
   EXPECT_EQ(out.settings[3].value, "sgd");
+  EXPECT_EQ(out.settings[4].name, "augment");
+  EXPECT_EQ(out.settings[4].value, "none");
   EXPECT_EQ(out.settings[1].name, "lr");
   EXPECT_EQ(out.settings[1].value, "0.20000000000000001");
   EXPECT_EQ(out.written, "2026-11-25T10:00:00Z");
@@ -166,7 +168,7 @@ TEST(CheckpointTest, SettingsNamedAsFlagsOrWordsReadAsPlainNames) {
   Checkpoint c = Sample();
   c.settings = {{"--lr", "0.2", true}, {"training data", "3 images", true}};
   const Checkpoint out = DecodeCheckpoint(EncodeCheckpoint(c), "ck");
-  ASSERT_EQ(out.settings.size(), 4u);
+  ASSERT_EQ(out.settings.size(), 5u);
   EXPECT_EQ(out.settings[0].name, "lr");
   EXPECT_EQ(out.settings[1].name, "training_data");
 }

@@ -206,6 +206,12 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->check(CLI::IsMember(
           {"fashion_mnist", "mnist", "cifar10", "cifar100", "npy"}))
       ->capture_default_str();
+  app.add_option("--augment", f->augment,
+                 "augment the training images: crop (padded by 4, a random "
+                 "window, as torchvision's RandomCrop), flip (left to right "
+                 "at p = 0.5), or crop,flip; the same on any number of "
+                 "devices and processes (default: none, as the chapters)")
+      ->check(CLI::IsMember({"", "crop", "flip", "crop,flip", "flip,crop"}));
   app.add_option("--data_dir", f->data_dir,
                  "the data set's folder (Fashion-MNIST's default: "
                  "$FASHION_MNIST_DIR, else " +
@@ -324,6 +330,9 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back(
       {"accumulate_steps", std::to_string(flags.accumulate_steps), true});
   settings->push_back({"optimizer", flags.optimizer, true});
+  // Augmented batches are other batches: a resume must keep them.
+  settings->push_back(
+      {"augment", flags.augment.empty() ? "none" : flags.augment, true});
   // Micro-shards change the trajectory (batch norm per micro-shard, the
   // sums' rounding); a run without them matches a checkpoint without.
   settings->push_back(

@@ -126,6 +126,7 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   loop.batch_size = run.batch_size;
   loop.accumulate_steps = flags.accumulate_steps;
   loop.seed = flags.seed;
+  loop.augment = data::AugmentationsNamed(flags.augment);
   // mpirun hands processes a pseudo-terminal even when its own output is
   // a log, so a job of several processes logs plain lines.
   loop.terminal = IsTerminal(2) && job.num_processes == 1;

@@ -177,6 +177,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
   data::LoaderOptions loader_options;
   loader_options.batch_size = options.batch_size;
   loader_options.seed = options.seed;
+  loader_options.transforms = options.augment;
   data::BatchLoader loader(train, loader_options);
   LrSchedule schedule = options.schedule;
   schedule.epochs = options.epochs;

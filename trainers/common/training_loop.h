@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "data/fashion_mnist.h"
+#include "data/transforms.h"
 #include "nn/out_of_memory.h"
 #include "nn/parallel/pending_step.h"
 #include "nn/parallel/replica_checks.h"
@@ -127,6 +128,9 @@ struct LoopOptions {
   // replica checks and a checkpoint's position.
   int accumulate_steps = 1;
   uint64_t seed = 0;
+  // Applied to each training sample (--augment; data/transforms.h), never
+  // to evaluation's.
+  std::vector<data::Transform> augment;
   // The learning rate of every step (schedule.epochs and steps_per_epoch
   // are filled in by the loop).
   LrSchedule schedule;
