@@ -1,5 +1,6 @@
 #include "nn/ops/loss.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -45,7 +46,141 @@ LossResult CpuSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
   return result;
 }
 
+// The output as float32 on the host (a GPU's copied over, bfloat16
+// widened), and where the gradient goes back.
+Tensor HostFloat(const Tensor& t) {
+  Tensor f = t.dtype() == DType::kBFloat16 ? AsDType(t, DType::kFloat32) : t;
+  return f.device().is_cuda() ? f.To(Device::Cpu()) : f;
+}
+
+// dlogits on the output's device (float32, as autocast's losses give it).
+Tensor OnDeviceOf(const Tensor& output, Tensor host) {
+  return output.device().is_cuda() ? host.To(output.device()) : host;
+}
+
+// n samples of m elements each: the batch's reduction of per-sample means.
+double Reduce(double sum_of_sample_means, int64_t n, Reduction reduction) {
+  return reduction == Reduction::kMean && n > 0 ? sum_of_sample_means / n
+                                                : sum_of_sample_means;
+}
+
+void CheckTargets(const char* who, const Tensor& output, const float* targets) {
+  if (output.shape().empty()) {
+    throw ShapeError(std::string(who) + ": the output needs a batch dimension");
+  }
+  if (output.numel() > 0 && targets == nullptr) {
+    throw ShapeError(std::string(who) + ": no targets");
+  }
+}
+
 }  // namespace
+
+LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
+                               Reduction reduction, float label_smoothing) {
+  if (label_smoothing == 0) {
+    return SoftmaxCrossEntropy(logits, labels, reduction);
+  }
+  if (!(label_smoothing > 0 && label_smoothing < 1)) {
+    throw ShapeError("softmax_cross_entropy: label smoothing " +
+                     std::to_string(label_smoothing) + " is outside [0, 1)");
+  }
+  ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
+  const Tensor x = HostFloat(logits);
+  // The plain loss's gradient (p - onehot) plus the smoothing's share:
+  // target = (1 - s) onehot + s / K.
+  LossResult r = CpuSoftmaxCrossEntropy(x, labels, Reduction::kSum);
+  const int64_t n = x.dim(0), k = x.dim(1);
+  const double s = label_smoothing;
+  double loss = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = x.data() + i * k;
+    float* grad = r.dlogits.data() + i * k;
+    float max = row[0];
+    for (int64_t j = 1; j < k; ++j) max = std::max(max, row[j]);
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += std::exp(row[j] - max);
+    const double log_sum = std::log(sum) + max;
+    double mean_log_p = 0;
+    for (int64_t j = 0; j < k; ++j) mean_log_p += (row[j] - log_sum) / k;
+    loss += (1 - s) * (log_sum - row[labels[i]]) - s * mean_log_p;
+    for (int64_t j = 0; j < k; ++j) {
+      const double p = std::exp(row[j] - log_sum);
+      const double target = (j == labels[i] ? 1 - s : 0) + s / k;
+      grad[j] = static_cast<float>(p - target);
+    }
+  }
+  if (reduction == Reduction::kMean && n > 0) {
+    const float scale = 1.0f / n;
+    for (int64_t e = 0; e < r.dlogits.numel(); ++e)
+      r.dlogits.data()[e] *= scale;
+  }
+  r.loss = Reduce(loss, n, reduction);
+  r.dlogits = OnDeviceOf(logits, std::move(r.dlogits));
+  return r;
+}
+
+LossResult MeanSquaredError(const Tensor& output, const float* targets,
+                            Reduction reduction) {
+  CheckTargets("mean_squared_error", output, targets);
+  const Tensor y = HostFloat(output);
+  const int64_t n = y.dim(0), m = n > 0 ? y.numel() / n : 0;
+  LossResult r;
+  r.dlogits = Tensor::Uninitialized(y.shape());
+  const double scale =
+      (reduction == Reduction::kMean && n > 0 ? 1.0 / n : 1.0) /
+      std::max<int64_t>(m, 1);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double sample = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t e = i * m + j;
+      const double d = static_cast<double>(y.data()[e]) - targets[e];
+      sample += d * d;
+      r.dlogits.data()[e] = static_cast<float>(2 * d * scale);
+    }
+    sum += sample / std::max<int64_t>(m, 1);
+  }
+  r.loss = Reduce(sum, n, reduction);
+  r.dlogits = OnDeviceOf(output, std::move(r.dlogits));
+  return r;
+}
+
+LossResult BinaryCrossEntropyWithLogits(const Tensor& logits,
+                                        const float* targets,
+                                        Reduction reduction) {
+  CheckTargets("binary_cross_entropy_with_logits", logits, targets);
+  const Tensor x = HostFloat(logits);
+  const int64_t n = x.dim(0), m = n > 0 ? x.numel() / n : 0;
+  LossResult r;
+  r.dlogits = Tensor::Uninitialized(x.shape());
+  const double scale =
+      (reduction == Reduction::kMean && n > 0 ? 1.0 / n : 1.0) /
+      std::max<int64_t>(m, 1);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double sample = 0;
+    bool all_right = true;
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t e = i * m + j;
+      const double v = x.data()[e], t = targets[e];
+      if (!(t >= 0 && t <= 1)) {
+        throw ShapeError("binary_cross_entropy_with_logits: target " +
+                         std::to_string(e) + " is " + std::to_string(t) +
+                         ", outside [0, 1]");
+      }
+      // max(v, 0) - v t + log(1 + exp(-|v|)): no overflow for any v.
+      sample += std::max(v, 0.0) - v * t + std::log1p(std::exp(-std::abs(v)));
+      const double sigmoid = 1 / (1 + std::exp(-v));
+      r.dlogits.data()[e] = static_cast<float>((sigmoid - t) * scale);
+      all_right &= (v > 0) == (t > 0.5);
+    }
+    sum += sample / std::max<int64_t>(m, 1);
+    r.correct += all_right;
+  }
+  r.loss = Reduce(sum, n, reduction);
+  r.dlogits = OnDeviceOf(logits, std::move(r.dlogits));
+  return r;
+}
 
 LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
                                Reduction reduction) {

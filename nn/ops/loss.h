@@ -1,5 +1,10 @@
-// Softmax cross-entropy over logits [N, K] and int32 labels in [0, K), with
-// the mean over the batch (d2l's concise chapter) or the sum (from scratch).
+// Losses over a batch's outputs [N, ...]: softmax cross-entropy against
+// int32 class ids (d2l's; also with label smoothing), mean squared error
+// against float targets, binary cross-entropy with logits against
+// multi-hot (or any [0, 1]) targets. Each reduces with the mean over the
+// batch (d2l's concise chapter) or the sum (from scratch); a sample's own
+// loss is the mean over its elements, as PyTorch's losses with their
+// default reduction give it.
 #ifndef RINGLET_NN_OPS_LOSS_H_
 #define RINGLET_NN_OPS_LOSS_H_
 
@@ -12,9 +17,12 @@ namespace ringlet::nn {
 enum class Reduction { kMean, kSum };
 
 struct LossResult {
-  double loss = 0;      // Reduced over the batch.
-  Tensor dlogits;       // d loss / d logits, [N, K].
-  int64_t correct = 0;  // Rows whose largest logit is the label's.
+  double loss = 0;  // Reduced over the batch.
+  Tensor dlogits;   // d loss / d logits, [N, K].
+  // Rows whose largest logit is the label's (softmax cross-entropy); rows
+  // whose every logit is on its target's side of 0 (binary cross-entropy);
+  // 0 for mean squared error.
+  int64_t correct = 0;
 };
 
 // Throws ShapeError for a label outside [0, K).
@@ -53,6 +61,26 @@ class PendingLoss {
 PendingLoss StartSoftmaxCrossEntropy(const Tensor& logits,
                                      const int32_t* labels,
                                      Reduction reduction);
+
+// With label smoothing s in [0, 1) (PyTorch's label_smoothing): the target
+// is (1 - s) on the label and s / K on every class. s = 0 is the plain
+// loss above. On a GPU, s > 0 is computed on the host (one wait).
+LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
+                               Reduction reduction, float label_smoothing);
+
+// (output - target)^2 averaged over each sample's elements; `targets` holds
+// output.numel() floats in host memory. On a GPU the output is read to the
+// host and the gradient written back (one wait).
+LossResult MeanSquaredError(const Tensor& output, const float* targets,
+                            Reduction reduction);
+
+// -(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), computed stably,
+// averaged over each sample's elements; targets in [0, 1] (ShapeError
+// otherwise), output.numel() floats in host memory. As MeanSquaredError on
+// a GPU.
+LossResult BinaryCrossEntropyWithLogits(const Tensor& logits,
+                                        const float* targets,
+                                        Reduction reduction);
 
 }  // namespace ringlet::nn
 

@@ -165,6 +165,97 @@ TEST(SoftmaxCrossEntropy, StartThenFinishIsTheSameLoss) {
                ShapeError);
 }
 
+// Label smoothing: PyTorch's definition, its gradient, and s = 0 the
+// plain loss bit for bit.
+TEST(SoftmaxCrossEntropy, LabelSmoothing) {
+  Tensor logits = RandomTensor({4, 5}, 17, -3, 3);
+  const std::vector<int32_t> labels = {0, 4, 2, 2};
+  for (Reduction reduction : {Reduction::kMean, Reduction::kSum}) {
+    const float s = 0.1f;
+    const LossResult r =
+        SoftmaxCrossEntropy(logits, labels.data(), reduction, s);
+    double want = 0;
+    for (int i = 0; i < 4; ++i) {
+      double z = 0;
+      for (int j = 0; j < 5; ++j)
+        z += std::exp(double{logits.data()[i * 5 + j]});
+      for (int j = 0; j < 5; ++j) {
+        const double target = (j == labels[i] ? 1 - s : 0) + s / 5;
+        want -= target * (logits.data()[i * 5 + j] - std::log(z));
+      }
+    }
+    if (reduction == Reduction::kMean) want /= 4;
+    EXPECT_NEAR(r.loss, want, 1e-5);
+    ExpectGradientNear("smoothed dlogits", logits, r.dlogits, [&] {
+      return SoftmaxCrossEntropy(logits, labels.data(), reduction, s).loss;
+    });
+    const LossResult plain =
+        SoftmaxCrossEntropy(logits, labels.data(), reduction);
+    EXPECT_EQ(SoftmaxCrossEntropy(logits, labels.data(), reduction, 0).loss,
+              plain.loss);
+  }
+  EXPECT_THROW(SoftmaxCrossEntropy(logits, labels.data(), Reduction::kSum, 1),
+               ShapeError);
+}
+
+// Mean squared error: each sample's mean over its elements, reduced over
+// the batch; its gradient.
+TEST(MeanSquaredError, LossAndGradient) {
+  Tensor y = RandomTensor({3, 2, 2}, 5);
+  const Tensor t = RandomTensor({3, 2, 2}, 6);
+  for (Reduction reduction : {Reduction::kMean, Reduction::kSum}) {
+    const LossResult r = MeanSquaredError(y, t.data(), reduction);
+    double want = 0;
+    for (int64_t e = 0; e < 12; ++e) {
+      const double d = double{y.data()[e]} - t.data()[e];
+      want += d * d / 4;
+    }
+    if (reduction == Reduction::kMean) want /= 3;
+    EXPECT_NEAR(r.loss, want, 1e-6);
+    EXPECT_EQ(r.correct, 0);
+    ExpectGradientNear("mse grad", y, r.dlogits, [&] {
+      return MeanSquaredError(y, t.data(), reduction).loss;
+    });
+  }
+  EXPECT_THROW(MeanSquaredError(y, nullptr, Reduction::kSum), ShapeError);
+}
+
+// Binary cross-entropy with logits: stable for any logit, its gradient,
+// and the rows whose every logit is on its target's side count as right.
+TEST(BinaryCrossEntropyWithLogits, LossGradientAndCounts) {
+  Tensor x = RandomTensor({4, 3}, 9, -4, 4);
+  const std::vector<float> t = {1, 0, 1, 0, 0, 0, 1, 1, 1, 0.5f, 0, 1};
+  for (Reduction reduction : {Reduction::kMean, Reduction::kSum}) {
+    const LossResult r = BinaryCrossEntropyWithLogits(x, t.data(), reduction);
+    double want = 0;
+    int64_t right = 0;
+    for (int i = 0; i < 4; ++i) {
+      bool all = true;
+      for (int j = 0; j < 3; ++j) {
+        const double v = x.data()[i * 3 + j], p = 1 / (1 + std::exp(-v));
+        const double tt = t[i * 3 + j];
+        want -= (tt * std::log(p) + (1 - tt) * std::log(1 - p)) / 3;
+        all &= (v > 0) == (tt > 0.5);
+      }
+      right += all;
+    }
+    if (reduction == Reduction::kMean) want /= 4;
+    EXPECT_NEAR(r.loss, want, 1e-6);
+    EXPECT_EQ(r.correct, right);
+    ExpectGradientNear("bce grad", x, r.dlogits, [&] {
+      return BinaryCrossEntropyWithLogits(x, t.data(), reduction).loss;
+    });
+  }
+  const Tensor huge = Tensor::FromVector({1, 2}, {1000.0f, -1000.0f});
+  const float ones[] = {0, 1};
+  const LossResult r =
+      BinaryCrossEntropyWithLogits(huge, ones, Reduction::kSum);
+  EXPECT_NEAR(r.loss, 1000.0, 1e-6);  // Finite: (1000 + 1000) / 2.
+  const float bad[] = {0, 2};
+  EXPECT_THROW(BinaryCrossEntropyWithLogits(huge, bad, Reduction::kSum),
+               ShapeError);
+}
+
 TEST(SoftmaxCrossEntropy, HugeLogitsStayFinite) {
   const Tensor logits = Tensor::FromVector({1, 3}, {1000.0f, -1000.0f, 0.0f});
   const int32_t label = 0;

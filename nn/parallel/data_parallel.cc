@@ -1,5 +1,6 @@
 #include "nn/parallel/data_parallel.h"
 
+#include <array>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -35,10 +36,50 @@ void BroadcastFromFirst(Communicator& comm, FlatTensors& values) {
 
 }  // namespace
 
-LossFunction SoftmaxCrossEntropyLoss() {
+LossFunction SoftmaxCrossEntropyLoss(float label_smoothing) {
+  if (label_smoothing == 0) {  // On a GPU, without waiting.
+    return [](const Tensor& output, const Shard& shard) {
+      return StartSoftmaxCrossEntropy(
+          output, ClassIds(shard, "softmax cross-entropy"), Reduction::kSum);
+    };
+  }
+  return [label_smoothing](const Tensor& output, const Shard& shard) {
+    return PendingLoss::Ready(
+        SoftmaxCrossEntropy(output, ClassIds(shard, "softmax cross-entropy"),
+                            Reduction::kSum, label_smoothing));
+  };
+}
+
+namespace {
+
+// The shard's targets as float32, as many a sample as `output` has.
+const float* FloatTargets(const Tensor& output, const Shard& shard,
+                          const char* who) {
+  const float* targets = shard.targets.As<float>(who);
+  const int64_t per_sample = shard.count > 0 ? output.numel() / shard.count : 0;
+  if (shard.count > 0 && shard.targets.elements_per_sample() != per_sample) {
+    throw std::invalid_argument(
+        std::string(who) + ": the model gives " + std::to_string(per_sample) +
+        " values a sample, the targets are " + shard.targets.Describe());
+  }
+  return targets;
+}
+
+}  // namespace
+
+LossFunction MeanSquaredErrorLoss() {
   return [](const Tensor& output, const Shard& shard) {
-    return StartSoftmaxCrossEntropy(
-        output, ClassIds(shard, "softmax cross-entropy"), Reduction::kSum);
+    return PendingLoss::Ready(MeanSquaredError(
+        output, FloatTargets(output, shard, "mean squared error"),
+        Reduction::kSum));
+  };
+}
+
+LossFunction BinaryCrossEntropyWithLogitsLoss() {
+  return [](const Tensor& output, const Shard& shard) {
+    return PendingLoss::Ready(BinaryCrossEntropyWithLogits(
+        output, FloatTargets(output, shard, "binary cross-entropy"),
+        Reduction::kSum));
   };
 }
 
@@ -313,10 +354,12 @@ PendingStep DataParallel::QueueReproducibleStep(
   return step;
 }
 
-int64_t DataParallel::CountCorrect(const std::vector<Shard>& all_shards) {
+EvalStats DataParallel::Evaluate(const std::vector<Shard>& all_shards,
+                                 const MetricFunction& metric) {
   const std::vector<Shard> shards =
       group_.LocalShards(all_shards, "data parallel");
-  std::vector<int64_t> correct(size(), 0);
+  // Per device: loss, correct, metric.
+  std::vector<std::array<double, 3>> sums(size(), {0, 0, 0});
   group_.Run([&](int d) {
     Module& model = *replicas_[d]->model;
     if (shards[d].count == 0) return;
@@ -324,16 +367,31 @@ int64_t DataParallel::CountCorrect(const std::vector<Shard>& all_shards) {
     try {
       const Tensor output =
           model.Forward(ShardInputs(shards[d], group_.devices()[d]));
-      correct[d] = options_.loss(output, shards[d]).Finish().correct;
+      const LossResult loss = options_.loss(output, shards[d]).Finish();
+      sums[d] = {loss.loss, static_cast<double>(loss.correct),
+                 metric ? metric(output, shards[d]) : 0.0};
     } catch (...) {
       model.SetTraining(true);
       throw;
     }
     model.SetTraining(true);
   });
-  int64_t sum = 0;
-  for (int64_t c : correct) sum += c;
-  return group_.SumOverProcesses(sum);
+  std::vector<double> job(4, 0);
+  for (int d = 0; d < size(); ++d) {
+    for (int k = 0; k < 3; ++k) job[k] += sums[d][k];
+    job[3] += static_cast<double>(shards[d].count);
+  }
+  group_.SumOverProcesses(&job);
+  EvalStats stats;
+  stats.loss_sum = job[0];
+  stats.correct = static_cast<int64_t>(job[1]);
+  stats.metric_sum = job[2];
+  stats.samples = static_cast<int64_t>(job[3]);
+  return stats;
+}
+
+int64_t DataParallel::CountCorrect(const std::vector<Shard>& shards) {
+  return Evaluate(shards).correct;
 }
 
 NamedTensors DataParallel::LiveState(int device) {

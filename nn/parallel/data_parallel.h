@@ -59,8 +59,29 @@ using LossFunction =
     std::function<PendingLoss(const Tensor& output, const Shard& shard)>;
 
 // Softmax cross-entropy against the shard's targets, one int32 class id a
-// sample (the default; other targets are refused, naming them).
-LossFunction SoftmaxCrossEntropyLoss();
+// sample (the default; other targets are refused, naming them); with
+// label smoothing in [0, 1) when given.
+LossFunction SoftmaxCrossEntropyLoss(float label_smoothing = 0);
+// Mean squared error against float32 targets with as many values a sample
+// as the model's output (a regression's).
+LossFunction MeanSquaredErrorLoss();
+// Binary cross-entropy with logits against float32 targets in [0, 1], as
+// many a sample as the output (multi-label: multi-hot vectors); a sample
+// counts as right when every output is on its target's side of 0.
+LossFunction BinaryCrossEntropyWithLogitsLoss();
+
+// A metric of the caller's over one shard in evaluation: `output` is the
+// model's output for the shard's samples; returns the metric SUMMED over
+// them (e.g. absolute errors). Called on the replica's thread.
+using MetricFunction =
+    std::function<double(const Tensor& output, const Shard& shard)>;
+
+struct EvalStats {
+  double loss_sum = 0;    // The loss function's, summed over the samples.
+  int64_t correct = 0;    // Its counts of correct predictions.
+  double metric_sum = 0;  // The metric's, when one was given.
+  int64_t samples = 0;
+};
 
 // An optimizer of `values` (a replica's parameters, on its device), named
 // `names`. Called once per replica, on its thread.
@@ -137,9 +158,13 @@ class DataParallel {
   // CountCorrect, State or LoadState (they wait for the devices anyway).
   PendingStep QueueStep(const std::vector<Shard>& shards);
 
-  // Correct predictions over the job in evaluation mode (running
-  // statistics), every device classifying its shard at once: the sum of
-  // the loss function's counts.
+  // The batch in evaluation mode (running statistics), every device
+  // evaluating its shard at once, summed over the job: the loss function's
+  // losses and counts of correct predictions and, when given, `metric`'s
+  // values (each the sum over its shard's samples: a metric of your own).
+  EvalStats Evaluate(const std::vector<Shard>& shards,
+                     const MetricFunction& metric = nullptr);
+  // Evaluate's count of correct predictions (the accuracy's numerator).
   int64_t CountCorrect(const std::vector<Shard>& shards);
 
   // Every tensor training changes on local device `device`, named:

@@ -664,6 +664,58 @@ TEST(DataParallelTest, FloatTargetsOfAnyShapeReachTheUsersLoss) {
   }
 }
 
+// The library's regression and multi-label losses through DataParallel:
+// k devices take one device's step, and the step's loss is the batch's mean
+// of the op's per-sample losses.
+TEST(DataParallelTest, MeanSquaredAndBinaryCrossEntropyLossesOnKDevices) {
+  const Batch b = RandomBatch(10, 8, 51);
+  std::vector<float> targets(b.size() * 10);
+  for (size_t i = 0; i < targets.size(); ++i) targets[i] = (i * 7 % 10) < 3;
+  const DataParallel::ModelFactory make = [] {
+    auto model = std::make_unique<TwoLayerPerceptron>();
+    InitParameters(*model, InitScheme::kKaimingNormal, 5);
+    return model;
+  };
+  for (const auto& [name, loss] :
+       std::vector<std::pair<std::string, LossFunction>>{
+           {"mse", MeanSquaredErrorLoss()},
+           {"bce", BinaryCrossEntropyWithLogitsLoss()}}) {
+    const Shard whole{b.size(), Shards(b, 1)[0].inputs,
+                      SamplesOf(targets.data(), {10})};
+    const Tensor out = make()->Forward(b.images);
+    const double want =
+        (name == "mse" ? MeanSquaredError(out, targets.data(), Reduction::kMean)
+                       : BinaryCrossEntropyWithLogits(out, targets.data(),
+                                                      Reduction::kMean))
+            .loss;
+    std::vector<std::unique_ptr<DataParallel>> runs;
+    for (int k : {1, 3}) {
+      DataParallelOptions options;
+      options.loss = loss;
+      runs.push_back(std::make_unique<DataParallel>(make, Cpus(k), options));
+      const TrainStepStats stats = runs.back()->TrainStep(ShardBatch(whole, k));
+      EXPECT_NEAR(stats.loss_sum / b.size(), want, 1e-6) << name << " " << k;
+    }
+    ExpectStateNear(runs[1]->replica(0), runs[0]->replica(0), 1e-6,
+                    name + ", 3 devices against 1");
+  }
+  // Targets that do not match the output are named.
+  DataParallelOptions options;
+  options.loss = MeanSquaredErrorLoss();
+  DataParallel dp(make, Cpus(1), options);
+  const Shard short_targets{b.size(), Shards(b, 1)[0].inputs,
+                            SamplesOf(targets.data(), {3})};
+  try {
+    dp.TrainStep({short_targets});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the model gives 10 values a sample, "
+                                         "the targets are float32 {3}"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Backward assigns new tensors to its gradients instead of adding into
 // them: they are no longer views into the reducer's buckets, which must
 // then copy them in and out.
