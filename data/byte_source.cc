@@ -65,7 +65,37 @@ class PlainFile : public ByteSource {
   int64_t left_ = 0;
 };
 
+class MemoryBytes : public ByteSource {
+ public:
+  MemoryBytes(std::string bytes, std::string name)
+      : bytes_(std::move(bytes)), name_(std::move(name)) {}
+  size_t Read(void* out, size_t size) override {
+    const size_t n = std::min(size, bytes_.size() - at_);
+    if (n > 0) std::memcpy(out, bytes_.data() + at_, n);
+    at_ += n;
+    return n;
+  }
+  uint64_t DrainRemaining(uint64_t limit) override {
+    const uint64_t left = bytes_.size() - at_;
+    at_ = bytes_.size();
+    return std::min(left, limit + 1);
+  }
+  int64_t remaining() const override {
+    return static_cast<int64_t>(bytes_.size() - at_);
+  }
+  const std::string& path() const override { return name_; }
+
+ private:
+  std::string bytes_;
+  std::string name_;
+  size_t at_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<ByteSource> BytesInMemory(std::string bytes, std::string name) {
+  return std::make_unique<MemoryBytes>(std::move(bytes), std::move(name));
+}
 
 std::unique_ptr<ByteSource> OpenBytes(const std::string& path) {
   auto plain = std::make_unique<PlainFile>(path);

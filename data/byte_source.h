@@ -32,6 +32,9 @@ class ByteSource {
 // Throws DataError when it is missing, unreadable or not a regular file.
 std::unique_ptr<ByteSource> OpenBytes(const std::string& path);
 
+// `bytes` as a source named `name` (a member of an archive, say).
+std::unique_ptr<ByteSource> BytesInMemory(std::string bytes, std::string name);
+
 // Reads exactly `size` bytes; else throws DataError naming the file and
 // `what` ("npy header").
 void ReadExactly(ByteSource& source, void* out, size_t size, const char* what);

@@ -130,6 +130,12 @@ std::vector<int64_t> ShapeOf(const std::string& text, const std::string& path) {
 
 Array ReadNpy(const std::string& path, uint64_t max_bytes) {
   std::unique_ptr<ByteSource> source = OpenBytes(path);
+  return ReadNpy(*source, max_bytes);
+}
+
+Array ReadNpy(ByteSource& bytes, uint64_t max_bytes) {
+  ByteSource* const source = &bytes;
+  const std::string& path = bytes.path();
   char magic[kMagicBytes + 2];
   ReadExactly(*source, magic, sizeof(magic), "npy header");
   if (std::memcmp(magic, kMagic, kMagicBytes) != 0) {

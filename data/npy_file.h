@@ -8,6 +8,7 @@
 #include <string>
 
 #include "data/array.h"
+#include "data/byte_source.h"
 
 namespace ringlet::data {
 
@@ -21,6 +22,9 @@ inline constexpr uint64_t kDefaultNpyMaxBytes = uint64_t{16} << 30;
 // holds and what to save instead. Throws DataError naming the file.
 Array ReadNpy(const std::string& path,
               uint64_t max_bytes = kDefaultNpyMaxBytes);
+
+// The same from a source (an .npz archive's member, say).
+Array ReadNpy(ByteSource& source, uint64_t max_bytes = kDefaultNpyMaxBytes);
 
 // The bytes of a .npy file (version 1) holding `array`: what tests and
 // tools write.

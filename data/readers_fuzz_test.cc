@@ -11,6 +11,7 @@
 #include "data/data_error.h"
 #include "data/idx_file.h"
 #include "data/npy_file.h"
+#include "data/npz_file.h"
 #include "data/testing/idx_writer.h"
 
 namespace ringlet::data {
@@ -97,6 +98,37 @@ TEST(ReadersFuzzTest, Npy) {
     const Array b = ReadNpy(path, kLimit);
     ASSERT_EQ(b.bytes.size(), b.elements() * ElementSize(b.type));
   });
+}
+
+TEST(ReadersFuzzTest, Npz) {
+  Array a;
+  a.type = ElementType::kInt32;
+  a.dims = {2, 3};
+  a.bytes.assign(24, 3);
+  Array b = a;
+  b.dims = {6};
+  // Mutations past the first 160 bytes matter too: the directory is last.
+  const std::string archive = NpzBytes({{"a", a}, {"b", b}});
+  Fuzz("npz", archive, [](const std::string& path) {
+    for (const auto& [name, array] : ReadNpz(path, kLimit)) {
+      ASSERT_EQ(array.bytes.size(), array.elements() * ElementSize(array.type));
+    }
+  });
+  std::mt19937_64 rng(7);
+  const std::string dir = MakeTempDir("readers_fuzz_test_npz_tail");
+  int refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string s = archive;
+    const size_t at = archive.size() - 1 - rng() % 120;  // The directory.
+    s[at] ^= static_cast<char>(1 << rng() % 8);
+    WriteFile(dir + "/t.npz", s);
+    try {
+      ReadNpz(dir + "/t.npz", kLimit);
+    } catch (const DataError&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 50);
 }
 
 TEST(ReadersFuzzTest, Cifar) {

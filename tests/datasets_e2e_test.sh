@@ -4,7 +4,8 @@
 #     images, each class its own colour), 2 CPU devices, 2 epochs of 256
 #     images: ResNet-18 takes 3 channels and 10 classes, the loss falls;
 #  2. resnet_dp on a folder of .npy files (float32 1 x 8 x 8 inputs, int64
-#     class ids 0..2): 3 classes, it trains;
+#     class ids 0..2): 3 classes, it trains; the same arrays in an .npz
+#     file numpy compressed train the same;
 #  3. lenet_scratch refuses CIFAR's images, naming the shape it takes;
 #     --dataset=cifar10 without --data_dir says what to give;
 #  4. --augment=crop,flip: the same parameters on 1 and 2 devices (with
@@ -21,7 +22,7 @@ fail() {
   exit 1
 }
 
-python3 - "$out" <<'PY'
+/usr/bin/python3 - "$out" <<'PY'
 import os, random, struct, sys
 out = sys.argv[1]
 rng = random.Random(5)
@@ -88,6 +89,21 @@ cat "$out/npy.txt"
 grep -q "96 training and 30 test images (npy, float32 {1, 8, 8})" \
   "$out/npy.txt" || fail "the header does not name the npy data"
 grep -q '^test acc: ' "$out/npy.txt" || fail "no closing line"
+# The same arrays in one .npz file, as numpy writes it, compressed.
+/usr/bin/python3 - "$out" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1] + "/npy/"
+np.savez_compressed(sys.argv[1] + "/data.npz", **{
+    name: np.load(d + name + ".npy")
+    for name in ["train_inputs", "train_targets", "test_inputs", "test_targets"]})
+PY
+"$resnet" --dataset=npy --data_dir="$out/data.npz" --devices=cpu:1 --epochs=1 \
+  --batch_size=32 >"$out/npz.txt" 2>"$out/npz.err" ||
+  { cat "$out/npz.err"; fail "resnet_dp on an .npz file"; }
+[[ "$(grep '^epoch 1' "$out/npz.txt" | cut -d, -f1-3)" == \
+   "$(grep '^epoch 1' "$out/npy.txt" | cut -d, -f1-3)" ]] ||
+  fail "the .npz file trained otherwise than its .npy files"
 
 # 3. Refusals, one line each.
 set +e

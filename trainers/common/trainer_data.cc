@@ -1,7 +1,10 @@
 #include "trainers/common/trainer_data.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -12,6 +15,7 @@
 #include "data/data_error.h"
 #include "data/fashion_mnist.h"
 #include "data/npy_file.h"
+#include "data/npz_file.h"
 #include "trainers/common/metrics.h"
 #include "trainers/common/output_files.h"
 
@@ -119,13 +123,33 @@ data::Array AsInt32(const data::Array& t) {
   return out;
 }
 
+// A folder of the four .npy files, or one .npz archive holding them (as
+// np.savez(f, train_inputs=..., ...) writes it).
 std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
                                                        int64_t* classes) {
   data::Array x[2], y[2];
   const char* splits[] = {"train", "test"};
-  for (int s = 0; s < 2; ++s) {
-    x[s] = data::ReadNpy(dir + "/" + splits[s] + "_inputs.npy");
-    y[s] = data::ReadNpy(dir + "/" + splits[s] + "_targets.npy");
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    std::map<std::string, data::Array> arrays = data::ReadNpz(dir);
+    for (int s = 0; s < 2; ++s) {
+      for (const auto& [what, into] :
+           {std::pair{"_inputs", &x[s]}, std::pair{"_targets", &y[s]}}) {
+        const std::string name = std::string(splits[s]) + what;
+        auto it = arrays.find(name);
+        if (it == arrays.end()) {
+          throw data::DataError(dir + ": no array " + name +
+                                " (it needs train_inputs, train_targets, "
+                                "test_inputs and test_targets)");
+        }
+        *into = std::move(it->second);
+      }
+    }
+  } else {
+    for (int s = 0; s < 2; ++s) {
+      x[s] = data::ReadNpy(dir + "/" + splits[s] + "_inputs.npy");
+      y[s] = data::ReadNpy(dir + "/" + splits[s] + "_targets.npy");
+    }
   }
   *classes = ClassesOf(y[0], y[1], dir);
   return {data::ArrayDataset(dir + "/train_*.npy", std::move(x[0]),
@@ -176,7 +200,8 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     if (flags.data_dir.empty()) {
       throw std::invalid_argument(
           "--dataset=npy needs --data_dir: a folder holding train_inputs.npy, "
-          "train_targets.npy, test_inputs.npy and test_targets.npy");
+          "train_targets.npy, test_inputs.npy and test_targets.npy, or an "
+          ".npz file holding those arrays");
     }
     std::tie(out.train, out.test) =
         NpyFiles(ResolveUserPath(flags.data_dir), &out.classes);

@@ -7,8 +7,9 @@
 //   cifar10        CIFAR-10's binary batches (cifar-10-batches-bin)
 //   cifar100       CIFAR-100's binary train.bin and test.bin (fine labels)
 //   npy            train_inputs.npy, train_targets.npy, test_inputs.npy and
-//                  test_targets.npy: inputs [n, ...] of any shape, targets
-//                  [n] of integer class ids
+//                  test_targets.npy, or one .npz file of those arrays:
+//                  inputs [n, ...] of any shape, targets [n] of integer
+//                  class ids
 #ifndef RINGLET_TRAINERS_COMMON_TRAINER_DATA_H_
 #define RINGLET_TRAINERS_COMMON_TRAINER_DATA_H_
 

@@ -202,7 +202,8 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
   app.add_option("--dataset", f->dataset,
                  "what to train on: fashion_mnist, mnist, cifar10, cifar100, "
                  "or npy (a folder of train_inputs.npy, train_targets.npy, "
-                 "test_inputs.npy, test_targets.npy; targets are class ids)")
+                 "test_inputs.npy, test_targets.npy, or an .npz file of "
+                 "them; targets are class ids)")
       ->check(CLI::IsMember(
           {"fashion_mnist", "mnist", "cifar10", "cifar100", "npy"}))
       ->capture_default_str();
