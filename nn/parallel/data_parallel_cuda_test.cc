@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collectives/api/collective_error.h"
@@ -299,6 +300,38 @@ TEST_F(OnOneGpu, StepsMatchTheCpuDevices) {
   ExpectStatesNear(gpu.State(0), cpu.State(0), 1e-3, "gpu vs cpu");
   EXPECT_EQ(gpu.CountCorrect(Shards(RandomBatch(12, 8, 99), 2)),
             cpu.CountCorrect(Shards(RandomBatch(12, 8, 99), 2)));
+}
+
+// The losses computed on the host (label smoothing, mean squared error,
+// binary cross-entropy with logits: the replica's output read back, its
+// gradient written to the device): 2 replicas on the GPU take the CPU
+// devices' steps, and Evaluate's loss agrees.
+TEST_F(OnOneGpu, HostLossesOnReplicasMatchTheCpuDevices) {
+  const Batch b = RandomBatch(12, 8, 61);
+  std::vector<float> targets(b.size() * 10);
+  for (size_t i = 0; i < targets.size(); ++i) targets[i] = (i * 3 % 10) < 2;
+  const Shard whole{b.size(), Shards(b, 1)[0].inputs,
+                    SamplesOf(targets.data(), {10})};
+  for (const auto& [name, loss, float_targets] :
+       std::vector<std::tuple<std::string, LossFunction, bool>>{
+           {"label smoothing", SoftmaxCrossEntropyLoss(0.1f), false},
+           {"mse", MeanSquaredErrorLoss(), true},
+           {"bce", BinaryCrossEntropyWithLogitsLoss(), true}}) {
+    DataParallelOptions options = Options("ring");
+    options.loss = loss;
+    const auto factory = Seeded(SmallNet, 7);
+    DataParallel cpu(factory, Cpus(2), options);
+    DataParallel gpu(factory, Replicas(2), options);
+    const std::vector<Shard> shards =
+        float_targets ? ShardBatch(whole, 2) : Shards(b, 2);
+    for (int step = 0; step < 2; ++step) {
+      const double want = cpu.TrainStep(shards).loss_sum;
+      EXPECT_NEAR(gpu.TrainStep(shards).loss_sum, want, 1e-4 * want) << name;
+    }
+    ExpectStatesNear(gpu.State(0), cpu.State(0), 1e-3, name);
+    const double eval = cpu.Evaluate(shards).loss_sum;
+    EXPECT_NEAR(gpu.Evaluate(shards).loss_sum, eval, 1e-4 * eval) << name;
+  }
 }
 
 // Reproducible steps (micro_shards): 1, 2 and 4 replicas on one GPU give

@@ -509,6 +509,43 @@ def e2e_reproducible(r, program, flags):
                 (what, line))
 
 
+def write_cifar_format(folder, per_batch=256, test=256):
+    """CIFAR-10's binary batches with images whose colour tells the class."""
+    import random
+    rng = random.Random(5)
+    os.makedirs(folder, exist_ok=True)
+    names = ["data_batch_%d.bin" % i for i in range(1, 6)] + ["test_batch.bin"]
+    for name in names:
+        with open(os.path.join(folder, name), "wb") as f:
+            for _ in range(test if name == "test_batch.bin" else per_batch):
+                label = rng.randrange(10)
+                pixels = bytearray(rng.randrange(64) for _ in range(3072))
+                for p in range(1024):
+                    pixels[(label % 3) * 1024 + p] = 80 + 17 * label
+                f.write(bytes([label]) + bytes(pixels))
+
+
+def e2e_cifar_format(r):
+    what = "e2e resnet_dp_cuda0_cifar_format"
+    if not r.needs(what):
+        return
+    folder = os.path.abspath("logs/cifar_format")
+    write_cifar_format(folder)
+    log = "logs/e2e_resnet_dp_cuda0_cifar_format.log"
+    rc = run_logged(["trainers/resnet_dp", "--devices=cuda:0",
+                     "--dataset=cifar10", "--data_dir=" + folder,
+                     "--augment=crop,flip", "--epochs=2", "--batch_size=64",
+                     "--lr=0.05"], log, 600)
+    with open(log, errors="replace") as f:
+        text = f.read()
+    ok = rc == 0 and "(cifar10, uint8 {3, 32, 32})" in text and re.search(
+        r"^test acc: ", text, re.M)
+    if ok:
+        r.passes("%s: PASSED: %s" % (what, last_line(log)))
+    else:
+        r.fails("%s: FAILED (exit %d): %s" % (what, rc, last_line(log)))
+
+
 def part_e2e(r):
     n = epochs()
     # Shortened runs only have to finish; 10 epochs reach the chapters'.
@@ -548,6 +585,10 @@ def part_e2e(r):
         ["trainers/lenet_scratch", "--devices=cuda:0,cuda:0", "--epochs=1",
          "--grad_dtype=bf16"])
     e2e_own_model(r)
+    # Data of its own shape: a CIFAR-10-format folder written here, with
+    # augmentation (the loader's transforms; channels and classes from the
+    # data).
+    e2e_cifar_format(r)
     # The same bits on 1, 2 and 4 replicas of the GPU (--reproducible).
     e2e_reproducible(r, "lenet_scratch", ["--limit=6000", "--test_limit=500"])
     e2e_reproducible(r, "resnet_dp", ["--limit=1024", "--test_limit=200",
