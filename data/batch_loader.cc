@@ -6,6 +6,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "data/data_error.h"
@@ -184,16 +185,29 @@ void BatchLoader::Fill(const EpochPlan& plan, int64_t index,
   const SampleSpec& in = data_->input();
   const int64_t in_elements = in.elements();
   const int64_t target_bytes = data_->target().bytes();
+  int64_t first = 0, end = size;
+  if (options_.share) {
+    std::tie(first, end) = options_.share(size);
+    if (first < 0 || end < first || end > size) {
+      throw std::logic_error("the loader's share [" + std::to_string(first) +
+                             ", " + std::to_string(end) +
+                             ") lies outside a batch of " +
+                             std::to_string(size));
+    }
+  }
+  const int64_t held = end - first;
   batch->epoch = plan.epoch;
   batch->index = index;
   batch->size = size;
+  batch->first = first;
+  batch->held = held;
   batch->input_shape = in.shape;
   batch->target = data_->target();
-  batch->inputs.resize(size * in_elements);
-  batch->targets.resize(size * target_bytes);
+  batch->inputs.resize(held * in_elements);
+  batch->targets.resize(held * target_bytes);
   std::vector<uint8_t> raw(in.bytes());
-  for (int64_t i = 0; i < size; ++i) {
-    const int64_t sample = plan.order[begin + i];
+  for (int64_t i = 0; i < held; ++i) {
+    const int64_t sample = plan.order[begin + first + i];
     data_->Read(sample, raw.data(), batch->targets.data() + i * target_bytes);
     float* input = batch->inputs.data() + i * in_elements;
     ToFloat(in.type, raw.data(), in_elements, input);

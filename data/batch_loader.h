@@ -12,9 +12,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.h"
@@ -32,16 +34,24 @@ struct LoaderOptions {
   // Applied in order to each sample's float input, with randomness from
   // (seed, epoch, sample) alone (data/transforms.h).
   std::vector<Transform> transforms;
+  // This process's share of every batch (DistributedSampler's): given a
+  // batch's size, the [begin, end) of its samples to load; the others are
+  // other processes' to read. Null: the whole batch.
+  std::function<std::pair<int64_t, int64_t>(int64_t batch_size)> share;
 };
 
 struct Batch {
   int64_t epoch = 0;
   int64_t index = 0;  // Position of this batch within its epoch.
   int64_t size = 0;   // Samples in this batch; the last one may be smaller.
+  // The samples held: [first, first + held) of the batch's (all but with
+  // LoaderOptions::share); input(i) and the targets start at `first`.
+  int64_t first = 0;
+  int64_t held = 0;
   std::vector<int64_t> input_shape;  // One sample's ({1, 28, 28}).
-  std::vector<float> inputs;         // size x input_shape, as float32.
+  std::vector<float> inputs;         // held x input_shape, as float32.
   SampleSpec target;                 // One sample's target.
-  std::vector<uint8_t> targets;      // size x target.bytes().
+  std::vector<uint8_t> targets;      // held x target.bytes().
 
   const float* input(int64_t i) const {
     return inputs.data() + i * ElementsOf(input_shape, INT64_MAX);

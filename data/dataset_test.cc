@@ -133,5 +133,31 @@ TEST(DatasetTest, TheLoaderBatchesAnyDataSet) {
   EXPECT_EQ(batch.targets_as<int16_t>()[0], -3);
 }
 
+// A process's share of each batch: the samples the whole batch holds at
+// those places, nothing else loaded.
+TEST(DatasetTest, TheLoaderLoadsAShareOfEachBatch) {
+  LoaderOptions whole, part;
+  whole.batch_size = part.batch_size = 4;
+  whole.prefetch = part.prefetch = 0;
+  whole.seed = part.seed = 3;
+  part.share = [](int64_t size) { return std::make_pair(size / 2, size); };
+  BatchLoader all(Regression(10), whole), half(Regression(10), part);
+  all.StartEpoch(1);
+  half.StartEpoch(1);
+  Batch a, h;
+  while (all.Next(&a)) {
+    ASSERT_TRUE(half.Next(&h));
+    EXPECT_EQ(h.size, a.size);
+    EXPECT_EQ(h.first, a.size / 2);
+    EXPECT_EQ(h.held, a.size - a.size / 2);
+    ASSERT_EQ(h.inputs.size(), h.held * 2u);
+    for (int64_t i = 0; i < h.held; ++i) {
+      EXPECT_EQ(h.input(i)[0], a.input(h.first + i)[0]);
+      EXPECT_EQ(h.targets_as<float>()[i], a.targets_as<float>()[h.first + i]);
+    }
+  }
+  EXPECT_FALSE(half.Next(&h));
+}
+
 }  // namespace
 }  // namespace ringlet::data

@@ -167,7 +167,12 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
 nn::PendingStep LeNetReplicas::QueueReproducibleStep(
     const std::vector<std::vector<nn::Shard>>& micro_batches) {
   const int m = micro_shards_;
-  const int64_t total = nn::CheckMicroBatches(micro_batches, m, "lenet");
+  const int64_t total = nn::CheckMicroBatches(
+      micro_batches, m, "lenet", nullptr,
+      {nn::MicroShardsOf(group_.first_rank(), group_.ranks(), m).begin,
+       nn::MicroShardsOf(group_.first_rank() + group_.size() - 1,
+                         group_.ranks(), m)
+           .end});
   std::vector<nn::QueuedReplicaStep> queued(group_.size());
   group_.RunQueued([&](int d) {
     Replica& r = replicas_[d];

@@ -61,6 +61,10 @@ class LeNetReplicas : public ParallelTrainer {
                 const LeNetUpdate& update, int micro_shards = 0);
 
   int num_devices() const override { return group_.ranks(); }
+  nn::Range LocalShards(int shards) const override {
+    return nn::ShardsOfRanks(shards, group_.first_rank(), group_.size(),
+                             group_.ranks());
+  }
   int num_shards() const override {
     return micro_shards_ > 0 ? micro_shards_ : num_devices();
   }

@@ -17,6 +17,10 @@ class DataParallelTrainer : public ParallelTrainer {
  public:
   explicit DataParallelTrainer(nn::DataParallel& dp) : dp_(dp) {}
   int num_devices() const override { return dp_.ranks(); }
+  nn::Range LocalShards(int shards) const override {
+    return nn::ShardsOfRanks(shards, dp_.group().first_rank(), dp_.size(),
+                             dp_.ranks());
+  }
   int num_shards() const override {
     return dp_.micro_shards() > 0 ? dp_.micro_shards() : num_devices();
   }

@@ -303,8 +303,10 @@ PendingStep DataParallel::QueueReproducibleStep(
     const std::vector<std::vector<Shard>>& micro_batches) {
   const int m = options_.micro_shards;
   std::vector<char> used;  // Slot j * m + i: micro-batch j's micro-shard i.
-  const int64_t total =
-      CheckMicroBatches(micro_batches, m, "data parallel", &used);
+  const int64_t total = CheckMicroBatches(
+      micro_batches, m, "data parallel", &used,
+      {MicroShardsOf(group_.first_rank(), ranks(), m).begin,
+       MicroShardsOf(group_.first_rank() + size() - 1, ranks(), m).end});
   const int64_t slots = static_cast<int64_t>(used.size());
   std::vector<QueuedReplicaStep> queued(size());
   group_.RunQueued([&](int d) {

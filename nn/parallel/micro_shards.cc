@@ -33,7 +33,7 @@ void CheckMicroShards(int micro_shards, int ranks, const char* who) {
 
 int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
                           int micro_shards, const char* who,
-                          std::vector<char>* used) {
+                          std::vector<char>* used, MicroShardRange local) {
   int64_t total = 0;
   for (const std::vector<Shard>& shards : micro_batches) {
     if (static_cast<int>(shards.size()) != micro_shards) {
@@ -42,7 +42,9 @@ int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
           " shards for " + std::to_string(micro_shards) +
           " micro-shards; cut each batch into that many");
     }
-    CheckShards(shards, who);
+    CheckShards(std::vector<Shard>(shards.begin() + local.begin,
+                                   shards.begin() + local.end),
+                who, local.begin);
     for (const Shard& s : shards) {
       total += s.count;
       if (used != nullptr) used->push_back(s.count > 0);

@@ -196,9 +196,11 @@ std::vector<Shard> ReplicaGroup::LocalShards(const std::vector<Shard>& shards,
         " shards for " + std::to_string(ranks()) +
         " ranks; split each batch into one shard per device of the job");
   }
-  CheckShards(shards, who);
-  return std::vector<Shard>(shards.begin() + first_rank(),
-                            shards.begin() + first_rank() + size());
+  // Other processes' shards are theirs to load and check.
+  std::vector<Shard> local(shards.begin() + first_rank(),
+                           shards.begin() + first_rank() + size());
+  CheckShards(local, who, first_rank());
+  return local;
 }
 
 }  // namespace ringlet::nn

@@ -1,5 +1,6 @@
 #include "nn/parallel/shard.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ringlet::nn {
@@ -90,10 +91,24 @@ std::vector<Shard> ShardBatch(const Shard& batch, int shards) {
   return out;
 }
 
-void CheckShards(const std::vector<Shard>& shards, const char* who) {
+Range SamplesOfShards(int64_t batch, int shards, int first, int end) {
+  // Shard d holds batch / shards samples, one more for d < batch % shards.
+  const auto start = [&](int64_t d) {
+    return d * (batch / shards) + std::min<int64_t>(d, batch % shards);
+  };
+  return {start(first), start(end)};
+}
+
+Range ShardsOfRanks(int shards, int first_rank, int local_ranks, int ranks) {
+  const int64_t s = shards;
+  return {first_rank * s / ranks, (first_rank + local_ranks) * s / ranks};
+}
+
+void CheckShards(const std::vector<Shard>& shards, const char* who, int first) {
   for (size_t r = 0; r < shards.size(); ++r) {
     const Shard& s = shards[r];
-    const std::string at = std::string(who) + ": shard " + std::to_string(r);
+    const std::string at =
+        std::string(who) + ": shard " + std::to_string(first + r);
     if (s.count < 0 || (s.count > 0 && (!s.inputs.data || !s.targets.data))) {
       throw std::invalid_argument(at + " has count " + std::to_string(s.count) +
                                   " and missing inputs or targets");

@@ -76,10 +76,27 @@ const int32_t* ClassIds(const Shard& shard, const char* who);
 // negative count, or a dimension below 0.
 std::vector<Shard> ShardBatch(const Shard& batch, int shards);
 
+// [begin, end) of a batch's samples, or of its shards.
+struct Range {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// The samples that shards [first, end) of `shards` hold when ShardBatch cuts
+// a batch of `batch` samples: what a process computing those shards needs
+// to load.
+Range SamplesOfShards(int64_t batch, int shards, int first, int end);
+
+// The shards of `shards` that ranks [first_rank, first_rank + local_ranks)
+// of `ranks` compute: rank r takes [r S / R, (r + 1) S / R) (one each when
+// S = R; a reproducible run's micro-shards otherwise).
+Range ShardsOfRanks(int shards, int first_rank, int local_ranks, int ranks);
+
 // Throws std::invalid_argument, starting with `who`, for a shard with a
 // negative count, samples without inputs or targets, or a dimension below
-// 0 (shard r is named).
-void CheckShards(const std::vector<Shard>& shards, const char* who);
+// 0 (shard first + r is named: `shards` may be a slice).
+void CheckShards(const std::vector<Shard>& shards, const char* who,
+                 int first = 0);
 
 }  // namespace ringlet::nn
 

@@ -69,6 +69,32 @@ TEST(ShardBatch, BadCountsAndShapesAreErrors) {
                std::invalid_argument);
 }
 
+// The samples of a run of shards are where ShardBatch puts them; ranks
+// take their shards (one each, or their micro-shards).
+TEST(ShardBatch, SamplesOfShardsAndShardsOfRanks) {
+  std::vector<float> x(10);
+  std::vector<int32_t> y(10);
+  const std::vector<Shard> shards = ShardBatch(
+      Shard{10, SamplesOf(x.data(), {1}), SamplesOf(y.data(), {})}, 4);
+  int64_t begin = 0;
+  for (int first = 0; first <= 4; ++first) {
+    int64_t end = begin;
+    for (int last = first; last <= 4; ++last) {
+      const Range r = SamplesOfShards(10, 4, first, last);
+      EXPECT_EQ(r.begin, begin) << first << ".." << last;
+      EXPECT_EQ(r.end, end) << first << ".." << last;
+      if (last < 4) end += shards[last].count;
+    }
+    if (first < 4) begin += shards[first].count;
+  }
+  EXPECT_EQ(ShardsOfRanks(4, 1, 2, 4).begin, 1);
+  EXPECT_EQ(ShardsOfRanks(4, 1, 2, 4).end, 3);
+  // 8 micro-shards over 3 ranks: [0, 2), [2, 5), [5, 8).
+  EXPECT_EQ(ShardsOfRanks(8, 1, 1, 3).begin, 2);
+  EXPECT_EQ(ShardsOfRanks(8, 1, 1, 3).end, 5);
+  EXPECT_EQ(ShardsOfRanks(8, 1, 2, 3).end, 8);
+}
+
 TEST(SampleArray, TheWrongTypeIsAnErrorNamingBoth) {
   std::vector<float> targets(4);
   const SampleArray a = SamplesOf(targets.data(), {2});

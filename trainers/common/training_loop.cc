@@ -17,13 +17,39 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The batch's inputs and targets in `devices` shards.
-std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
-  const nn::Shard whole{batch.size,
-                        nn::SamplesOf(batch.inputs.data(), batch.input_shape),
-                        nn::SampleArray{batch.targets.data(), batch.target.type,
-                                        batch.target.shape}};
-  return nn::ShardBatch(whole, devices);
+// The batch in `shards` shards; those within the samples this process
+// holds (the loader's share) point at them, the other processes' shards
+// carry their counts alone.
+std::vector<nn::Shard> Scatter(const data::Batch& batch, int shards) {
+  const nn::Shard whole{
+      batch.size,
+      nn::SampleArray{nullptr, data::ElementType::kFloat32, batch.input_shape},
+      nn::SampleArray{nullptr, batch.target.type, batch.target.shape}};
+  std::vector<nn::Shard> out = nn::ShardBatch(whole, shards);
+  const int64_t target_bytes = batch.target.bytes();
+  int64_t begin = 0;
+  for (nn::Shard& s : out) {
+    const int64_t at = begin - batch.first;
+    if (s.count > 0 && at >= 0 && at + s.count <= batch.held) {
+      s.inputs.data = batch.input(at);
+      s.targets.data = batch.targets.data() + at * target_bytes;
+    }
+    begin += s.count;
+  }
+  return out;
+}
+
+// This process's share of every batch cut into `shards`: the samples of
+// the shards its devices compute.
+std::function<std::pair<int64_t, int64_t>(int64_t)> ShareOf(
+    const ParallelTrainer& trainer, int shards) {
+  const nn::Range mine = trainer.LocalShards(shards);
+  return [shards, mine](int64_t batch) {
+    const nn::Range samples =
+        nn::SamplesOfShards(batch, shards, static_cast<int>(mine.begin),
+                            static_cast<int>(mine.end));
+    return std::make_pair(samples.begin, samples.end);
+  };
 }
 
 const char* SignalName(int signal) {
@@ -99,6 +125,7 @@ double EvaluateAccuracy(ParallelTrainer& trainer, const data::DatasetPtr& split,
   data::LoaderOptions options;
   options.batch_size = batch_size;
   options.shuffle = false;
+  options.share = ShareOf(trainer, trainer.num_devices());
   data::BatchLoader loader(split, options);
   loader.StartEpoch(0);
   data::Batch batch;
@@ -178,6 +205,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
   loader_options.batch_size = options.batch_size;
   loader_options.seed = options.seed;
   loader_options.transforms = options.augment;
+  loader_options.share = ShareOf(trainer, trainer.num_shards());
   data::BatchLoader loader(train, loader_options);
   LrSchedule schedule = options.schedule;
   schedule.epochs = options.epochs;

@@ -42,6 +42,10 @@ class ParallelTrainer {
   // reproducible trainer's fixed micro-shards (evaluation always takes one
   // per device).
   virtual int num_shards() const { return num_devices(); }
+  // The shards, of `shards` (num_devices() or num_shards()), this process's
+  // devices compute; the others are other processes' (mpirun). By default
+  // all of them.
+  virtual nn::Range LocalShards(int shards) const { return {0, shards}; }
   // One step on a batch given as one shard per device; the job's statistics.
   virtual nn::TrainStepStats TrainStep(
       const std::vector<nn::Shard>& shards) = 0;
