@@ -68,6 +68,13 @@ struct Array {
   std::string Describe() const;
 };
 
+// Where an array's elements lie in its (uncompressed) file: read samples
+// in place from `offset`, each element's bytes reversed when `swap_bytes`.
+struct FileLayout {
+  uint64_t offset = 0;
+  bool swap_bytes = false;
+};
+
 // The elements of dims, or -1 when a dimension is negative or the product
 // passes `most`.
 int64_t ElementsOf(const std::vector<int64_t>& dims, int64_t most);

@@ -31,7 +31,7 @@ std::vector<std::string> FilesOf(CifarKind kind, const std::string& split) {
 }  // namespace
 
 CifarImages ReadCifarBatch(const std::string& path, CifarKind kind,
-                           uint64_t max_bytes) {
+                           uint64_t max_bytes, bool labels_only) {
   std::unique_ptr<ByteSource> source = OpenBytes(path);
   const int label_bytes = LabelBytes(kind);
   const uint64_t record = label_bytes + kCifarImageBytes;
@@ -51,7 +51,7 @@ CifarImages ReadCifarBatch(const std::string& path, CifarKind kind,
   CifarImages out;
   out.classes = Classes(kind);
   out.images.type = ElementType::kUint8;
-  if (left > 0) {
+  if (left > 0 && !labels_only) {
     out.images.bytes.reserve(left / record * kCifarImageBytes);
     out.labels.reserve(left / record);
   }
@@ -76,6 +76,7 @@ CifarImages ReadCifarBatch(const std::string& path, CifarKind kind,
                       Name(kind) + " file?");
     }
     out.labels.push_back(label);
+    if (labels_only) continue;
     out.images.bytes.insert(out.images.bytes.end(),
                             buffer.begin() + label_bytes, buffer.end());
   }
@@ -84,13 +85,12 @@ CifarImages ReadCifarBatch(const std::string& path, CifarKind kind,
   return out;
 }
 
-CifarImages LoadCifarSplit(const std::string& dir, CifarKind kind,
-                           const std::string& split) {
+std::vector<std::string> CifarFiles(const std::string& dir, CifarKind kind,
+                                    const std::string& split) {
   if (split != "train" && split != "test") {
     throw DataError("CIFAR split '" + split + "': use train or test");
   }
-  CifarImages all;
-  all.classes = Classes(kind);
+  std::vector<std::string> paths;
   for (const std::string& name : FilesOf(kind, split)) {
     const std::string path = dir + "/" + name;
     struct stat st;
@@ -105,6 +105,16 @@ CifarImages LoadCifarSplit(const std::string& dir, CifarKind kind,
                                   : "cifar-100-binary") +
           ")");
     }
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+CifarImages LoadCifarSplit(const std::string& dir, CifarKind kind,
+                           const std::string& split) {
+  CifarImages all;
+  all.classes = Classes(kind);
+  for (const std::string& path : CifarFiles(dir, kind, split)) {
     CifarImages part = ReadCifarBatch(path, kind);
     all.labels.insert(all.labels.end(), part.labels.begin(), part.labels.end());
     all.images.bytes.insert(all.images.bytes.end(), part.images.bytes.begin(),

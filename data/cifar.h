@@ -30,9 +30,16 @@ struct CifarImages {
 
 // Reads one batch file (plain or gzip-compressed). Its size must be a
 // whole number of records, at most `max_bytes`, and every label in range;
-// else DataError naming the file, the record and the fault.
+// else DataError naming the file, the record and the fault. With
+// labels_only, the images are checked and not kept.
 CifarImages ReadCifarBatch(const std::string& path, CifarKind kind,
-                           uint64_t max_bytes = uint64_t{1} << 30);
+                           uint64_t max_bytes = uint64_t{1} << 30,
+                           bool labels_only = false);
+
+// The files of `split` ("train" or "test") in `dir`, in order; a missing
+// one's DataError says where to get them.
+std::vector<std::string> CifarFiles(const std::string& dir, CifarKind kind,
+                                    const std::string& split);
 
 // `split` ("train" or "test") of the data set in `dir`, its files in
 // order; a missing file's error says where to get them.

@@ -58,7 +58,9 @@ struct Expect {
   int rank = -1;  // -1: any.
 };
 
-Array ParseIdx(ByteSource& source, uint64_t max_bytes, const Expect& expect) {
+// With `layout`, the header alone: the array's type and dims, no bytes.
+Array ParseIdx(ByteSource& source, uint64_t max_bytes, const Expect& expect,
+               FileLayout* layout = nullptr) {
   const std::string& path = source.path();
   uint8_t magic[4];
   ReadExactly(source, magic, sizeof(magic), "IDX header");
@@ -113,6 +115,16 @@ Array ParseIdx(ByteSource& source, uint64_t max_bytes, const Expect& expect) {
                     std::to_string(source.remaining()) +
                     "; the file is cut short or its header is wrong");
   }
+  if (layout != nullptr) {
+    if (source.remaining() < 0) {
+      throw DataError(path +
+                      ": a compressed IDX file cannot be read in "
+                      "place; gunzip it");
+    }
+    layout->offset = 4 + 4 * static_cast<uint64_t>(rank);
+    layout->swap_bytes = size > 1;
+    return array;
+  }
   array.bytes.resize(total);
   const size_t got = source.Read(array.bytes.data(), total);
   if (got != total) {
@@ -148,6 +160,12 @@ Array ParseIdx(ByteSource& source, uint64_t max_bytes, const Expect& expect) {
 Array ReadIdx(const std::string& path, uint64_t max_bytes) {
   std::unique_ptr<ByteSource> source = OpenBytes(path);
   return ParseIdx(*source, max_bytes, Expect{});
+}
+
+Array ReadIdxLayout(const std::string& path, FileLayout* layout,
+                    uint64_t max_bytes) {
+  std::unique_ptr<ByteSource> source = OpenBytes(path);
+  return ParseIdx(*source, max_bytes, Expect{}, layout);
 }
 
 IdxArray ReadIdxGz(const std::string& path, int expected_rank,

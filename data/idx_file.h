@@ -29,6 +29,12 @@ inline constexpr uint64_t kDefaultIdxMaxBytes = uint64_t{1} << 30;
 Array ReadIdx(const std::string& path,
               uint64_t max_bytes = kDefaultIdxMaxBytes);
 
+// As ReadIdx, the header alone (checked against the file's size): the
+// array's type and dims without its bytes, and where they lie in the file,
+// for reading samples in place. Throws DataError for a compressed file.
+Array ReadIdxLayout(const std::string& path, FileLayout* layout,
+                    uint64_t max_bytes = kDefaultIdxMaxBytes << 6);
+
 struct IdxArray {
   std::vector<uint32_t> dims;
   std::vector<uint8_t> data;  // The product of dims, in row-major order.

@@ -126,6 +126,8 @@ std::vector<int64_t> ShapeOf(const std::string& text, const std::string& path) {
   return dims;
 }
 
+Array ParseNpy(ByteSource& bytes, uint64_t max_bytes, FileLayout* layout);
+
 }  // namespace
 
 Array ReadNpy(const std::string& path, uint64_t max_bytes) {
@@ -134,6 +136,18 @@ Array ReadNpy(const std::string& path, uint64_t max_bytes) {
 }
 
 Array ReadNpy(ByteSource& bytes, uint64_t max_bytes) {
+  return ParseNpy(bytes, max_bytes, nullptr);
+}
+
+Array ReadNpyLayout(const std::string& path, FileLayout* layout,
+                    uint64_t max_bytes) {
+  std::unique_ptr<ByteSource> source = OpenBytes(path);
+  return ParseNpy(*source, max_bytes, layout);
+}
+
+namespace {
+
+Array ParseNpy(ByteSource& bytes, uint64_t max_bytes, FileLayout* layout) {
   ByteSource* const source = &bytes;
   const std::string& path = bytes.path();
   char magic[kMagicBytes + 2];
@@ -194,6 +208,16 @@ Array ReadNpy(ByteSource& bytes, uint64_t max_bytes) {
                     std::to_string(source->remaining()) +
                     "; the file is cut short or its header is wrong");
   }
+  if (layout != nullptr) {
+    if (source->remaining() < 0) {
+      throw DataError(path +
+                      ": a compressed .npy file cannot be read in "
+                      "place; gunzip it");
+    }
+    layout->offset = kMagicBytes + 2 + (major == 1 ? 2 : 4) + header_bytes;
+    layout->swap_bytes = swap;
+    return array;
+  }
   array.bytes.resize(total);
   const size_t got = source->Read(array.bytes.data(), total);
   if (got != total) {
@@ -216,6 +240,8 @@ Array ReadNpy(ByteSource& bytes, uint64_t max_bytes) {
   }
   return array;
 }
+
+}  // namespace
 
 std::string NpyBytes(const Array& array) {
   static const char* kCodes[] = {"|u1", "|i1", "<i2", "<i4",

@@ -26,6 +26,12 @@ Array ReadNpy(const std::string& path,
 // The same from a source (an .npz archive's member, say).
 Array ReadNpy(ByteSource& source, uint64_t max_bytes = kDefaultNpyMaxBytes);
 
+// As ReadNpy, the header alone (checked against the file's size): the
+// array's type and dims without its bytes, and where they lie in the file,
+// for reading samples in place. Throws DataError for a compressed file.
+Array ReadNpyLayout(const std::string& path, FileLayout* layout,
+                    uint64_t max_bytes = uint64_t{1} << 40);
+
 // The bytes of a .npy file (version 1) holding `array`: what tests and
 // tools write.
 std::string NpyBytes(const Array& array);

@@ -1,5 +1,6 @@
 #include "trainers/common/checksum.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -18,6 +19,34 @@ uint64_t Checksum64(const void* data, size_t bytes, uint64_t start) {
   std::memcpy(&tail, p + i, bytes - i);
   // The length goes in too: zeros appended change the sum.
   h = (h ^ tail ^ bytes) * 0x100000001b3ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
+}
+
+void Checksum64Stream::Update(const void* data, size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  total_ += bytes;
+  while (bytes > 0) {
+    const size_t n = std::min(bytes, 8 - pending_bytes_);
+    std::memcpy(pending_ + pending_bytes_, p, n);
+    pending_bytes_ += n;
+    p += n;
+    bytes -= n;
+    if (pending_bytes_ == 8) {
+      uint64_t word;
+      std::memcpy(&word, pending_, 8);
+      h_ = (h_ ^ word) * 0x100000001b3ull;
+      pending_bytes_ = 0;
+    }
+  }
+}
+
+uint64_t Checksum64Stream::Finish() const {
+  uint64_t tail = 0;
+  std::memcpy(&tail, pending_, pending_bytes_);
+  // As Checksum64: the length goes in with the tail.
+  uint64_t h = (h_ ^ tail ^ total_) * 0x100000001b3ull;
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   return h ^ (h >> 33);

@@ -17,6 +17,22 @@ inline constexpr uint64_t kChecksumStart = 0xcbf29ce484222325ull;
 uint64_t Checksum64(const void* data, size_t bytes,
                     uint64_t start = kChecksumStart);
 
+// Checksum64 of bytes given in pieces: Finish() is Checksum64 of the
+// pieces' concatenation, from the same start (a data set's fingerprint
+// without holding it whole).
+class Checksum64Stream {
+ public:
+  explicit Checksum64Stream(uint64_t start = kChecksumStart) : h_(start) {}
+  void Update(const void* data, size_t bytes);
+  uint64_t Finish() const;
+
+ private:
+  uint64_t h_;
+  unsigned char pending_[8] = {};
+  size_t pending_bytes_ = 0;
+  uint64_t total_ = 0;
+};
+
 // "0123456789abcdef".
 std::string HexChecksum(uint64_t value);
 

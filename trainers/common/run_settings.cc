@@ -30,15 +30,22 @@ const Setting* FindSetting(const RunSettings& settings,
 }
 
 std::string DataFingerprint(const data::Dataset& data) {
-  // Every input, then every target, each as one run of bytes.
+  // Every input, then every target, each as one run of bytes, streamed: a
+  // data set read from files is never held whole.
   const int64_t n = data.size();
   const int64_t in = data.input().bytes(), target = data.target().bytes();
-  std::vector<uint8_t> inputs(n * in), targets(n * target);
+  std::vector<uint8_t> input(in), label(target);
+  Checksum64Stream inputs;
   for (int64_t i = 0; i < n; ++i) {
-    data.Read(i, inputs.data() + i * in, targets.data() + i * target);
+    data.Read(i, input.data(), label.data());
+    inputs.Update(input.data(), input.size());
   }
-  uint64_t h = Checksum64(inputs.data(), inputs.size());
-  h = Checksum64(targets.data(), targets.size(), h);
+  Checksum64Stream targets(inputs.Finish());
+  for (int64_t i = 0; i < n; ++i) {
+    data.Read(i, input.data(), label.data());
+    targets.Update(label.data(), label.size());
+  }
+  const uint64_t h = targets.Finish();
   // Images: an input of channels, height and width.
   return std::to_string(n) +
          (data.input().shape.size() == 3 ? " images" : " samples") +

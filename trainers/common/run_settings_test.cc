@@ -1,5 +1,6 @@
 #include "trainers/common/run_settings.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,22 @@ TEST(DataFingerprintTest, ChangesWithAnyPixelOrLabel) {
   b = a;
   b.labels[0] = 4;
   EXPECT_NE(FingerprintOf(a), FingerprintOf(b));
+}
+
+// Streamed in pieces of any size, the checksum of the whole.
+TEST(Checksum64StreamTest, IsChecksum64OfTheConcatenation) {
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i) bytes.push_back(static_cast<char>(i * 37));
+  for (size_t piece : {1, 3, 7, 8, 13, 64, 1000}) {
+    for (size_t length : {0, 5, 8, 9, 999, 1000}) {
+      Checksum64Stream s(12345);
+      for (size_t at = 0; at < length; at += piece) {
+        s.Update(bytes.data() + at, std::min(piece, length - at));
+      }
+      EXPECT_EQ(s.Finish(), Checksum64(bytes.data(), length, 12345))
+          << piece << " " << length;
+    }
+  }
 }
 
 // Checkpoints record the fingerprint: a Fashion-MNIST split's stays the

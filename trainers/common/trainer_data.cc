@@ -11,9 +11,11 @@
 #include <utility>
 
 #include "data/batch_loader.h"
+#include "data/byte_source.h"
 #include "data/cifar.h"
 #include "data/data_error.h"
 #include "data/fashion_mnist.h"
+#include "data/file_dataset.h"
 #include "data/npy_file.h"
 #include "data/npz_file.h"
 #include "trainers/common/metrics.h"
@@ -123,12 +125,22 @@ data::Array AsInt32(const data::Array& t) {
   return out;
 }
 
+// An uncompressed file: one that can be read in place.
+bool Plain(const std::string& path) {
+  return data::OpenBytes(path)->remaining() >= 0;
+}
+
 // A folder of the four .npy files, or one .npz archive holding them (as
-// np.savez(f, train_inputs=..., ...) writes it).
+// np.savez(f, train_inputs=..., ...) writes it). Plain .npy inputs stay in
+// their files, each process reading the samples it loads; compressed ones,
+// and an archive's, are read whole.
 std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
                                                        int64_t* classes) {
-  data::Array x[2], y[2];
   const char* splits[] = {"train", "test"};
+  data::Array x[2], y[2];
+  data::FileLayout layout[2];
+  bool in_place[2] = {false, false};
+  std::string inputs[2];
   struct stat st;
   if (::stat(dir.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     std::map<std::string, data::Array> arrays = data::ReadNpz(dir);
@@ -147,15 +159,25 @@ std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
     }
   } else {
     for (int s = 0; s < 2; ++s) {
-      x[s] = data::ReadNpy(dir + "/" + splits[s] + "_inputs.npy");
+      inputs[s] = dir + "/" + splits[s] + "_inputs.npy";
       y[s] = data::ReadNpy(dir + "/" + splits[s] + "_targets.npy");
+      in_place[s] = Plain(inputs[s]);
+      x[s] = in_place[s] ? data::ReadNpyLayout(inputs[s], &layout[s])
+                         : data::ReadNpy(inputs[s]);
     }
   }
   *classes = ClassesOf(y[0], y[1], dir);
-  return {data::ArrayDataset(dir + "/train_*.npy", std::move(x[0]),
-                             AsInt32(y[0]), *classes),
-          data::ArrayDataset(dir + "/test_*.npy", std::move(x[1]),
-                             AsInt32(y[1]), *classes)};
+  data::DatasetPtr out[2];
+  for (int s = 0; s < 2; ++s) {
+    out[s] =
+        in_place[s]
+            ? data::FileInputsDataset(inputs[s], x[s], layout[s],
+                                      {x[s].dims.begin() + 1, x[s].dims.end()},
+                                      AsInt32(y[s]), *classes)
+            : data::ArrayDataset(dir + "/" + splits[s] + "_*.npy",
+                                 std::move(x[s]), AsInt32(y[s]), *classes);
+  }
+  return {out[0], out[1]};
 }
 
 }  // namespace
@@ -193,8 +215,17 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     const std::string dir = ResolveUserPath(flags.data_dir);
     const data::CifarKind kind =
         name == "cifar10" ? data::CifarKind::k10 : data::CifarKind::k100;
-    out.train = CifarDataset(dir, kind, "train");
-    out.test = CifarDataset(dir, kind, "test");
+    // Plain batch files are read in place; compressed ones whole.
+    bool plain = true;
+    for (const char* split : {"train", "test"}) {
+      for (const std::string& file : data::CifarFiles(dir, kind, split)) {
+        plain = plain && Plain(file);
+      }
+    }
+    out.train = plain ? data::CifarFilesDataset(dir, kind, "train")
+                      : CifarDataset(dir, kind, "train");
+    out.test = plain ? data::CifarFilesDataset(dir, kind, "test")
+                     : CifarDataset(dir, kind, "test");
     out.classes = name == "cifar10" ? 10 : 100;
   } else if (name == "npy") {
     if (flags.data_dir.empty()) {
