@@ -5,7 +5,7 @@
 #     images: ResNet-18 takes 3 channels and 10 classes, the loss falls;
 #  2. resnet_dp on a folder of .npy files (float32 1 x 8 x 8 inputs, int64
 #     class ids 0..2): 3 classes, it trains; the same arrays in an .npz
-#     file numpy compressed train the same;
+#     file numpy compressed, and in a .safetensors file, train the same;
 #  3. lenet_scratch refuses CIFAR's images, naming the shape it takes;
 #     --dataset=cifar10 without --data_dir says what to give;
 #  4. --augment=crop,flip: the same parameters on 1 and 2 devices (with
@@ -104,6 +104,22 @@ PY
 [[ "$(grep '^epoch 1' "$out/npz.txt" | cut -d, -f1-3)" == \
    "$(grep '^epoch 1' "$out/npy.txt" | cut -d, -f1-3)" ]] ||
   fail "the .npz file trained otherwise than its .npy files"
+# And in a .safetensors file, as the safetensors package writes it.
+/usr/bin/python3 - "$out" <<'PY'
+import sys
+import numpy as np
+from safetensors.numpy import save_file
+d = sys.argv[1] + "/npy/"
+save_file({name: np.load(d + name + ".npy") for name in
+           ["train_inputs", "train_targets", "test_inputs", "test_targets"]},
+          sys.argv[1] + "/data.safetensors")
+PY
+"$resnet" --dataset=safetensors --data_dir="$out/data.safetensors" \
+  --devices=cpu:1 --epochs=1 --batch_size=32 >"$out/st.txt" 2>"$out/st.err" ||
+  { cat "$out/st.err"; fail "resnet_dp on a .safetensors file"; }
+[[ "$(grep '^epoch 1' "$out/st.txt" | cut -d, -f1-3)" == \
+   "$(grep '^epoch 1' "$out/npy.txt" | cut -d, -f1-3)" ]] ||
+  fail "the .safetensors file trained otherwise than its .npy files"
 
 # 3. Refusals, one line each.
 set +e

@@ -60,8 +60,12 @@ std::string EncodeSafetensors(const Safetensors& file) {
   return out;
 }
 
-Safetensors DecodeSafetensors(const std::string& bytes,
-                              const std::string& path) {
+namespace {
+
+// Decodes and checks the file; every tensor into `arrays` when given (any
+// of data's types), else F32 into f32 and I64 into i64 (others refused).
+Safetensors Decode(const std::string& bytes, const std::string& path,
+                   std::map<std::string, data::Array>* arrays) {
   auto bad = [&](const std::string& why) {
     return CheckpointError(path + " is not a valid safetensors file (" + why +
                            ")");
@@ -100,10 +104,26 @@ Safetensors DecodeSafetensors(const std::string& bytes,
         throw bad("tensor " + name + "'s data_offsets lie outside the data");
       }
       const int64_t n = CheckedElements(shape);
-      const uint64_t width = dtype == "F32" ? 4 : dtype == "I64" ? 8 : 0;
+      static const std::map<std::string, data::ElementType> kTypes = {
+          {"U8", data::ElementType::kUint8},
+          {"I8", data::ElementType::kInt8},
+          {"I16", data::ElementType::kInt16},
+          {"I32", data::ElementType::kInt32},
+          {"I64", data::ElementType::kInt64},
+          {"F32", data::ElementType::kFloat32},
+          {"F64", data::ElementType::kFloat64}};
+      const auto type = kTypes.find(dtype);
+      const uint64_t width =
+          arrays != nullptr
+              ? (type == kTypes.end() ? 0 : data::ElementSize(type->second))
+              : (dtype == "F32"   ? 4
+                 : dtype == "I64" ? 8
+                                  : 0);
       if (width == 0) {
         throw bad("tensor " + name + " is " + dtype +
-                  "; ringlet reads F32 and I64");
+                  (arrays != nullptr
+                       ? "; data sets read U8, I8, I16, I32, I64, F32, F64"
+                       : "; ringlet reads F32 and I64"));
       }
       if (n < 0 ||
           static_cast<uint64_t>(n) != (offsets[1] - offsets[0]) / width ||
@@ -113,7 +133,12 @@ Safetensors DecodeSafetensors(const std::string& bytes,
       }
       ranges.emplace_back(offsets[0], offsets[1]);
       const char* data = bytes.data() + data_at + offsets[0];
-      if (width == 4) {
+      if (arrays != nullptr) {
+        data::Array& a = (*arrays)[name];
+        a.type = type->second;
+        a.dims = shape;
+        a.bytes.assign(data, data + (offsets[1] - offsets[0]));
+      } else if (width == 4) {
         CheckpointTensor t{name, shape, std::vector<float>(n)};
         std::memcpy(t.values.data(), data, n * sizeof(float));
         file.f32.push_back(std::move(t));
@@ -140,6 +165,20 @@ Safetensors DecodeSafetensors(const std::string& bytes,
   }
   if (covered != data_bytes) throw bad("bytes no tensor owns at the end");
   return file;
+}
+
+}  // namespace
+
+Safetensors DecodeSafetensors(const std::string& bytes,
+                              const std::string& path) {
+  return Decode(bytes, path, nullptr);
+}
+
+std::map<std::string, data::Array> DecodeSafetensorsArrays(
+    const std::string& bytes, const std::string& path) {
+  std::map<std::string, data::Array> arrays;
+  Decode(bytes, path, &arrays);
+  return arrays;
 }
 
 }  // namespace ringlet::trainers

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "data/array.h"
 #include "trainers/common/checkpoint.h"
 
 namespace ringlet::trainers {
@@ -33,6 +34,11 @@ std::string EncodeSafetensors(const Safetensors& file);
 // or that holds a dtype other than F32 and I64.
 Safetensors DecodeSafetensors(const std::string& bytes,
                               const std::string& path);
+
+// The same checks, for data: every tensor as an array by name, of U8, I8,
+// I16, I32, I64, F32 or F64 (others are refused, named).
+std::map<std::string, data::Array> DecodeSafetensorsArrays(
+    const std::string& bytes, const std::string& path);
 
 }  // namespace ringlet::trainers
 

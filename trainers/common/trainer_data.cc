@@ -20,6 +20,7 @@
 #include "data/npz_file.h"
 #include "trainers/common/metrics.h"
 #include "trainers/common/output_files.h"
+#include "trainers/common/safetensors.h"
 
 namespace ringlet::trainers {
 namespace {
@@ -135,6 +136,7 @@ bool Plain(const std::string& path) {
 // their files, each process reading the samples it loads; compressed ones,
 // and an archive's, are read whole.
 std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
+                                                       bool safetensors,
                                                        int64_t* classes) {
   const char* splits[] = {"train", "test"};
   data::Array x[2], y[2];
@@ -142,8 +144,16 @@ std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
   bool in_place[2] = {false, false};
   std::string inputs[2];
   struct stat st;
-  if (::stat(dir.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    std::map<std::string, data::Array> arrays = data::ReadNpz(dir);
+  if (safetensors || (::stat(dir.c_str(), &st) == 0 && S_ISREG(st.st_mode))) {
+    std::map<std::string, data::Array> arrays =
+        safetensors
+            ? DecodeSafetensorsArrays(
+                  ReadWholeFile(dir, "--data_dir",
+                                "; give the .safetensors file holding "
+                                "train_inputs, train_targets, test_inputs "
+                                "and test_targets"),
+                  dir)
+            : data::ReadNpz(dir);
     for (int s = 0; s < 2; ++s) {
       for (const auto& [what, into] :
            {std::pair{"_inputs", &x[s]}, std::pair{"_targets", &y[s]}}) {
@@ -183,8 +193,8 @@ std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
 }  // namespace
 
 const std::vector<std::string>& DatasetNames() {
-  static const std::vector<std::string> names = {"fashion_mnist", "mnist",
-                                                 "cifar10", "cifar100", "npy"};
+  static const std::vector<std::string> names = {
+      "fashion_mnist", "mnist", "cifar10", "cifar100", "npy", "safetensors"};
   return names;
 }
 
@@ -235,7 +245,15 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
           ".npz file holding those arrays");
     }
     std::tie(out.train, out.test) =
-        NpyFiles(ResolveUserPath(flags.data_dir), &out.classes);
+        NpyFiles(ResolveUserPath(flags.data_dir), false, &out.classes);
+  } else if (name == "safetensors") {
+    if (flags.data_dir.empty()) {
+      throw std::invalid_argument(
+          "--dataset=safetensors needs --data_dir: a .safetensors file "
+          "holding train_inputs, train_targets, test_inputs and test_targets");
+    }
+    std::tie(out.train, out.test) =
+        NpyFiles(ResolveUserPath(flags.data_dir), true, &out.classes);
   } else {
     throw std::invalid_argument("--dataset: unknown data set '" + name + "'");
   }

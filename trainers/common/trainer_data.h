@@ -10,6 +10,7 @@
 //                  test_targets.npy, or one .npz file of those arrays:
 //                  inputs [n, ...] of any shape, targets [n] of integer
 //                  class ids
+//   safetensors    one .safetensors file of those four tensors
 #ifndef RINGLET_TRAINERS_COMMON_TRAINER_DATA_H_
 #define RINGLET_TRAINERS_COMMON_TRAINER_DATA_H_
 

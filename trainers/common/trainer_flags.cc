@@ -201,11 +201,12 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->capture_default_str();
   app.add_option("--dataset", f->dataset,
                  "what to train on: fashion_mnist, mnist, cifar10, cifar100, "
-                 "or npy (a folder of train_inputs.npy, train_targets.npy, "
+                 "npy (a folder of train_inputs.npy, train_targets.npy, "
                  "test_inputs.npy, test_targets.npy, or an .npz file of "
-                 "them; targets are class ids)")
-      ->check(CLI::IsMember(
-          {"fashion_mnist", "mnist", "cifar10", "cifar100", "npy"}))
+                 "them) or safetensors (a file of those four tensors); "
+                 "targets are class ids")
+      ->check(CLI::IsMember({"fashion_mnist", "mnist", "cifar10", "cifar100",
+                             "npy", "safetensors"}))
       ->capture_default_str();
   app.add_option("--augment", f->augment,
                  "augment the training images: crop (padded by 4, a random "
