@@ -16,6 +16,7 @@
 #include "data/data_error.h"
 #include "data/fashion_mnist.h"
 #include "data/file_dataset.h"
+#include "data/idx_file.h"
 #include "data/npy_file.h"
 #include "data/npz_file.h"
 #include "trainers/common/metrics.h"
@@ -33,15 +34,50 @@ data::DatasetPtr Truncate(data::DatasetPtr d, int64_t limit) {
   return data::Subset(std::move(d), std::move(first));
 }
 
-// Fashion-MNIST's format: MNIST's files are named the same.
+// Class ids as int32, what softmax cross-entropy reads.
+data::Array AsInt32(const data::Array& t);
+
+// Fashion-MNIST's format (MNIST's files are named the same): uncompressed
+// files are read in place, the gzip ones whole.
 std::pair<data::DatasetPtr, data::DatasetPtr> IdxImages(
     const std::string& dir) {
-  auto train =
-      std::make_shared<data::Split>(data::LoadFashionMnistSplit(dir, "train"));
-  auto test =
-      std::make_shared<data::Split>(data::LoadFashionMnistSplit(dir, "test"));
-  return {data::SplitDataset(std::move(train)),
-          data::SplitDataset(std::move(test))};
+  const char* prefixes[] = {"train", "t10k"};
+  bool plain = true;
+  for (const char* prefix : prefixes) {
+    for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"}) {
+      struct stat st;
+      const std::string path = dir + "/" + prefix + kind;
+      plain = plain && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    }
+  }
+  if (!plain) {
+    auto train = std::make_shared<data::Split>(
+        data::LoadFashionMnistSplit(dir, "train"));
+    auto test =
+        std::make_shared<data::Split>(data::LoadFashionMnistSplit(dir, "test"));
+    return {data::SplitDataset(std::move(train)),
+            data::SplitDataset(std::move(test))};
+  }
+  data::DatasetPtr out[2];
+  for (int s = 0; s < 2; ++s) {
+    const std::string images = dir + "/" + prefixes[s] + "-images-idx3-ubyte";
+    const std::string labels = dir + "/" + prefixes[s] + "-labels-idx1-ubyte";
+    data::FileLayout layout;
+    const data::Array header = data::ReadIdxLayout(images, &layout);
+    const data::Array ids = data::ReadIdx(labels);
+    if (header.type != data::ElementType::kUint8 || header.dims.size() != 3 ||
+        ids.type != data::ElementType::kUint8 || ids.dims.size() != 1) {
+      throw data::DataError(images + ", " + labels +
+                            ": images uint8 [n, "
+                            "height, width] and labels uint8 [n] expected, "
+                            "not " +
+                            header.Describe() + " and " + ids.Describe());
+    }
+    out[s] = data::FileInputsDataset(images, header, layout,
+                                     {1, header.dims[1], header.dims[2]},
+                                     AsInt32(ids), data::kNumClasses);
+  }
+  return {out[0], out[1]};
 }
 
 data::DatasetPtr CifarDataset(const std::string& dir, data::CifarKind kind,
