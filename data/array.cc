@@ -1,5 +1,7 @@
 #include "data/array.h"
 
+#include <algorithm>
+
 namespace ringlet::data {
 
 size_t ElementSize(ElementType type) {
@@ -45,6 +47,14 @@ int64_t ElementsOf(const std::vector<int64_t>& dims, int64_t most) {
     if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > most) return -1;
   }
   return n;
+}
+
+void SwapBytes(void* p, int64_t elements, size_t size) {
+  if (size < 2) return;
+  auto* bytes = static_cast<uint8_t*>(p);
+  for (int64_t i = 0; i < elements; ++i, bytes += size) {
+    std::reverse(bytes, bytes + size);
+  }
 }
 
 int64_t Array::elements() const { return ElementsOf(dims, INT64_MAX); }

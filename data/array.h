@@ -75,6 +75,10 @@ struct FileLayout {
   bool swap_bytes = false;
 };
 
+// Reverses the bytes of each of `elements` elements of `size` bytes at p
+// (big-endian values into this machine's order, or back).
+void SwapBytes(void* p, int64_t elements, size_t size);
+
 // The elements of dims, or -1 when a dimension is negative or the product
 // passes `most`.
 int64_t ElementsOf(const std::vector<int64_t>& dims, int64_t most);

@@ -51,10 +51,6 @@ class OpenFile {
   int fd_ = -1;
 };
 
-void Swap(uint8_t* p, int64_t elements, size_t size) {
-  for (int64_t i = 0; i < elements; ++i, p += size) std::reverse(p, p + size);
-}
-
 // Inputs at offset + i * stride in one or more files, targets in memory.
 class FileSamples : public Dataset {
  public:
@@ -91,8 +87,7 @@ class FileSamples : public Dataset {
     part.file->ReadAt(part.offset + (i - part.first) * part.stride, input,
                       bytes);
     if (swap_) {
-      Swap(static_cast<uint8_t*>(input), input_.elements(),
-           ElementSize(input_.type));
+      SwapBytes(input, input_.elements(), ElementSize(input_.type));
     }
   }
 

@@ -144,14 +144,7 @@ Array ParseIdx(ByteSource& source, uint64_t max_bytes, const Expect& expect,
                     ShapeString(array.dims) + "); the header is wrong");
   }
   // IDX is big-endian; this machine (x86-64) is not.
-  if (size > 1) {
-    uint8_t* p = array.bytes.data();
-    for (uint64_t i = 0; i < total; i += size) {
-      for (size_t a = 0, b = size - 1; a < b; ++a, --b) {
-        std::swap(p[i + a], p[i + b]);
-      }
-    }
-  }
+  SwapBytes(array.bytes.data(), elements, size);
   return array;
 }
 

@@ -34,6 +34,23 @@ const Split* TrainingSet(std::string* error) {
   return split;
 }
 
+// Takes one batch an iteration, epoch after epoch; counts the images.
+void TakeBatches(benchmark::State& state, BatchLoader& loader) {
+  Batch batch;
+  int64_t epoch = 0;
+  loader.StartEpoch(epoch);
+  int64_t images = 0;
+  for (auto _ : state) {
+    if (!loader.Next(&batch)) {
+      loader.StartEpoch(++epoch);
+      loader.Next(&batch);
+    }
+    benchmark::DoNotOptimize(batch.inputs.data());
+    images += batch.size;
+  }
+  state.SetItemsProcessed(images);
+}
+
 void BM_DecodeTrainingSet(benchmark::State& state) {
   const std::string dir = ResolveFashionMnistDir();
   for (auto _ : state) {
@@ -62,19 +79,7 @@ void BM_ShuffledBatches(benchmark::State& state) {
   options.batch_size = 256;
   options.prefetch = static_cast<int>(state.range(0));
   BatchLoader loader(*split, options);
-  Batch batch;
-  int64_t epoch = 0;
-  loader.StartEpoch(epoch);
-  int64_t images = 0;
-  for (auto _ : state) {
-    if (!loader.Next(&batch)) {
-      loader.StartEpoch(++epoch);
-      loader.Next(&batch);
-    }
-    benchmark::DoNotOptimize(batch.inputs.data());
-    images += batch.size;
-  }
-  state.SetItemsProcessed(images);
+  TakeBatches(state, loader);
 }
 BENCHMARK(BM_ShuffledBatches)->Arg(0)->Arg(2)->UseRealTime();
 
@@ -110,19 +115,7 @@ void BM_AugmentedCifarBatches(benchmark::State& state) {
       RandomCrop(4), RandomHorizontalFlip(0.5),
       Normalize({0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f})};
   BatchLoader loader(CifarShaped(), options);
-  Batch batch;
-  int64_t epoch = 0;
-  loader.StartEpoch(epoch);
-  int64_t images = 0;
-  for (auto _ : state) {
-    if (!loader.Next(&batch)) {
-      loader.StartEpoch(++epoch);
-      loader.Next(&batch);
-    }
-    benchmark::DoNotOptimize(batch.inputs.data());
-    images += batch.size;
-  }
-  state.SetItemsProcessed(images);
+  TakeBatches(state, loader);
 }
 BENCHMARK(BM_AugmentedCifarBatches)->Arg(0)->Arg(2)->UseRealTime();
 

@@ -230,14 +230,7 @@ Array ParseNpy(ByteSource& bytes, uint64_t max_bytes, FileLayout* layout) {
     throw DataError(path + ": bytes after the data the npy header describes (" +
                     array.Describe() + "); the header is wrong");
   }
-  if (swap) {
-    uint8_t* p = array.bytes.data();
-    for (uint64_t i = 0; i < total; i += size) {
-      for (size_t a = 0, b = size - 1; a < b; ++a, --b) {
-        std::swap(p[i + a], p[i + b]);
-      }
-    }
-  }
+  if (swap) SwapBytes(array.bytes.data(), elements, size);
   return array;
 }
 

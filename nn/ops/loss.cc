@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/ops/autocast.h"
@@ -119,9 +120,18 @@ LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
   return r;
 }
 
-LossResult MeanSquaredError(const Tensor& output, const float* targets,
-                            Reduction reduction) {
-  CheckTargets("mean_squared_error", output, targets);
+namespace {
+
+// A loss of each output element against its target, on the host: `element`
+// gives (loss, d loss / d output) of one (output, target) pair; a sample's
+// loss is the mean over its elements; a sample counts as correct when
+// `right` holds for all its elements (counted only when `counts`).
+template <typename Element, typename Right>
+LossResult ElementwiseLoss(const char* who, const Tensor& output,
+                           const float* targets, Reduction reduction,
+                           const Element& element, bool counts,
+                           const Right& right) {
+  CheckTargets(who, output, targets);
   const Tensor y = HostFloat(output);
   const int64_t n = y.dim(0), m = n > 0 ? y.numel() / n : 0;
   LossResult r;
@@ -132,54 +142,52 @@ LossResult MeanSquaredError(const Tensor& output, const float* targets,
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
     double sample = 0;
+    bool all_right = true;
     for (int64_t j = 0; j < m; ++j) {
       const int64_t e = i * m + j;
-      const double d = static_cast<double>(y.data()[e]) - targets[e];
-      sample += d * d;
-      r.dlogits.data()[e] = static_cast<float>(2 * d * scale);
+      const double v = y.data()[e], t = targets[e];
+      const auto [loss, grad] = element(v, t, e);
+      sample += loss;
+      r.dlogits.data()[e] = static_cast<float>(grad * scale);
+      all_right = all_right && right(v, t);
     }
     sum += sample / std::max<int64_t>(m, 1);
+    r.correct += counts && all_right;
   }
   r.loss = Reduce(sum, n, reduction);
   r.dlogits = OnDeviceOf(output, std::move(r.dlogits));
   return r;
 }
 
+}  // namespace
+
+LossResult MeanSquaredError(const Tensor& output, const float* targets,
+                            Reduction reduction) {
+  return ElementwiseLoss(
+      "mean_squared_error", output, targets, reduction,
+      [](double v, double t, int64_t) {
+        return std::pair<double, double>((v - t) * (v - t), 2 * (v - t));
+      },
+      /*counts=*/false, [](double, double) { return false; });
+}
+
 LossResult BinaryCrossEntropyWithLogits(const Tensor& logits,
                                         const float* targets,
                                         Reduction reduction) {
-  CheckTargets("binary_cross_entropy_with_logits", logits, targets);
-  const Tensor x = HostFloat(logits);
-  const int64_t n = x.dim(0), m = n > 0 ? x.numel() / n : 0;
-  LossResult r;
-  r.dlogits = Tensor::Uninitialized(x.shape());
-  const double scale =
-      (reduction == Reduction::kMean && n > 0 ? 1.0 / n : 1.0) /
-      std::max<int64_t>(m, 1);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double sample = 0;
-    bool all_right = true;
-    for (int64_t j = 0; j < m; ++j) {
-      const int64_t e = i * m + j;
-      const double v = x.data()[e], t = targets[e];
-      if (!(t >= 0 && t <= 1)) {
-        throw ShapeError("binary_cross_entropy_with_logits: target " +
-                         std::to_string(e) + " is " + std::to_string(t) +
-                         ", outside [0, 1]");
-      }
-      // max(v, 0) - v t + log(1 + exp(-|v|)): no overflow for any v.
-      sample += std::max(v, 0.0) - v * t + std::log1p(std::exp(-std::abs(v)));
-      const double sigmoid = 1 / (1 + std::exp(-v));
-      r.dlogits.data()[e] = static_cast<float>((sigmoid - t) * scale);
-      all_right &= (v > 0) == (t > 0.5);
-    }
-    sum += sample / std::max<int64_t>(m, 1);
-    r.correct += all_right;
-  }
-  r.loss = Reduce(sum, n, reduction);
-  r.dlogits = OnDeviceOf(logits, std::move(r.dlogits));
-  return r;
+  return ElementwiseLoss(
+      "binary_cross_entropy_with_logits", logits, targets, reduction,
+      [](double v, double t, int64_t e) {
+        if (!(t >= 0 && t <= 1)) {
+          throw ShapeError("binary_cross_entropy_with_logits: target " +
+                           std::to_string(e) + " is " + std::to_string(t) +
+                           ", outside [0, 1]");
+        }
+        // max(v, 0) - v t + log(1 + exp(-|v|)): no overflow for any v.
+        const double loss =
+            std::max(v, 0.0) - v * t + std::log1p(std::exp(-std::abs(v)));
+        return std::pair<double, double>(loss, 1 / (1 + std::exp(-v)) - t);
+      },
+      /*counts=*/true, [](double v, double t) { return (v > 0) == (t > 0.5); });
 }
 
 LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
