@@ -9,6 +9,77 @@
 namespace ringlet::data {
 namespace {
 
+// With classes > 0: every target element an integer in [0, classes).
+void CheckClassIds(const std::string& name, const uint8_t* targets,
+                   const SampleSpec& target, int64_t samples, int64_t classes) {
+  if (classes <= 0) return;
+  const int64_t n = samples * target.elements();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = 0;
+    switch (target.type) {
+      case ElementType::kUint8:
+        v = targets[i];
+        break;
+      case ElementType::kInt32: {
+        int32_t x;
+        std::memcpy(&x, targets + 4 * i, 4);
+        v = x;
+        break;
+      }
+      case ElementType::kInt64:
+        std::memcpy(&v, targets + 8 * i, 8);
+        break;
+      default:
+        throw DataError(name +
+                        ": class targets must be integers (uint8, int32 or "
+                        "int64), not " +
+                        target.Describe());
+    }
+    if (v < 0 || v >= classes) {
+      throw DataError(name + ": target " + std::to_string(i) + " is " +
+                      std::to_string(v) + ", outside 0.." +
+                      std::to_string(classes - 1));
+    }
+  }
+}
+
+// Samples in the caller's memory, viewed.
+class BufferSamples : public Dataset {
+ public:
+  BufferSamples(const std::string& name, int64_t n, const void* inputs,
+                SampleSpec input, const void* targets, SampleSpec target,
+                int64_t classes)
+      : n_(n),
+        inputs_(static_cast<const uint8_t*>(inputs)),
+        targets_(static_cast<const uint8_t*>(targets)),
+        input_(std::move(input)),
+        target_(std::move(target)),
+        classes_(classes) {
+    if (n_ < 0 || input_.bytes() < 0 || target_.bytes() < 0 ||
+        (n_ > 0 && (inputs_ == nullptr || targets_ == nullptr))) {
+      throw DataError(name + ": " + std::to_string(n_) + " samples of " +
+                      input_.Describe() + " -> " + target_.Describe() +
+                      " need their buffers");
+    }
+    CheckClassIds(name, targets_, target_, n_, classes_);
+  }
+  int64_t size() const override { return n_; }
+  const SampleSpec& input() const override { return input_; }
+  const SampleSpec& target() const override { return target_; }
+  int64_t classes() const override { return classes_; }
+  void Read(int64_t i, void* input, void* target) const override {
+    std::memcpy(input, inputs_ + i * input_.bytes(), input_.bytes());
+    std::memcpy(target, targets_ + i * target_.bytes(), target_.bytes());
+  }
+
+ private:
+  int64_t n_;
+  const uint8_t* inputs_;
+  const uint8_t* targets_;
+  SampleSpec input_, target_;
+  int64_t classes_;
+};
+
 class ArraySamples : public Dataset {
  public:
   ArraySamples(const std::string& name, Array inputs, Array targets,
@@ -36,7 +107,7 @@ class ArraySamples : public Dataset {
             size_ * target_.bytes()) {
       throw DataError(name + ": an array's bytes do not match its dims");
     }
-    if (classes_ > 0) CheckClasses(name);
+    CheckClassIds(name, targets_.bytes.data(), target_, size_, classes_);
   }
 
   int64_t size() const override { return size_; }
@@ -51,37 +122,6 @@ class ArraySamples : public Dataset {
   }
 
  private:
-  void CheckClasses(const std::string& name) const {
-    const int64_t n = size_ * target_.elements();
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t v = 0;
-      switch (target_.type) {
-        case ElementType::kUint8:
-          v = targets_.bytes[i];
-          break;
-        case ElementType::kInt32: {
-          int32_t x;
-          std::memcpy(&x, targets_.bytes.data() + 4 * i, 4);
-          v = x;
-          break;
-        }
-        case ElementType::kInt64:
-          std::memcpy(&v, targets_.bytes.data() + 8 * i, 8);
-          break;
-        default:
-          throw DataError(name +
-                          ": class targets must be integers (uint8, "
-                          "int32 or int64), not " +
-                          target_.Describe());
-      }
-      if (v < 0 || v >= classes_) {
-        throw DataError(name + ": target " + std::to_string(i) + " is " +
-                        std::to_string(v) + ", outside 0.." +
-                        std::to_string(classes_ - 1));
-      }
-    }
-  }
-
   Array inputs_, targets_;
   int64_t classes_ = 0;
   int64_t size_ = 0;
@@ -168,6 +208,15 @@ DatasetPtr ArrayDataset(const std::string& name, Array inputs, Array targets,
                         int64_t classes) {
   return std::make_shared<ArraySamples>(name, std::move(inputs),
                                         std::move(targets), classes);
+}
+
+DatasetPtr BufferDataset(const std::string& name, int64_t samples,
+                         const void* inputs, SampleSpec input,
+                         const void* targets, SampleSpec target,
+                         int64_t classes) {
+  return std::make_shared<BufferSamples>(name, samples, inputs,
+                                         std::move(input), targets,
+                                         std::move(target), classes);
 }
 
 DatasetPtr Subset(DatasetPtr base, std::vector<int64_t> indices) {

@@ -56,6 +56,14 @@ using DatasetPtr = std::shared_ptr<const Dataset>;
 DatasetPtr ArrayDataset(const std::string& name, Array inputs, Array targets,
                         int64_t classes = 0);
 
+// `samples` samples in buffers the caller owns and keeps alive while the
+// data set lives: inputs one after another, each `input`, and targets so,
+// each `target`; nothing copied. With classes > 0, as ArrayDataset.
+DatasetPtr BufferDataset(const std::string& name, int64_t samples,
+                         const void* inputs, SampleSpec input,
+                         const void* targets, SampleSpec target,
+                         int64_t classes = 0);
+
 // The samples `indices` of `base`, in that order (each in range; checked).
 DatasetPtr Subset(DatasetPtr base, std::vector<int64_t> indices);
 

@@ -57,6 +57,31 @@ TEST(DatasetTest, ArraysGiveSamplesOfTheirShapeAndType) {
                DataError);
 }
 
+// The caller's buffers, viewed: a change to them shows.
+TEST(DatasetTest, BuffersTheCallerOwnsAreViewed) {
+  std::vector<uint8_t> images = {1, 2, 3, 4, 5, 6};
+  const std::vector<int32_t> labels = {2, 0, 1};
+  const DatasetPtr d = BufferDataset(
+      "mine", 3, images.data(), SampleSpec{ElementType::kUint8, {1, 2}},
+      labels.data(), SampleSpec{ElementType::kInt32, {}}, 3);
+  uint8_t x[2];
+  int32_t y;
+  images[4] = 50;
+  d->Read(2, x, &y);
+  EXPECT_EQ(x[0], 50);
+  EXPECT_EQ(x[1], 6);
+  EXPECT_EQ(y, 1);
+  EXPECT_THROW(
+      BufferDataset("bad", 3, images.data(),
+                    SampleSpec{ElementType::kUint8, {1, 2}}, labels.data(),
+                    SampleSpec{ElementType::kInt32, {}}, 2),
+      DataError);  // A label of 2 in 2 classes.
+  EXPECT_THROW(
+      BufferDataset("none", 3, nullptr, SampleSpec{ElementType::kUint8, {1, 2}},
+                    labels.data(), SampleSpec{ElementType::kInt32, {}}),
+      DataError);
+}
+
 TEST(DatasetTest, ClassTargetsAreCheckedAgainstTheClasses) {
   ArrayDataset("ok", ArrayOf<uint8_t>({2, 1}, {0, 0}),
                ArrayOf<int64_t>({2}, {0, 9}), 10);
