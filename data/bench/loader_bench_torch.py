@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's peer of //data:loader_bench's BM_AugmentedCifarBatches.
+"""PyTorch's peer of //data/bench:loader_bench's BM_AugmentedCifarBatches.
 
 50,000 CIFAR-10-shaped images (uint8, 32 x 32 x 3) in memory, shuffled
 batches of 256 through torch.utils.data.DataLoader with torchvision's
@@ -7,7 +7,7 @@ CIFAR recipe: RandomCrop(32, padding=4), RandomHorizontalFlip, ToTensor,
 Normalize. Two pipelines: PIL images, as torchvision.datasets.CIFAR10 hands
 them out, and uint8 tensors. Prints one JSON line each with images/s.
 
-  /usr/bin/python3 data/loader_bench_torch.py [--workers=2] [--batches=100]
+  /usr/bin/python3 data/bench/loader_bench_torch.py [--workers=2] [--batches=100]
 """
 import argparse
 import json

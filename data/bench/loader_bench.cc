@@ -1,8 +1,8 @@
 // loader_bench: how fast Fashion-MNIST is decoded and batched, and
 // CIFAR-10-shaped batches augmented.
 //
-//   ./bazelw run //data:loader_bench
-//   /usr/bin/python3 data/loader_bench_torch.py   # PyTorch's peer
+//   ./bazelw run //data/bench:loader_bench
+//   /usr/bin/python3 data/bench/loader_bench_torch.py   # PyTorch's peer
 //
 // Needs the installed data set (or $FASHION_MNIST_DIR). Goals on a 2-core
 // machine: the training set decoded in under 0.5 s; shuffled, normalised
