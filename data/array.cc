@@ -1,6 +1,8 @@
 #include "data/array.h"
 
 #include <algorithm>
+#include <cstring>
+#include <stdexcept>
 
 namespace ringlet::data {
 
@@ -57,14 +59,58 @@ void SwapBytes(void* p, int64_t elements, size_t size) {
   }
 }
 
-int64_t Array::elements() const { return ElementsOf(dims, INT64_MAX); }
+int64_t SampleSpec::elements() const { return ElementsOf(shape, INT64_MAX); }
 
-std::string Array::Describe() const {
-  std::string out = std::string(ToString(type)) + " [";
+int64_t SampleSpec::bytes() const {
+  return elements() * static_cast<int64_t>(ElementSize(type));
+}
+
+std::string SampleSpec::Describe() const {
+  return std::string(ToString(type)) + " " + DimsString(shape);
+}
+
+std::string DimsString(const std::vector<int64_t>& dims) {
+  std::string out = "{";
   for (size_t i = 0; i < dims.size(); ++i) {
     out += (i ? ", " : "") + std::to_string(dims[i]);
   }
-  return out + "]";
+  return out + "}";
+}
+
+int64_t IntegerAt(const void* data, ElementType type, int64_t i) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  switch (type) {
+    case ElementType::kUint8:
+      return p[i];
+    case ElementType::kInt8:
+      return static_cast<int8_t>(p[i]);
+    case ElementType::kInt16: {
+      int16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return v;
+    }
+    case ElementType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case ElementType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
+    default:
+      throw std::invalid_argument(std::string(ToString(type)) +
+                                  " values are not integers");
+  }
+}
+
+int64_t Array::elements() const { return ElementsOf(dims, INT64_MAX); }
+
+std::string Array::Describe() const {
+  std::string out = DimsString(dims);
+  return std::string(ToString(type)) + " [" + out.substr(1, out.size() - 2) +
+         "]";
 }
 
 }  // namespace ringlet::data

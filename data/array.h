@@ -58,6 +58,27 @@ constexpr ElementType ElementTypeOf<double>() {
   return ElementType::kFloat64;
 }
 
+// What one sample's input, or target, is.
+struct SampleSpec {
+  ElementType type = ElementType::kUint8;
+  std::vector<int64_t> shape;  // {} is one value a sample.
+
+  int64_t elements() const;
+  int64_t bytes() const;
+  // "uint8 {1, 28, 28}".
+  std::string Describe() const;
+  bool operator==(const SampleSpec& o) const {
+    return type == o.type && shape == o.shape;
+  }
+};
+
+// "{1, 28, 28}".
+std::string DimsString(const std::vector<int64_t>& dims);
+
+// Element i of integer data (uint8, int8, int16, int32 or int64) as an
+// int64; throws std::invalid_argument naming the type for others.
+int64_t IntegerAt(const void* data, ElementType type, int64_t i);
+
 struct Array {
   ElementType type = ElementType::kUint8;
   std::vector<int64_t> dims;

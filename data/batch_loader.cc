@@ -39,42 +39,16 @@ void ToFloat(ElementType type, const uint8_t* src, int64_t n, float* dst) {
     default:
       break;
   }
-  const size_t size = ElementSize(type);
-  for (int64_t i = 0; i < n; ++i, src += size) {
-    switch (type) {
-      case ElementType::kInt8: {
-        int8_t v;
-        std::memcpy(&v, src, 1);
-        dst[i] = v;
-        break;
-      }
-      case ElementType::kInt16: {
-        int16_t v;
-        std::memcpy(&v, src, 2);
-        dst[i] = v;
-        break;
-      }
-      case ElementType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, src, 4);
-        dst[i] = static_cast<float>(v);
-        break;
-      }
-      case ElementType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, src, 8);
-        dst[i] = static_cast<float>(v);
-        break;
-      }
-      case ElementType::kFloat64: {
-        double v;
-        std::memcpy(&v, src, 8);
-        dst[i] = static_cast<float>(v);
-        break;
-      }
-      default:
-        break;
+  if (type == ElementType::kFloat64) {
+    for (int64_t i = 0; i < n; ++i) {
+      double v;
+      std::memcpy(&v, src + 8 * i, 8);
+      dst[i] = static_cast<float>(v);
     }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    dst[i] = static_cast<float>(IntegerAt(src, type, i));
   }
 }
 
@@ -98,14 +72,11 @@ class SplitSamples : public Dataset {
   const SampleSpec target_{ElementType::kInt32, {}};
 };
 
-// Mixes seed and epoch into one well-spread 64-bit value (splitmix64 step),
-// so neighbouring seeds or epochs give unrelated orders.
+// Mixes seed and epoch into one well-spread 64-bit value (a splitmix64
+// step), so neighbouring seeds or epochs give unrelated orders.
 uint64_t MixSeed(uint64_t seed, int64_t epoch) {
-  uint64_t z =
-      seed + 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(epoch) + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return SampleRng(seed +
+                   0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch))();
 }
 
 }  // namespace

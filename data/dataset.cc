@@ -3,45 +3,12 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 
 #include "data/data_error.h"
 
 namespace ringlet::data {
 namespace {
-
-// With classes > 0: every target element an integer in [0, classes).
-void CheckClassIds(const std::string& name, const uint8_t* targets,
-                   const SampleSpec& target, int64_t samples, int64_t classes) {
-  if (classes <= 0) return;
-  const int64_t n = samples * target.elements();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t v = 0;
-    switch (target.type) {
-      case ElementType::kUint8:
-        v = targets[i];
-        break;
-      case ElementType::kInt32: {
-        int32_t x;
-        std::memcpy(&x, targets + 4 * i, 4);
-        v = x;
-        break;
-      }
-      case ElementType::kInt64:
-        std::memcpy(&v, targets + 8 * i, 8);
-        break;
-      default:
-        throw DataError(name +
-                        ": class targets must be integers (uint8, int32 or "
-                        "int64), not " +
-                        target.Describe());
-    }
-    if (v < 0 || v >= classes) {
-      throw DataError(name + ": target " + std::to_string(i) + " is " +
-                      std::to_string(v) + ", outside 0.." +
-                      std::to_string(classes - 1));
-    }
-  }
-}
 
 // Samples in the caller's memory, viewed.
 class BufferSamples : public Dataset {
@@ -56,7 +23,8 @@ class BufferSamples : public Dataset {
         target_(std::move(target)),
         classes_(classes) {
     if (n_ < 0 || input_.bytes() < 0 || target_.bytes() < 0 ||
-        (n_ > 0 && (inputs_ == nullptr || targets_ == nullptr))) {
+        (n_ > 0 && ((inputs_ == nullptr && input_.bytes() > 0) ||
+                    (targets_ == nullptr && target_.bytes() > 0)))) {
       throw DataError(name + ": " + std::to_string(n_) + " samples of " +
                       input_.Describe() + " -> " + target_.Describe() +
                       " need their buffers");
@@ -80,52 +48,48 @@ class BufferSamples : public Dataset {
   int64_t classes_;
 };
 
-class ArraySamples : public Dataset {
+// Arrays held here, their samples viewed as BufferSamples views any.
+struct OwnedArrays {
+  Array inputs, targets;
+};
+
+// inputs [n, ...] and targets [n, ...]; throws DataError, naming `name`,
+// unless they describe n samples each.
+const OwnedArrays& CheckedArrays(const std::string& name,
+                                 const OwnedArrays& a) {
+  if (a.inputs.dims.empty() || a.targets.dims.empty()) {
+    throw DataError(name + ": inputs " + a.inputs.Describe() + " and targets " +
+                    a.targets.Describe() +
+                    " need a first dimension, the samples");
+  }
+  if (a.inputs.dims[0] != a.targets.dims[0]) {
+    throw DataError(name + ": " + std::to_string(a.inputs.dims[0]) +
+                    " inputs but " + std::to_string(a.targets.dims[0]) +
+                    " targets");
+  }
+  if (a.inputs.elements() * static_cast<int64_t>(ElementSize(a.inputs.type)) !=
+          static_cast<int64_t>(a.inputs.bytes.size()) ||
+      a.targets.elements() *
+              static_cast<int64_t>(ElementSize(a.targets.type)) !=
+          static_cast<int64_t>(a.targets.bytes.size())) {
+    throw DataError(name + ": an array's bytes do not match its dims");
+  }
+  return a;
+}
+
+SampleSpec SampleOf(const Array& a) {
+  return SampleSpec{a.type, {a.dims.begin() + 1, a.dims.end()}};
+}
+
+class ArraySamples : private OwnedArrays, public BufferSamples {
  public:
   ArraySamples(const std::string& name, Array inputs, Array targets,
                int64_t classes)
-      : inputs_(std::move(inputs)),
-        targets_(std::move(targets)),
-        classes_(classes) {
-    if (inputs_.dims.empty() || targets_.dims.empty()) {
-      throw DataError(name + ": inputs " + inputs_.Describe() +
-                      " and targets " + targets_.Describe() +
-                      " need a first dimension, the samples");
-    }
-    if (inputs_.dims[0] != targets_.dims[0]) {
-      throw DataError(name + ": " + std::to_string(inputs_.dims[0]) +
-                      " inputs but " + std::to_string(targets_.dims[0]) +
-                      " targets");
-    }
-    size_ = inputs_.dims[0];
-    input_ = SampleSpec{inputs_.type,
-                        {inputs_.dims.begin() + 1, inputs_.dims.end()}};
-    target_ = SampleSpec{targets_.type,
-                         {targets_.dims.begin() + 1, targets_.dims.end()}};
-    if (static_cast<int64_t>(inputs_.bytes.size()) != size_ * input_.bytes() ||
-        static_cast<int64_t>(targets_.bytes.size()) !=
-            size_ * target_.bytes()) {
-      throw DataError(name + ": an array's bytes do not match its dims");
-    }
-    CheckClassIds(name, targets_.bytes.data(), target_, size_, classes_);
-  }
-
-  int64_t size() const override { return size_; }
-  const SampleSpec& input() const override { return input_; }
-  const SampleSpec& target() const override { return target_; }
-  int64_t classes() const override { return classes_; }
-  void Read(int64_t i, void* input, void* target) const override {
-    std::memcpy(input, inputs_.bytes.data() + i * input_.bytes(),
-                input_.bytes());
-    std::memcpy(target, targets_.bytes.data() + i * target_.bytes(),
-                target_.bytes());
-  }
-
- private:
-  Array inputs_, targets_;
-  int64_t classes_ = 0;
-  int64_t size_ = 0;
-  SampleSpec input_, target_;
+      : OwnedArrays{std::move(inputs), std::move(targets)},
+        BufferSamples(name, CheckedArrays(name, *this).inputs.dims[0],
+                      this->inputs.bytes.data(), SampleOf(this->inputs),
+                      this->targets.bytes.data(), SampleOf(this->targets),
+                      classes) {}
 };
 
 class SubsetSamples : public Dataset {
@@ -190,24 +154,30 @@ class ConcatSamples : public Dataset {
 
 }  // namespace
 
-int64_t SampleSpec::elements() const { return ElementsOf(shape, INT64_MAX); }
-
-int64_t SampleSpec::bytes() const {
-  return elements() * static_cast<int64_t>(ElementSize(type));
-}
-
-std::string SampleSpec::Describe() const {
-  std::string out = std::string(ToString(type)) + " {";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  }
-  return out + "}";
-}
-
 DatasetPtr ArrayDataset(const std::string& name, Array inputs, Array targets,
                         int64_t classes) {
   return std::make_shared<ArraySamples>(name, std::move(inputs),
                                         std::move(targets), classes);
+}
+
+void CheckClassIds(const std::string& name, const void* targets,
+                   const SampleSpec& target, int64_t samples, int64_t classes) {
+  if (classes <= 0) return;
+  const int64_t n = samples * target.elements();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = 0;
+    try {
+      v = IntegerAt(targets, target.type, i);
+    } catch (const std::invalid_argument&) {
+      throw DataError(name + ": class targets must be integers, not " +
+                      target.Describe());
+    }
+    if (v < 0 || v >= classes) {
+      throw DataError(name + ": target " + std::to_string(i) + " is " +
+                      std::to_string(v) + ", outside 0.." +
+                      std::to_string(classes - 1));
+    }
+  }
 }
 
 DatasetPtr BufferDataset(const std::string& name, int64_t samples,

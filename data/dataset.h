@@ -19,20 +19,6 @@
 
 namespace ringlet::data {
 
-// What one sample's input, or target, is.
-struct SampleSpec {
-  ElementType type = ElementType::kUint8;
-  std::vector<int64_t> shape;  // {} is one value a sample.
-
-  int64_t elements() const;
-  int64_t bytes() const;
-  // "uint8 {1, 28, 28}".
-  std::string Describe() const;
-  bool operator==(const SampleSpec& o) const {
-    return type == o.type && shape == o.shape;
-  }
-};
-
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -55,6 +41,11 @@ using DatasetPtr = std::shared_ptr<const Dataset>;
 // Throws DataError naming `name` and the fault.
 DatasetPtr ArrayDataset(const std::string& name, Array inputs, Array targets,
                         int64_t classes = 0);
+
+// Throws DataError, naming `name`, unless classes <= 0 or every element of
+// `samples` targets is an integer in [0, classes).
+void CheckClassIds(const std::string& name, const void* targets,
+                   const SampleSpec& target, int64_t samples, int64_t classes);
 
 // `samples` samples in buffers the caller owns and keeps alive while the
 // data set lives: inputs one after another, each `input`, and targets so,

@@ -62,43 +62,45 @@ class FileSamples : public Dataset {
 
   FileSamples(std::vector<Part> parts, SampleSpec input, bool swap,
               Array targets, int64_t classes, const std::string& name)
-      : parts_(std::move(parts)), input_(std::move(input)), swap_(swap) {
-    int64_t n = 0;
-    for (const Part& p : parts_) n += p.count;
-    // The targets' checks (count, classes) are ArrayDataset's, over an
-    // input of no bytes; the targets are read from targets_.
-    Array none;
-    none.type = input_.type;
-    none.dims = {n, 0};
-    checked_ = ArrayDataset(name, std::move(none), targets, classes);
-    targets_ = std::move(targets);
+      : parts_(std::move(parts)),
+        input_(std::move(input)),
+        swap_(swap),
+        targets_(std::move(targets)),
+        classes_(classes) {
+    for (const Part& p : parts_) n_ += p.count;
+    if (targets_.dims.empty() || targets_.dims[0] != n_ ||
+        targets_.elements() *
+                static_cast<int64_t>(ElementSize(targets_.type)) !=
+            static_cast<int64_t>(targets_.bytes.size())) {
+      throw DataError(name + ": " + std::to_string(n_) +
+                      " inputs but targets " + targets_.Describe());
+    }
+    target_ = SampleSpec{targets_.type,
+                         {targets_.dims.begin() + 1, targets_.dims.end()}};
+    CheckClassIds(name, targets_.bytes.data(), target_, n_, classes_);
   }
-  int64_t size() const override { return checked_->size(); }
+  int64_t size() const override { return n_; }
   const SampleSpec& input() const override { return input_; }
-  const SampleSpec& target() const override { return checked_->target(); }
-  int64_t classes() const override { return checked_->classes(); }
+  const SampleSpec& target() const override { return target_; }
+  int64_t classes() const override { return classes_; }
   void Read(int64_t i, void* input, void* target) const override {
-    const int64_t target_bytes = target_bytes_();
-    std::memcpy(target, targets_.bytes.data() + i * target_bytes, target_bytes);
+    std::memcpy(target, targets_.bytes.data() + i * target_.bytes(),
+                target_.bytes());
     size_t p = 0;
     while (i >= parts_[p].first + parts_[p].count) ++p;
     const Part& part = parts_[p];
-    const uint64_t bytes = input_.bytes();
     part.file->ReadAt(part.offset + (i - part.first) * part.stride, input,
-                      bytes);
-    if (swap_) {
-      SwapBytes(input, input_.elements(), ElementSize(input_.type));
-    }
+                      input_.bytes());
+    if (swap_) SwapBytes(input, input_.elements(), ElementSize(input_.type));
   }
 
  private:
-  int64_t target_bytes_() const { return checked_->target().bytes(); }
-
   std::vector<Part> parts_;
-  SampleSpec input_;
+  SampleSpec input_, target_;
   bool swap_;
-  DatasetPtr checked_;
   Array targets_;
+  int64_t classes_;
+  int64_t n_ = 0;
 };
 
 }  // namespace

@@ -169,10 +169,7 @@ nn::PendingStep LeNetReplicas::QueueReproducibleStep(
   const int m = micro_shards_;
   const int64_t total = nn::CheckMicroBatches(
       micro_batches, m, "lenet", nullptr,
-      {nn::MicroShardsOf(group_.first_rank(), group_.ranks(), m).begin,
-       nn::MicroShardsOf(group_.first_rank() + group_.size() - 1,
-                         group_.ranks(), m)
-           .end});
+      nn::ShardsOfRanks(m, group_.first_rank(), group_.size(), group_.ranks()));
   std::vector<nn::QueuedReplicaStep> queued(group_.size());
   group_.RunQueued([&](int d) {
     Replica& r = replicas_[d];
@@ -181,10 +178,10 @@ nn::PendingStep LeNetReplicas::QueueReproducibleStep(
     q.device = device;
     q.done = nn::DeviceEvent(device);
     // This device's micro-shards, each forward and backward on its own.
-    const nn::MicroShardRange mine =
-        nn::MicroShardsOf(group_.first_rank() + d, group_.ranks(), m);
+    const nn::Range mine =
+        nn::ShardsOfRanks(m, group_.first_rank() + d, 1, group_.ranks());
     for (size_t j = 0; j < micro_batches.size(); ++j) {
-      for (int i = mine.begin; i < mine.end; ++i) {
+      for (int64_t i = mine.begin; i < mine.end; ++i) {
         const nn::Shard& shard = micro_batches[j][i];
         q.samples += shard.count;
         if (shard.count == 0) continue;

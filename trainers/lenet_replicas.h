@@ -13,7 +13,7 @@
 //
 // Reproducible steps (micro_shards above 0): each batch comes
 // cut into that many micro-shards, whatever the devices; each device runs
-// its own (nn::MicroShardsOf) one at a time and the micro-shards' gradients
+// its own (nn::ShardsOfRanks) one at a time and the micro-shards' gradients
 // are summed by collectives' ReproducibleAllReduce in place of the
 // allreduce, so the parameters are the same bits on any number of devices
 // and processes (nn/parallel/micro_shards.h; on GPUs the sums go through

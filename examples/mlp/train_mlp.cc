@@ -49,10 +49,10 @@ class Mlp : public nn::Module {
 // One shard of `batch` per device. The data says what a sample is (here
 // an image of {1, 28, 28} floats and one class id).
 std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
-  const nn::Shard whole{batch.size,
-                        nn::SamplesOf(batch.inputs.data(), batch.input_shape),
-                        nn::SampleArray{batch.targets.data(), batch.target.type,
-                                        batch.target.shape}};
+  const nn::Shard whole{
+      batch.size,
+      {{data::ElementType::kFloat32, batch.input_shape}, batch.inputs.data()},
+      {batch.target, batch.targets.data()}};
   return nn::ShardBatch(whole, devices);
 }
 

@@ -107,10 +107,10 @@ data::DatasetPtr Load(const std::string& dir, const std::string& split) {
 }
 
 std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
-  const nn::Shard whole{batch.size,
-                        nn::SamplesOf(batch.inputs.data(), batch.input_shape),
-                        nn::SampleArray{batch.targets.data(), batch.target.type,
-                                        batch.target.shape}};
+  const nn::Shard whole{
+      batch.size,
+      {{data::ElementType::kFloat32, batch.input_shape}, batch.inputs.data()},
+      {batch.target, batch.targets.data()}};
   return nn::ShardBatch(whole, devices);
 }
 

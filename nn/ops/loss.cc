@@ -14,8 +14,10 @@
 namespace ringlet::nn {
 namespace {
 
+// With label smoothing s the target is (1 - s) on the label and s / k on
+// every class; s = 0 takes the plain loss's arithmetic exactly.
 LossResult CpuSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
-                                  Reduction reduction) {
+                                  Reduction reduction, double s = 0) {
   const int64_t n = logits.dim(0), k = logits.dim(1);
   LossResult result;
   result.dlogits = Tensor::Uninitialized(logits.shape());
@@ -38,9 +40,17 @@ LossResult CpuSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
     for (int64_t j = 0; j < k; ++j) sum += std::exp(row[j] - max);
     const double log_sum = std::log(sum);
     result.loss += log_sum - (row[label] - max);
+    if (s != 0) {
+      // (1 - s) of the label's term plus s of the mean over the classes.
+      double mean = 0;
+      for (int64_t j = 0; j < k; ++j) mean += log_sum - (row[j] - max);
+      result.loss += s * (mean / k - (log_sum - (row[label] - max)));
+    }
     for (int64_t j = 0; j < k; ++j) {
       const double p = std::exp(row[j] - max - log_sum);
-      grad[j] = static_cast<float>(p - (j == label ? 1.0 : 0.0)) * scale;
+      const double target =
+          s != 0 ? (j == label ? 1 - s : 0) + s / k : (j == label ? 1.0 : 0.0);
+      grad[j] = static_cast<float>(p - target) * scale;
     }
   }
   if (reduction == Reduction::kMean && n > 0) result.loss /= n;
@@ -86,36 +96,8 @@ LossResult SoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
                      std::to_string(label_smoothing) + " is outside [0, 1)");
   }
   ExpectShape("softmax_cross_entropy", "logits", logits, {-1, -1});
-  const Tensor x = HostFloat(logits);
-  // The plain loss's gradient (p - onehot) plus the smoothing's share:
-  // target = (1 - s) onehot + s / K.
-  LossResult r = CpuSoftmaxCrossEntropy(x, labels, Reduction::kSum);
-  const int64_t n = x.dim(0), k = x.dim(1);
-  const double s = label_smoothing;
-  double loss = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = x.data() + i * k;
-    float* grad = r.dlogits.data() + i * k;
-    float max = row[0];
-    for (int64_t j = 1; j < k; ++j) max = std::max(max, row[j]);
-    double sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += std::exp(row[j] - max);
-    const double log_sum = std::log(sum) + max;
-    double mean_log_p = 0;
-    for (int64_t j = 0; j < k; ++j) mean_log_p += (row[j] - log_sum) / k;
-    loss += (1 - s) * (log_sum - row[labels[i]]) - s * mean_log_p;
-    for (int64_t j = 0; j < k; ++j) {
-      const double p = std::exp(row[j] - log_sum);
-      const double target = (j == labels[i] ? 1 - s : 0) + s / k;
-      grad[j] = static_cast<float>(p - target);
-    }
-  }
-  if (reduction == Reduction::kMean && n > 0) {
-    const float scale = 1.0f / n;
-    for (int64_t e = 0; e < r.dlogits.numel(); ++e)
-      r.dlogits.data()[e] *= scale;
-  }
-  r.loss = Reduce(loss, n, reduction);
+  LossResult r = CpuSoftmaxCrossEntropy(HostFloat(logits), labels, reduction,
+                                        label_smoothing);
   r.dlogits = OnDeviceOf(logits, std::move(r.dlogits));
   return r;
 }

@@ -57,7 +57,7 @@ const float* FloatTargets(const Tensor& output, const Shard& shard,
                           const char* who) {
   const float* targets = shard.targets.As<float>(who);
   const int64_t per_sample = shard.count > 0 ? output.numel() / shard.count : 0;
-  if (shard.count > 0 && shard.targets.elements_per_sample() != per_sample) {
+  if (shard.count > 0 && shard.targets.elements() != per_sample) {
     throw std::invalid_argument(
         std::string(who) + ": the model gives " + std::to_string(per_sample) +
         " values a sample, the targets are " + shard.targets.Describe());
@@ -303,10 +303,9 @@ PendingStep DataParallel::QueueReproducibleStep(
     const std::vector<std::vector<Shard>>& micro_batches) {
   const int m = options_.micro_shards;
   std::vector<char> used;  // Slot j * m + i: micro-batch j's micro-shard i.
-  const int64_t total = CheckMicroBatches(
-      micro_batches, m, "data parallel", &used,
-      {MicroShardsOf(group_.first_rank(), ranks(), m).begin,
-       MicroShardsOf(group_.first_rank() + size() - 1, ranks(), m).end});
+  const int64_t total =
+      CheckMicroBatches(micro_batches, m, "data parallel", &used,
+                        ShardsOfRanks(m, group_.first_rank(), size(), ranks()));
   const int64_t slots = static_cast<int64_t>(used.size());
   std::vector<QueuedReplicaStep> queued(size());
   group_.RunQueued([&](int d) {
@@ -315,13 +314,12 @@ PendingStep DataParallel::QueueReproducibleStep(
     const Device device = group_.devices()[d];
     q.device = device;
     q.done = DeviceEvent(device);
-    const MicroShardRange mine =
-        MicroShardsOf(group_.first_rank() + d, ranks(), m);
+    const Range mine = ShardsOfRanks(m, group_.first_rank() + d, 1, ranks());
     std::vector<Tensor*> grads;
     for (Parameter* p : r.params) grads.push_back(&p->grad);
     r.micro_buffers->Begin(slots);
     for (size_t j = 0; j < micro_batches.size(); ++j) {
-      for (int i = mine.begin; i < mine.end; ++i) {
+      for (int64_t i = mine.begin; i < mine.end; ++i) {
         const Shard& shard = micro_batches[j][i];
         q.samples += shard.count;
         if (shard.count == 0) continue;

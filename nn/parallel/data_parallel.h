@@ -112,7 +112,7 @@ struct DataParallelOptions {
   // Above 0: reproducible steps (nn/parallel/micro_shards.h), the same
   // parameters bit for bit on any number of devices and processes: each
   // batch arrives cut into this many micro-shards (not one shard per
-  // device), rank r runs MicroShardsOf(r, ranks, micro_shards) one at a
+  // device), rank r runs ShardsOfRanks(micro_shards, r, 1, ranks) one at a
   // time, batch norm normalises per micro-shard, and the gradients are
   // summed by collectives' ReproducibleAllReduce (no overlap with
   // backward; on GPUs through host memory). Needs at least one micro-shard

@@ -10,12 +10,6 @@
 
 namespace ringlet::nn {
 
-MicroShardRange MicroShardsOf(int rank, int ranks, int micro_shards) {
-  const int64_t m = micro_shards;
-  return {static_cast<int>(rank * m / ranks),
-          static_cast<int>((rank + 1) * m / ranks)};
-}
-
 void CheckMicroShards(int micro_shards, int ranks, const char* who) {
   if (micro_shards < 1 || micro_shards > 4096) {
     throw std::invalid_argument(std::string(who) +
@@ -33,7 +27,7 @@ void CheckMicroShards(int micro_shards, int ranks, const char* who) {
 
 int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
                           int micro_shards, const char* who,
-                          std::vector<char>* used, MicroShardRange local) {
+                          std::vector<char>* used, Range local) {
   int64_t total = 0;
   for (const std::vector<Shard>& shards : micro_batches) {
     if (static_cast<int>(shards.size()) != micro_shards) {

@@ -32,13 +32,6 @@
 
 namespace ringlet::nn {
 
-// The micro-shards [begin, end) rank `rank` of `ranks` runs.
-struct MicroShardRange {
-  int begin = 0;
-  int end = 0;
-};
-MicroShardRange MicroShardsOf(int rank, int ranks, int micro_shards);
-
 // Throws std::invalid_argument unless 1 <= ranks <= micro_shards (every
 // rank needs one) and micro_shards <= 4096; `who` starts the message.
 void CheckMicroShards(int micro_shards, int ranks, const char* who);
@@ -52,7 +45,7 @@ void CheckMicroShards(int micro_shards, int ranks, const char* who);
 // for no samples at all.
 int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
                           int micro_shards, const char* who,
-                          std::vector<char>* used, MicroShardRange local);
+                          std::vector<char>* used, Range local);
 
 // One replica's micro-shard gradients, summed over the job.
 class ReproducibleGradients {

@@ -26,9 +26,9 @@ using collectives::testing::RunRanks;
 TEST(MicroShards, EveryMicroShardHasOneRankAndEveryRankOne) {
   for (int m = 1; m <= 12; ++m) {
     for (int ranks = 1; ranks <= m; ++ranks) {
-      int next = 0;
+      int64_t next = 0;
       for (int r = 0; r < ranks; ++r) {
-        const MicroShardRange range = MicroShardsOf(r, ranks, m);
+        const Range range = ShardsOfRanks(m, r, 1, ranks);
         EXPECT_EQ(range.begin, next) << m << " " << ranks << " " << r;
         EXPECT_GT(range.end, range.begin) << m << " " << ranks << " " << r;
         next = range.end;
@@ -60,8 +60,8 @@ std::vector<float> SumOver(int ranks, DataType wire) {
   const auto errors = RunRanks(group, [&](Communicator& comm) {
     ReproducibleGradients grads(wire);
     Tensor a({3, 5}), b({7});
-    const MicroShardRange mine = MicroShardsOf(comm.rank(), ranks, kMicro);
-    for (int s = mine.begin; s < mine.end; ++s) {
+    const Range mine = ShardsOfRanks(kMicro, comm.rank(), 1, ranks);
+    for (int64_t s = mine.begin; s < mine.end; ++s) {
       for (int64_t i = 0; i < a.numel(); ++i) {
         a.data()[i] = std::ldexp(1.0f + 0.37f * s + 0.01f * i, s * 13 - 20);
       }
@@ -113,8 +113,8 @@ std::vector<float> BuffersOver(int ranks) {
     mean.data()[0] = mean.data()[1] = var.data()[0] = 1.0f;
     MicroShardBuffers buffers({&mean, &var});
     buffers.Begin(kMicro);
-    const MicroShardRange mine = MicroShardsOf(comm.rank(), ranks, kMicro);
-    for (int s = mine.begin; s < mine.end; ++s) {
+    const Range mine = ShardsOfRanks(kMicro, comm.rank(), 1, ranks);
+    for (int64_t s = mine.begin; s < mine.end; ++s) {
       if (!used[s]) continue;
       EXPECT_EQ(mean.data()[0], 1.0f) << "not restored before " << s;
       mean.data()[0] += s;

@@ -18,30 +18,12 @@ void CheckShape(const std::vector<int64_t>& shape, const char* who,
 
 }  // namespace
 
-int64_t SampleArray::elements_per_sample() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-int64_t SampleArray::bytes_per_sample() const {
-  return elements_per_sample() * static_cast<int64_t>(data::ElementSize(type));
-}
-
 SampleArray SampleArray::From(int64_t first) const {
   SampleArray out = *this;
   if (data != nullptr) {
-    out.data = static_cast<const char*>(data) + first * bytes_per_sample();
+    out.data = static_cast<const char*>(data) + first * bytes();
   }
   return out;
-}
-
-std::string SampleArray::Describe() const {
-  std::string out = std::string(data::ToString(type)) + " {";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  }
-  return out + "}";
 }
 
 void SampleArray::CheckType(ElementType wanted, const char* who) const {

@@ -26,15 +26,12 @@ namespace ringlet::nn {
 using data::ElementType;
 using data::ElementTypeOf;
 
-// One kind of value of consecutive samples in host memory: sample i's
-// elements start at data + i * bytes_per_sample().
-struct SampleArray {
+// One kind of value (a SampleSpec: type and one sample's shape) of
+// consecutive samples in host memory: sample i's elements start at
+// data + i * bytes().
+struct SampleArray : data::SampleSpec {
   const void* data = nullptr;
-  ElementType type = ElementType::kFloat32;
-  std::vector<int64_t> shape;  // One sample's; {} is one value a sample.
 
-  int64_t elements_per_sample() const;
-  int64_t bytes_per_sample() const;
   // The samples from `first` on (first >= 0; not checked against a count,
   // which the array does not know).
   SampleArray From(int64_t first) const;
@@ -45,8 +42,6 @@ struct SampleArray {
     CheckType(ElementTypeOf<T>(), who);
     return static_cast<const T*>(data);
   }
-  // "float32 {1, 28, 28}".
-  std::string Describe() const;
 
  private:
   void CheckType(ElementType wanted, const char* who) const;
@@ -55,7 +50,7 @@ struct SampleArray {
 // `data` as samples of `shape` (one sample's).
 template <typename T>
 SampleArray SamplesOf(const T* data, std::vector<int64_t> shape) {
-  return SampleArray{data, ElementTypeOf<T>(), std::move(shape)};
+  return SampleArray{{ElementTypeOf<T>(), std::move(shape)}, data};
 }
 
 struct Shard {

@@ -41,8 +41,8 @@ TEST(ShardBatch, InputsAndTargetsOfAnyShapeAndType) {
   EXPECT_EQ(shards[1].count, 2);
   EXPECT_EQ(shards[1].inputs.As<uint8_t>("test"), inputs.data() + 3 * 48);
   EXPECT_EQ(shards[1].targets.As<float>("test"), targets.data() + 3 * 10);
-  EXPECT_EQ(shards[1].inputs.bytes_per_sample(), 48);
-  EXPECT_EQ(shards[1].targets.bytes_per_sample(), 40);
+  EXPECT_EQ(shards[1].inputs.bytes(), 48);
+  EXPECT_EQ(shards[1].targets.bytes(), 40);
   EXPECT_EQ(shards[1].targets.Describe(), "float32 {10}");
 }
 

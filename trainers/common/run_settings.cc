@@ -1,5 +1,6 @@
 #include "trainers/common/run_settings.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,21 +31,21 @@ const Setting* FindSetting(const RunSettings& settings,
 }
 
 std::string DataFingerprint(const data::Dataset& data) {
-  // Every input, then every target, each as one run of bytes, streamed: a
-  // data set read from files is never held whole.
+  // Every input, then every target, each as one run of bytes: the inputs
+  // streamed (a data set read from files is never held whole), the
+  // targets, small, kept until the inputs are done.
   const int64_t n = data.size();
   const int64_t in = data.input().bytes(), target = data.target().bytes();
-  std::vector<uint8_t> input(in), label(target);
+  // A byte at least: Read's copies need a buffer even for empty samples.
+  std::vector<uint8_t> input(std::max<int64_t>(in, 1)),
+      labels(std::max<int64_t>(n * target, 1));
   Checksum64Stream inputs;
   for (int64_t i = 0; i < n; ++i) {
-    data.Read(i, input.data(), label.data());
-    inputs.Update(input.data(), input.size());
+    data.Read(i, input.data(), labels.data() + i * target);
+    inputs.Update(input.data(), in);
   }
   Checksum64Stream targets(inputs.Finish());
-  for (int64_t i = 0; i < n; ++i) {
-    data.Read(i, input.data(), label.data());
-    targets.Update(label.data(), label.size());
-  }
+  targets.Update(labels.data(), n * target);
   const uint64_t h = targets.Finish();
   // Images: an input of channels, height and width.
   return std::to_string(n) +

@@ -104,25 +104,13 @@ int64_t ClassesOf(const data::Array& a, const data::Array& b,
                             " are not one class id a sample ([n]); the "
                             "trainers train classifiers");
     }
-    const int64_t n = t->dims[0];
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < t->dims[0]; ++i) {
       int64_t v = 0;
-      switch (t->type) {
-        case data::ElementType::kUint8:
-          v = t->bytes[i];
-          break;
-        case data::ElementType::kInt32: {
-          int32_t x;
-          std::memcpy(&x, t->bytes.data() + 4 * i, 4);
-          v = x;
-          break;
-        }
-        case data::ElementType::kInt64:
-          std::memcpy(&v, t->bytes.data() + 8 * i, 8);
-          break;
-        default:
-          throw data::DataError(dir + ": targets " + t->Describe() +
-                                " are not class ids (uint8, int32 or int64)");
+      try {
+        v = data::IntegerAt(t->bytes.data(), t->type, i);
+      } catch (const std::invalid_argument&) {
+        throw data::DataError(dir + ": targets " + t->Describe() +
+                              " are not class ids (integers)");
       }
       if (v < 0) {
         throw data::DataError(dir + ": target " + std::to_string(i) +
@@ -141,23 +129,18 @@ int64_t ClassesOf(const data::Array& a, const data::Array& b,
   return most + 1;
 }
 
-// Class ids as int32, what softmax cross-entropy reads.
+// Class ids (ClassesOf's: integers in [0, 2^20)) as int32, what softmax
+// cross-entropy reads.
 data::Array AsInt32(const data::Array& t) {
   if (t.type == data::ElementType::kInt32) return t;
   data::Array out;
   out.type = data::ElementType::kInt32;
   out.dims = t.dims;
-  const int64_t n = t.dims[0];
-  out.bytes.resize(n * 4);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t v = 0;
-    if (t.type == data::ElementType::kUint8) {
-      v = t.bytes[i];
-    } else {
-      std::memcpy(&v, t.bytes.data() + 8 * i, 8);
-    }
-    const int32_t x = static_cast<int32_t>(v);
-    std::memcpy(out.bytes.data() + 4 * i, &x, 4);
+  out.bytes.resize(t.dims[0] * sizeof(int32_t));
+  for (int64_t i = 0; i < t.dims[0]; ++i) {
+    const int32_t v =
+        static_cast<int32_t>(data::IntegerAt(t.bytes.data(), t.type, i));
+    std::memcpy(out.bytes.data() + 4 * i, &v, 4);
   }
   return out;
 }
@@ -323,11 +306,10 @@ void RequireImages(const TrainerData& data, const std::string& program,
   const bool images = in.shape.size() == 3;
   if ((!shape.empty() && in.shape != shape) || !images ||
       (classes > 0 && data.classes != classes)) {
-    const data::SampleSpec want{in.type, shape};
     throw std::invalid_argument(
         program + " takes images of " +
         (shape.empty() ? std::string("{channels, height, width}")
-                       : want.Describe().substr(want.Describe().find('{'))) +
+                       : data::DimsString(shape)) +
         (classes > 0 ? " in " + std::to_string(classes) + " classes" : "") +
         "; --dataset=" + data.name + " holds " + in.Describe() + " in " +
         std::to_string(data.classes) + " classes" +

@@ -21,10 +21,9 @@ using Clock = std::chrono::steady_clock;
 // holds (the loader's share) point at them, the other processes' shards
 // carry their counts alone.
 std::vector<nn::Shard> Scatter(const data::Batch& batch, int shards) {
-  const nn::Shard whole{
-      batch.size,
-      nn::SampleArray{nullptr, data::ElementType::kFloat32, batch.input_shape},
-      nn::SampleArray{nullptr, batch.target.type, batch.target.shape}};
+  const nn::Shard whole{batch.size,
+                        {{data::ElementType::kFloat32, batch.input_shape}},
+                        {batch.target}};
   std::vector<nn::Shard> out = nn::ShardBatch(whole, shards);
   const int64_t target_bytes = batch.target.bytes();
   int64_t begin = 0;
