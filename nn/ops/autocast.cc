@@ -2,8 +2,6 @@
 
 #include <atomic>
 
-#include "nn/ops/op_threads.h"
-
 namespace ringlet::nn {
 namespace {
 
@@ -25,26 +23,7 @@ bool ComputesInBf16(std::initializer_list<const Tensor*> operands) {
 
 Tensor AsDType(const Tensor& t, DType dtype) {
   if (!t.defined() || t.dtype() == dtype) return t;
-  if (t.device().is_cuda()) return t.To(dtype);
-  // On a CPU device, by its op threads: every activation of a bfloat16
-  // step passes through here, and one thread alone left the others idle
-  // for a third of a ResNet-18 step.
-  Tensor out = Tensor::Uninitialized(t.shape(), t.device(), dtype);
-  const int64_t grain = int64_t{1} << 16;
-  if (dtype == DType::kBFloat16) {
-    const float* in = t.device_data();
-    uint16_t* to = out.bf16_data();
-    ParallelForElements(t.numel(), grain, [in, to](int64_t begin, int64_t end) {
-      FloatToBf16(in + begin, to + begin, end - begin);
-    });
-  } else {
-    const uint16_t* in = t.bf16_data();
-    float* to = out.device_data();
-    ParallelForElements(t.numel(), grain, [in, to](int64_t begin, int64_t end) {
-      Bf16ToFloat(in + begin, to + begin, end - begin);
-    });
-  }
-  return out;
+  return kernels::as_dtype.For(t.device())(t, dtype);
 }
 
 Tensor RoundedToBf16(const Tensor& t) {

@@ -28,6 +28,7 @@
 
 #include <initializer_list>
 
+#include "nn/ops/kernel_table.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -60,6 +61,12 @@ Tensor AsDType(const Tensor& t, DType dtype);
 // `t`'s values rounded to bfloat16, held in float32 (exact): what the
 // reference path hands the float32 kernels.
 Tensor RoundedToBf16(const Tensor& t);
+
+// AsDType's implementations per device type (kernel_table.h), given a
+// defined tensor and the other type.
+namespace kernels {
+inline KernelTable<Tensor(const Tensor& t, DType dtype)> as_dtype{"convert"};
+}  // namespace kernels
 
 }  // namespace ringlet::nn
 

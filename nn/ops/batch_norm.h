@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "nn/ops/kernel_table.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -84,6 +85,31 @@ struct BatchNormGrads {
 BatchNormGrads BatchNorm2dBackward(const Tensor& dy, const Tensor& gamma,
                                    const BatchNormCache& cache,
                                    const ReplicaSum& replica_sum = nullptr);
+
+// The epilogue as separate ops on y, the output of a normalisation run
+// without one (in place where the residual has y's type: AddReluInPlace),
+// and `cache` (may be null: evaluation) told what it did. For kernels
+// that do not fuse it.
+Tensor ApplyBatchNormEpilogue(Tensor y, const BatchNormEpilogue& epilogue,
+                              BatchNormCache* cache);
+
+// Implementations per device type (kernel_table.h), given checked shapes
+// on one device and a filled cache for the backward.
+namespace kernels {
+inline KernelTable<Tensor(const Tensor& x, const Tensor& gamma,
+                          const Tensor& beta, BatchNormStats* stats,
+                          BatchNormCache* cache, const ReplicaSum& replica_sum,
+                          const BatchNormEpilogue& epilogue)>
+    batch_norm2d_train_forward{"batchnorm2d"};
+inline KernelTable<Tensor(const Tensor& x, const Tensor& gamma,
+                          const Tensor& beta, const BatchNormStats& stats,
+                          const BatchNormEpilogue& epilogue)>
+    batch_norm2d_eval_forward{"batchnorm2d"};
+inline KernelTable<BatchNormGrads(const Tensor& dy, const Tensor& gamma,
+                                  const BatchNormCache& cache,
+                                  const ReplicaSum& replica_sum)>
+    batch_norm2d_backward{"batchnorm2d backward"};
+}  // namespace kernels
 
 }  // namespace ringlet::nn
 

@@ -1,21 +1,10 @@
 #include "nn/ops/conv2d.h"
 
-#include <algorithm>
 #include <string>
-#include <vector>
 
-#include "nn/memory_format.h"
-#include "nn/ops/activation.h"
 #include "nn/ops/autocast.h"
-#include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/dispatch.h"
-#include "nn/ops/eigen_maps.h"
-#include "nn/ops/gpu_ops.h"
 #include "nn/ops/im2col.h"
-#include "nn/ops/op_threads.h"
-#ifndef RINGLET_WITHOUT_ONEDNN
-#include "nn/ops/onednn/conv2d_onednn.h"
-#endif
 
 namespace ringlet::nn {
 namespace {
@@ -46,185 +35,16 @@ ConvGeometry Check(const Tensor& x, const Tensor& w,
   return g;
 }
 
-// Images whose columns go into one matrix product. One image of a small
-// output (ResNet's last stage: 4x4 positions against a 512 x 4608 weight)
-// makes a product that streams the whole weight for a few columns; a group
-// of images reuses it, and the weight gradient's inner dimension grows from
-// P Q to that many columns.
-constexpr int64_t kTargetColumns = 1024;
-constexpr int64_t kMaxImagesPerGroup = 16;
-int64_t ImagesPerGroup(const ConvGeometry& g) {
-  return std::clamp<int64_t>(kTargetColumns / std::max<int64_t>(1, g.pq()), 1,
-                             kMaxImagesPerGroup);
-}
-
-int64_t NumGroups(const ConvGeometry& g, int64_t group) {
-  return (g.n + group - 1) / group;
-}
-
-// With `relu`, ReluForward's values: oneDNN's post-op on CPUs, the
-// separate op after the convolution elsewhere.
-Tensor Conv2dForwardFloat32(const Tensor& x, const Tensor& w, const Tensor& b,
-                            const Conv2dParams& params, bool relu) {
-  const ConvGeometry g = Check(x, w, params);
-  if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
-  const Device device = OpDevice("conv2d", {&x, &w, &b});
-  if (device.is_cuda()) {
-    const Tensor y = GpuOpsFor(device).Conv2dForward(x, w, b, params);
-    return relu ? ReluForward(y) : y;
-  }
-  if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
-    // Never true in a build without oneDNN (the setting refuses it).
-#ifndef RINGLET_WITHOUT_ONEDNN
-    const bool post_op = relu && onednn::ReluRunsAsPostOp(x, w, params);
-    const Tensor y = onednn::Conv2dForward(x, w, b, params, post_op);
-    return relu && !post_op ? ReluForward(y) : y;
-#endif
-  }
-  if (relu) return ReluForward(Conv2dForwardFloat32(x, w, b, params, false));
-  Tensor y = Tensor::Uninitialized({g.n, g.k, g.p, g.q});
-  const ConstMatrixMap wm(w.data(), g.k, g.crs());
-  const int64_t group = ImagesPerGroup(g);
-  // Images are independent: each worker takes a run of groups. Groups start
-  // at multiples of `group` whatever the threads, so every image sees the
-  // same products and the result does not depend on the thread count.
-  ParallelFor(NumGroups(g, group), [&](int64_t begin, int64_t end, int) {
-    std::vector<float> cols(g.crs() * group * g.pq());
-    RowMatrix out(g.k, group * g.pq());
-    for (int64_t n0 = begin * group; n0 < std::min(g.n, end * group);
-         n0 += group) {
-      const int64_t images = std::min(group, g.n - n0);
-      const int64_t ld = images * g.pq();
-      for (int64_t i = 0; i < images; ++i) {
-        Im2Col(g, x.data() + (n0 + i) * g.image_size(),
-               cols.data() + i * g.pq(), ld);
-      }
-      auto ym = out.leftCols(ld);
-      ym.noalias() = wm * ConstMatrixMap(cols.data(), g.crs(), ld);
-      for (int64_t i = 0; i < images; ++i) {
-        MatrixMap yi(y.data() + (n0 + i) * g.k * g.pq(), g.k, g.pq());
-        yi = ym.middleCols(i * g.pq(), g.pq());
-        if (b.defined()) yi.colwise() += ConstVectorMap(b.data(), g.k);
-      }
-    }
-  });
-  return y;
-}
-
-Conv2dGrads Conv2dBackwardFloat32(const Tensor& x, const Tensor& w,
-                                  bool has_bias, const Tensor& dy,
-                                  const Conv2dParams& params, bool need_dx) {
-  const ConvGeometry g = Check(x, w, params);
-  ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
-  const Device device = OpDevice("conv2d backward", {&x, &w, &dy});
-  if (device.is_cuda()) {
-    return GpuOpsFor(device).Conv2dBackward(x, w, has_bias, dy, params,
-                                            need_dx);
-  }
-  if (GetCpuConvBackend() == CpuConvBackend::kOneDnn) {
-    // Never true in a build without oneDNN (the setting refuses it).
-#ifndef RINGLET_WITHOUT_ONEDNN
-    return onednn::Conv2dBackward(x, w, has_bias, dy, params, need_dx);
-#endif
-  }
-  Conv2dGrads grads;
-  if (need_dx) grads.dx = Tensor(x.shape());
-  grads.dw = Tensor(w.shape());
-  if (has_bias) grads.db = Tensor({g.k});
-  const ConstMatrixMap wm(w.data(), g.k, g.crs());
-  const int64_t group = ImagesPerGroup(g);
-  // Each worker sums its images' weight and bias gradients apart; the sums
-  // are added in worker order, so results do not depend on timing.
-  const int64_t groups = NumGroups(g, group);
-  const int workers = static_cast<int>(std::min<int64_t>(OpThreads(), groups));
-  std::vector<RowMatrix> dw_parts(workers, RowMatrix::Zero(g.k, g.crs()));
-  std::vector<Eigen::VectorXf> db_parts(workers, Eigen::VectorXf::Zero(g.k));
-  ParallelFor(groups, [&](int64_t begin, int64_t end, int worker) {
-    std::vector<float> cols(g.crs() * group * g.pq());
-    RowMatrix dcols(g.crs(), group * g.pq());
-    RowMatrix dyg(g.k, group * g.pq());
-    for (int64_t n0 = begin * group; n0 < std::min(g.n, end * group);
-         n0 += group) {
-      const int64_t images = std::min(group, g.n - n0);
-      const int64_t ld = images * g.pq();
-      for (int64_t i = 0; i < images; ++i) {
-        Im2Col(g, x.data() + (n0 + i) * g.image_size(),
-               cols.data() + i * g.pq(), ld);
-        dyg.middleCols(i * g.pq(), g.pq()) =
-            ConstMatrixMap(dy.data() + (n0 + i) * g.k * g.pq(), g.k, g.pq());
-      }
-      const auto dym = dyg.leftCols(ld);
-      dw_parts[worker].noalias() +=
-          dym * ConstMatrixMap(cols.data(), g.crs(), ld).transpose();
-      if (need_dx) {
-        auto dc = dcols.leftCols(ld);
-        dc.noalias() = wm.transpose() * dym;
-        for (int64_t i = 0; i < images; ++i) {
-          Col2Im(g, dcols.data() + i * g.pq(), dcols.cols(),
-                 grads.dx.data() + (n0 + i) * g.image_size());
-        }
-      }
-      if (has_bias) db_parts[worker] += dym.rowwise().sum();
-    }
-  });
-  MatrixMap dwm(grads.dw.data(), g.k, g.crs());
-  for (const RowMatrix& part : dw_parts) dwm += part;
-  if (has_bias) {
-    VectorMap db(grads.db.data(), g.k);
-    for (const Eigen::VectorXf& part : db_parts) db += part;
-  }
-  return grads;
-}
-
-// bfloat16 convolutions on oneDNN's kernels, where this is a CPU op, the
-// CPU has the instructions and oneDNN is the backend; on GPUs cuDNN's; on
-// other CPUs the reference (float32 sums of the bfloat16 values,
-// autocast.h).
-bool OneDnnBf16(Device device) {
-#ifndef RINGLET_WITHOUT_ONEDNN
-  return device.is_cpu() && GetCpuConvBackend() == CpuConvBackend::kOneDnn &&
-         onednn::SupportsBf16();
-#else
-  (void)device;
-  return false;
-#endif
-}
-
 Tensor ConvForward(const Tensor& x, const Tensor& w, const Tensor& b,
                    const Conv2dParams& params, bool relu) {
+  const ConvGeometry g = Check(x, w, params);
+  if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
   if (!ComputesInBf16({&x, &w, &b})) {
-    return Conv2dForwardFloat32(x, w, b, params, relu);
+    return kernels::conv2d_forward.For(OpDevice("conv2d", {&x, &w, &b}))(
+        x, w, b, params, DType::kFloat32, relu);
   }
-  const Device device = OpDeviceOfAnyType("conv2d", {&x, &w, &b});
-  // The bfloat16 kernels are given checked shapes (the reference checks
-  // its own).
-  if (device.is_cuda() || OneDnnBf16(device)) {
-    const ConvGeometry g = Check(x, w, params);
-    if (b.defined()) ExpectShape("conv2d", "bias", b, {g.k});
-  }
-  if (device.is_cuda()) {  // cuDNN's bfloat16 configuration.
-    const Tensor y = GpuOpsFor(device).Conv2dForward(
-        AsDType(x, DType::kBFloat16), AsDType(w, DType::kBFloat16),
-        RoundedToBf16(b), params);
-    return relu ? ReluForward(y) : y;
-  }
-  if (OneDnnBf16(device)) {
-#ifndef RINGLET_WITHOUT_ONEDNN
-    const Tensor xb = AsDType(x, DType::kBFloat16);
-    const Tensor wb = AsDType(w, DType::kBFloat16);
-    const bool post_op = relu && onednn::ReluRunsAsPostOp(xb, wb, params);
-    const Tensor y =
-        onednn::Conv2dForward(xb, wb, RoundedToBf16(b), params, post_op);
-    return relu && !post_op ? ReluForward(y) : y;
-#endif
-  }
-  // The ReLU after rounding: the same bits as before it (no rounding is
-  // involved in a ReLU).
-  const Tensor y =
-      AsDType(Conv2dForwardFloat32(RoundedToBf16(x), RoundedToBf16(w),
-                                   RoundedToBf16(b), params, false),
-              DType::kBFloat16);
-  return relu ? ReluForward(y) : y;
+  return kernels::conv2d_forward.For(OpDeviceOfAnyType("conv2d", {&x, &w, &b}))(
+      x, w, b, params, DType::kBFloat16, relu);
 }
 
 }  // namespace
@@ -234,55 +54,36 @@ Tensor Conv2dForward(const Tensor& x, const Tensor& w, const Tensor& b,
   return ConvForward(x, w, b, params, /*relu=*/false);
 }
 
-Tensor Conv2dComputeWeight(const Tensor& x, const Tensor& w) {
-  Tensor out = w;
-  const Device device = OpDeviceOfAnyType("conv2d", {&x, &w});
-  if (ComputesInBf16({&x, &w}) && (device.is_cuda() || OneDnnBf16(device))) {
-    out = AsDType(out, DType::kBFloat16);
-  }
-  if (device.is_cuda()) {
-    out = out.ToMemoryFormat(GpuConvolutionFormat(x.memory_format()));
-  }
-  return out;
-}
-
 Tensor Conv2dReluForward(const Tensor& x, const Tensor& w, const Tensor& b,
                          const Conv2dParams& params) {
   return ConvForward(x, w, b, params, /*relu=*/true);
 }
 
+Tensor Conv2dComputeWeight(const Tensor& x, const Tensor& w) {
+  const DType compute =
+      ComputesInBf16({&x, &w}) ? DType::kBFloat16 : DType::kFloat32;
+  return kernels::conv2d_compute_weight.For(
+      OpDeviceOfAnyType("conv2d", {&x, &w}))(x, w, compute);
+}
+
 Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
                            const Tensor& dy, const Conv2dParams& params,
                            bool need_dx) {
+  const ConvGeometry g = Check(x, w, params);
+  ExpectShape("conv2d backward", "output gradient", dy, {g.n, g.k, g.p, g.q});
   if (!ComputesInBf16({&x, &w, &dy})) {
-    return Conv2dBackwardFloat32(x, w, has_bias, dy, params, need_dx);
+    return kernels::conv2d_backward.For(
+        OpDevice("conv2d backward", {&x, &w, &dy}))(x, w, has_bias, dy, params,
+                                                    need_dx, DType::kFloat32);
   }
-  const Device device = OpDeviceOfAnyType("conv2d backward", {&x, &w, &dy});
-  if (device.is_cuda() || OneDnnBf16(device)) {
-    const ConvGeometry geometry = Check(x, w, params);
-    ExpectShape("conv2d backward", "output gradient", dy,
-                {geometry.n, geometry.k, geometry.p, geometry.q});
-  }
-  Conv2dGrads g;
-  if (device.is_cuda()) {
-    g = GpuOpsFor(device).Conv2dBackward(
-        AsDType(x, DType::kBFloat16), AsDType(w, DType::kBFloat16), has_bias,
-        AsDType(dy, DType::kBFloat16), params, need_dx);
-  } else if (OneDnnBf16(device)) {
-#ifndef RINGLET_WITHOUT_ONEDNN
-    g = onednn::Conv2dBackward(AsDType(x, DType::kBFloat16),
-                               AsDType(w, DType::kBFloat16), has_bias,
-                               AsDType(dy, DType::kBFloat16), params, need_dx);
-#endif
-  } else {
-    g = Conv2dBackwardFloat32(RoundedToBf16(x), RoundedToBf16(w), has_bias,
-                              RoundedToBf16(dy), params, need_dx);
-  }
+  Conv2dGrads grads = kernels::conv2d_backward.For(
+      OpDeviceOfAnyType("conv2d backward", {&x, &w, &dy}))(
+      x, w, has_bias, dy, params, need_dx, DType::kBFloat16);
   // The input gradient rounded once to bfloat16, as the kernels write it,
   // in the input's type; the parameters' gradients are float32 sums, as
   // the master weights.
-  g.dx = AsDType(AsDType(g.dx, DType::kBFloat16), x.dtype());
-  return g;
+  grads.dx = AsDType(AsDType(grads.dx, DType::kBFloat16), x.dtype());
+  return grads;
 }
 
 }  // namespace ringlet::nn

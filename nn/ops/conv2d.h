@@ -7,6 +7,7 @@
 #ifndef RINGLET_NN_OPS_CONV2D_H_
 #define RINGLET_NN_OPS_CONV2D_H_
 
+#include "nn/ops/kernel_table.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -43,6 +44,24 @@ Conv2dGrads Conv2dBackward(const Tensor& x, const Tensor& w, bool has_bias,
 // and hands it to the backward too, so a step converts each weight once
 // (torch.autocast's cast cache). Its gradient dw is float32 and NCHW.
 Tensor Conv2dComputeWeight(const Tensor& x, const Tensor& w);
+
+// Implementations per device type (kernel_table.h), given checked shapes.
+// `compute` is the type the products take (autocast.h): float32 with
+// float32 operands, or bfloat16 with operands of either type (the kernel
+// converts them or computes the reference), y then bfloat16; gradients
+// float32 (dx rounded to bfloat16 by the front). The forward applies the
+// ReLU when `relu` is set.
+namespace kernels {
+inline KernelTable<Tensor(const Tensor& x, const Tensor& w, const Tensor& b,
+                          const Conv2dParams& params, DType compute, bool relu)>
+    conv2d_forward{"conv2d"};
+inline KernelTable<Conv2dGrads(const Tensor& x, const Tensor& w, bool has_bias,
+                               const Tensor& dy, const Conv2dParams& params,
+                               bool need_dx, DType compute)>
+    conv2d_backward{"conv2d backward"};
+inline KernelTable<Tensor(const Tensor& x, const Tensor& w, DType compute)>
+    conv2d_compute_weight{"conv2d"};
+}  // namespace kernels
 
 }  // namespace ringlet::nn
 

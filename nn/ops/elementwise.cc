@@ -1,138 +1,69 @@
 #include "nn/ops/elementwise.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
-#include "nn/ops/gpu_ops.h"
 #include "nn/ops/non_finite.h"
-#include "nn/ops/op_threads.h"
 
 namespace ringlet::nn {
-
 namespace {
 
-// Elements per thread below which a thread costs more than it saves.
-constexpr int64_t kGrain = int64_t{1} << 15;
-
-// out = x + z over bfloat16 bits, each sum in float32 and rounded once
-// (autocast.h), a row of the op's threads at a time. `out` may be `x`.
-void AddBf16(const uint16_t* x, const uint16_t* z, uint16_t* out, int64_t n) {
-  ParallelForElements(n, kGrain, [x, z, out](int64_t begin, int64_t end) {
-    float row[1024], other[1024];
-    for (int64_t i = begin; i < end; i += 1024) {
-      const int64_t count = std::min<int64_t>(1024, end - i);
-      Bf16ToFloat(x + i, row, count);
-      Bf16ToFloat(z + i, other, count);
-      for (int64_t j = 0; j < count; ++j) row[j] += other[j];
-      FloatToBf16(row, out + i, count);
-    }
-  });
+// The one device of a list's tensors (the first's); a DeviceError naming
+// `op` for a tensor elsewhere.
+template <typename T>
+Device ListDevice(const char* op, const std::vector<T*>& tensors) {
+  const Device device = tensors.front()->device();
+  for (const Tensor* t : tensors) CommonDevice(op, {device, t->device()});
+  return device;
 }
 
 }  // namespace
 
 Tensor Add(const Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
-  if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16 &&
-      OpDeviceOfAnyType("add", {&a, &b}).is_cuda()) {
-    return GpuOpsFor(a.device()).Add(a, b);
+  if (a.dtype() != b.dtype()) {
+    // One bfloat16 and one float32 input sum in float32 (autocast.h).
+    return Add(AsDType(a, DType::kFloat32), AsDType(b, DType::kFloat32));
   }
-  if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16) {
-    Tensor y = Tensor::Uninitialized(a.shape(), Device::Cpu(), a.dtype());
-    AddBf16(a.bf16_data(), b.bf16_data(), y.bf16_data(), a.numel());
-    return y;
-  }
-  if (a.dtype() == DType::kBFloat16 || b.dtype() == DType::kBFloat16) {
-    // bfloat16 when both are, float32 when one is (autocast.h).
-    const Tensor sum =
-        Add(AsDType(a, DType::kFloat32), AsDType(b, DType::kFloat32));
-    return a.dtype() == b.dtype() ? AsDType(sum, DType::kBFloat16) : sum;
-  }
-  const Device device = OpDevice("add", {&a, &b});
-  if (device.is_cuda()) return GpuOpsFor(device).Add(a, b);
-  Tensor y = Tensor::Uninitialized(a.shape());
-  const float* x = a.data();
-  const float* z = b.data();
-  float* out = y.data();
-  for (int64_t i = 0, n = a.numel(); i < n; ++i) out[i] = x[i] + z[i];
-  return y;
+  return kernels::add.For(OpDeviceOfAnyType("add", {&a, &b}))(a, b);
 }
 
 void AddInPlace(Tensor& a, const Tensor& b) {
   ExpectShape("add", "second input", b, a.shape());
-  if (a.dtype() == DType::kBFloat16 && b.dtype() == DType::kBFloat16) {
-    // Activation gradients under autocast (a residual's two branches), in
-    // their type; a float32 sum (a parameter's gradient) takes float32.
-    if (OpDeviceOfAnyType("add", {&a, &b}).is_cuda()) {
-      CopyElements(Add(a, b), 0, a, 0, a.numel());
-    } else {
-      AddBf16(a.bf16_data(), b.bf16_data(), a.bf16_data(), a.numel());
-    }
-    return;
+  // Both float32 (a parameter's gradient), or both bfloat16 (a residual's
+  // two branches' activation gradients under autocast).
+  const Device device = a.dtype() == b.dtype()
+                            ? OpDeviceOfAnyType("add", {&a, &b})
+                            : OpDevice("add", {&a, &b});
+  kernels::add_in_place.For(device)(a, b);
+}
+
+void AddReluInPlace(Tensor& y, const Tensor& residual, bool relu) {
+  if (residual.defined()) {
+    ExpectShape("add relu", "residual", residual, y.shape());
+    if (residual.dtype() != y.dtype()) OpDevice("add relu", {&y, &residual});
   }
-  const Device device = OpDevice("add", {&a, &b});
-  if (device.is_cuda()) {
-    GpuOpsFor(device).AddInPlace(a, b);
-    return;
-  }
-  float* x = a.data();
-  const float* z = b.data();
-  ParallelForElements(a.numel(), kGrain, [x, z](int64_t begin, int64_t end) {
-    float* __restrict to = x + begin;
-    const float* __restrict from = z + begin;
-    for (int64_t i = 0; i < end - begin; ++i) to[i] += from[i];
-  });
+  kernels::add_relu_in_place.For(
+      OpDeviceOfAnyType("add relu", {&y, &residual}))(y, residual, relu);
 }
 
 void AddScaledInPlace(Tensor& a, const Tensor& b, float scale) {
   ExpectShape("add scaled", "second input", b, a.shape());
-  const Device device = OpDevice("add scaled", {&a, &b});
-  if (device.is_cuda()) {
-    GpuOpsFor(device).AddScaledInPlace(a, b, scale);
-    return;
-  }
-  float* x = a.data();
-  const float* z = b.data();
-  for (int64_t i = 0, n = a.numel(); i < n; ++i) x[i] += scale * z[i];
+  kernels::add_scaled_in_place.For(OpDevice("add scaled", {&a, &b}))(a, b,
+                                                                     scale);
 }
 
 void DivideInPlace(Tensor& x, float divisor) {
-  const Device device = OpDevice("scale", {&x});
-  if (device.is_cuda()) {
-    GpuOpsFor(device).DivideInPlace(x, divisor);
-    return;
-  }
-  float* v = x.data();
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) v[i] /= divisor;
+  kernels::divide_in_place.For(OpDevice("scale", {&x}))(x, divisor);
 }
 
 void ScaleInPlace(Tensor& x, float factor) {
-  const Device device = OpDevice("scale", {&x});
-  if (device.is_cuda()) {
-    GpuOpsFor(device).ScaleInPlace(x, factor);
-    return;
-  }
-  float* v = x.data();
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) v[i] *= factor;
+  kernels::scale_in_place.For(OpDevice("scale", {&x}))(x, factor);
 }
 
 double SumOfSquares(const std::vector<const Tensor*>& tensors) {
   if (tensors.empty()) return 0;
-  const Device device = tensors.front()->device();
-  for (const Tensor* t : tensors) {
-    CommonDevice("sum of squares", {device, t->device()});
-  }
-  if (device.is_cuda()) return GpuOpsFor(device).SumOfSquares(tensors);
-  double sum = 0;
-  for (const Tensor* t : tensors) {
-    const float* v = t->data();
-    for (int64_t i = 0, n = t->numel(); i < n; ++i) {
-      sum += static_cast<double>(v[i]) * v[i];
-    }
-  }
-  return sum;
+  return kernels::sum_of_squares.For(ListDevice("sum of squares", tensors))(
+      tensors);
 }
 
 int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
@@ -144,15 +75,7 @@ int64_t CountNonFinite(const std::vector<const Tensor*>& tensors) {
 
 void ZeroAll(const std::vector<Tensor*>& tensors) {
   if (tensors.empty()) return;
-  const Device device = tensors.front()->device();
-  for (const Tensor* t : tensors) {
-    CommonDevice("zero", {device, t->device()});
-  }
-  if (device.is_cuda()) {
-    GpuOpsFor(device).ZeroAll(tensors);
-    return;
-  }
-  for (Tensor* t : tensors) t->Fill(0.0f);
+  kernels::zero_all.For(ListDevice("zero", tensors))(tensors);
 }
 
 Tensor Flatten(const Tensor& x) {

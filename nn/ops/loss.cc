@@ -9,7 +9,6 @@
 
 #include "nn/ops/autocast.h"
 #include "nn/ops/dispatch.h"
-#include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
 namespace {
@@ -61,12 +60,12 @@ LossResult CpuSoftmaxCrossEntropy(const Tensor& logits, const int32_t* labels,
 // widened), and where the gradient goes back.
 Tensor HostFloat(const Tensor& t) {
   Tensor f = t.dtype() == DType::kBFloat16 ? AsDType(t, DType::kFloat32) : t;
-  return f.device().is_cuda() ? f.To(Device::Cpu()) : f;
+  return f.device().is_cpu() ? f : f.To(Device::Cpu());
 }
 
 // dlogits on the output's device (float32, as autocast's losses give it).
 Tensor OnDeviceOf(const Tensor& output, Tensor host) {
-  return output.device().is_cuda() ? host.To(output.device()) : host;
+  return output.device().is_cpu() ? host : host.To(output.device());
 }
 
 // n samples of m elements each: the batch's reduction of per-sample means.
@@ -186,25 +185,24 @@ PendingLoss StartSoftmaxCrossEntropy(const Tensor& logits,
     return StartSoftmaxCrossEntropy(AsDType(logits, DType::kFloat32), labels,
                                     reduction);
   }
-  PendingLoss pending;
-  const Device device = OpDevice("softmax_cross_entropy", {&logits});
-  if (device.is_cuda()) {
-    GpuOpsFor(device).QueueSoftmaxCrossEntropy(logits, labels, reduction,
-                                               &pending.result_.dlogits,
-                                               &pending.row_results_);
-    pending.rows_ = logits.dim(0);
-    pending.mean_ = reduction == Reduction::kMean;
-    pending.pending_ = true;
-    return pending;
-  }
-  pending.result_ = CpuSoftmaxCrossEntropy(logits, labels, reduction);
-  return pending;
+  return kernels::softmax_cross_entropy.For(
+      OpDevice("softmax_cross_entropy", {&logits}))(logits, labels, reduction);
 }
 
 PendingLoss PendingLoss::Ready(LossResult result) {
   PendingLoss ready;
   ready.result_ = std::move(result);
   return ready;
+}
+
+PendingLoss PendingLoss::Queued(Tensor dlogits, Tensor row_results, bool mean) {
+  PendingLoss queued;
+  queued.rows_ = dlogits.dim(0);
+  queued.result_.dlogits = std::move(dlogits);
+  queued.row_results_ = std::move(row_results);
+  queued.mean_ = mean;
+  queued.pending_ = true;
+  return queued;
 }
 
 LossResult PendingLoss::Finish() {
@@ -227,5 +225,18 @@ LossResult PendingLoss::Finish() {
   row_results_ = Tensor();
   return result_;
 }
+
+namespace {
+
+// The CPU's kernel is the host arithmetic the host-computed losses share.
+PendingLoss SoftmaxCrossEntropyCpu(const Tensor& logits, const int32_t* labels,
+                                   Reduction reduction) {
+  return PendingLoss::Ready(CpuSoftmaxCrossEntropy(logits, labels, reduction));
+}
+
+}  // namespace
+
+RINGLET_REGISTER_KERNEL(kernels::softmax_cross_entropy, DeviceType::kCpu,
+                        SoftmaxCrossEntropyCpu);
 
 }  // namespace ringlet::nn

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "nn/ops/kernel_table.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -39,14 +40,16 @@ class PendingLoss {
   PendingLoss() = default;
   // A loss computed already (a caller's own loss): Finish returns it.
   static PendingLoss Ready(LossResult result);
+  // A loss queued on a device: `dlogits` [N, K] in its queue, and
+  // `row_results` n doubles (each row's loss) then n int32s (1 where the
+  // row's prediction is right), as 3n floats of storage, summed by Finish.
+  static PendingLoss Queued(Tensor dlogits, Tensor row_results, bool mean);
   const Tensor& dlogits() const { return result_.dlogits; }
   Tensor& dlogits() { return result_.dlogits; }
   // Once; the result (dlogits included).
   LossResult Finish();
 
  private:
-  friend PendingLoss StartSoftmaxCrossEntropy(const Tensor&, const int32_t*,
-                                              Reduction);
   LossResult result_;
   // On a GPU: each row's loss (doubles) then correctness (int32s) in
   // device memory, summed on the host by Finish.
@@ -81,6 +84,14 @@ LossResult MeanSquaredError(const Tensor& output, const float* targets,
 LossResult BinaryCrossEntropyWithLogits(const Tensor& logits,
                                         const float* targets,
                                         Reduction reduction);
+
+// Implementations per device type (kernel_table.h), given float32 logits
+// [N, K]; labels are in host memory (a kernel checks them on the host).
+namespace kernels {
+inline KernelTable<PendingLoss(const Tensor& logits, const int32_t* labels,
+                               Reduction reduction)>
+    softmax_cross_entropy{"softmax_cross_entropy"};
+}  // namespace kernels
 
 }  // namespace ringlet::nn
 

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "nn/ops/dispatch.h"
-#include "nn/ops/gpu_ops.h"
 
 namespace ringlet::nn {
 
@@ -17,19 +16,9 @@ NonFiniteCounts QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
   for (const Tensor* t : tensors) {
     CommonDevice("count non-finite", {device, t->device()});
   }
-  if (device.is_cuda()) {
-    out.device_counts_ = GpuOpsFor(device).QueueCountNonFinite(tensors);
-    out.pending_ = true;
-    return out;
-  }
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const float* v = tensors[i]->data();
-    int64_t count = 0;
-    for (int64_t j = 0, n = tensors[i]->numel(); j < n; ++j) {
-      count += std::isfinite(v[j]) ? 0 : 1;
-    }
-    out.counts_[i] = count;
-  }
+  out.device_counts_ =
+      kernels::count_non_finite.For(device)(tensors, &out.counts_);
+  out.pending_ = out.device_counts_.defined();
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "nn/ops/kernel_table.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
@@ -42,6 +43,16 @@ class NonFiniteCounts {
 
 // Throws DeviceError when the tensors are on different devices.
 NonFiniteCounts QueueCountNonFinite(const std::vector<const Tensor*>& tensors);
+
+// Implementations per device type (kernel_table.h), given a non-empty list
+// on one device: either `counts` filled (one per tensor) and an undefined
+// tensor returned, or the counts queued into a returned tensor of n + 1
+// unsigned ints in float storage, their sum last.
+namespace kernels {
+inline KernelTable<Tensor(const std::vector<const Tensor*>& tensors,
+                          std::vector<int64_t>* counts)>
+    count_non_finite{"count non-finite"};
+}  // namespace kernels
 
 }  // namespace ringlet::nn
 

@@ -6,7 +6,7 @@
 
 #include "nn/ops/dispatch.h"
 #include "nn/ops/elementwise.h"
-#include "nn/ops/gpu_ops.h"
+#include "nn/ops/optimizer_updates.h"
 
 namespace ringlet::nn {
 namespace {
@@ -192,33 +192,11 @@ void AdamUpdateAll(const std::vector<Tensor*>& values,
   if (values.empty()) return;
   if (step < 1) throw std::invalid_argument("adam: steps count from 1");
   const AdamFactors f = FactorsOf(options, step);
-  if (values.front()->device().is_cuda()) {
-    GpuOpsFor(values.front()->device())
-        .AdamUpdateAll(
-            values, grads, exp_avgs, exp_avg_sqs, options.beta1, options.beta2,
-            options.eps, f.step_size, f.bias_correction2_sqrt, f.decay,
-            f.grad_decay,
-            skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
-    return;
-  }
-  // On a CPU the counts are there already.
-  if (skip_if_any != nullptr && skip_if_any->FirstBad() >= 0) return;
-  const float b1 = options.beta1, b2 = options.beta2, eps = options.eps;
-  for (size_t t = 0; t < values.size(); ++t) {
-    float* p = values[t]->data();
-    const float* g = grads[t]->data();
-    float* m = exp_avgs[t]->data();
-    float* v = exp_avg_sqs[t]->data();
-    const int64_t n = values[t]->numel();
-    for (int64_t i = 0; i < n; ++i) {
-      const float grad = g[i] + f.grad_decay * p[i];
-      p[i] *= f.decay;
-      m[i] = b1 * m[i] + (1.0f - b1) * grad;
-      v[i] = b2 * v[i] + (1.0f - b2) * grad * grad;
-      const float denom = std::sqrt(v[i]) / f.bias_correction2_sqrt + eps;
-      p[i] -= f.step_size * (m[i] / denom);
-    }
-  }
+  kernels::adam_update_all.For(values.front()->device())(
+      values, grads, exp_avgs, exp_avg_sqs,
+      {options.beta1, options.beta2, options.eps, f.step_size,
+       f.bias_correction2_sqrt, f.decay, f.grad_decay},
+      skip_if_any);
 }
 
 std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerOptions& options,

@@ -6,7 +6,7 @@
 
 #include "nn/ops/dispatch.h"
 #include "nn/ops/elementwise.h"
-#include "nn/ops/gpu_ops.h"
+#include "nn/ops/optimizer_updates.h"
 
 namespace ringlet::nn {
 
@@ -15,29 +15,9 @@ void SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
   ExpectShape("sgd", "gradient", grad, value.shape());
   const Device device =
       OpDevice("sgd", {&value, &grad, velocity != nullptr ? velocity : &value});
-  if (device.is_cuda()) {
-    GpuOpsFor(device).SgdUpdate(
-        value, grad, velocity, options.lr, options.momentum,
-        options.weight_decay,
-        skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
-    return;
-  }
-  // On a CPU the counts are there already.
-  if (skip_if_any != nullptr && skip_if_any->FirstBad() >= 0) return;
-  float* p = value.data();
-  const float* g = grad.data();
-  const int64_t n = value.numel();
-  if (options.momentum == 0.0f) {
-    for (int64_t i = 0; i < n; ++i) {
-      p[i] -= options.lr * (g[i] + options.weight_decay * p[i]);
-    }
-    return;
-  }
-  float* v = velocity->data();
-  for (int64_t i = 0; i < n; ++i) {
-    v[i] = options.momentum * v[i] + g[i] + options.weight_decay * p[i];
-    p[i] -= options.lr * v[i];
-  }
+  kernels::sgd_update.For(device)(
+      value, grad, velocity,
+      {options.lr, options.momentum, options.weight_decay}, skip_if_any);
 }
 
 void SgdUpdateAll(const std::vector<Tensor*>& values,
@@ -64,17 +44,9 @@ void SgdUpdateAll(const std::vector<Tensor*>& values,
       CommonDevice("sgd", {device, velocities[i]->device()});
     }
   }
-  if (device.is_cuda()) {
-    GpuOpsFor(device).SgdUpdateAll(
-        values, grads, velocities, options.lr, options.momentum,
-        options.weight_decay,
-        skip_if_any != nullptr ? skip_if_any->device_total() : nullptr);
-    return;
-  }
-  for (size_t i = 0; i < values.size(); ++i) {
-    SgdUpdate(*values[i], *grads[i], momentum ? velocities[i] : nullptr,
-              options, skip_if_any);
-  }
+  kernels::sgd_update_all.For(device)(
+      values, grads, velocities,
+      {options.lr, options.momentum, options.weight_decay}, skip_if_any);
 }
 
 Sgd::Sgd(std::vector<Parameter*> params, const SgdOptions& options)

@@ -15,11 +15,14 @@
 // one-pixel images (the channels innermost).
 #include <string>
 
+#include "nn/ops/activation.h"
+#include "nn/ops/autocast.h"
+#include "nn/ops/batch_norm.h"
 #include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/cuda/cuda_ops.h"
 
 namespace ringlet::nn::cuda_ops {
+namespace {
 namespace {
 
 // The activations' descriptor of their type (float32, or bfloat16 under
@@ -131,11 +134,10 @@ BatchNormGrads SyncBackward(const Tensor& dy, const Tensor& gamma,
 
 }  // namespace
 
-Tensor CudaOps::BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
-                                        const Tensor& beta,
-                                        BatchNormStats* stats,
-                                        BatchNormCache* cache,
-                                        const ReplicaSum& replica_sum) {
+Tensor BatchNorm2dTrainForwardCuda(const Tensor& x, const Tensor& gamma,
+                                   const Tensor& beta, BatchNormStats* stats,
+                                   BatchNormCache* cache,
+                                   const ReplicaSum& replica_sum) {
   if (replica_sum) {
     return SyncTrainForward(x, gamma, beta, stats, cache, replica_sum);
   }
@@ -164,9 +166,9 @@ Tensor CudaOps::BatchNorm2dTrainForward(const Tensor& x, const Tensor& gamma,
   return y;
 }
 
-Tensor CudaOps::BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
-                                       const Tensor& beta,
-                                       const BatchNormStats& stats) {
+Tensor BatchNorm2dEvalForwardCuda(const Tensor& x, const Tensor& gamma,
+                                  const Tensor& beta,
+                                  const BatchNormStats& stats) {
   OnDevice on(x);
   const Descs descs(x);
   Tensor y = OutputLike(x, x.dtype());
@@ -180,10 +182,10 @@ Tensor CudaOps::BatchNorm2dEvalForward(const Tensor& x, const Tensor& gamma,
   return y;
 }
 
-BatchNormGrads CudaOps::BatchNorm2dBackward(const Tensor& dy_any,
-                                            const Tensor& gamma,
-                                            const BatchNormCache& cache,
-                                            const ReplicaSum& replica_sum) {
+BatchNormGrads BatchNorm2dBackwardCuda(const Tensor& dy_any,
+                                       const Tensor& gamma,
+                                       const BatchNormCache& cache,
+                                       const ReplicaSum& replica_sum) {
   if (!cache.input.defined()) {
     throw DeviceError(
         "batchnorm2d backward on " + ToString(dy_any.device()) +
@@ -209,5 +211,67 @@ BatchNormGrads CudaOps::BatchNorm2dBackward(const Tensor& dy_any,
       cache.mean.device_data(), cache.inv_std.device_data()));
   return g;
 }
+
+// In the input's type, statistics in float32 (autocast.h): synchronised
+// batch norm's kernels are float32's.
+Tensor TrainForwardOnGpu(const Tensor& x, const Tensor& gamma,
+                         const Tensor& beta, BatchNormStats* stats,
+                         BatchNormCache* cache, const ReplicaSum& replica_sum) {
+  if (x.dtype() == DType::kBFloat16 && replica_sum) {
+    return AsDType(TrainForwardOnGpu(AsDType(x, DType::kFloat32), gamma, beta,
+                                     stats, cache, replica_sum),
+                   DType::kBFloat16);
+  }
+  return BatchNorm2dTrainForwardCuda(x, gamma, beta, stats, cache, replica_sum);
+}
+
+BatchNormGrads BackwardOnGpu(const Tensor& dy, const Tensor& gamma,
+                             const BatchNormCache& cache,
+                             const ReplicaSum& replica_sum) {
+  if (dy.dtype() == DType::kBFloat16 && replica_sum) {
+    BatchNormGrads g =
+        BackwardOnGpu(AsDType(dy, DType::kFloat32), gamma, cache, replica_sum);
+    g.dx = AsDType(g.dx, DType::kBFloat16);
+    return g;
+  }
+  return BatchNorm2dBackwardCuda(dy, gamma, cache, replica_sum);
+}
+
+// The epilogue in one pass over cuDNN's output (ApplyBatchNormEpilogue);
+// the backward masks the output gradient first.
+Tensor TrainForwardKernel(const Tensor& x, const Tensor& gamma,
+                          const Tensor& beta, BatchNormStats* stats,
+                          BatchNormCache* cache, const ReplicaSum& replica_sum,
+                          const BatchNormEpilogue& epilogue) {
+  return ApplyBatchNormEpilogue(
+      TrainForwardOnGpu(x, gamma, beta, stats, cache, replica_sum), epilogue,
+      cache);
+}
+
+Tensor EvalForwardKernel(const Tensor& x, const Tensor& gamma,
+                         const Tensor& beta, const BatchNormStats& stats,
+                         const BatchNormEpilogue& epilogue) {
+  return ApplyBatchNormEpilogue(
+      BatchNorm2dEvalForwardCuda(x, gamma, beta, stats), epilogue, nullptr);
+}
+
+BatchNormGrads BackwardKernel(const Tensor& dy, const Tensor& gamma,
+                              const BatchNormCache& cache,
+                              const ReplicaSum& replica_sum) {
+  const Tensor g =
+      cache.relu_output.defined() ? ReluBackward(cache.relu_output, dy) : dy;
+  BatchNormGrads grads = BackwardOnGpu(g, gamma, cache, replica_sum);
+  if (cache.added_residual) grads.d_residual = g;
+  return grads;
+}
+
+}  // namespace
+
+RINGLET_REGISTER_KERNEL(kernels::batch_norm2d_train_forward, DeviceType::kCuda,
+                        TrainForwardKernel);
+RINGLET_REGISTER_KERNEL(kernels::batch_norm2d_eval_forward, DeviceType::kCuda,
+                        EvalForwardKernel);
+RINGLET_REGISTER_KERNEL(kernels::batch_norm2d_backward, DeviceType::kCuda,
+                        BackwardKernel);
 
 }  // namespace ringlet::nn::cuda_ops

@@ -22,12 +22,15 @@
 #include "nn/cuda/elementwise_kernels.h"
 #include "nn/gpu_precision.h"
 #include "nn/memory_format.h"
+#include "nn/ops/activation.h"
+#include "nn/ops/autocast.h"
+#include "nn/ops/conv2d.h"
 #include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/conv_graph.h"
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/cuda/cuda_ops.h"
 
 namespace ringlet::nn::cuda_ops {
+namespace {
 namespace {
 
 // w [K, C, R, S] in its memory format.
@@ -413,8 +416,8 @@ void AddBias(Tensor& y, const Tensor& b, cudaStream_t stream) {
 
 }  // namespace
 
-Tensor CudaOps::Conv2dForward(const Tensor& x_any, const Tensor& w_any,
-                              const Tensor& b, const Conv2dParams& params) {
+Tensor Conv2dForwardCuda(const Tensor& x_any, const Tensor& w_any,
+                         const Tensor& b, const Conv2dParams& params) {
   OnDevice on(x_any);
   const MemoryFormat format = FormatFor(x_any);
   const Tensor x = x_any.ToMemoryFormat(format);
@@ -443,9 +446,9 @@ Tensor CudaOps::Conv2dForward(const Tensor& x_any, const Tensor& w_any,
   return y;
 }
 
-Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x_any, const Tensor& w_any,
-                                    bool has_bias, const Tensor& dy_any,
-                                    const Conv2dParams& params, bool need_dx) {
+Conv2dGrads Conv2dBackwardCuda(const Tensor& x_any, const Tensor& w_any,
+                               bool has_bias, const Tensor& dy_any,
+                               const Conv2dParams& params, bool need_dx) {
   OnDevice on(x_any);
   Conv2dGrads g;
   if (dy_any.numel() == 0) {  // An empty batch: zero gradients.
@@ -520,5 +523,44 @@ Conv2dGrads CudaOps::Conv2dBackward(const Tensor& x_any, const Tensor& w_any,
   if (need_dx) g.dx = g.dx.ToMemoryFormat(x_any.memory_format());
   return g;
 }
+
+// bfloat16 through cuDNN's bfloat16 configuration: operands converted, the
+// bias rounded (autocast.h).
+Tensor ForwardKernel(const Tensor& x, const Tensor& w, const Tensor& b,
+                     const Conv2dParams& params, DType compute, bool relu) {
+  const Tensor y = compute == DType::kFloat32
+                       ? Conv2dForwardCuda(x, w, b, params)
+                       : Conv2dForwardCuda(AsDType(x, DType::kBFloat16),
+                                           AsDType(w, DType::kBFloat16),
+                                           RoundedToBf16(b), params);
+  return relu ? ReluForward(y) : y;
+}
+
+Conv2dGrads BackwardKernel(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy, const Conv2dParams& params,
+                           bool need_dx, DType compute) {
+  if (compute == DType::kFloat32) {
+    return Conv2dBackwardCuda(x, w, has_bias, dy, params, need_dx);
+  }
+  return Conv2dBackwardCuda(AsDType(x, DType::kBFloat16),
+                            AsDType(w, DType::kBFloat16), has_bias,
+                            AsDType(dy, DType::kBFloat16), params, need_dx);
+}
+
+// In the compute type, and channels-last where the convolution runs x so.
+Tensor ComputeWeightKernel(const Tensor& x, const Tensor& w, DType compute) {
+  const Tensor out =
+      compute == DType::kBFloat16 ? AsDType(w, DType::kBFloat16) : w;
+  return out.ToMemoryFormat(GpuConvolutionFormat(x.memory_format()));
+}
+
+}  // namespace
+
+RINGLET_REGISTER_KERNEL(kernels::conv2d_forward, DeviceType::kCuda,
+                        ForwardKernel);
+RINGLET_REGISTER_KERNEL(kernels::conv2d_backward, DeviceType::kCuda,
+                        BackwardKernel);
+RINGLET_REGISTER_KERNEL(kernels::conv2d_compute_weight, DeviceType::kCuda,
+                        ComputeWeightKernel);
 
 }  // namespace ringlet::nn::cuda_ops

@@ -1,11 +1,18 @@
-#include "nn/ops/cuda/cuda_ops.h"
-
+// Elementwise ops, ReLU, the non-finite count, the optimizers' updates and
+// conversions on CUDA devices: nn's own kernels (nn/cuda) and cuDNN's
+// activation.
 #include <vector>
 
 #include "nn/cuda/elementwise_kernels.h"
+#include "nn/ops/activation.h"
+#include "nn/ops/autocast.h"
 #include "nn/ops/cuda/cuda_op_support.h"
+#include "nn/ops/elementwise.h"
+#include "nn/ops/non_finite.h"
+#include "nn/ops/optimizer_updates.h"
 
 namespace ringlet::nn::cuda_ops {
+namespace {
 
 // ReLU through cuDNN's activation, on the tensor viewed as [1, 1, 1, n].
 struct ReluDesc {
@@ -18,7 +25,7 @@ struct ReluDesc {
   cudnnActivationDescriptor_t desc = nullptr;
 };
 
-Tensor CudaOps::ReluForward(const Tensor& x) {
+Tensor ReluForwardCuda(const Tensor& x) {
   OnDevice on(x);
   Tensor y = OutputLike(x, x.dtype());
   if (x.numel() == 0) return y;
@@ -38,7 +45,7 @@ Tensor CudaOps::ReluForward(const Tensor& x) {
 
 // cuDNN takes the forward's input too; for ReLU y > 0 exactly where x > 0,
 // so y stands in for x (the CPU op is written from y as well).
-Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy_any) {
+Tensor ReluBackwardCuda(const Tensor& y, const Tensor& dy_any) {
   OnDevice on(y);
   const Tensor dy = InFormatOf(dy_any, y);
   Tensor dx = OutputLike(y, dy.dtype());
@@ -58,7 +65,7 @@ Tensor CudaOps::ReluBackward(const Tensor& y, const Tensor& dy_any) {
   return dx;
 }
 
-Tensor CudaOps::Add(const Tensor& a, const Tensor& b_any) {
+Tensor AddCuda(const Tensor& a, const Tensor& b_any) {
   OnDevice on(a);
   const Tensor b = InFormatOf(b_any, a);
   Tensor out = OutputLike(a, a.dtype());
@@ -72,7 +79,7 @@ Tensor CudaOps::Add(const Tensor& a, const Tensor& b_any) {
   return out;
 }
 
-void CudaOps::AddInPlace(Tensor& a, const Tensor& b_any) {
+void AddInPlaceCuda(Tensor& a, const Tensor& b_any) {
   OnDevice on(a);
   const Tensor b = InFormatOf(b_any, a);
   if (a.dtype() == DType::kBFloat16) {
@@ -84,7 +91,7 @@ void CudaOps::AddInPlace(Tensor& a, const Tensor& b_any) {
                     a.numel(), on.stream());
 }
 
-void CudaOps::AddReluInPlace(Tensor& y, const Tensor& residual_any, bool relu) {
+void AddReluInPlaceCuda(Tensor& y, const Tensor& residual_any, bool relu) {
   OnDevice on(y);
   const Tensor residual =
       residual_any.defined() ? InFormatOf(residual_any, y) : Tensor();
@@ -99,14 +106,14 @@ void CudaOps::AddReluInPlace(Tensor& y, const Tensor& residual_any, bool relu) {
                           relu, y.numel(), on.stream());
 }
 
-void CudaOps::AddScaledInPlace(Tensor& a, const Tensor& b_any, float scale) {
+void AddScaledInPlaceCuda(Tensor& a, const Tensor& b_any, float scale) {
   OnDevice on(a);
   const Tensor b = InFormatOf(b_any, a);
   cuda::add_scaled_forward(a.device_data(), b.device_data(), scale, a.numel(),
                            on.stream());
 }
 
-void CudaOps::DivideInPlace(Tensor& x, float divisor) {
+void DivideInPlaceCuda(Tensor& x, float divisor) {
   OnDevice on(x);
   cuda::divide_forward(x.device_data(), x.numel(), divisor, on.stream());
 }
@@ -132,7 +139,8 @@ std::vector<cuda::TensorList> ListsOf(const std::vector<T*>& tensors) {
 
 }  // namespace
 
-Tensor CudaOps::QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
+Tensor QueueCountNonFiniteCuda(const std::vector<const Tensor*>& tensors,
+                               std::vector<int64_t>*) {
   OnDevice on(*tensors.front());
   const int64_t n = static_cast<int64_t>(tensors.size());
   Tensor slots({n + 1}, tensors.front()->device());  // Zeros: 0u as well.
@@ -145,12 +153,12 @@ Tensor CudaOps::QueueCountNonFinite(const std::vector<const Tensor*>& tensors) {
   return slots;
 }
 
-void CudaOps::ScaleInPlace(Tensor& x, float factor) {
+void ScaleInPlaceCuda(Tensor& x, float factor) {
   OnDevice on(x);
   cuda::scale_forward(x.device_data(), x.numel(), factor, on.stream());
 }
 
-double CudaOps::SumOfSquares(const std::vector<const Tensor*>& tensors) {
+double SumOfSquaresCuda(const std::vector<const Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   // Every tensor's partial sums into one buffer, one read back, added up
   // on the host in a fixed order.
@@ -172,23 +180,27 @@ double CudaOps::SumOfSquares(const std::vector<const Tensor*>& tensors) {
   return sum;
 }
 
-void CudaOps::SgdUpdate(Tensor& value, const Tensor& grad, Tensor* velocity,
-                        float lr, float momentum, float weight_decay,
-                        const unsigned int* skip) {
+// The device's sum of the non-finite counts, which the update kernels read
+// to skip themselves; null when nothing is counted.
+const unsigned int* SkipOf(const NonFiniteCounts* skip_if_any) {
+  return skip_if_any != nullptr ? skip_if_any->device_total() : nullptr;
+}
+
+void SgdUpdateCuda(Tensor& value, const Tensor& grad, Tensor* velocity,
+                   const SgdStep& step, const NonFiniteCounts* skip_if_any) {
   OnDevice on(value);
   cuda::sgd_update_forward(value.device_data(), grad.device_data(),
                            velocity ? velocity->device_data() : nullptr,
-                           value.numel(), lr, momentum, weight_decay, skip,
-                           on.stream());
+                           value.numel(), step.lr, step.momentum,
+                           step.weight_decay, SkipOf(skip_if_any), on.stream());
 }
 
-void CudaOps::SgdUpdateAll(const std::vector<Tensor*>& values,
-                           const std::vector<const Tensor*>& grads,
-                           const std::vector<Tensor*>& velocities, float lr,
-                           float momentum, float weight_decay,
-                           const unsigned int* skip) {
+void SgdUpdateAllCuda(const std::vector<Tensor*>& values,
+                      const std::vector<const Tensor*>& grads,
+                      const std::vector<Tensor*>& velocities,
+                      const SgdStep& step, const NonFiniteCounts* skip_if_any) {
   OnDevice on(*values.front());
-  const bool with_velocity = momentum != 0.0f;
+  const bool with_velocity = step.momentum != 0.0f;
   for (size_t first = 0; first < values.size();
        first += cuda::kMaxListedTensors) {
     cuda::SgdTensors list;
@@ -201,18 +213,17 @@ void CudaOps::SgdUpdateAll(const std::vector<Tensor*>& values,
       list.size[list.count] = values[t]->numel();
       ++list.count;
     }
-    cuda::sgd_update_each(list, lr, momentum, weight_decay, skip, on.stream());
+    cuda::sgd_update_each(list, step.lr, step.momentum, step.weight_decay,
+                          SkipOf(skip_if_any), on.stream());
   }
 }
 
-void CudaOps::AdamUpdateAll(const std::vector<Tensor*>& values,
-                            const std::vector<const Tensor*>& grads,
-                            const std::vector<Tensor*>& exp_avgs,
-                            const std::vector<Tensor*>& exp_avg_sqs,
-                            float beta1, float beta2, float eps,
-                            float step_size, float bias_correction2_sqrt,
-                            float decay, float grad_decay,
-                            const unsigned int* skip) {
+void AdamUpdateAllCuda(const std::vector<Tensor*>& values,
+                       const std::vector<const Tensor*>& grads,
+                       const std::vector<Tensor*>& exp_avgs,
+                       const std::vector<Tensor*>& exp_avg_sqs,
+                       const AdamStep& step,
+                       const NonFiniteCounts* skip_if_any) {
   OnDevice on(*values.front());
   for (size_t first = 0; first < values.size();
        first += cuda::kMaxListedTensors) {
@@ -226,23 +237,49 @@ void CudaOps::AdamUpdateAll(const std::vector<Tensor*>& values,
       list.size[list.count] = values[t]->numel();
       ++list.count;
     }
-    cuda::adam_update_each(list, beta1, beta2, eps, step_size,
-                           bias_correction2_sqrt, decay, grad_decay, skip,
+    cuda::adam_update_each(list, step.beta1, step.beta2, step.eps,
+                           step.step_size, step.bias_correction2_sqrt,
+                           step.decay, step.grad_decay, SkipOf(skip_if_any),
                            on.stream());
   }
 }
 
-void CudaOps::ZeroAll(const std::vector<Tensor*>& tensors) {
+void ZeroAllCuda(const std::vector<Tensor*>& tensors) {
   OnDevice on(*tensors.front());
   for (const cuda::TensorList& list : ListsOf(tensors)) {
     cuda::fill_each(list, 0.0f, on.stream());
   }
 }
 
-namespace {
-
-// Never destroyed: ops may run from other threads while the program exits.
-[[maybe_unused]] const bool kRegistered = (RegisterGpuOps(new CudaOps), true);
+Tensor AsDTypeCuda(const Tensor& t, DType dtype) { return t.To(dtype); }
 
 }  // namespace
+
+RINGLET_REGISTER_KERNEL(kernels::relu_forward, DeviceType::kCuda,
+                        ReluForwardCuda);
+RINGLET_REGISTER_KERNEL(kernels::relu_backward, DeviceType::kCuda,
+                        ReluBackwardCuda);
+RINGLET_REGISTER_KERNEL(kernels::add, DeviceType::kCuda, AddCuda);
+RINGLET_REGISTER_KERNEL(kernels::add_in_place, DeviceType::kCuda,
+                        AddInPlaceCuda);
+RINGLET_REGISTER_KERNEL(kernels::add_relu_in_place, DeviceType::kCuda,
+                        AddReluInPlaceCuda);
+RINGLET_REGISTER_KERNEL(kernels::add_scaled_in_place, DeviceType::kCuda,
+                        AddScaledInPlaceCuda);
+RINGLET_REGISTER_KERNEL(kernels::divide_in_place, DeviceType::kCuda,
+                        DivideInPlaceCuda);
+RINGLET_REGISTER_KERNEL(kernels::scale_in_place, DeviceType::kCuda,
+                        ScaleInPlaceCuda);
+RINGLET_REGISTER_KERNEL(kernels::sum_of_squares, DeviceType::kCuda,
+                        SumOfSquaresCuda);
+RINGLET_REGISTER_KERNEL(kernels::count_non_finite, DeviceType::kCuda,
+                        QueueCountNonFiniteCuda);
+RINGLET_REGISTER_KERNEL(kernels::zero_all, DeviceType::kCuda, ZeroAllCuda);
+RINGLET_REGISTER_KERNEL(kernels::sgd_update, DeviceType::kCuda, SgdUpdateCuda);
+RINGLET_REGISTER_KERNEL(kernels::sgd_update_all, DeviceType::kCuda,
+                        SgdUpdateAllCuda);
+RINGLET_REGISTER_KERNEL(kernels::adam_update_all, DeviceType::kCuda,
+                        AdamUpdateAllCuda);
+RINGLET_REGISTER_KERNEL(kernels::as_dtype, DeviceType::kCuda, AsDTypeCuda);
+
 }  // namespace ringlet::nn::cuda_ops

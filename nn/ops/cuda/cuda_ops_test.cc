@@ -3,7 +3,6 @@
 // the dispatch is exercised too), on random inputs: exactly for the
 // elementwise ops, within 1e-4 relative to the largest value for cuDNN and
 // cuBLAS, which sum in other orders. Skipped with the reason without a GPU.
-#include "nn/ops/cuda/cuda_ops.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>

@@ -7,10 +7,12 @@
 #include <cublas_v2.h>
 
 #include "nn/cuda/elementwise_kernels.h"
+#include "nn/ops/autocast.h"
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/cuda/cuda_ops.h"
+#include "nn/ops/linear.h"
 
 namespace ringlet::nn::cuda_ops {
+namespace {
 namespace {
 
 // C (m x n, column-major, ldc) = A . B with bfloat16 A and B and float32
@@ -39,8 +41,7 @@ Tensor BiasGradient(cublasHandle_t handle, const Tensor& dy, int n, int out) {
 
 }  // namespace
 
-Tensor CudaOps::LinearForward(const Tensor& x, const Tensor& w,
-                              const Tensor& b) {
+Tensor LinearForwardCuda(const Tensor& x, const Tensor& w, const Tensor& b) {
   CheckCublasProduct(x.dim(0), w.dim(0), w.dim(1));
   OnDevice on(x);
   if (x.dtype() == DType::kBFloat16) {
@@ -75,8 +76,8 @@ Tensor CudaOps::LinearForward(const Tensor& x, const Tensor& w,
   return y;
 }
 
-LinearGrads CudaOps::LinearBackward(const Tensor& x, const Tensor& w,
-                                    bool has_bias, const Tensor& dy) {
+LinearGrads LinearBackwardCuda(const Tensor& x, const Tensor& w, bool has_bias,
+                               const Tensor& dy) {
   CheckCublasProduct(x.dim(0), w.dim(0), w.dim(1));
   OnDevice on(x);
   const int n = static_cast<int>(x.dim(0)), in = static_cast<int>(w.dim(0)),
@@ -116,5 +117,31 @@ LinearGrads CudaOps::LinearBackward(const Tensor& x, const Tensor& w,
   if (has_bias) g.db = BiasGradient(handle, dy, n, out);
   return g;
 }
+
+// bfloat16 operands through cublasGemmEx: converted, the bias rounded
+// (autocast.h).
+Tensor ForwardKernel(const Tensor& x, const Tensor& w, const Tensor& b,
+                     DType compute) {
+  if (compute == DType::kFloat32) return LinearForwardCuda(x, w, b);
+  return LinearForwardCuda(AsDType(x, DType::kBFloat16),
+                           AsDType(w, DType::kBFloat16), RoundedToBf16(b));
+}
+
+LinearGrads BackwardKernel(const Tensor& x, const Tensor& w, bool has_bias,
+                           const Tensor& dy, DType compute) {
+  if (compute == DType::kFloat32) {
+    return LinearBackwardCuda(x, w, has_bias, dy);
+  }
+  return LinearBackwardCuda(AsDType(x, DType::kBFloat16),
+                            AsDType(w, DType::kBFloat16), has_bias,
+                            AsDType(dy, DType::kBFloat16));
+}
+
+}  // namespace
+
+RINGLET_REGISTER_KERNEL(kernels::linear_forward, DeviceType::kCuda,
+                        ForwardKernel);
+RINGLET_REGISTER_KERNEL(kernels::linear_backward, DeviceType::kCuda,
+                        BackwardKernel);
 
 }  // namespace ringlet::nn::cuda_ops

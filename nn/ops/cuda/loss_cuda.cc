@@ -5,15 +5,15 @@
 #include <string>
 
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/cuda/cuda_ops.h"
 #include "nn/ops/cuda/loss_kernels.h"
+#include "nn/ops/loss.h"
 
 namespace ringlet::nn::cuda_ops {
+namespace {
 
-void CudaOps::QueueSoftmaxCrossEntropy(const Tensor& logits,
-                                       const int32_t* labels,
-                                       Reduction reduction, Tensor* dlogits,
-                                       Tensor* rows) {
+void QueueSoftmaxCrossEntropyCuda(const Tensor& logits, const int32_t* labels,
+                                  Reduction reduction, Tensor* dlogits,
+                                  Tensor* rows) {
   const int64_t n = logits.dim(0), k = logits.dim(1);
   for (int64_t i = 0; i < n; ++i) {
     if (labels[i] < 0 || labels[i] >= k) {
@@ -39,5 +39,19 @@ void CudaOps::QueueSoftmaxCrossEntropy(const Tensor& logits,
       logits.device_data(), static_cast<const int32_t*>(device_labels.data()),
       n, k, scale, dlogits->device_data(), row_loss, row_correct, on.stream());
 }
+
+PendingLoss SoftmaxCrossEntropyKernel(const Tensor& logits,
+                                      const int32_t* labels,
+                                      Reduction reduction) {
+  Tensor dlogits, rows;
+  QueueSoftmaxCrossEntropyCuda(logits, labels, reduction, &dlogits, &rows);
+  return PendingLoss::Queued(std::move(dlogits), std::move(rows),
+                             reduction == Reduction::kMean);
+}
+
+}  // namespace
+
+RINGLET_REGISTER_KERNEL(kernels::softmax_cross_entropy, DeviceType::kCuda,
+                        SoftmaxCrossEntropyKernel);
 
 }  // namespace ringlet::nn::cuda_ops

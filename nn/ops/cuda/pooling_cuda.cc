@@ -5,10 +5,12 @@
 // input gradient the output gradient's, global pooling's the process's
 // activation format (nn/memory_format.h), which its input had.
 #include "nn/memory_format.h"
+#include "nn/ops/autocast.h"
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/cuda/cuda_ops.h"
+#include "nn/ops/pooling.h"
 
 namespace ringlet::nn::cuda_ops {
+namespace {
 namespace {
 
 struct PoolDesc {
@@ -70,27 +72,60 @@ Tensor Backward(const Shape& x_shape, const Tensor& dy, const PoolDesc& pool,
 
 }  // namespace
 
-Tensor CudaOps::AvgPool2dForward(const Tensor& x, int kernel, int stride) {
+Tensor AvgPool2dForwardCuda(const Tensor& x, int kernel, int stride) {
   const Shape y_shape = {x.dim(0), x.dim(1), (x.dim(2) - kernel) / stride + 1,
                          (x.dim(3) - kernel) / stride + 1};
   return Forward(x, PoolDesc(kernel, kernel, stride, stride), y_shape);
 }
 
-Tensor CudaOps::AvgPool2dBackward(const Shape& x_shape, const Tensor& dy,
-                                  int kernel, int stride) {
+Tensor AvgPool2dBackwardCuda(const Shape& x_shape, const Tensor& dy, int kernel,
+                             int stride) {
   return Backward(x_shape, dy, PoolDesc(kernel, kernel, stride, stride),
                   dy.memory_format());
 }
 
-Tensor CudaOps::GlobalAvgPoolForward(const Tensor& x) {
+Tensor GlobalAvgPoolForwardCuda(const Tensor& x) {
   return Forward(x, PoolDesc(x.dim(2), x.dim(3), x.dim(2), x.dim(3)),
                  {x.dim(0), x.dim(1)});
 }
 
-Tensor CudaOps::GlobalAvgPoolBackward(const Shape& x_shape, const Tensor& dy) {
+Tensor GlobalAvgPoolBackwardCuda(const Shape& x_shape, const Tensor& dy) {
   return Backward(x_shape, dy,
                   PoolDesc(x_shape[2], x_shape[3], x_shape[2], x_shape[3]),
                   gpu_activation_format());
 }
+
+// bfloat16 average pooling in float32, the output in the input's type
+// (autocast.h); cuDNN's kernels here are float32's.
+Tensor AvgPoolForwardKernel(const Tensor& x, const Shape&, int kernel,
+                            int stride) {
+  if (x.dtype() == DType::kBFloat16) {
+    return AsDType(
+        AvgPool2dForwardCuda(AsDType(x, DType::kFloat32), kernel, stride),
+        DType::kBFloat16);
+  }
+  return AvgPool2dForwardCuda(x, kernel, stride);
+}
+
+Tensor AvgPoolBackwardKernel(const Shape& x_shape, const Tensor& dy, int kernel,
+                             int stride) {
+  if (dy.dtype() == DType::kBFloat16) {
+    return AsDType(AvgPool2dBackwardCuda(x_shape, AsDType(dy, DType::kFloat32),
+                                         kernel, stride),
+                   DType::kBFloat16);
+  }
+  return AvgPool2dBackwardCuda(x_shape, dy, kernel, stride);
+}
+
+}  // namespace
+
+RINGLET_REGISTER_KERNEL(kernels::avg_pool2d_forward, DeviceType::kCuda,
+                        AvgPoolForwardKernel);
+RINGLET_REGISTER_KERNEL(kernels::avg_pool2d_backward, DeviceType::kCuda,
+                        AvgPoolBackwardKernel);
+RINGLET_REGISTER_KERNEL(kernels::global_avg_pool_forward, DeviceType::kCuda,
+                        GlobalAvgPoolForwardCuda);
+RINGLET_REGISTER_KERNEL(kernels::global_avg_pool_backward, DeviceType::kCuda,
+                        GlobalAvgPoolBackwardCuda);
 
 }  // namespace ringlet::nn::cuda_ops
