@@ -5,7 +5,10 @@
 #include <utility>
 
 #include "nn/ops/activation.h"
+#include "nn/ops/dropout.h"
 #include "nn/ops/elementwise.h"
+#include "nn/ops/embedding.h"
+#include "nn/ops/gelu.h"
 #include "nn/ops/linear.h"
 #include "nn/ops/pooling.h"
 
@@ -251,6 +254,90 @@ void BatchNorm2d::OnTensorsMoved() {
   stats_.running_mean = running_mean_.value;
   stats_.running_var = running_var_.value;
   cache_ = BatchNormCache();
+}
+
+Tensor GELU::Forward(const Tensor& x) {
+  input_ = training() ? x : Tensor();
+  return GeluForward(x);
+}
+
+Tensor GELU::Backward(const Tensor& dy) {
+  RequireForwardCache(input_.defined());
+  Tensor dx = GeluBackward(input_, dy);
+  input_ = Tensor();
+  return dx;
+}
+
+Dropout::Dropout(float p, uint64_t seed) : p_(p), seed_(seed) {
+  if (!(p >= 0.0f && p < 1.0f)) {
+    throw ShapeError("dropout: probability " + std::to_string(p) +
+                     " is outside [0, 1)");
+  }
+}
+
+Tensor Dropout::Forward(const Tensor& x) {
+  if (!training()) return x;
+  mask_seed_ = DropoutBits(DropoutBits(seed_, replica_), forwards_++);
+  have_mask_ = true;
+  return DropoutForward(x, p_, mask_seed_);
+}
+
+Tensor Dropout::Backward(const Tensor& dy) {
+  RequireForwardCache(have_mask_);
+  have_mask_ = false;
+  return DropoutBackward(dy, p_, mask_seed_);
+}
+
+LayerNorm::LayerNorm(int64_t features, float eps) : eps_(eps) {
+  RequirePositive("layer_norm", "features", features);
+  if (!(eps > 0.0f)) throw ShapeError("layer_norm: eps must be above 0");
+  weight_ = MakeParameter("weight", {features});
+  weight_.value.Fill(1.0f);
+  bias_ = MakeParameter("bias", {features});
+}
+
+Tensor LayerNorm::Forward(const Tensor& x) {
+  cache_ = LayerNormCache();
+  return LayerNormForward(x, weight_.value, bias_.value, eps_,
+                          training() ? &cache_ : nullptr);
+}
+
+Tensor LayerNorm::Backward(const Tensor& dy) {
+  RequireForwardCache(cache_.filled());
+  LayerNormGrads g = LayerNormBackward(dy, weight_.value, cache_);
+  cache_ = LayerNormCache();
+  AddInPlace(weight_.grad, g.dgamma);
+  AddInPlace(bias_.grad, g.dbeta);
+  return g.dx;
+}
+
+void LayerNorm::CollectParameters(const std::string& prefix,
+                                  std::vector<Parameter*>* out) {
+  Add(prefix, &weight_, out);
+  Add(prefix, &bias_, out);
+}
+
+Embedding::Embedding(int64_t vocab, int64_t dim) {
+  RequirePositive("embedding", "vocab", vocab);
+  RequirePositive("embedding", "dim", dim);
+  weight_ = MakeParameter("weight", {vocab, dim});
+}
+
+Tensor Embedding::Forward(const Tensor& ids) {
+  ids_ = training() ? ids : Tensor();
+  return EmbeddingForward(ids, weight_.value);
+}
+
+Tensor Embedding::Backward(const Tensor& dy) {
+  RequireForwardCache(ids_.defined());
+  AddInPlace(weight_.grad, EmbeddingBackward(ids_, dy, weight_.value.dim(0)));
+  ids_ = Tensor();
+  return Tensor();
+}
+
+void Embedding::CollectParameters(const std::string& prefix,
+                                  std::vector<Parameter*>* out) {
+  Add(prefix, &weight_, out);
 }
 
 }  // namespace ringlet::nn

@@ -1,6 +1,7 @@
 // The layers of the d2l models as modules: Conv2d, Linear, ReLU,
-// AvgPool2d, GlobalAvgPool, Flatten, BatchNorm2d. Weights start at zero;
-// InitParameters (init.h) sets them.
+// AvgPool2d, GlobalAvgPool, Flatten, BatchNorm2d; and what a model of
+// one's own reaches for next: GELU, Dropout, LayerNorm, Embedding. Weights
+// start at zero; InitParameters (init.h) sets them.
 #ifndef RINGLET_NN_LAYERS_LAYERS_H_
 #define RINGLET_NN_LAYERS_LAYERS_H_
 
@@ -9,6 +10,7 @@
 #include "nn/layers/module.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
+#include "nn/ops/layer_norm.h"
 
 namespace ringlet::nn {
 
@@ -152,6 +154,75 @@ class BatchNorm2d : public Module {
   BatchNormStats stats_;
   BatchNormCache cache_;
   Tensor residual_gradient_;
+};
+
+class GELU : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override;
+  Tensor Backward(const Tensor& dy) override;
+  std::string kind() const override { return "gelu"; }
+
+ private:
+  Tensor input_;
+};
+
+// Inverted dropout with probability p in [0, 1) (ShapeError otherwise), off
+// in evaluation mode. Each training Forward draws a new mask from (seed,
+// replica, the count of training Forwards so far) alone: deterministic per
+// step and replica, the same on CPUs and GPUs. DataParallel numbers the
+// replicas (set_replica) so they draw different masks.
+class Dropout : public Module {
+ public:
+  explicit Dropout(float p = 0.5f, uint64_t seed = 0);
+  Tensor Forward(const Tensor& x) override;
+  Tensor Backward(const Tensor& dy) override;
+  std::string kind() const override { return "dropout"; }
+  void set_replica(int replica) { replica_ = replica; }
+  float p() const { return p_; }
+
+ private:
+  float p_;
+  uint64_t seed_;
+  int replica_ = 0;
+  uint64_t forwards_ = 0;
+  bool have_mask_ = false;
+  uint64_t mask_seed_ = 0;
+};
+
+// Layer normalisation over the last dimension of `features` values, with
+// a learned scale ("weight", ones) and shift ("bias", zeros), PyTorch's
+// names.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t features, float eps = 1e-5f);
+  Tensor Forward(const Tensor& x) override;
+  Tensor Backward(const Tensor& dy) override;
+  std::string kind() const override { return "layer_norm"; }
+  void CollectParameters(const std::string& prefix,
+                         std::vector<Parameter*>* out) override;
+
+ private:
+  float eps_;
+  Parameter weight_, bias_;
+  LayerNormCache cache_;
+};
+
+// A table of `vocab` rows of `dim` values ("weight", set by
+// InitParameters): Forward takes ids [...] (integers held in floats) and
+// returns [..., dim]. Ids have no gradient: Backward returns an undefined
+// tensor, so an Embedding is a model's first layer.
+class Embedding : public Module {
+ public:
+  Embedding(int64_t vocab, int64_t dim);
+  Tensor Forward(const Tensor& ids) override;
+  Tensor Backward(const Tensor& dy) override;
+  std::string kind() const override { return "embedding"; }
+  void CollectParameters(const std::string& prefix,
+                         std::vector<Parameter*>* out) override;
+
+ private:
+  Parameter weight_;  // [vocab, dim]
+  Tensor ids_;
 };
 
 }  // namespace ringlet::nn

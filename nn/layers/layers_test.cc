@@ -159,6 +159,66 @@ TEST(Layers, SequentialOfEveryLayerKind) {
                        12);
 }
 
+TEST(Layers, LayerNormAndGeluGradients) {
+  Sequential net;
+  net.Add(std::make_unique<Linear>(5, 6));
+  net.Add(std::make_unique<LayerNorm>(6));
+  net.Add(std::make_unique<GELU>());
+  net.Add(std::make_unique<Linear>(6, 4));
+  InitParameters(net, InitScheme::kKaimingNormal, 13);
+  // A learned scale and shift away from 1 and 0, so their gradients count.
+  for (Parameter* p : net.Parameters()) {
+    if (p->name == "1.weight") p->value = RandomTensor({6}, 14, 0.5, 1.5);
+    if (p->name == "1.bias") p->value = RandomTensor({6}, 15);
+  }
+  CheckModuleGradients("layer_norm+gelu", net, RandomTensor({3, 5}, 16), 17);
+}
+
+TEST(Layers, EmbeddingGradientsAndNoInputGradient) {
+  Sequential net;
+  net.Add(std::make_unique<Embedding>(10, 6));
+  net.Add(std::make_unique<LayerNorm>(6));
+  net.Add(std::make_unique<Flatten>());
+  net.Add(std::make_unique<Linear>(2 * 6, 3));
+  InitParameters(net, InitScheme::kKaimingNormal, 18);
+  const Tensor ids = Tensor::FromVector({3, 2}, {1, 9, 4, 4, 0, 7});
+  const Tensor y = net.Forward(ids);
+  ASSERT_EQ(y.shape(), (Shape{3, 3}));
+  const Tensor r = RandomTensor(y.shape(), 19);
+  net.ZeroGrad();
+  EXPECT_FALSE(net.Backward(r).defined());
+  const auto loss = [&] { return Project(net.Forward(ids), r); };
+  for (Parameter* p : net.Parameters()) {
+    const Tensor grad = p->grad.Clone();
+    ExpectGradientNear("embedding net " + p->name, p->value, grad, loss);
+  }
+  EXPECT_EQ(net.Parameters()[0]->name, "0.weight");
+}
+
+TEST(Layers, DropoutDrawsAMaskPerStepAndReplicaAndIsOffInEvaluation) {
+  const Tensor x = RandomTensor({64, 32}, 20, 1, 2);  // No zeros.
+  const auto mask = [](const Tensor& y) {
+    std::vector<bool> kept;
+    for (int64_t i = 0; i < y.numel(); ++i) kept.push_back(y.data()[i] != 0);
+    return kept;
+  };
+  Dropout a(0.5f, 3), b(0.5f, 3), other_replica(0.5f, 3);
+  other_replica.set_replica(1);
+  const Tensor first = a.Forward(x);
+  EXPECT_EQ(mask(b.Forward(x)), mask(first));  // Same seed, replica, step.
+  EXPECT_NE(mask(other_replica.Forward(x)), mask(first));
+  // The backward takes the last forward's mask; the next step draws anew.
+  const Tensor dx = a.Backward(x);
+  EXPECT_EQ(mask(dx), mask(first));
+  EXPECT_NE(mask(a.Forward(x)), mask(first));
+  a.SetTraining(false);
+  const Tensor same = a.Forward(x);
+  EXPECT_EQ(same.data(), x.data());
+  EXPECT_THROW(Dropout(1.0f), ShapeError);
+  Dropout fresh(0.2f);
+  EXPECT_THROW(fresh.Backward(x), ModeError);
+}
+
 // Without an input gradient the first convolution skips it; every
 // parameter's gradient stays the same, bit for bit.
 TEST(Layers, InputGradientNotNeededSkipsTheFirstLayersAndKeepsTheRest) {

@@ -169,6 +169,12 @@ DataParallel::DataParallel(const ModelFactory& make_model,
     if (device.is_cuda()) r->model->To(device);
     // TrainStep discards the input's gradient.
     r->model->SetInputGradientNeeded(false);
+    // Each rank of the job draws its own dropout masks.
+    VisitModules(*r->model, [&](Module& m) {
+      if (auto* dropout = dynamic_cast<Dropout*>(&m)) {
+        dropout->set_replica(group_.first_rank() + d);
+      }
+    });
     std::vector<Tensor*> values;
     for (Parameter* p : r->model->Parameters()) values.push_back(&p->value);
     for (Buffer* b : r->model->Buffers()) r->buffers.push_back(&b->value);
