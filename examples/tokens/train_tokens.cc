@@ -69,10 +69,10 @@ std::vector<nn::Shard> Tokens(const data::Batch& batch, int devices,
                    return static_cast<float>(std::clamp<int64_t>(
                        static_cast<int64_t>(v * kLevels), 0, kLevels - 1));
                  });
-  const nn::Shard whole{batch.size,
-                        {{data::ElementType::kFloat32, {data::kImagePixels}},
-                         ids->data()},
-                        {batch.target, batch.targets.data()}};
+  const nn::Shard whole{
+      batch.size,
+      {{data::ElementType::kFloat32, {data::kImagePixels}}, ids->data()},
+      {batch.target, batch.targets.data()}};
   return nn::ShardBatch(whole, devices);
 }
 
