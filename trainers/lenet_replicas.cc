@@ -147,6 +147,8 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
       q.comm_seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
+      // The chapter's allreduce follows the whole backward: none hidden.
+      q.exposed_comm_seconds = q.comm_seconds;
       flat.Unpack();  // g now holds the summed gradients.
     }
     // sgd(params, lr, batch_size): the update takes the sums' mean.
@@ -204,6 +206,7 @@ nn::PendingStep LeNetReplicas::QueueReproducibleStep(
     q.comm_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
+    q.exposed_comm_seconds = q.comm_seconds;
     static const std::vector<std::string> kNames = nn::LeNetParams::Names();
     nn::SummedGradients summed;
     summed.grads = grads.All();

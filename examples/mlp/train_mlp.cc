@@ -3,6 +3,7 @@
 // as the trainers' --devices: "cuda:0,1", "cuda:0,0" for two replicas on
 // one GPU), with the loss and the optimizer chosen here.
 //   bazel run //examples/mlp:train_mlp [-- --devices=cpu:2 --epochs=2]
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -97,18 +98,30 @@ int Main(int argc, char** argv) {
   data::BatchLoader test(mnist.test, test_order);
   data::Batch batch;
   for (int epoch = 0; epoch < epochs; ++epoch) {
-    double loss = 0;
+    double loss = 0, comm = 0, exposed = 0;
+    const auto start = std::chrono::steady_clock::now();
     train.StartEpoch(epoch);
     while (train.Next(&batch)) {
-      loss += dp.TrainStep(Scatter(batch, dp.size())).loss_sum;
+      const nn::TrainStepStats step = dp.TrainStep(Scatter(batch, dp.size()));
+      loss += step.loss_sum;
+      comm += step.comm_seconds;
+      exposed += step.exposed_comm_seconds;
     }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     int64_t correct = 0;
     test.StartEpoch(0);
     while (test.Next(&batch))
       correct += dp.CountCorrect(Scatter(batch, dp.size()));
-    std::printf("epoch %d: loss %.4f, test acc %.4f\n", epoch + 1,
-                loss / mnist.train.size(),
-                static_cast<double>(correct) / mnist.test.size());
+    // Gradients reduce in buckets while backward runs: "exposed" is the
+    // part of the communication the devices waited for after it.
+    std::printf(
+        "epoch %d: loss %.4f, test acc %.4f, %.1f s, comm %.1f%% of it "
+        "(%.1f%% exposed)\n",
+        epoch + 1, loss / mnist.train.size(),
+        static_cast<double>(correct) / mnist.test.size(), seconds,
+        100 * comm / seconds, 100 * exposed / seconds);
   }
   return 0;
 }

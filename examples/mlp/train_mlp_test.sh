@@ -35,7 +35,7 @@ fi
 
 out="$("$bin" --data_dir="$data")"
 echo "$out"
-acc="$(sed -nE 's/^epoch 2: loss [0-9.]+, test acc ([0-9.]+)$/\1/p' <<<"$out")"
+acc="$(sed -nE 's/^epoch 2: loss [0-9.]+, test acc ([0-9.]+), .* s, comm [0-9.]+% of it \([0-9.]+% exposed\)$/\1/p' <<<"$out")"
 if [[ -z "$acc" ]]; then
   echo "no 'epoch 2: ... test acc' line"; exit 1
 fi

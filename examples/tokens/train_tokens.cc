@@ -6,6 +6,7 @@
 // two CPU devices (or the devices named, as the trainers' --devices).
 //   bazel run //examples/tokens:train_tokens [-- --devices=cpu:2 --epochs=2]
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -123,19 +124,31 @@ int Main(int argc, char** argv) {
   data::Batch batch;
   std::vector<float> ids;
   for (int epoch = 0; epoch < epochs; ++epoch) {
-    double loss = 0;
+    double loss = 0, comm = 0, exposed = 0;
+    const auto start = std::chrono::steady_clock::now();
     train.StartEpoch(epoch);
     while (train.Next(&batch)) {
-      loss += dp.TrainStep(Tokens(batch, dp.size(), &ids)).loss_sum;
+      const nn::TrainStepStats step =
+          dp.TrainStep(Tokens(batch, dp.size(), &ids));
+      loss += step.loss_sum;
+      comm += step.comm_seconds;
+      exposed += step.exposed_comm_seconds;
     }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     int64_t correct = 0;
     test.StartEpoch(0);
-    while (test.Next(&batch)) {
+    while (test.Next(&batch))
       correct += dp.CountCorrect(Tokens(batch, dp.size(), &ids));
-    }
-    std::printf("epoch %d: loss %.4f, test acc %.4f\n", epoch + 1,
-                loss / mnist.train.size(),
-                static_cast<double>(correct) / mnist.test.size());
+    // Gradients reduce in buckets while backward runs: "exposed" is the
+    // part of the communication the devices waited for after it.
+    std::printf(
+        "epoch %d: loss %.4f, test acc %.4f, %.1f s, comm %.1f%% of it "
+        "(%.1f%% exposed)\n",
+        epoch + 1, loss / mnist.train.size(),
+        static_cast<double>(correct) / mnist.test.size(), seconds,
+        100 * comm / seconds, 100 * exposed / seconds);
   }
   return 0;
 }

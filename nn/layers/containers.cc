@@ -22,7 +22,6 @@ Tensor Sequential::Backward(const Tensor& dy) {
   Tensor g = dy;
   for (auto it = children_.rbegin(); it != children_.rend(); ++it) {
     g = it->second->Backward(g);
-    if (child_backward_done_) child_backward_done_(*it->second);
   }
   return g;
 }

@@ -33,16 +33,8 @@ class Sequential : public Module {
   std::vector<Module*> Children() override;
   size_t size() const { return children_.size(); }
 
-  // Called with each child as soon as its Backward has returned, so its
-  // gradients are final: data parallelism starts reducing them while the
-  // earlier children are still running backward (as DDP's hooks do).
-  void set_child_backward_done(std::function<void(Module&)> done) {
-    child_backward_done_ = std::move(done);
-  }
-
  private:
   std::vector<std::pair<std::string, std::unique_ptr<Module>>> children_;
-  std::function<void(Module&)> child_backward_done_;
 };
 
 // d2l's Residual unit: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)),

@@ -60,8 +60,12 @@ Tensor Conv2d::Backward(const Tensor& dy) {
                                  params_, need_dx_);
   input_ = Tensor();
   compute_weight_ = Tensor();
-  AddInPlace(weight_.grad, g.dw);
-  if (bias_applied()) AddInPlace(bias_.grad, g.db);
+  AccumulateGrad(weight_, g.dw);
+  if (bias_applied()) {
+    AccumulateGrad(bias_, g.db);
+  } else if (has_bias_) {
+    GradReady(bias_);  // Folded: its gradient stays zero.
+  }
   return g.dx;
 }
 
@@ -100,8 +104,8 @@ Tensor Linear::Backward(const Tensor& dy) {
   RequireForwardCache(input_.defined());
   LinearGrads g = LinearBackward(input_, weight_.value, has_bias_, dy);
   input_ = Tensor();
-  AddInPlace(weight_.grad, g.dw);
-  if (has_bias_) AddInPlace(bias_.grad, g.db);
+  AccumulateGrad(weight_, g.dw);
+  if (has_bias_) AccumulateGrad(bias_, g.db);
   return g.dx;
 }
 
@@ -219,8 +223,8 @@ Tensor BatchNorm2d::Backward(const Tensor& dy) {
   BatchNormGrads g =
       BatchNorm2dBackward(dy, gamma_.value, cache_, replica_sum_);
   cache_ = BatchNormCache();
-  AddInPlace(gamma_.grad, g.dgamma);
-  AddInPlace(beta_.grad, g.dbeta);
+  AccumulateGrad(gamma_, g.dgamma);
+  AccumulateGrad(beta_, g.dbeta);
   residual_gradient_ = g.d_residual;
   return g.dx;
 }
@@ -306,8 +310,8 @@ Tensor LayerNorm::Backward(const Tensor& dy) {
   RequireForwardCache(cache_.filled());
   LayerNormGrads g = LayerNormBackward(dy, weight_.value, cache_);
   cache_ = LayerNormCache();
-  AddInPlace(weight_.grad, g.dgamma);
-  AddInPlace(bias_.grad, g.dbeta);
+  AccumulateGrad(weight_, g.dgamma);
+  AccumulateGrad(bias_, g.dbeta);
   return g.dx;
 }
 
@@ -330,7 +334,7 @@ Tensor Embedding::Forward(const Tensor& ids) {
 
 Tensor Embedding::Backward(const Tensor& dy) {
   RequireForwardCache(ids_.defined());
-  AddInPlace(weight_.grad, EmbeddingBackward(ids_, dy, weight_.value.dim(0)));
+  AccumulateGrad(weight_, EmbeddingBackward(ids_, dy, weight_.value.dim(0)));
   ids_ = Tensor();
   return Tensor();
 }

@@ -6,6 +6,15 @@
 
 namespace ringlet::nn {
 
+void AccumulateGrad(Parameter& p, const Tensor& grad) {
+  AddInPlace(p.grad, grad);
+  GradReady(p);
+}
+
+void GradReady(Parameter& p) {
+  if (p.on_grad_ready) p.on_grad_ready(p);
+}
+
 void Module::CollectParameters(const std::string&, std::vector<Parameter*>*) {}
 void Module::CollectBuffers(const std::string&, std::vector<Buffer*>*) {}
 

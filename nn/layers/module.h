@@ -23,7 +23,19 @@ struct Parameter {
   std::string name;
   Tensor value;
   Tensor grad;  // Same shape; accumulated by Backward, cleared by ZeroGrad.
+  // Called by AccumulateGrad and GradReady once a Backward pass is done
+  // with this parameter: its gradient is final for the pass, wherever the
+  // parameter lives (DataParallel's reducer starts its bucket from here, as
+  // c10d's reducer hooks each gradient accumulator). Null: nobody asks.
+  std::function<void(Parameter&)> on_grad_ready = nullptr;
 };
+
+// What a layer's Backward does with each of its parameters, once per pass:
+// adds `grad` into p.grad, then calls p.on_grad_ready.
+void AccumulateGrad(Parameter& p, const Tensor& grad);
+// For a parameter the pass leaves unchanged (a folded bias): its hook is
+// still called, so a reducer waiting for it goes on.
+void GradReady(Parameter& p);
 
 // A non-trainable state tensor, such as a batch norm running mean.
 struct Buffer {

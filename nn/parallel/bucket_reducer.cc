@@ -19,8 +19,6 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
       on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()),
       alone_(comm.size() == 1) {
   CheckGradWire(wire);
-  // Which parameters each module holds.
-  VisitModules(model, [&](Module& m) { params_of_[&m] = m.Parameters(); });
   std::vector<Parameter*> params = model.Parameters();
 
   // Backward finishes the last parameters first: bucket in reverse order.
@@ -50,15 +48,16 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
       b.cast = DeviceEvent(b.flat.device());
     }
   }
-  VisitModules(model, [this](Module& m) {
-    if (auto* seq = dynamic_cast<Sequential*>(&m)) {
-      seq->set_child_backward_done([this](Module& child) { MarkReady(child); });
-    }
-  });
+  // Each parameter reports its own gradient, wherever it lives in the model.
+  for (Parameter* p : params) {
+    p->on_grad_ready = [this](Parameter& param) { MarkReady(&param); };
+    hooked_.push_back(p);
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
 BucketReducer::~BucketReducer() {
+  for (Parameter* p : hooked_) p->on_grad_ready = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -82,21 +81,18 @@ void BucketReducer::BeginStep() {
 
 void BucketReducer::MarkReadyLocked(Parameter* param) {
   bool& ready = ready_[param];
-  if (ready) return;  // A nested Sequential reported it already.
+  if (ready) return;  // Reported already (a parameter used twice).
   ready = true;
   --buckets_[bucket_of_.at(param)].pending;
 }
 
-void BucketReducer::MarkReady(Module& module) {
-  if (alone_) return;
-  auto it = params_of_.find(&module);
-  if (it == params_of_.end() || it->second.empty()) return;
+void BucketReducer::MarkReady(Parameter* param) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Outside a step (the micro-batches before an accumulated step's last)
     // backward only adds to the gradients.
     if (step_done_) return;
-    for (Parameter* p : it->second) MarkReadyLocked(p);
+    MarkReadyLocked(param);
   }
   changed_.notify_all();
 }

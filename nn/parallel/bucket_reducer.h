@@ -38,14 +38,16 @@
 #include "collectives/api/communicator.h"
 #include "collectives/api/work.h"
 #include "nn/device_stream.h"
-#include "nn/layers/containers.h"
+#include "nn/layers/module.h"
 #include "nn/parallel/flat_tensors.h"
 
 namespace ringlet::nn {
 
 class BucketReducer {
  public:
-  // Hooks into every Sequential inside `model` (which must outlive this).
+  // Hooks every parameter of `model` (Parameter::on_grad_ready; the model
+  // must outlive this, which unhooks them when it goes): a bucket starts
+  // once each of its parameters has reported, whatever module holds it.
   // `comm` is used only by this reducer's thread during a step. `lane` is
   // the replica's (the one its compute thread has bound).
   // `wire`: kFloat32 or kBFloat16 (std::invalid_argument otherwise, before
@@ -80,7 +82,7 @@ class BucketReducer {
     DeviceEvent cast;  // Passed once flat is cast into wire.
   };
 
-  void MarkReady(Module& module);
+  void MarkReady(Parameter* param);
   void MarkReadyLocked(Parameter* param);
   void Loop();
   // Starts bucket's allreduce (its Work joins works_).
@@ -99,7 +101,7 @@ class BucketReducer {
   bool alone_ = false;
   std::vector<Bucket> buckets_;
   std::unordered_map<Parameter*, int> bucket_of_;
-  std::unordered_map<Module*, std::vector<Parameter*>> params_of_;
+  std::vector<Parameter*> hooked_;
   // This step's started calls, in bucket order (the reducer's thread's).
   std::vector<std::unique_ptr<collectives::Work>> started_;
 

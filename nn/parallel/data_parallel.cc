@@ -280,7 +280,9 @@ PendingStep DataParallel::QueueStep(
       }
       throw;
     }
+    const Clock::time_point backward_done = Clock::now();
     q.comm_seconds = r.reducer->FinishStep() + r.bn_comm_seconds;
+    q.exposed_comm_seconds = SecondsSince(backward_done);
     // The gradients are the batch's means already (the loss gradient was
     // divided by every sample of the step).
     SummedGradients summed;
@@ -297,6 +299,7 @@ PendingStep DataParallel::QueueStep(
       const Clock::time_point start = Clock::now();
       BroadcastFromFirst(comm, r.buffer_flat);
       q.comm_seconds += SecondsSince(start);
+      q.exposed_comm_seconds += SecondsSince(start);
     }
     q.done.Record();
   });

@@ -56,6 +56,7 @@ const TrainStepStats& PendingStep::Finish() {
     if (local.divergence.empty()) local.divergence = mine.divergence;
   }
   local.comm_seconds = replicas_.front().comm_seconds;
+  local.exposed_comm_seconds = replicas_.front().exposed_comm_seconds;
   replicas_.clear();
   if (loss_slots_ > 0) local.loss_sum = 0;
   stats_ = sum_ ? sum_(local) : local;

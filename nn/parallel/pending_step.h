@@ -38,6 +38,7 @@ struct QueuedReplicaStep {
   // finish names the first counted gradient.
   std::string divergence;
   double comm_seconds = 0;
+  double exposed_comm_seconds = 0;  // TrainStepStats' meaning.
   // Recorded after the device's last queued work for the step.
   DeviceEvent done;
 };
@@ -65,7 +66,7 @@ class PendingStep {
                        std::function<void(std::vector<double>*)> sum);
 
   // Waits for every device's part of the step and returns the job's
-  // statistics: losses and counts summed, comm_seconds device 0's, and the
+  // statistics: losses and counts summed, comm times device 0's, and the
   // first divergence. Once; later calls return the same.
   const TrainStepStats& Finish();
   bool finished() const { return replicas_.empty(); }

@@ -38,6 +38,10 @@ struct TrainStepStats {
   int64_t correct = 0;  // Training predictions that were right.
   int64_t samples = 0;
   double comm_seconds = 0;  // Device 0's time in collective calls.
+  // Of it, what device 0 waited for after its backward: the part not
+  // hidden behind backward (host time: on a GPU the host queues on and
+  // waits later, so this reads low there).
+  double exposed_comm_seconds = 0;
   // Empty while every loss and gradient is finite; else what became
   // non-finite, and where: "the loss became nan on cpu:1".
   std::string divergence;

@@ -102,7 +102,8 @@ std::string EncodeCheckpoint(const Checkpoint& c) {
                         {"correct", p.correct},
                         {"images", p.images},
                         {"seconds", p.seconds},
-                        {"comm_seconds", p.comm_seconds}};
+                        {"comm_seconds", p.comm_seconds},
+                        {"exposed_comm_seconds", p.exposed_comm_seconds}};
   nlohmann::ordered_json history = nlohmann::ordered_json::array();
   for (const EpochMetrics& m : c.history) {
     history.push_back(nlohmann::ordered_json::parse(ToJsonLine(m)));
@@ -181,6 +182,7 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& path) {
     c.position.correct = IntegerIn(p, "correct", 0, c.position.images);
     c.position.seconds = p.at("seconds").get<double>();
     c.position.comm_seconds = p.at("comm_seconds").get<double>();
+    c.position.exposed_comm_seconds = p.value("exposed_comm_seconds", 0.0);
     for (const auto& m : h.at("history")) {
       c.history.push_back(FromJsonLine(m.dump()));
     }

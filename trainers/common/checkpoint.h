@@ -44,6 +44,7 @@ struct RunPosition {
   int64_t images = 0;
   double seconds = 0;
   double comm_seconds = 0;
+  double exposed_comm_seconds = 0;
 };
 
 struct Checkpoint {

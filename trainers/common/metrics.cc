@@ -24,9 +24,10 @@ std::string EpochLine(const EpochMetrics& m, int epochs) {
   char buf[256];
   std::snprintf(buf, sizeof(buf),
                 "epoch %d/%d: loss %.3f, train acc %.3f%s, test acc %.3f, "
-                "%.1f s, %.0f img/s, comm %.1f%%",
+                "%.1f s, %.0f img/s, comm %.1f%% (%.1f%% exposed)",
                 m.epoch, epochs, m.loss, m.train_acc, val, m.test_acc,
-                m.seconds, m.images_per_sec, 100 * m.comm_fraction);
+                m.seconds, m.images_per_sec, 100 * m.comm_fraction,
+                100 * m.comm_exposed_fraction);
   return buf;
 }
 
@@ -84,6 +85,7 @@ std::string ToJsonLine(const EpochMetrics& m) {
       {"eval_seconds", m.eval_seconds},
       {"images_per_sec", m.images_per_sec},
       {"comm_fraction", m.comm_fraction},
+      {"comm_exposed_fraction", m.comm_exposed_fraction},
       {"lr", m.lr},
       {"val_acc", m.val_acc >= 0 ? nlohmann::ordered_json(m.val_acc)
                                  : nlohmann::ordered_json(nullptr)},
@@ -110,6 +112,7 @@ EpochMetrics FromJsonLine(const std::string& line) {
     m.eval_seconds = j.value("eval_seconds", 0.0);
     m.images_per_sec = j.at("images_per_sec").get<double>();
     m.comm_fraction = j.at("comm_fraction").get<double>();
+    m.comm_exposed_fraction = j.value("comm_exposed_fraction", 0.0);
     m.lr = j.value("lr", 0.0);
     const auto val = j.find("val_acc");
     m.val_acc = val != j.end() && val->is_number() ? val->get<double>() : -1;

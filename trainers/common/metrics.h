@@ -19,6 +19,9 @@ struct EpochMetrics {
   double comm_fraction = 0;   // Share of `seconds` in collective calls.
   double lr = 0;              // The learning rate of the epoch's last step.
   double val_acc = -1;        // On --validation's images; -1: none held out.
+  // Of `seconds`, collective calls waited for after the backward: the part
+  // of comm_fraction not hidden behind it.
+  double comm_exposed_fraction = 0;
 };
 
 // The shortest text that reads back as exactly `v` ("0.1015", not

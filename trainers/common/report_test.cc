@@ -132,7 +132,11 @@ TEST(MetricsTest, JsonLineRoundTripsWithTheIssuesKeys) {
             0);
   EXPECT_EQ(EpochLine(m, 10),
             "epoch 3/10: loss 0.500, train acc 0.810, test acc 0.790, 12.5 s, "
-            "4800 img/s, comm 4.0%");
+            "4800 img/s, comm 4.0% (0.0% exposed)");
+  m.comm_exposed_fraction = 0.01;
+  EXPECT_DOUBLE_EQ(FromJsonLine(ToJsonLine(m)).comm_exposed_fraction, 0.01);
+  EXPECT_NE(EpochLine(m, 10).find("comm 4.0% (1.0% exposed)"),
+            std::string::npos);
 }
 
 TEST(MetricsTest, CsvHasAHeaderAndARowPerEpochInShortestNumbers) {
@@ -158,7 +162,7 @@ TEST(MetricsTest, ValidationAccuracyAppearsOnlyWhenHeldOut) {
   EXPECT_DOUBLE_EQ(FromJsonLine(ToJsonLine(m)).val_acc, 0.75);
   EXPECT_EQ(EpochLine(m, 10),
             "epoch 2/10: loss 0.500, train acc 0.810, val acc 0.750, test acc "
-            "0.790, 12.5 s, 4800 img/s, comm 4.0%");
+            "0.790, 12.5 s, 4800 img/s, comm 4.0% (0.0% exposed)");
   EXPECT_NE(ToCsv({m}).find(",0.05,0.75\n"), std::string::npos) << ToCsv({m});
   const StepEval e{2, 300, "validation", 0.8125, 6000, 1.25};
   EXPECT_EQ(EvalLine(e),

@@ -284,6 +284,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
       at.correct += step.correct;
       at.images += step.samples;
       at.comm_seconds += step.comm_seconds;
+      at.exposed_comm_seconds += step.exposed_comm_seconds;
       // The share of step time in collectives, once there are several
       // devices to talk to.
       bar.Update(at.images, at.loss_sum / at.images,
@@ -400,6 +401,8 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
     m.seconds = at.seconds;
     m.images_per_sec = at.seconds > 0 ? at.images / at.seconds : 0;
     m.comm_fraction = at.seconds > 0 ? at.comm_seconds / at.seconds : 0;
+    m.comm_exposed_fraction =
+        at.seconds > 0 ? at.exposed_comm_seconds / at.seconds : 0;
     m.lr = lr;
     history.push_back(m);
     out << EpochLine(m, options.epochs) << std::endl;
