@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
 
 namespace ringlet::nn {
@@ -94,9 +95,9 @@ TEST(GpuPrecision, ParsesNamesAndRemembersTheSetting) {
   EXPECT_THROW(ParseGpuPrecision("fp16"), std::invalid_argument);
   EXPECT_STREQ(Name(GpuPrecision::kTf32), "tf32");
   EXPECT_EQ(gpu_precision(), GpuPrecision::kFp32);  // The default.
-  SetGpuPrecision(GpuPrecision::kTf32);
+  const auto precision =
+      ScopedCompute(&ComputeOptions::gpu_precision, GpuPrecision::kTf32);
   EXPECT_EQ(gpu_precision(), GpuPrecision::kTf32);
-  SetGpuPrecision(GpuPrecision::kFp32);
 }
 
 TEST(ConvAlgorithmChoice, ParsesNamesAndRemembersTheSetting) {
@@ -119,9 +120,9 @@ TEST(ConvAlgorithmChoice, ParsesNamesAndRemembersTheSetting) {
   EXPECT_EQ(ResolveConvAlgorithms("heuristic", true),
             ConvAlgorithms::kHeuristic);
   EXPECT_THROW(ResolveConvAlgorithms("fastest", false), std::invalid_argument);
-  SetConvAlgorithms(ConvAlgorithms::kDeterministic);
+  const auto algorithms = ScopedCompute(&ComputeOptions::conv_algorithms,
+                                        ConvAlgorithms::kDeterministic);
   EXPECT_EQ(conv_algorithms(), ConvAlgorithms::kDeterministic);
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
 
 }  // namespace

@@ -1,26 +1,12 @@
 #include "nn/gpu_precision.h"
 
-#include <atomic>
 #include <stdexcept>
 
+#include "nn/compute_options.h"
+
 namespace ringlet::nn {
-namespace {
 
-std::atomic<GpuPrecision>& Setting() {
-  static std::atomic<GpuPrecision> setting{GpuPrecision::kFp32};
-  return setting;
-}
-
-std::atomic<ConvAlgorithms>& ConvSetting() {
-  static std::atomic<ConvAlgorithms> setting{ConvAlgorithms::kMeasure};
-  return setting;
-}
-
-}  // namespace
-
-void SetGpuPrecision(GpuPrecision precision) { Setting() = precision; }
-
-GpuPrecision gpu_precision() { return Setting(); }
+GpuPrecision gpu_precision() { return CurrentComputeOptions().gpu_precision; }
 
 GpuPrecision ParseGpuPrecision(const std::string& name) {
   if (name == "fp32") return GpuPrecision::kFp32;
@@ -33,9 +19,9 @@ const char* Name(GpuPrecision precision) {
   return precision == GpuPrecision::kTf32 ? "tf32" : "fp32";
 }
 
-void SetConvAlgorithms(ConvAlgorithms choice) { ConvSetting() = choice; }
-
-ConvAlgorithms conv_algorithms() { return ConvSetting(); }
+ConvAlgorithms conv_algorithms() {
+  return CurrentComputeOptions().conv_algorithms;
+}
 
 ConvAlgorithms ParseConvAlgorithms(const std::string& name) {
   if (name == "measure") return ConvAlgorithms::kMeasure;

@@ -3,9 +3,9 @@
 //         of the CPU path, what the tests compare against.
 //   tf32  tensor cores with TF32 inputs (10-bit mantissa), as PyTorch's
 //         allow_tf32: faster on Ampere and later, less exact.
-// One setting per process, chosen before the first GPU op (each
-// convolution shape keeps the algorithm chosen for it). CPU devices always
-// compute in float32.
+// Part of the calling thread's ComputeOptions (nn/compute_options.h); each
+// convolution shape keeps the algorithm chosen for it under each setting.
+// CPU devices always compute in float32.
 #ifndef RINGLET_NN_GPU_PRECISION_H_
 #define RINGLET_NN_GPU_PRECISION_H_
 
@@ -15,7 +15,7 @@ namespace ringlet::nn {
 
 enum class GpuPrecision { kFp32, kTf32 };
 
-void SetGpuPrecision(GpuPrecision precision);
+// The calling thread's (ComputeOptions::gpu_precision).
 GpuPrecision gpu_precision();
 
 // "fp32" or "tf32"; throws std::invalid_argument naming the choices.
@@ -38,7 +38,7 @@ const char* Name(GpuPrecision precision);
 // stay within float32 rounding of each other.
 enum class ConvAlgorithms { kMeasure, kHeuristic, kDeterministic, kGraph };
 
-void SetConvAlgorithms(ConvAlgorithms choice);
+// The calling thread's (ComputeOptions::conv_algorithms).
 ConvAlgorithms conv_algorithms();
 // "measure", "heuristic", "deterministic" or "graph"; throws
 // std::invalid_argument naming the choices.

@@ -1,18 +1,10 @@
 #include "nn/memory_format.h"
 
-#include <atomic>
 #include <stdexcept>
 
+#include "nn/compute_options.h"
+
 namespace ringlet::nn {
-namespace {
-
-std::atomic<MemoryFormat>& GpuSetting() {
-  static std::atomic<MemoryFormat> setting{MemoryFormat::kContiguous};
-  return setting;
-}
-
-}  // namespace
-
 const char* ToString(MemoryFormat format) {
   return format == MemoryFormat::kChannelsLast ? "channels-last" : "contiguous";
 }
@@ -28,12 +20,12 @@ const char* LayoutName(MemoryFormat format) {
   return format == MemoryFormat::kChannelsLast ? "nhwc" : "nchw";
 }
 
-void SetGpuActivationFormat(MemoryFormat format) { GpuSetting() = format; }
-
-MemoryFormat gpu_activation_format() { return GpuSetting(); }
+MemoryFormat gpu_activation_format() {
+  return CurrentComputeOptions().gpu_layout;
+}
 
 MemoryFormat GpuConvolutionFormat(MemoryFormat input) {
-  return GpuSetting() == MemoryFormat::kChannelsLast
+  return gpu_activation_format() == MemoryFormat::kChannelsLast
              ? MemoryFormat::kChannelsLast
              : input;
 }

@@ -22,31 +22,15 @@ const char* ToString(MemoryFormat format);
 MemoryFormat ParseLayout(const std::string& name);
 const char* LayoutName(MemoryFormat format);
 
-// One setting per process, read by the GPU's convolutions: under
+// The calling thread's activations' format on GPUs
+// (ComputeOptions::gpu_layout), read by the GPU's convolutions: under
 // kChannelsLast a contiguous input is converted once, at the model's first
 // convolution, and every activation after it stays channels-last (each op
 // keeps its input's format). CPU devices ignore it.
-void SetGpuActivationFormat(MemoryFormat format);
 MemoryFormat gpu_activation_format();
 // The format a GPU convolution of an input in `input` runs in:
 // channels-last when the input is, or when the setting asks for it.
 MemoryFormat GpuConvolutionFormat(MemoryFormat input);
-
-// The setting for a scope (tests and benchmarks), restored after it.
-class ScopedGpuActivationFormat {
- public:
-  explicit ScopedGpuActivationFormat(MemoryFormat format)
-      : before_(gpu_activation_format()) {
-    SetGpuActivationFormat(format);
-  }
-  ~ScopedGpuActivationFormat() { SetGpuActivationFormat(before_); }
-  ScopedGpuActivationFormat(const ScopedGpuActivationFormat&) = delete;
-  ScopedGpuActivationFormat& operator=(const ScopedGpuActivationFormat&) =
-      delete;
-
- private:
-  MemoryFormat before_;
-};
 
 }  // namespace ringlet::nn
 

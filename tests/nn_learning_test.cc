@@ -6,6 +6,7 @@
 
 #include "data/batch_loader.h"
 #include "data/fashion_mnist.h"
+#include "nn/compute_options.h"
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
@@ -86,7 +87,9 @@ TEST(Learning, ResNet18LossHalvesWithinThirtySteps) {
   options.batch_size = 64;
   options.seed = 3;
   data::BatchLoader loader(split, options);
-  nn::SetOpThreads(2);  // Convolutions over both cores of a CI machine.
+  const auto threads =
+      nn::ScopedCompute(&nn::ComputeOptions::op_threads,
+                        2);  // Convolutions over both cores of a CI machine.
   auto net = nn::MakeResNet18();
   // The chapter's init_weights: normal(0, 0.01).
   nn::InitParameters(*net, nn::InitScheme::kNormal001, 7);

@@ -9,6 +9,7 @@
 #include "collectives/collectives.h"
 #include "gpu/device_probe.h"
 #include "gtest/gtest.h"
+#include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
 #include "nn/ops/loss.h"
 #include "nn/optim/grad_clip.h"
@@ -195,10 +196,10 @@ TEST(LeNetReplicasTest, ReproducibleStepsOnOneGpuAreTheSameBits) {
   const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
   if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
   const nn::Device gpu = nn::Device::Cuda(report.usable[0]);
-  nn::SetConvAlgorithms(nn::ConvAlgorithms::kDeterministic);
+  const auto algorithms2 = nn::ScopedCompute(
+      &nn::ComputeOptions::conv_algorithms, nn::ConvAlgorithms::kDeterministic);
   ExpectReproducibleOnOneToFourDevices(
       [gpu](int k) { return std::vector<nn::Device>(k, gpu); });
-  nn::SetConvAlgorithms(nn::ConvAlgorithms::kMeasure);
 }
 
 // The training loop's order on a GPU: step t + 1 queued before step t is
@@ -209,7 +210,8 @@ TEST(LeNetReplicasTest, QueuedStepsOnOneGpuAreTheSynchronousSteps) {
   const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
   if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
   const nn::Device gpu = nn::Device::Cuda(report.usable[0]);
-  nn::SetConvAlgorithms(nn::ConvAlgorithms::kDeterministic);
+  const auto algorithms3 = nn::ScopedCompute(
+      &nn::ComputeOptions::conv_algorithms, nn::ConvAlgorithms::kDeterministic);
   const nn::LeNetParams init =
       nn::LeNetParams::Init(6, nn::InitScheme::kKaimingNormal);
   for (int k : {1, 2}) {
@@ -245,7 +247,6 @@ TEST(LeNetReplicasTest, QueuedStepsOnOneGpuAreTheSynchronousSteps) {
           << what << ": " << got.names[t];
     }
   }
-  nn::SetConvAlgorithms(nn::ConvAlgorithms::kMeasure);
 }
 
 // The gradient of `b`'s mean loss at `params`, on one CPU device: the

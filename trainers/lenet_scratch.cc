@@ -3,6 +3,7 @@
 // through //collectives. Defaults as in the chapter: batch 256, lr 0.2,
 // 10 epochs, weights from normal(0, 0.01).
 #include "cli/run_main.h"
+#include "nn/compute_options.h"
 #include "nn/models/lenet.h"
 #include "trainers/common/trainer_run.h"
 #include "trainers/lenet_replicas.h"
@@ -25,6 +26,7 @@ int Main(int argc, char** argv) {
                   "0.2 (the chapter's)");
   return RunTrainerMain(app, argc, argv, [&] {
     PreparedRun p = PrepareRun(flags, program);
+    const nn::ComputeScope compute(p.compute);
     // The chapter's LeNet: one 28 x 28 channel, 10 classes.
     RequireImages(p.data, program.name, {1, 28, 28}, 10);
     nn::ReplicaGroupOptions group;

@@ -3,6 +3,7 @@
 // lr 0.1 on one device, each times the number of devices when left out
 // (512 and 0.2 on two), 10 epochs.
 #include "cli/run_main.h"
+#include "nn/compute_options.h"
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
 #include "nn/parallel/data_parallel.h"
@@ -74,6 +75,7 @@ int Main(int argc, char** argv) {
     // Per-device or whole-batch statistics: different trajectories.
     PreparedRun p = PrepareRun(flags, program,
                                {{"sync_bn", sync_bn ? "true" : "false", true}});
+    const nn::ComputeScope compute(p.compute);
     nn::DataParallelOptions options;
     options.backend = p.backend;
     options.optimizer = OptimizerOf(flags, p.run.lr);

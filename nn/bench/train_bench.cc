@@ -25,6 +25,7 @@
 #include "cli/run_main.h"
 #include "gpu/device_probe.h"
 #include "gpu/profiler.h"
+#include "nn/compute_options.h"
 #include "nn/cpu_features.h"
 #include "nn/device.h"
 #include "nn/experimental/captured_step.h"
@@ -128,11 +129,15 @@ int Main(int argc, char** argv) {
   app.add_flag("--json", json, "one JSON object instead of a line");
   RINGLET_PARSE_FLAGS(app, argc, argv);
   const bool bf16 = precision == "bf16";
-  SetGpuPrecision(bf16 ? GpuPrecision::kFp32 : ParseGpuPrecision(precision));
-  SetConvAlgorithms(ResolveConvAlgorithms(conv_algorithms, bf16));
-  SetGpuActivationFormat(ParseLayout(layout));
-  SetOpThreads(threads);
-  SetCpuConvBackend(ParseCpuConvBackend(cpu_conv));
+  ComputeOptions options;
+  options.gpu_precision =
+      bf16 ? GpuPrecision::kFp32 : ParseGpuPrecision(precision);
+  options.conv_algorithms = ResolveConvAlgorithms(conv_algorithms, bf16);
+  options.gpu_layout = ParseLayout(layout);
+  options.op_threads = threads;
+  options.cpu_conv = ParseCpuConvBackend(cpu_conv);
+  options.autocast = bf16 ? DType::kBFloat16 : DType::kFloat32;
+  const ComputeScope compute(options);
   Device device;
   try {
     device = ParseDevice(device_text);
@@ -147,7 +152,6 @@ int Main(int argc, char** argv) {
     }
     if (bf16) {
       RequireBf16Training({device});
-      SetAutocast(DType::kBFloat16);
     }
     if (device.is_cpu() && conv_algorithms != "auto") {
       throw DeviceError("--conv_algorithms=" + conv_algorithms +

@@ -149,11 +149,16 @@ cublasHandle_t DeviceContext::cublas() {
     }
     RINGLET_CUBLAS_CHECK(created);
     RINGLET_CUBLAS_CHECK(lib.set_stream(cublas_, stream_));
-    RINGLET_CUBLAS_CHECK(
-        lib.set_math_mode(cublas_, gpu_precision() == GpuPrecision::kTf32
-                                       ? CUBLAS_TF32_TENSOR_OP_MATH
-                                       : CUBLAS_DEFAULT_MATH));
   });
+  // The calling thread's precision (nn/compute_options.h), set when it
+  // differs from the last call's.
+  const bool tf32 = gpu_precision() == GpuPrecision::kTf32;
+  if (!cublas_math_set_ || tf32 != cublas_tf32_) {
+    RINGLET_CUBLAS_CHECK(Cublas().set_math_mode(
+        cublas_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    cublas_tf32_ = tf32;
+    cublas_math_set_ = true;
+  }
   return cublas_;
 }
 

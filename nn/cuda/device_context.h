@@ -120,6 +120,8 @@ class DeviceContext {
   cudnnHandle_t cudnn_ = nullptr;
   std::once_flag cublas_once_;
   cublasHandle_t cublas_ = nullptr;
+  bool cublas_math_set_ = false;  // cublas_tf32_ is the handle's math mode.
+  bool cublas_tf32_ = false;
   std::unique_ptr<CachingAllocator> allocator_;
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/device_probe.h"
+#include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
@@ -44,9 +45,12 @@ class CapturedStepTest : public ::testing::Test {
     gpu_ = Device::Cuda(report.usable[0]);
     // The same algorithm for each shape in both models (chosen once per
     // shape and context), none that adds with atomics.
-    SetConvAlgorithms(ConvAlgorithms::kDeterministic);
+    ComputeOptions options = CurrentComputeOptions();
+    options.conv_algorithms = ConvAlgorithms::kDeterministic;
+    scope_ = std::make_unique<ComputeScope>(options);
   }
-  void TearDown() override { SetConvAlgorithms(ConvAlgorithms::kMeasure); }
+  void TearDown() override { scope_.reset(); }
+  std::unique_ptr<ComputeScope> scope_;
 
   struct Trainee {
     std::unique_ptr<Sequential> model;

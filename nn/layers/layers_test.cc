@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 
+#include "nn/compute_options.h"
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
 #include "nn/ops/autocast.h"
@@ -370,7 +371,7 @@ TEST(Layers, BackwardReleasesWhatForwardKept) {
 // kernels on CPUs that have them, else the reference).
 TEST(Layers, Conv2dConvertsItsWeightsOnceAndGetsTheOpsNumbers) {
   for (const DType precision : {DType::kFloat32, DType::kBFloat16}) {
-    ScopedAutocast autocast(precision);
+    const auto autocast = ScopedCompute(&ComputeOptions::autocast, precision);
     Conv2d conv(3, 8, 3, 1, 1);
     InitParameters(conv, InitScheme::kKaimingNormal, 5);
     const Tensor w = conv.Parameters()[0]->value;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/device_probe.h"
+#include "nn/compute_options.h"
 #include "nn/layers/init.h"
 #include "nn/memory_format.h"
 #include "nn/models/lenet.h"
@@ -62,7 +63,7 @@ TEST_F(MixedPrecisionTest, LeNetStepStaysWithinBf16sRounding) {
   std::vector<int32_t> labels(32);
   for (int i = 0; i < 32; ++i) labels[i] = (i * 7) % 10;
   const auto step = [&](DType precision, LossResult* loss) {
-    ScopedAutocast scope(precision);
+    const auto scope = ScopedCompute(&ComputeOptions::autocast, precision);
     LeNetActivations acts;
     const Tensor logits = LeNetForward(params, x, &acts);
     EXPECT_EQ(logits.dtype(), precision);
@@ -98,7 +99,8 @@ TEST_F(MixedPrecisionTest, LeNetStepStaysWithinBf16sRounding) {
 // float32's in NCHW.
 void ExpectResNet18Bf16StepWithinRounding(Device device_, MemoryFormat layout) {
   const auto run = [&](DType precision, double* loss) {
-    ScopedGpuActivationFormat format(
+    const auto format = ScopedCompute(
+        &ComputeOptions::gpu_layout,
         precision == DType::kBFloat16 ? layout : MemoryFormat::kContiguous);
     auto net = MakeResNet18();
     InitParameters(*net, InitScheme::kKaimingNormal, 3);
@@ -106,7 +108,7 @@ void ExpectResNet18Bf16StepWithinRounding(Device device_, MemoryFormat layout) {
     const Tensor x = RandomTensor({16, 1, 28, 28}, 4, 0.0f, 1.0f).To(device_);
     std::vector<int32_t> labels(16);
     for (int i = 0; i < 16; ++i) labels[i] = (i * 3) % 10;
-    ScopedAutocast scope(precision);
+    const auto scope = ScopedCompute(&ComputeOptions::autocast, precision);
     const Tensor logits = net->Forward(x);
     EXPECT_EQ(logits.dtype(), precision);
     const LossResult r =

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu/device_probe.h"
+#include "nn/compute_options.h"
 #include "nn/layers/init.h"
 #include "nn/memory_format.h"
 #include "nn/models/lenet.h"
@@ -55,7 +56,7 @@ class ModelsOnCudaTest : public ::testing::Test {
 // One LeNet step on `gpu` against the CPU's, the GPU's activations in
 // `layout` (--layout): gradients within 1e-3, float32 NCHW whatever it.
 void ExpectLeNetGradientsMatchTheCpu(Device gpu_, MemoryFormat layout) {
-  ScopedGpuActivationFormat format(layout);
+  const auto format = ScopedCompute(&ComputeOptions::gpu_layout, layout);
   const LeNetParams cpu = LeNetParams::Init(1, InitScheme::kKaimingNormal);
   const LeNetParams gpu = cpu.To(gpu_);
   const Tensor x = RandomTensor({16, 1, 28, 28}, 2, 0.0f, 1.0f);
@@ -201,7 +202,8 @@ TEST_F(ModelsOnCudaTest, ResNet18StepMatchesTheCpu) {
 // every activation after it stays so, Flatten hands the linear layer NCHW
 // features; the step matches the CPU's as the NCHW step does.
 TEST_F(ModelsOnCudaTest, ResNet18ChannelsLastStepMatchesTheCpu) {
-  ScopedGpuActivationFormat nhwc(MemoryFormat::kChannelsLast);
+  const auto nhwc =
+      ScopedCompute(&ComputeOptions::gpu_layout, MemoryFormat::kChannelsLast);
   ExpectResNet18StepsMatch(
       gpu_, [](Sequential& m) { InitParameters(m, InitScheme::kNormal001, 3); },
       1);

@@ -1,17 +1,10 @@
 #include "nn/ops/autocast.h"
 
-#include <atomic>
+#include "nn/compute_options.h"
 
 namespace ringlet::nn {
-namespace {
 
-std::atomic<DType> g_autocast{DType::kFloat32};
-
-}  // namespace
-
-void SetAutocast(DType compute) { g_autocast.store(compute); }
-
-DType autocast() { return g_autocast.load(); }
+DType autocast() { return CurrentComputeOptions().autocast; }
 
 bool ComputesInBf16(std::initializer_list<const Tensor*> operands) {
   if (autocast() == DType::kBFloat16) return true;

@@ -28,29 +28,16 @@
 
 #include <initializer_list>
 
+#include "nn/compute_options.h"
 #include "nn/ops/kernel_table.h"
 #include "nn/tensor.h"
 
 namespace ringlet::nn {
 
-// One setting per process, made before training starts: kBFloat16 turns
-// autocast on, kFloat32 (the default) off.
-void SetAutocast(DType compute);
+// The calling thread's setting (ComputeOptions::autocast,
+// nn/compute_options.h): kBFloat16 turns autocast on, kFloat32 (the
+// default) off.
 DType autocast();
-
-// For tests: the setting while alive, the one before after.
-class ScopedAutocast {
- public:
-  explicit ScopedAutocast(DType compute) : before_(autocast()) {
-    SetAutocast(compute);
-  }
-  ~ScopedAutocast() { SetAutocast(before_); }
-  ScopedAutocast(const ScopedAutocast&) = delete;
-  ScopedAutocast& operator=(const ScopedAutocast&) = delete;
-
- private:
-  DType before_;
-};
 
 // Whether a convolution or matrix product of `operands` computes in
 // bfloat16: autocast is on, or an operand is bfloat16 already.

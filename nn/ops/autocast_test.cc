@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "nn/compute_options.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
@@ -35,7 +36,7 @@ std::vector<float> Values(const Tensor& t) {
 TEST(Autocast, OffByDefaultAndScoped) {
   EXPECT_EQ(autocast(), DType::kFloat32);
   {
-    ScopedAutocast on(DType::kBFloat16);
+    const auto on = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
     EXPECT_EQ(autocast(), DType::kBFloat16);
   }
   EXPECT_EQ(autocast(), DType::kFloat32);
@@ -66,10 +67,9 @@ void ExpectWithinOneBf16Step(const Tensor& got, const Tensor& want) {
 // backend), within a bfloat16 step where oneDNN's bfloat16 kernels sum in
 // their own order.
 void CheckConvolutionUnderAutocast(CpuConvBackend backend) {
-  const CpuConvBackend before = GetCpuConvBackend();
-  SetCpuConvBackend(backend);
+  const auto conv_backend = ScopedCompute(&ComputeOptions::cpu_conv, backend);
   const bool exact = backend == CpuConvBackend::kEigen;
-  ScopedAutocast on(DType::kBFloat16);
+  const auto on = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
   const Tensor x = RandomTensor({2, 3, 7, 7}, 3);
   const Tensor w = RandomTensor({4, 3, 3, 3}, 4);
   const Tensor b = RandomTensor({4}, 5);
@@ -78,7 +78,7 @@ void CheckConvolutionUnderAutocast(CpuConvBackend backend) {
   EXPECT_EQ(y.dtype(), DType::kBFloat16);
   Tensor reference, exact_y;
   {
-    ScopedAutocast off(DType::kFloat32);
+    const auto off = ScopedCompute(&ComputeOptions::autocast, DType::kFloat32);
     reference = Conv2dForward(RoundedToBf16(x), RoundedToBf16(w),
                               RoundedToBf16(b), params)
                     .To(DType::kBFloat16);
@@ -107,7 +107,7 @@ void CheckConvolutionUnderAutocast(CpuConvBackend backend) {
   EXPECT_EQ(g.db.dtype(), DType::kFloat32);
   Conv2dGrads r;
   {
-    ScopedAutocast off(DType::kFloat32);
+    const auto off = ScopedCompute(&ComputeOptions::autocast, DType::kFloat32);
     r = Conv2dBackward(RoundedToBf16(x), RoundedToBf16(w), true,
                        dy.To(DType::kFloat32), params);
   }
@@ -119,7 +119,6 @@ void CheckConvolutionUnderAutocast(CpuConvBackend backend) {
       Conv2dBackward(x.To(DType::kBFloat16), w, true, dy, params);
   EXPECT_EQ(from_bf16.dx.dtype(), DType::kBFloat16);
   ExpectWithinOneBf16Step(from_bf16.dx, r.dx.To(DType::kBFloat16));
-  SetCpuConvBackend(before);
 }
 
 TEST(Autocast, ConvolutionsRoundTheirOperandsAndResultOnce) {
@@ -136,13 +135,13 @@ TEST(Autocast, OneDnnConvolutionsStayWithinOneBf16Step) {
 }
 
 TEST(Autocast, LinearLayersRoundAsConvolutionsDo) {
-  ScopedAutocast on(DType::kBFloat16);
+  const auto on = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
   const Tensor x = RandomTensor({5, 33}, 7);
   const Tensor w = RandomTensor({33, 10}, 8);
   const Tensor b = RandomTensor({10}, 9);
   const Tensor y = LinearForward(x, w, b);
   EXPECT_EQ(y.dtype(), DType::kBFloat16);
-  ScopedAutocast off(DType::kFloat32);
+  const auto off = ScopedCompute(&ComputeOptions::autocast, DType::kFloat32);
   EXPECT_EQ(Values(y), Values(LinearForward(RoundedToBf16(x), RoundedToBf16(w),
                                             RoundedToBf16(b))
                                   .To(DType::kBFloat16)));
@@ -221,7 +220,7 @@ TEST(Autocast, Bf16PoolingMatchesTheFloat32KernelsRoundedOnce) {
   struct Window {
     int kernel, stride;
   };
-  SetOpThreads(2);
+  const auto threads = ScopedCompute(&ComputeOptions::op_threads, 2);
   for (const Window& win : {Window{2, 2}, Window{3, 2}, Window{3, 3}}) {
     const Tensor x = RandomTensor({64, 6, 29, 29}, 30).To(DType::kBFloat16);
     const Tensor y = AvgPool2dForward(x, win.kernel, win.stride);
@@ -241,7 +240,6 @@ TEST(Autocast, Bf16PoolingMatchesTheFloat32KernelsRoundedOnce) {
                   DType::kBFloat16)))
         << win.kernel << "x" << win.kernel << " stride " << win.stride;
   }
-  SetOpThreads(1);
 }
 
 // The bfloat16 kernels of ReLU and add (bits, no float32 copy) against the

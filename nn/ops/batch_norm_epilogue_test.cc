@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "nn/compute_options.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/elementwise.h"
@@ -161,14 +162,14 @@ TEST(BatchNormEpilogue, ResultsDoNotDependOnTheThreadCount) {
     Tensor y[2];
     BatchNormGrads g[2];
     for (int threads : {1, 2}) {
-      SetOpThreads(threads);
+      const auto threads2 = ScopedCompute(&ComputeOptions::op_threads, threads);
       BatchNormStats stats = FreshStats(c);
       BatchNormCache cache;
       y[threads - 1] = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache,
                                                nullptr, epilogue);
       g[threads - 1] = BatchNorm2dBackward(dy, gamma, cache);
     }
-    SetOpThreads(1);
+    const auto threads3 = ScopedCompute(&ComputeOptions::op_threads, 1);
     const std::string type = ToString(dtype);
     ExpectSameBits(y[0], y[1], type + " output");
     ExpectSameBits(g[0].dx, g[1].dx, type + " dx");

@@ -17,6 +17,7 @@
 
 #include "cli/conventions.h"
 #include "cli/run_main.h"
+#include "nn/compute_options.h"
 #include "nn/cpu_features.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/batch_norm.h"
@@ -109,7 +110,7 @@ int Main(int argc, char** argv) {
                  "fp32, or bf16 (bfloat16 activations, as under autocast)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   RINGLET_PARSE_FLAGS(app, argc, argv);
-  SetOpThreads(threads);
+  const auto op_threads = ScopedCompute(&ComputeOptions::op_threads, threads);
   const DType dtype = precision == "bf16" ? DType::kBFloat16 : DType::kFloat32;
 
   std::mt19937 rng(1);

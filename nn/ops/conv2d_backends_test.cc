@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/compute_options.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/conv2d.h"
 #include "nn/ops/cpu_conv_backend.h"
@@ -55,20 +56,22 @@ const ModelShape kShapes[] = {
 
 Conv2dGrads Backward(CpuConvBackend backend, const ModelShape& m,
                      const Tensor& x, const Tensor& w, const Tensor& dy) {
-  SetCpuConvBackend(backend);
+  const auto conv_backend = ScopedCompute(&ComputeOptions::cpu_conv, backend);
   return Conv2dBackward(x, w, m.bias, dy, {m.stride, m.padding}, m.need_dx);
 }
 
 TEST(Conv2dBackends, OneDnnMatchesEigenOnTheModelsShapes) {
-  SetOpThreads(2);
+  const auto threads2 = ScopedCompute(&ComputeOptions::op_threads, 2);
   uint64_t seed = 7;
   for (const ModelShape& m : kShapes) {
     const Tensor x = RandomTensor(m.x, seed++), w = RandomTensor(m.w, seed++);
     const Tensor b = m.bias ? RandomTensor({m.w[0]}, seed++) : Tensor();
     const Conv2dParams prm{m.stride, m.padding};
-    SetCpuConvBackend(CpuConvBackend::kEigen);
+    const auto conv_backend2 =
+        ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kEigen);
     const Tensor y_eigen = Conv2dForward(x, w, b, prm);
-    SetCpuConvBackend(CpuConvBackend::kOneDnn);
+    const auto conv_backend3 =
+        ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kOneDnn);
     const Tensor y_onednn = Conv2dForward(x, w, b, prm);
     // Float32 sums of up to C R S = 4608 products, in other orders.
     ExpectTensorNear(std::string(m.name) + " y", y_onednn, y_eigen, 1e-4);
@@ -87,8 +90,8 @@ TEST(Conv2dBackends, OneDnnMatchesEigenOnTheModelsShapes) {
       ExpectTensorNear(std::string(m.name) + " db", onednn.db, eigen.db, 1e-3);
     }
   }
-  SetCpuConvBackend(CpuConvBackend::kOneDnn);
-  SetOpThreads(1);
+  const auto conv_backend4 =
+      ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kOneDnn);
 }
 
 // Conv2dReluForward is ReluForward after Conv2dForward, bit for bit (the
@@ -97,7 +100,7 @@ TEST(Conv2dBackends, OneDnnMatchesEigenOnTheModelsShapes) {
 // on every model shape (blocked, NHWC and plain layouts are all chosen
 // among them).
 TEST(Conv2dBackends, ReluForwardIsTheSeparateReluBitForBit) {
-  SetOpThreads(2);
+  const auto threads3 = ScopedCompute(&ComputeOptions::op_threads, 2);
   uint64_t seed = 50;
   std::vector<DType> types = {DType::kFloat32};
   if (onednn::SupportsBf16()) types.push_back(DType::kBFloat16);
@@ -107,7 +110,8 @@ TEST(Conv2dBackends, ReluForwardIsTheSeparateReluBitForBit) {
     const Conv2dParams prm{m.stride, m.padding};
     for (CpuConvBackend backend :
          {CpuConvBackend::kOneDnn, CpuConvBackend::kEigen}) {
-      SetCpuConvBackend(backend);
+      const auto conv_backend5 =
+          ScopedCompute(&ComputeOptions::cpu_conv, backend);
       for (DType type : types) {
         const Tensor xt = x.To(type), wt = w.To(type);
         const Tensor fused = Conv2dReluForward(xt, wt, b, prm);
@@ -124,23 +128,24 @@ TEST(Conv2dBackends, ReluForwardIsTheSeparateReluBitForBit) {
       }
     }
   }
-  SetCpuConvBackend(CpuConvBackend::kOneDnn);
-  SetOpThreads(1);
+  const auto conv_backend6 =
+      ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kOneDnn);
 }
 
 // Chunks of images are fixed by the shapes, so oneDNN's output and input
 // gradient are the same bits at every thread count.
 TEST(Conv2dBackends, OneDnnOutputAndInputGradientIgnoreTheThreadCount) {
-  SetCpuConvBackend(CpuConvBackend::kOneDnn);
+  const auto conv_backend7 =
+      ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kOneDnn);
   const Tensor x = RandomTensor({37, 16, 14, 14}, 1),
                w = RandomTensor({32, 16, 3, 3}, 2), b = RandomTensor({32}, 3);
   const Tensor dy = RandomTensor({37, 32, 7, 7}, 4);
   const Conv2dParams prm{2, 1};
-  SetOpThreads(1);
+  const auto threads4 = ScopedCompute(&ComputeOptions::op_threads, 1);
   const Tensor y1 = Conv2dForward(x, w, b, prm);
   const Conv2dGrads g1 = Conv2dBackward(x, w, true, dy, prm);
   for (int threads : {2, 3, 5, 16}) {
-    SetOpThreads(threads);
+    const auto threads5 = ScopedCompute(&ComputeOptions::op_threads, threads);
     const std::string t = " with " + std::to_string(threads) + " threads";
     ExpectTensorNear("y" + t, Conv2dForward(x, w, b, prm), y1, 0);
     const Conv2dGrads g = Conv2dBackward(x, w, true, dy, prm);
@@ -151,18 +156,18 @@ TEST(Conv2dBackends, OneDnnOutputAndInputGradientIgnoreTheThreadCount) {
     ExpectTensorNear("dw" + t, g.dw, g1.dw, 1e-4);
     ExpectTensorNear("db" + t, g.db, g1.db, 1e-4);
   }
-  SetOpThreads(1);
 }
 
 // ResNet-18's 4x4 stage takes its weight gradient as group products
 // (nn/ops/onednn/conv_gemm.h); the same with oneDNN's primitives alone.
 TEST(Conv2dBackends, GroupGemmWeightGradientMatchesThePrimitives) {
-  SetCpuConvBackend(CpuConvBackend::kOneDnn);
+  const auto conv_backend8 =
+      ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kOneDnn);
   const Tensor x = RandomTensor({19, 512, 4, 4}, 1),
                w = RandomTensor({512, 512, 3, 3}, 2);
   const Tensor dy = RandomTensor({19, 512, 4, 4}, 3);
   for (int threads : {1, 2}) {
-    SetOpThreads(threads);
+    const auto threads6 = ScopedCompute(&ComputeOptions::op_threads, threads);
     const Conv2dGrads group = Conv2dBackward(x, w, false, dy, {1, 1});
     onednn::AllowGroupGemm(false);
     const Conv2dGrads primitives = Conv2dBackward(x, w, false, dy, {1, 1});
@@ -170,7 +175,6 @@ TEST(Conv2dBackends, GroupGemmWeightGradientMatchesThePrimitives) {
     ExpectTensorNear("dw", group.dw, primitives.dw, 1e-3);
     ExpectTensorNear("dx", group.dx, primitives.dx, 0);
   }
-  SetOpThreads(1);
 }
 
 TEST(Conv2dBackends, NamesParseAndBadNamesSayWhatIsAccepted) {

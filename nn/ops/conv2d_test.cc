@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "nn/compute_options.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/op_threads.h"
 #include "nn/testing/gradient_check.h"
@@ -61,8 +62,13 @@ const Case kCases[] = {
 // Every test runs on both CPU convolutions: oneDNN (the default) and Eigen.
 class Conv2d : public ::testing::TestWithParam<CpuConvBackend> {
  protected:
-  void SetUp() override { SetCpuConvBackend(GetParam()); }
-  void TearDown() override { SetCpuConvBackend(CpuConvBackend::kOneDnn); }
+  void SetUp() override {
+    ComputeOptions options = CurrentComputeOptions();
+    options.cpu_conv = GetParam();
+    scope_ = std::make_unique<ComputeScope>(options);
+  }
+  void TearDown() override { scope_.reset(); }
+  std::unique_ptr<ComputeScope> scope_;
 };
 
 INSTANTIATE_TEST_SUITE_P(
@@ -119,7 +125,7 @@ TEST_P(Conv2d, GroupedImagesMatchImagesOneAtATime) {
   const Tensor b = RandomTensor({3}, 13), dy = RandomTensor({9, 3, 16, 16}, 14);
   const Conv2dParams prm{1, 1};
   for (int threads : {1, 2, 3}) {
-    SetOpThreads(threads);
+    const auto threads2 = ScopedCompute(&ComputeOptions::op_threads, threads);
     const std::string t = " with " + std::to_string(threads) + " threads";
     ExpectTensorNear("y" + t, Conv2dForward(x, w, b, prm),
                      Reference(x, w, b, prm), 1e-5);
@@ -136,7 +142,6 @@ TEST_P(Conv2d, GroupedImagesMatchImagesOneAtATime) {
     ExpectTensorNear("dw" + t, all.dw, dw, 1e-4);
     ExpectTensorNear("db" + t, all.db, db, 1e-4);
   }
-  SetOpThreads(1);
 }
 
 TEST_P(Conv2d, ThreadsGiveTheSameResults) {
@@ -144,19 +149,20 @@ TEST_P(Conv2d, ThreadsGiveTheSameResults) {
                w = RandomTensor({4, 3, 3, 3}, 2);
   const Tensor b = RandomTensor({4}, 3), dy = RandomTensor({5, 4, 4, 4}, 4);
   const Conv2dParams prm{2, 1};
-  SetOpThreads(1);
+  const auto threads3 = ScopedCompute(&ComputeOptions::op_threads, 1);
   const Tensor y1 = Conv2dForward(x, w, b, prm);
   const Conv2dGrads g1 = Conv2dBackward(x, w, true, dy, prm);
   for (int threads : {2, 3, 8}) {
-    SetOpThreads(threads);
+    const auto threads4 = ScopedCompute(&ComputeOptions::op_threads, threads);
     ExpectTensorNear("y", Conv2dForward(x, w, b, prm), y1, 0);
     const Conv2dGrads g = Conv2dBackward(x, w, true, dy, prm);
     ExpectTensorNear("dx", g.dx, g1.dx, 0);
     ExpectTensorNear("dw", g.dw, g1.dw, 1e-6);  // Summed in another grouping.
     ExpectTensorNear("db", g.db, g1.db, 1e-6);
   }
-  SetOpThreads(1);
-  EXPECT_THROW(SetOpThreads(0), std::invalid_argument);
+  const auto threads5 = ScopedCompute(&ComputeOptions::op_threads, 1);
+  EXPECT_THROW(ScopedCompute(&ComputeOptions::op_threads, 0),
+               std::invalid_argument);
 }
 
 TEST_P(Conv2d, WithoutDxTheOtherGradientsAreUnchanged) {

@@ -18,6 +18,7 @@
 
 #include "cli/conventions.h"
 #include "cli/run_main.h"
+#include "nn/compute_options.h"
 #include "nn/ops/conv2d.h"
 #include "nn/ops/cpu_conv_backend.h"
 #include "nn/ops/onednn/conv_plans.h"
@@ -84,9 +85,10 @@ int Main(int argc, char** argv) {
   app.add_option("--cpu_conv", backend, "onednn or eigen")
       ->check(CLI::IsMember({"onednn", "eigen"}));
   RINGLET_PARSE_FLAGS(app, argc, argv);
-  SetOpThreads(threads);
-  SetCpuConvBackend(backend == "eigen" ? CpuConvBackend::kEigen
-                                       : CpuConvBackend::kOneDnn);
+  const auto op_threads = ScopedCompute(&ComputeOptions::op_threads, threads);
+  const auto conv_backend = ScopedCompute(
+      &ComputeOptions::cpu_conv,
+      backend == "eigen" ? CpuConvBackend::kEigen : CpuConvBackend::kOneDnn);
 
   std::mt19937 rng(1);
   struct Inputs {

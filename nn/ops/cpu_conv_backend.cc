@@ -1,8 +1,9 @@
 #include "nn/ops/cpu_conv_backend.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <stdexcept>
+
+#include "nn/compute_options.h"
 
 namespace ringlet::nn {
 namespace {
@@ -32,8 +33,8 @@ CpuConvBackend FromEnvironment() {
   }
 }
 
-std::atomic<CpuConvBackend>& Current() {
-  static std::atomic<CpuConvBackend> backend{FromEnvironment()};
+CpuConvBackend Default() {
+  static const CpuConvBackend backend = FromEnvironment();
   return backend;
 }
 
@@ -52,14 +53,22 @@ CpuConvBackend ParseCpuConvBackend(const std::string& name) {
 }
 
 const char* CpuConvBackendName(CpuConvBackend backend) {
-  return backend == CpuConvBackend::kOneDnn ? "onednn" : "eigen";
+  switch (backend) {
+    case CpuConvBackend::kOneDnn:
+      return "onednn";
+    case CpuConvBackend::kEigen:
+      return "eigen";
+    case CpuConvBackend::kDefault:
+      break;
+  }
+  return "default";
 }
 
-CpuConvBackend GetCpuConvBackend() { return Current().load(); }
-
-void SetCpuConvBackend(CpuConvBackend backend) {
+CpuConvBackend GetCpuConvBackend() {
+  const CpuConvBackend backend = CurrentComputeOptions().cpu_conv;
+  if (backend == CpuConvBackend::kDefault) return Default();
   if (backend == CpuConvBackend::kOneDnn && !kHasOneDnn) throw NoOneDnn();
-  Current().store(backend);
+  return backend;
 }
 
 }  // namespace ringlet::nn

@@ -8,9 +8,9 @@
 
 #include <string>
 
-namespace ringlet::nn {
+#include "nn/compute_options.h"
 
-enum class CpuConvBackend { kOneDnn, kEigen };
+namespace ringlet::nn {
 
 // Whether this build links oneDNN.
 bool CpuConvHasOneDnn();
@@ -20,11 +20,11 @@ bool CpuConvHasOneDnn();
 CpuConvBackend ParseCpuConvBackend(const std::string& name);
 const char* CpuConvBackendName(CpuConvBackend backend);
 
-// Process-wide. Starts as $RINGLET_CPU_CONV when set (a bad value throws on
-// first use), else oneDNN (Eigen in a build without it). Setting oneDNN in
-// a build without it throws std::invalid_argument.
+// The calling thread's (ComputeOptions::cpu_conv, nn/compute_options.h),
+// kDefault resolved: $RINGLET_CPU_CONV when set (a bad value throws), else
+// oneDNN (Eigen in a build without it). oneDNN in a build without it
+// throws std::invalid_argument.
 CpuConvBackend GetCpuConvBackend();
-void SetCpuConvBackend(CpuConvBackend backend);
 
 }  // namespace ringlet::nn
 

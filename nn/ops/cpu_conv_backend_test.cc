@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nn/compute_options.h"
 
 namespace ringlet::nn {
 namespace {
@@ -24,7 +25,8 @@ TEST(CpuConvBackend, DefaultsToOneDnnExactlyWhereItIsBuiltIn) {
 TEST(CpuConvBackend, OneDnnIsRefusedWithTheReasonInABuildWithoutIt) {
   if (CpuConvHasOneDnn()) {
     EXPECT_EQ(ParseCpuConvBackend("onednn"), CpuConvBackend::kOneDnn);
-    SetCpuConvBackend(CpuConvBackend::kOneDnn);
+    const auto conv_backend =
+        ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kOneDnn);
     EXPECT_EQ(GetCpuConvBackend(), CpuConvBackend::kOneDnn);
     return;
   }
@@ -35,9 +37,10 @@ TEST(CpuConvBackend, OneDnnIsRefusedWithTheReasonInABuildWithoutIt) {
     EXPECT_THAT(e.what(), HasSubstr("this build has no oneDNN"));
     EXPECT_THAT(e.what(), HasSubstr("use eigen"));
   }
-  EXPECT_THROW(SetCpuConvBackend(CpuConvBackend::kOneDnn),
-               std::invalid_argument);
   EXPECT_EQ(GetCpuConvBackend(), CpuConvBackend::kEigen);
+  const auto onednn =
+      ScopedCompute(&ComputeOptions::cpu_conv, CpuConvBackend::kOneDnn);
+  EXPECT_THROW(GetCpuConvBackend(), std::invalid_argument);
 }
 
 }  // namespace

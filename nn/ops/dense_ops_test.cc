@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "nn/compute_options.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/elementwise.h"
 #include "nn/ops/linear.h"
@@ -204,15 +205,14 @@ TEST(AvgPool2d, GradientIsZeroWhereNoWindowReaches) {
 TEST(AvgPool2d, ThreadsGiveTheSameBits) {
   const Tensor x = RandomTensor({8, 40, 10, 10}, 31);  // 320 planes
   const Tensor dy = RandomTensor({8, 40, 5, 5}, 32);
-  SetOpThreads(1);
+  const auto threads2 = ScopedCompute(&ComputeOptions::op_threads, 1);
   const Tensor y1 = AvgPool2dForward(x, 2, 2);
   const Tensor dx1 = AvgPool2dBackward(x.shape(), dy, 2, 2);
   for (int threads : {2, 3}) {
-    SetOpThreads(threads);
+    const auto threads3 = ScopedCompute(&ComputeOptions::op_threads, threads);
     ExpectTensorNear("y", AvgPool2dForward(x, 2, 2), y1, 0);
     ExpectTensorNear("dx", AvgPool2dBackward(x.shape(), dy, 2, 2), dx1, 0);
   }
-  SetOpThreads(1);
 }
 
 TEST(GlobalAvgPool, ForwardAndGradient) {
@@ -246,11 +246,11 @@ TEST(Elementwise, AddAndFlatten) {
 TEST(Relu, ThreadsGiveTheSameValues) {
   const Tensor x = RandomTensor({3, 100001}, 81),
                dy = RandomTensor({3, 100001}, 82);
-  SetOpThreads(1);
+  const auto threads4 = ScopedCompute(&ComputeOptions::op_threads, 1);
   const Tensor y1 = ReluForward(x), dx1 = ReluBackward(y1, dy);
-  SetOpThreads(3);
+  const auto threads5 = ScopedCompute(&ComputeOptions::op_threads, 3);
   const Tensor y3 = ReluForward(x), dx3 = ReluBackward(y3, dy);
-  SetOpThreads(1);
+  const auto threads6 = ScopedCompute(&ComputeOptions::op_threads, 1);
   for (int64_t i = 0; i < x.numel(); ++i) {
     ASSERT_EQ(y3.data()[i], x.data()[i] > 0 ? x.data()[i] : 0.0f) << i;
     ASSERT_EQ(y3.data()[i], y1.data()[i]) << i;

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "nn/compute_options.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/op_threads.h"
 #include "nn/testing/gradient_check.h"
@@ -44,9 +45,9 @@ TEST(Dropout, TheMaskDependsOnSeedAndElementOnly) {
   }
   EXPECT_GT(differ, 1000);  // About half the 4096 under another seed.
   // Threads split the elements; the mask stays.
-  SetOpThreads(2);
+  const auto threads = ScopedCompute(&ComputeOptions::op_threads, 2);
   const Tensor threaded = DropoutForward(x, 0.5f, 11);
-  SetOpThreads(1);
+  const auto threads2 = ScopedCompute(&ComputeOptions::op_threads, 1);
   for (int64_t i = 0; i < x.numel(); ++i) {
     EXPECT_EQ(threaded.data()[i], a.data()[i]);
   }

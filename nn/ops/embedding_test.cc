@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "nn/compute_options.h"
 #include "nn/ops/autocast.h"
 #include "nn/testing/gradient_check.h"
 
@@ -47,9 +48,11 @@ TEST(Embedding, TheWeightGradientMatchesFiniteDifferences) {
 TEST(Embedding, AutocastGivesBfloat16Rows) {
   const Tensor w = RandomTensor({4, 8}, 4);
   const Tensor ids = Tensor::FromVector({3}, {3, 1, 3});
-  SetAutocast(DType::kBFloat16);
+  const auto autocast2 =
+      ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
   const Tensor y = EmbeddingForward(ids, w);
-  SetAutocast(DType::kFloat32);
+  const auto autocast3 =
+      ScopedCompute(&ComputeOptions::autocast, DType::kFloat32);
   ASSERT_EQ(y.dtype(), DType::kBFloat16);
   const Tensor want = AsDType(EmbeddingForward(ids, w), DType::kBFloat16);
   for (int64_t i = 0; i < y.numel(); ++i) {

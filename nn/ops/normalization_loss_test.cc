@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "nn/compute_options.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/loss.h"
 #include "nn/ops/op_threads.h"
@@ -282,7 +283,7 @@ TEST(BatchNorm, ThreadsDoNotChangeTheResults) {
   const Tensor dy = RandomTensor({4, 8, 64, 64}, 74);
   std::vector<std::vector<float>> results;
   for (int threads : {1, 3}) {
-    SetOpThreads(threads);
+    const auto threads2 = ScopedCompute(&ComputeOptions::op_threads, threads);
     BatchNormStats stats{Tensor({8}), Tensor({8}), 0.1f, 1e-5f};
     BatchNormCache cache;
     const Tensor y = BatchNorm2dTrainForward(x, gamma, beta, &stats, &cache);
@@ -299,7 +300,7 @@ TEST(BatchNorm, ThreadsDoNotChangeTheResults) {
     }
     results.push_back(all);
   }
-  SetOpThreads(1);
+  const auto threads3 = ScopedCompute(&ComputeOptions::op_threads, 1);
   EXPECT_TRUE(results[0] == results[1]);
 }
 

@@ -10,10 +10,11 @@
 #include <thread>
 #include <vector>
 
+#include "nn/compute_options.h"
+
 namespace ringlet::nn {
 namespace {
 
-thread_local int op_threads = 1;
 // Set while this thread runs a ParallelFor part: a ParallelFor inside one
 // runs on the thread alone (the helpers are busy with the outer one).
 thread_local bool inside_parallel_for = false;
@@ -101,28 +102,21 @@ class HelperThreads {
 // This thread's helpers: OpThreads() - 1 of them, made on first use.
 HelperThreads& Helpers() {
   thread_local std::unique_ptr<HelperThreads> helpers;
-  if (!helpers || helpers->size() != op_threads - 1) {
+  const int wanted = OpThreads() - 1;
+  if (!helpers || helpers->size() != wanted) {
     helpers.reset();  // joins the old ones first
-    helpers = std::make_unique<HelperThreads>(op_threads - 1);
+    helpers = std::make_unique<HelperThreads>(wanted);
   }
   return *helpers;
 }
 
 }  // namespace
 
-void SetOpThreads(int threads) {
-  if (threads < 1) {
-    throw std::invalid_argument("op threads must be at least 1, got " +
-                                std::to_string(threads));
-  }
-  op_threads = threads;
-}
-
-int OpThreads() { return op_threads; }
+int OpThreads() { return CurrentComputeOptions().op_threads; }
 
 void ParallelFor(int64_t n,
                  const std::function<void(int64_t, int64_t, int)>& fn) {
-  const int workers = static_cast<int>(std::min<int64_t>(op_threads, n));
+  const int workers = static_cast<int>(std::min<int64_t>(OpThreads(), n));
   if (workers <= 1 || inside_parallel_for) {
     fn(0, n, 0);
     return;

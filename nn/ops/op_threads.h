@@ -9,9 +9,8 @@
 
 namespace ringlet::nn {
 
-// For ops called from this thread; 1 (the default) keeps them on it.
-// Throws std::invalid_argument below 1.
-void SetOpThreads(int threads);
+// For ops called from this thread (ComputeOptions::op_threads,
+// nn/compute_options.h); 1 (the default) keeps them on it.
 int OpThreads();
 
 // Calls fn(begin, end, worker) over [0, n) cut into at most OpThreads()

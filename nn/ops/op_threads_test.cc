@@ -10,17 +10,16 @@
 #include <thread>
 #include <vector>
 
+#include "nn/compute_options.h"
+
 namespace ringlet::nn {
 namespace {
 
-class ParallelForTest : public ::testing::Test {
- protected:
-  void TearDown() override { SetOpThreads(1); }
-};
+class ParallelForTest : public ::testing::Test {};
 
 TEST_F(ParallelForTest, CoversEveryIndexOnceInContiguousParts) {
   for (int threads : {1, 2, 3, 4}) {
-    SetOpThreads(threads);
+    const auto threads2 = ScopedCompute(&ComputeOptions::op_threads, threads);
     for (int64_t n : {1, 2, 3, 7, 100}) {
       std::vector<std::atomic<int>> hits(n);
       std::atomic<int> parts{0};
@@ -39,7 +38,7 @@ TEST_F(ParallelForTest, CoversEveryIndexOnceInContiguousParts) {
 }
 
 TEST_F(ParallelForTest, WorkerZeroRunsOnTheCallerTheOthersOnOtherThreads) {
-  SetOpThreads(3);
+  const auto threads3 = ScopedCompute(&ComputeOptions::op_threads, 3);
   const std::thread::id caller = std::this_thread::get_id();
   std::vector<std::thread::id> ids(3);
   ParallelFor(3, [&](int64_t, int64_t, int worker) {
@@ -53,7 +52,7 @@ TEST_F(ParallelForTest, WorkerZeroRunsOnTheCallerTheOthersOnOtherThreads) {
 // ids, not std::thread::id, which a new thread can inherit from a joined
 // one.)
 TEST_F(ParallelForTest, HelpersAreReusedAcrossCalls) {
-  SetOpThreads(2);
+  const auto threads4 = ScopedCompute(&ComputeOptions::op_threads, 2);
   pid_t first = 0, second = 0;
   ParallelFor(2, [&](int64_t, int64_t, int w) {
     if (w == 1) first = gettid();
@@ -67,7 +66,7 @@ TEST_F(ParallelForTest, HelpersAreReusedAcrossCalls) {
 }
 
 TEST_F(ParallelForTest, NestedCallsRunInlineAndFinish) {
-  SetOpThreads(2);
+  const auto threads5 = ScopedCompute(&ComputeOptions::op_threads, 2);
   std::atomic<int> inner{0};
   ParallelFor(2, [&](int64_t, int64_t, int) {
     ParallelFor(10, [&](int64_t begin, int64_t end, int worker) {
@@ -80,7 +79,7 @@ TEST_F(ParallelForTest, NestedCallsRunInlineAndFinish) {
 
 TEST_F(ParallelForTest, ThreadCountCanChange) {
   for (int threads : {4, 2, 3, 1, 2}) {
-    SetOpThreads(threads);
+    const auto threads6 = ScopedCompute(&ComputeOptions::op_threads, threads);
     std::atomic<int> parts{0};
     ParallelFor(8, [&](int64_t, int64_t, int) { ++parts; });
     EXPECT_EQ(parts, threads);
@@ -88,7 +87,7 @@ TEST_F(ParallelForTest, ThreadCountCanChange) {
 }
 
 TEST_F(ParallelForTest, CallerExceptionWaitsForHelpersThenPropagates) {
-  SetOpThreads(2);
+  const auto threads7 = ScopedCompute(&ComputeOptions::op_threads, 2);
   std::atomic<bool> helper_done{false};
   EXPECT_THROW(
       ParallelFor(2,
@@ -110,7 +109,7 @@ TEST_F(ParallelForTest, EachCallingThreadHasItsOwnHelpers) {
   std::atomic<int> total{0};
   for (int c = 0; c < 3; ++c) {
     callers.emplace_back([&] {
-      SetOpThreads(2);
+      const auto threads8 = ScopedCompute(&ComputeOptions::op_threads, 2);
       for (int i = 0; i < 50; ++i) {
         ParallelFor(4, [&](int64_t begin, int64_t end, int) {
           total += static_cast<int>(end - begin);
@@ -124,7 +123,7 @@ TEST_F(ParallelForTest, EachCallingThreadHasItsOwnHelpers) {
 
 TEST_F(ParallelForTest, EachItemRunsOnceOnSomeWorker) {
   for (int threads : {1, 2, 3}) {
-    SetOpThreads(threads);
+    const auto threads9 = ScopedCompute(&ComputeOptions::op_threads, threads);
     for (int64_t n : {0, 1, 2, 5, 64}) {
       std::vector<std::atomic<int>> hits(n);
       std::vector<std::atomic<int>> by_worker(threads);
@@ -142,7 +141,7 @@ TEST_F(ParallelForTest, EachItemRunsOnceOnSomeWorker) {
 // A slow thread takes fewer items: here worker 0 sleeps on its first item
 // while the other drains the rest.
 TEST_F(ParallelForTest, EachItemGoesToTheNextFreeThread) {
-  SetOpThreads(2);
+  const auto threads10 = ScopedCompute(&ComputeOptions::op_threads, 2);
   std::vector<std::atomic<int>> by_worker(2);
   std::atomic<bool> first{true};
   ParallelForEachItem(20, [&](int64_t, int worker) {
@@ -156,7 +155,8 @@ TEST_F(ParallelForTest, EachItemGoesToTheNextFreeThread) {
 }
 
 TEST_F(ParallelForTest, RejectsFewerThanOneThread) {
-  EXPECT_THROW(SetOpThreads(0), std::invalid_argument);
+  EXPECT_THROW(ScopedCompute(&ComputeOptions::op_threads, 0),
+               std::invalid_argument);
 }
 
 }  // namespace

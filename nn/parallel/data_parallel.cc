@@ -105,6 +105,7 @@ ReplicaGroupOptions GroupOptions(const DataParallelOptions& options) {
   ReplicaGroupOptions out;
   out.backend = options.backend;
   out.threads_per_device = options.threads_per_device;
+  out.compute = options.compute;
   // Batch norm sums happen on the compute thread while the reducer's thread
   // may be inside a gradient allreduce: they need a group of their own.
   out.comm_groups = options.sync_bn ? 2 : 1;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "collectives/api/communicator.h"
+#include "nn/compute_options.h"
 #include "nn/device.h"
 #include "nn/layers/module.h"
 #include "nn/ops/loss.h"
@@ -101,6 +102,10 @@ struct DataParallelOptions {
   double clip_grad_norm = 0;
   bool sync_bn = false;
   int threads_per_device = 1;
+  // How each replica computes (precision, layout, algorithms; one per
+  // device), bound to its thread: empty, the options of the thread that
+  // makes the DataParallel (nn/compute_options.h).
+  std::vector<ComputeOptions> compute;
   int64_t bucket_bytes = 4 << 20;
   // The gradients' type on the wire: float32, or bfloat16 on CPU devices
   // (half the bytes; each bucket cast once, summed with one rounding per

@@ -22,6 +22,7 @@
 
 #include "collectives/api/collective_error.h"
 #include "gpu/device_probe.h"
+#include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
 #include "nn/out_of_memory.h"
 #include "nn/parallel/data_parallel.h"
@@ -341,7 +342,8 @@ TEST_F(OnOneGpu, HostLossesOnReplicasMatchTheCpuDevices) {
 // differs (cuDNN's and cuBLAS's kernels against oneDNN's and Eigen's), so
 // there only within a tolerance.
 TEST_F(OnOneGpu, ReproducibleStepsAreTheSameBitsOnOneTwoAndFourReplicas) {
-  SetConvAlgorithms(ConvAlgorithms::kDeterministic);
+  const auto algorithms2 = ScopedCompute(&ComputeOptions::conv_algorithms,
+                                         ConvAlgorithms::kDeterministic);
   DataParallelOptions options = Options("ring");
   options.micro_shards = 4;
   options.optimizer.weight_decay = 1e-3f;
@@ -376,7 +378,6 @@ TEST_F(OnOneGpu, ReproducibleStepsAreTheSameBitsOnOneTwoAndFourReplicas) {
   std::vector<double> cpu_losses;
   auto cpu = train(Cpus(2), &cpu_losses);
   ExpectStatesNear(one->State(0), cpu->State(0), 1e-3, "gpu vs cpu");
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
 
 // Steps queued ahead (two in flight, as the training loop's next step and
@@ -384,7 +385,8 @@ TEST_F(OnOneGpu, ReproducibleStepsAreTheSameBitsOnOneTwoAndFourReplicas) {
 // queues its steps without the host waiting for the GPU at all. Both runs
 // use deterministic algorithms, so they must agree bit for bit.
 TEST_F(OnOneGpu, QueuedStepsAreTheSynchronousStepsAndWaitForNothing) {
-  SetConvAlgorithms(ConvAlgorithms::kDeterministic);
+  const auto algorithms3 = ScopedCompute(&ComputeOptions::conv_algorithms,
+                                         ConvAlgorithms::kDeterministic);
   for (int k : {1, 2}) {
     const auto factory = Seeded(SmallNet, 8);
     DataParallel sync(factory, Replicas(k), Options("ring"));
@@ -414,7 +416,6 @@ TEST_F(OnOneGpu, QueuedStepsAreTheSynchronousStepsAndWaitForNothing) {
     EXPECT_EQ(last.samples, 12) << what;
     ExpectStatesNear(queued.State(0), sync.State(0), 0, what);
   }
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
 
 // A step whose gradients are not finite changes nothing, decided on the

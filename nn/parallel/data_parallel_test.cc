@@ -16,6 +16,7 @@
 #include "collectives/api/collective_error.h"
 #include "collectives/collectives.h"
 #include "gtest/gtest.h"
+#include "nn/compute_options.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
 #include "nn/models/resnet.h"
@@ -136,7 +137,7 @@ TEST(DataParallelTest, SyncBnResNet18StepOnKDevicesEqualsOneDevice) {
 // the change with oneDNN's kernels, up to 1% with the float32 reference
 // kernels, whose per-image sums depend on the batch's size).
 TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
-  ScopedAutocast bf16(DType::kBFloat16);
+  const auto bf16 = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
   const SgdOptions sgd{0.1f, 0.9f, 0.0f};
   const std::vector<Batch> batches = {RandomBatch(7, 28, 1)};
   auto factory = Seeded([] { return MakeResNet18(); }, 11);
@@ -145,7 +146,7 @@ TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
   ReferenceSteps(*reference, batches, sgd);
   auto plain = factory();
   {
-    ScopedAutocast fp32(DType::kFloat32);
+    const auto fp32 = ScopedCompute(&ComputeOptions::autocast, DType::kFloat32);
     ReferenceSteps(*plain, batches, sgd);
   }
   const std::vector<Tensor> start = State(*initial), want = State(*reference);

@@ -3,20 +3,29 @@
 #include <stdexcept>
 #include <string>
 
-#include "nn/ops/op_threads.h"
+#include "nn/compute_options.h"
 
 namespace ringlet::nn {
 
-DeviceWorkers::DeviceWorkers(int count, int threads_per_device) {
+DeviceWorkers::DeviceWorkers(int count, int threads_per_device,
+                             const std::vector<ComputeOptions>& compute) {
   if (count < 1 || threads_per_device < 1) {
     throw std::invalid_argument(
         "device workers: need at least one device and one thread per "
         "device, got " +
         std::to_string(count) + " and " + std::to_string(threads_per_device));
   }
+  if (!compute.empty() && static_cast<int>(compute.size()) != count) {
+    throw std::invalid_argument(
+        "device workers: " + std::to_string(compute.size()) +
+        " compute options for " + std::to_string(count) +
+        " devices; give one per device, or none");
+  }
   for (int d = 0; d < count; ++d) {
-    threads_.emplace_back(
-        [this, d, threads_per_device] { Loop(d, threads_per_device); });
+    ComputeOptions options =
+        compute.empty() ? CurrentComputeOptions() : compute[d];
+    options.op_threads = threads_per_device;
+    threads_.emplace_back([this, d, options] { Loop(d, options); });
   }
 }
 
@@ -41,8 +50,8 @@ void DeviceWorkers::Run(const std::function<void(int)>& fn) {
   if (first_error_) std::rethrow_exception(first_error_);
 }
 
-void DeviceWorkers::Loop(int device, int threads_per_device) {
-  SetOpThreads(threads_per_device);
+void DeviceWorkers::Loop(int device, const ComputeOptions& compute) {
+  const ComputeScope scope(compute);
   uint64_t seen = 0;
   while (true) {
     const std::function<void(int)>* job;

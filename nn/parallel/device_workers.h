@@ -11,13 +11,18 @@
 #include <thread>
 #include <vector>
 
+#include "nn/compute_options.h"
+
 namespace ringlet::nn {
 
 class DeviceWorkers {
  public:
-  // `count` threads; each runs its ops on `threads_per_device` cores
-  // (SetOpThreads). Throws std::invalid_argument when either is below 1.
-  DeviceWorkers(int count, int threads_per_device);
+  // `count` threads; thread d computes under compute[d] (nn/compute_options.h;
+  // empty: the options of the thread making them, for every device) with
+  // its ops on `threads_per_device` cores. Throws std::invalid_argument
+  // when either count is below 1 or compute has another size.
+  DeviceWorkers(int count, int threads_per_device,
+                const std::vector<ComputeOptions>& compute = {});
   ~DeviceWorkers();
   DeviceWorkers(const DeviceWorkers&) = delete;
   DeviceWorkers& operator=(const DeviceWorkers&) = delete;
@@ -30,7 +35,7 @@ class DeviceWorkers {
   int size() const { return static_cast<int>(threads_.size()); }
 
  private:
-  void Loop(int device, int threads_per_device);
+  void Loop(int device, const ComputeOptions& compute);
 
   std::mutex mu_;
   std::condition_variable work_ready_, work_done_;

@@ -100,7 +100,7 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
   for (const Device& d : devices_) lanes_.emplace_back(d);
   // nn's ops on a GPU queue their work and use no op threads.
   workers_ = std::make_unique<DeviceWorkers>(
-      size(), on_gpus() ? 1 : options_.threads_per_device);
+      size(), on_gpus() ? 1 : options_.threads_per_device, options_.compute);
 }
 
 void ReplicaGroup::Fail(int device, std::exception_ptr error) {

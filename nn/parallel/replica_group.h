@@ -18,6 +18,7 @@
 
 #include "collectives/api/communicator.h"
 #include "collectives/api/process_group.h"
+#include "nn/compute_options.h"
 #include "nn/device.h"
 #include "nn/device_stream.h"
 #include "nn/parallel/device_workers.h"
@@ -50,6 +51,9 @@ struct TrainStepStats {
 struct ReplicaGroupOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
   int threads_per_device = 1;
+  // How each local device's replica computes (nn/compute_options.h), one
+  // per device; empty: the options of the thread making the group.
+  std::vector<ComputeOptions> compute;
   // Independent communicator groups, for collectives issued from different
   // threads of a device (gradients on one, batch norm on another).
   int comm_groups = 1;

@@ -8,6 +8,7 @@
 #include "collectives/backends/mpi/mpi_world.h"
 #include "collectives/backends/nccl.h"
 #include "gpu/device_probe.h"
+#include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
 #include "nn/memory_format.h"
 #include "nn/ops/autocast.h"
@@ -51,8 +52,8 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
   return nn::ResolveDevices(spec, usable);
 }
 
-void ApplyComputeFlags(const TrainerFlags& flags,
-                       const std::vector<nn::Device>& devices) {
+nn::ComputeOptions ComputeOptionsFromFlags(
+    const TrainerFlags& flags, const std::vector<nn::Device>& devices) {
   const bool bf16 = flags.precision == "bf16";
   // bf16 is autocast (nn/ops/autocast.h); what float32 ops remain on a GPU
   // run without TF32.
@@ -90,10 +91,12 @@ void ApplyComputeFlags(const TrainerFlags& flags,
                           " applies to GPUs (cuDNN); CPU devices keep their "
                           "own layout (leave --layout out)");
   }
-  nn::SetGpuPrecision(precision);
-  nn::SetConvAlgorithms(conv);
-  nn::SetGpuActivationFormat(layout);
-  nn::SetAutocast(bf16 ? nn::DType::kBFloat16 : nn::DType::kFloat32);
+  nn::ComputeOptions options;
+  options.gpu_precision = precision;
+  options.conv_algorithms = conv;
+  options.gpu_layout = layout;
+  options.autocast = bf16 ? nn::DType::kBFloat16 : nn::DType::kFloat32;
+  return options;
 }
 
 std::string ResolveBackend(const std::string& flag,

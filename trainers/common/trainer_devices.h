@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/compute_options.h"
 #include "nn/device.h"
 #include "trainers/common/trainer_flags.h"
 
@@ -23,13 +24,14 @@ std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec);
 // saying how many processes per host fit when there are too few.
 nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable);
 
-// --precision and --conv_algorithms for `devices`: sets nn's settings
-// (bf16: autocast; tf32: the GPUs' float32 math). tf32 and a
-// --conv_algorithms other than the default on CPU devices are DeviceErrors
-// (those compute in float32 or bf16 and have no cuDNN), as is bf16 where
-// it has no kernels (nn/ops/bf16_support.h).
-void ApplyComputeFlags(const TrainerFlags& flags,
-                       const std::vector<nn::Device>& devices);
+// --precision, --conv_algorithms and --layout for `devices`, as the
+// options the run computes under (bf16: autocast; tf32: the GPUs' float32
+// math). tf32, --layout=nhwc and a --conv_algorithms other than the
+// default on CPU devices are DeviceErrors (those compute in float32 or
+// bf16 and have no cuDNN), as is bf16 where it has no kernels
+// (nn/ops/bf16_support.h).
+nn::ComputeOptions ComputeOptionsFromFlags(
+    const TrainerFlags& flags, const std::vector<nn::Device>& devices);
 
 // --backend=auto: nccl where every device is a different GPU and NCCL is
 // built in (as DDP's default), else ring (CPU devices, or a GPU holding

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <ostream>
 
+#include "nn/compute_options.h"
 #include "trainers/common/trainer_data.h"
 #include "trainers/common/trainer_devices.h"
 
@@ -13,7 +14,7 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
   PreparedRun p;
   p.devices = ResolveTrainerDevices(flags.devices);
   p.backend = ResolveBackend(flags.backend, p.devices);
-  ApplyComputeFlags(flags, p.devices);
+  p.compute = ComputeOptionsFromFlags(flags, p.devices);
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
   p.where = p.job.Where(p.devices);
   // Bad output paths fail now, not after hours of training.

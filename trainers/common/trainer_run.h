@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/compute_options.h"
 #include "nn/device.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/job.h"
@@ -38,6 +39,9 @@ struct PreparedRun {
   TrainerData data;
   RunSettings settings;
   int threads_per_device = 1;  // ThreadsPerDevice's.
+  // What the flags ask of the ops: the trainer binds it (nn::ComputeScope)
+  // before it makes its devices' workers, which take it on.
+  nn::ComputeOptions compute;
 };
 
 // Resolves the flags in the order errors should come (devices, outputs,

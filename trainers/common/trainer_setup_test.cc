@@ -38,80 +38,88 @@ TEST(GpuOfLocalRankTest, MoreProcessesThanGpusSaysHowManyFit) {
   }
 }
 
-TEST(ApplyComputeFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
+TEST(ComputeOptionsFromFlagsTest, GpuOnlyValuesAreRefusedOnCpuDevices) {
   TrainerFlags flags;
-  ApplyComputeFlags(flags, {nn::Device::Cpu(0)});  // The defaults are fine.
+  // The defaults are fine.
+  EXPECT_NO_THROW(ComputeOptionsFromFlags(flags, {nn::Device::Cpu(0)}));
   flags.conv_algorithms = "heuristic";
-  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}), nn::DeviceError);
+  EXPECT_THROW(ComputeOptionsFromFlags(flags, {nn::Device::Cpu(0)}),
+               nn::DeviceError);
   flags.conv_algorithms = "fastest";
-  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}),
+  EXPECT_THROW(ComputeOptionsFromFlags(flags, {nn::Device::Cpu(0)}),
                std::invalid_argument);
   flags.conv_algorithms = "measure";  // Only auto means nothing on CPUs.
-  EXPECT_THROW(ApplyComputeFlags(flags, {nn::Device::Cpu(0)}), nn::DeviceError);
+  EXPECT_THROW(ComputeOptionsFromFlags(flags, {nn::Device::Cpu(0)}),
+               nn::DeviceError);
   flags.conv_algorithms = "auto";
   flags.layout = "nhwc";
   try {
-    ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
+    ComputeOptionsFromFlags(flags, {nn::Device::Cpu(0)});
     FAIL() << "expected a DeviceError";
   } catch (const nn::DeviceError& e) {
     EXPECT_THAT(e.what(), HasSubstr("--layout=nhwc applies to GPUs"));
   }
-  EXPECT_EQ(nn::gpu_activation_format(), nn::MemoryFormat::kContiguous);
 }
 
 // auto measures float32 convolutions; --reproducible takes cuDNN's first
 // deterministic guess, and refuses a timed choice.
-TEST(ApplyComputeFlagsTest, ConvAlgorithmsAutoFollowsPrecisionAndReproducible) {
+TEST(ComputeOptionsFromFlagsTest,
+     ConvAlgorithmsAutoFollowsPrecisionAndReproducible) {
   TrainerFlags flags;
-  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
-  EXPECT_EQ(nn::conv_algorithms(), nn::ConvAlgorithms::kMeasure);
+  EXPECT_EQ(
+      ComputeOptionsFromFlags(flags, {nn::Device::Cuda(0)}).conv_algorithms,
+      nn::ConvAlgorithms::kMeasure);
   flags.reproducible = true;
-  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
-  EXPECT_EQ(nn::conv_algorithms(), nn::ConvAlgorithms::kDeterministic);
+  EXPECT_EQ(
+      ComputeOptionsFromFlags(flags, {nn::Device::Cuda(0)}).conv_algorithms,
+      nn::ConvAlgorithms::kDeterministic);
   flags.conv_algorithms = "measure";
   try {
-    ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
+    ComputeOptionsFromFlags(flags, {nn::Device::Cuda(0)});
     FAIL() << "expected a DeviceError";
   } catch (const nn::DeviceError& e) {
     EXPECT_THAT(e.what(), HasSubstr("needs --conv_algorithms=deterministic"));
   }
   flags = TrainerFlags();
-  ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
-  EXPECT_EQ(nn::conv_algorithms(), nn::ConvAlgorithms::kMeasure);
+  flags.precision = "bf16";
+  EXPECT_EQ(
+      ComputeOptionsFromFlags(flags, {nn::Device::Cuda(0)}).conv_algorithms,
+      nn::ConvAlgorithms::kGraph);
 }
 
-// --layout=nhwc is the process's GPU activation format; nchw sets it back.
-TEST(ApplyComputeFlagsTest, LayoutSetsTheGpuActivationFormat) {
+TEST(ComputeOptionsFromFlagsTest, LayoutIsTheGpuActivationFormat) {
   TrainerFlags flags;
   flags.layout = "nhwc";
-  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
-  EXPECT_EQ(nn::gpu_activation_format(), nn::MemoryFormat::kChannelsLast);
+  EXPECT_EQ(ComputeOptionsFromFlags(flags, {nn::Device::Cuda(0)}).gpu_layout,
+            nn::MemoryFormat::kChannelsLast);
   flags.layout = "nchw";
-  ApplyComputeFlags(flags, {nn::Device::Cuda(0)});
-  EXPECT_EQ(nn::gpu_activation_format(), nn::MemoryFormat::kContiguous);
+  EXPECT_EQ(ComputeOptionsFromFlags(flags, {nn::Device::Cuda(0)}).gpu_layout,
+            nn::MemoryFormat::kContiguous);
 }
 
 // bf16 turns autocast on where it has kernels and says what is missing
 // where not: never silently float32.
-TEST(ApplyComputeFlagsTest, Bf16IsAutocastOrAClearRefusal) {
+TEST(ComputeOptionsFromFlagsTest, Bf16IsAutocastOrAClearRefusal) {
   TrainerFlags flags;
   flags.precision = "bf16";
+  const bool has =
+      nn::GetCpuFeatures().avx512_bf16 || nn::GetCpuFeatures().amx_bf16;
   try {
-    ApplyComputeFlags(flags, {nn::Device::Cpu(0), nn::Device::Cpu(1)});
-    EXPECT_EQ(nn::autocast(), nn::DType::kBFloat16);
-    EXPECT_TRUE(nn::GetCpuFeatures().avx512_bf16 ||
-                nn::GetCpuFeatures().amx_bf16);
+    EXPECT_EQ(
+        ComputeOptionsFromFlags(flags, {nn::Device::Cpu(0), nn::Device::Cpu(1)})
+            .autocast,
+        nn::DType::kBFloat16);
+    EXPECT_TRUE(has);
   } catch (const nn::DeviceError& e) {
-    EXPECT_EQ(nn::autocast(), nn::DType::kFloat32);
-    const bool has =
-        nn::GetCpuFeatures().avx512_bf16 || nn::GetCpuFeatures().amx_bf16;
     EXPECT_THAT(e.what(), HasSubstr(has ? "oneDNN" : "AVX512_BF16"));
   }
   // GPUs take it (cuDNN's bfloat16 convolutions).
-  EXPECT_NO_THROW(ApplyComputeFlags(flags, {nn::Device::Cuda(0)}));
-  EXPECT_EQ(nn::autocast(), nn::DType::kBFloat16);
+  EXPECT_EQ(ComputeOptionsFromFlags(flags, {nn::Device::Cuda(0)}).autocast,
+            nn::DType::kBFloat16);
   flags.precision = "fp32";
-  ApplyComputeFlags(flags, {nn::Device::Cpu(0)});
+  EXPECT_EQ(ComputeOptionsFromFlags(flags, {nn::Device::Cpu(0)}).autocast,
+            nn::DType::kFloat32);
+  // Nothing process-wide changed.
   EXPECT_EQ(nn::autocast(), nn::DType::kFloat32);
 }
 

@@ -2,10 +2,11 @@
 // each algorithm chosen once per shape and device and kept: by default the
 // fastest of cuDNN's candidates, timed on the first call (cudnnFind*Ex, as
 // PyTorch's cudnn.benchmark), else cuDNN's heuristics, or their first
-// deterministic one (SetConvAlgorithms, nn/gpu_precision.h). Workspaces
+// deterministic one (ComputeOptions::conv_algorithms, nn/gpu_precision.h,
+// the calling thread's; the choices are kept per setting). Workspaces
 // come from the device's caching allocator. FMA math (no TF32) by
 // default, so results stay within float32 rounding of the CPU path; TF32
-// with SetGpuPrecision(kTf32) (nn/gpu_precision.h). bfloat16 operands
+// under ComputeOptions::gpu_precision kTf32. bfloat16 operands
 // (autocast, nn/ops/autocast.h) run cuDNN's bfloat16 configuration: float32
 // sums on tensor cores, bfloat16 outputs; the weight gradient is written
 // in bfloat16 (the legacy API's configuration) and widened to float32.

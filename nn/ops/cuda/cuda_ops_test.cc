@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpu/device_probe.h"
+#include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
 #include "nn/memory_format.h"
 #include "nn/ops/activation.h"
@@ -312,13 +313,15 @@ void ExpectBf16ConvolutionsMatchTheCpuReference(Device gpu,
   const auto on_gpu = [&](const Tensor& t) {
     return t.To(gpu).ToMemoryFormat(format);
   };
-  ScopedAutocast on(DType::kBFloat16);
-  const CpuConvBackend before = GetCpuConvBackend();
-  SetCpuConvBackend(CpuConvBackend::kEigen);  // The reference on any CPU.
+  const auto on = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
+  const auto conv_backend =
+      ScopedCompute(&ComputeOptions::cpu_conv,
+                    CpuConvBackend::kEigen);  // The reference on any CPU.
   // The legacy API's measured choice, and the graph API's plans.
   for (const ConvAlgorithms choice :
        {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
-    SetConvAlgorithms(choice);
+    const auto algorithms2 =
+        ScopedCompute(&ComputeOptions::conv_algorithms, choice);
     for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
       const std::string what = std::string("bf16 conv2d (") + Name(choice) +
                                ", " + ToString(format) + ", stride " +
@@ -348,8 +351,8 @@ void ExpectBf16ConvolutionsMatchTheCpuReference(Device gpu,
       if (choice == ConvAlgorithms::kGraph) ExpectGraphRan(graph_runs, 3, what);
     }
   }
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
-  SetCpuConvBackend(before);
+  const auto algorithms3 =
+      ScopedCompute(&ComputeOptions::conv_algorithms, ConvAlgorithms::kMeasure);
 }
 
 // bfloat16 convolutions (autocast) on cuDNN's bfloat16 configuration
@@ -370,7 +373,7 @@ TEST_F(CudaOpsTest, ChannelsLastBf16ConvolutionsMatchTheCpuReference) {
 // reference: y and dx within one bfloat16 step of the largest value, dw
 // (float32 sums of bfloat16 products) and db within 1e-4.
 TEST_F(CudaOpsTest, Bf16LinearMatchesTheCpuReference) {
-  ScopedAutocast on(DType::kBFloat16);
+  const auto on = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
   const Tensor x = Random({33, 70}, 100), w = Random({70, 10}, 101),
                b = Random({10}, 102);
   const Tensor dy = Random({33, 10}, 103);
@@ -472,7 +475,8 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuUnderEveryAlgorithmChoice) {
   for (ConvAlgorithms choice :
        {ConvAlgorithms::kMeasure, ConvAlgorithms::kHeuristic,
         ConvAlgorithms::kDeterministic}) {
-    SetConvAlgorithms(choice);
+    const auto algorithms4 =
+        ScopedCompute(&ComputeOptions::conv_algorithms, choice);
     const std::string what = Name(choice);
     std::vector<float> first_dw;
     for (int run = 0; run < 2; ++run) {
@@ -489,7 +493,6 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuUnderEveryAlgorithmChoice) {
       }
     }
   }
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
 
 // --conv_algorithms=graph runs every direction through cuDNN's graph API
@@ -497,7 +500,8 @@ TEST_F(CudaOpsTest, Conv2dMatchesTheCpuUnderEveryAlgorithmChoice) {
 // gives the CPU's results within float32 rounding, on odd sizes, stride 2
 // and ResNet's shapes at batch 64, in fp32 (no TF32 engines).
 TEST_F(CudaOpsTest, GraphApiConvolutionsMatchTheCpu) {
-  SetConvAlgorithms(ConvAlgorithms::kGraph);
+  const auto algorithms5 =
+      ScopedCompute(&ComputeOptions::conv_algorithms, ConvAlgorithms::kGraph);
   struct Case {
     Shape x, w;
     Conv2dParams params;
@@ -524,7 +528,6 @@ TEST_F(CudaOpsTest, GraphApiConvolutionsMatchTheCpu) {
     ExpectClose(Values(g_gpu.db), Values(g.db), what + " db");
     ExpectGraphRan(before, 3, what + ": ");
   }
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
 }
 
 TEST_F(CudaOpsTest, LinearMatchesTheCpu) {
@@ -621,10 +624,12 @@ TEST_F(CudaOpsTest, Tf32ConvolutionsRunOnTensorCores) {
   const Conv2dParams pointwise = {1, 0};
   const std::vector<float> fp32 =
       Values(Conv2dForward(x_gpu, w_gpu, b_gpu, pointwise));
-  SetGpuPrecision(GpuPrecision::kTf32);
+  const auto precision2 =
+      ScopedCompute(&ComputeOptions::gpu_precision, GpuPrecision::kTf32);
   const std::vector<float> tf32 =
       Values(Conv2dForward(x_gpu, w_gpu, b_gpu, pointwise));
-  SetGpuPrecision(GpuPrecision::kFp32);
+  const auto precision3 =
+      ScopedCompute(&ComputeOptions::gpu_precision, GpuPrecision::kFp32);
   ExpectClose(tf32, Values(Conv2dForward(x, w, b, pointwise)),
               "tf32 vs the CPU", 1e-2f);
   float largest = 0, moved = 0;
@@ -733,7 +738,8 @@ TEST_F(CudaOpsTest, ChannelsLastConvolutionsMatchTheCpu) {
                b = Random({16}, 112);
   for (const ConvAlgorithms choice :
        {ConvAlgorithms::kMeasure, ConvAlgorithms::kGraph}) {
-    SetConvAlgorithms(choice);
+    const auto algorithms6 =
+        ScopedCompute(&ComputeOptions::conv_algorithms, choice);
     for (const Conv2dParams params : {Conv2dParams{1, 1}, Conv2dParams{2, 0}}) {
       const std::string what = std::string("nhwc conv2d (") + Name(choice) +
                                ", stride " + std::to_string(params.stride) +
@@ -759,9 +765,11 @@ TEST_F(CudaOpsTest, ChannelsLastConvolutionsMatchTheCpu) {
       if (choice == ConvAlgorithms::kGraph) ExpectGraphRan(graph_runs, 3, what);
     }
   }
-  SetConvAlgorithms(ConvAlgorithms::kMeasure);
+  const auto algorithms7 =
+      ScopedCompute(&ComputeOptions::conv_algorithms, ConvAlgorithms::kMeasure);
   {
-    ScopedGpuActivationFormat nhwc(MemoryFormat::kChannelsLast);
+    const auto nhwc =
+        ScopedCompute(&ComputeOptions::gpu_layout, MemoryFormat::kChannelsLast);
     const Tensor y_gpu = Conv2dForward(x.To(gpu_), w.To(gpu_), b.To(gpu_), {});
     EXPECT_EQ(y_gpu.memory_format(), MemoryFormat::kChannelsLast);
     ExpectClose(Values(y_gpu), Values(Conv2dForward(x, w, b, {})),
@@ -779,7 +787,8 @@ TEST_F(CudaOpsTest, ChannelsLastConvolutionsMatchTheCpu) {
 // process's format; elementwise ops given mixed formats convert the second
 // operand to the first's, so the values never depend on the formats.
 TEST_F(CudaOpsTest, ChannelsLastPoolingAndElementwiseOpsMatchTheCpu) {
-  ScopedGpuActivationFormat nhwc(MemoryFormat::kChannelsLast);
+  const auto nhwc =
+      ScopedCompute(&ComputeOptions::gpu_layout, MemoryFormat::kChannelsLast);
   const Tensor x = Random({2, 3, 8, 8}, 130);
   const Tensor x_last = x.To(gpu_).ToMemoryFormat(MemoryFormat::kChannelsLast);
   const Tensor y = AvgPool2dForward(x, 2, 2);

@@ -1,7 +1,8 @@
 // The fully connected layer on GPUs through cuBLAS. Row-major [N, in] x
 // [in, out] is, to column-major cuBLAS, y^T = w^T x^T: each product below
 // is written in those column-major terms. Default math (no TF32) unless
-// SetGpuPrecision(kTf32) (the cuBLAS handle's math mode, device_context.cc).
+// ComputeOptions::gpu_precision is TF32 (the cuBLAS handle's math mode, set
+// per call from the calling thread's options, device_context.cc).
 // bfloat16 operands (autocast) go through cublasGemmEx with float32 sums:
 // bfloat16 outputs, a float32 weight gradient.
 #include <cublas_v2.h>

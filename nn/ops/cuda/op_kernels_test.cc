@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/device_probe.h"
+#include "nn/compute_options.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/dropout.h"
 #include "nn/ops/embedding.h"
@@ -112,10 +113,12 @@ TEST_P(OpKernelsTest, EmbeddingMatchesTheCpuAndRefusesBadIds) {
   std::mt19937 gen(9);
   for (float& v : id_values) v = static_cast<float>(gen() % 50);
   const Tensor ids = Tensor::FromVector({6, 9}, id_values);
-  if (GetParam() == DType::kBFloat16) SetAutocast(DType::kBFloat16);
-  const Tensor y = EmbeddingForward(ids, w);
-  const Tensor y_gpu = EmbeddingForward(ids.To(gpu_), w.To(gpu_));
-  SetAutocast(DType::kFloat32);
+  Tensor y, y_gpu;
+  {
+    const auto autocast = ScopedCompute(&ComputeOptions::autocast, GetParam());
+    y = EmbeddingForward(ids, w);
+    y_gpu = EmbeddingForward(ids.To(gpu_), w.To(gpu_));
+  }
   ExpectBits(y_gpu, y, "embedding forward");
   const Tensor dy = Random({6, 9, 24}, 10);
   // The same sums in the same order: the same bits.
