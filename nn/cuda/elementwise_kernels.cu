@@ -7,6 +7,7 @@
 #include "nn/cuda/block_sum.cuh"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/elementwise_kernels.h"
+#include "nn/cuda/float_types.cuh"
 
 namespace ringlet::nn::cuda {
 namespace {
@@ -23,12 +24,10 @@ int Blocks(int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
        i += int64_t{blockDim.x} * gridDim.x)
 
-__global__ void fill_forward_kernel(float* out, int64_t n, float value) {
-  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
-}
-
-__global__ void fill_bf16_forward_kernel(__nv_bfloat16* out, int64_t n,
-                                         __nv_bfloat16 value) {
+// Kernels written once for float32 and bfloat16 (float_types.cuh): each
+// value in float32, rounded once to T.
+template <typename T>
+__global__ void fill_kernel(T* out, int64_t n, T value) {
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = value; }
 }
 
@@ -42,24 +41,18 @@ __global__ void bf16_to_float_forward_kernel(const __nv_bfloat16* in,
   RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = __bfloat162float(in[i]); }
 }
 
-__global__ void add_forward_kernel(const float* a, const float* b, float* out,
-                                   int64_t n) {
-  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] = a[i] + b[i]; }
-}
-
-__global__ void bias_add_forward_kernel(float* out, const float* bias,
-                                        int64_t channels, int64_t spatial,
-                                        int64_t n) {
-  RINGLET_GRID_STRIDE_LOOP(i, n) { out[i] += bias[(i / spatial) % channels]; }
-}
-
-__global__ void bias_add_bf16_forward_kernel(__nv_bfloat16* out,
-                                             const float* bias,
-                                             int64_t channels, int64_t spatial,
-                                             int64_t n) {
+template <typename T>
+__global__ void add_kernel(const T* a, const T* b, T* out, int64_t n) {
   RINGLET_GRID_STRIDE_LOOP(i, n) {
-    out[i] = __float2bfloat16_rn(__bfloat162float(out[i]) +
-                                 bias[(i / spatial) % channels]);
+    out[i] = FromFloat<T>(ToFloat(a[i]) + ToFloat(b[i]));
+  }
+}
+
+template <typename T>
+__global__ void bias_add_kernel(T* out, const float* bias, int64_t channels,
+                                int64_t spatial, int64_t n) {
+  RINGLET_GRID_STRIDE_LOOP(i, n) {
+    out[i] = FromFloat<T>(ToFloat(out[i]) + bias[(i / spatial) % channels]);
   }
 }
 
@@ -79,40 +72,18 @@ __global__ void relu_bf16_backward_kernel(const uint16_t* y, const uint16_t* dy,
   RINGLET_GRID_STRIDE_LOOP(i, n) { dx[i] = bf16_positive(y[i]) ? dy[i] : 0; }
 }
 
-__global__ void add_bf16_forward_kernel(const __nv_bfloat16* a,
-                                        const __nv_bfloat16* b,
-                                        __nv_bfloat16* out, int64_t n) {
-  RINGLET_GRID_STRIDE_LOOP(i, n) {
-    out[i] =
-        __float2bfloat16_rn(__bfloat162float(a[i]) + __bfloat162float(b[i]));
-  }
-}
-
 // A batch norm's epilogue (nn/ops/batch_norm.h) in one pass: y += r
-// where r is given, then ReLU where asked; the separate ops' values.
-__global__ void add_relu_in_place_kernel(float* y, const float* r, bool relu,
+// where r is given (the sum rounded to T, as the separate add), then ReLU
+// where asked (its result is its input or +0, so no rounding); the
+// separate ops' values.
+template <typename T>
+__global__ void add_relu_in_place_kernel(T* y, const T* r, bool relu,
                                          int64_t n) {
   RINGLET_GRID_STRIDE_LOOP(i, n) {
-    float v = y[i];
-    if (r != nullptr) v += r[i];
+    float v = ToFloat(y[i]);
+    if (r != nullptr) v = ToFloat(FromFloat<T>(v + ToFloat(r[i])));
     if (relu) v = v > 0.0f ? v : 0.0f;
-    y[i] = v;
-  }
-}
-
-__global__ void add_relu_bf16_in_place_kernel(__nv_bfloat16* y,
-                                              const __nv_bfloat16* r, bool relu,
-                                              int64_t n) {
-  RINGLET_GRID_STRIDE_LOOP(i, n) {
-    __nv_bfloat16 v = y[i];
-    if (r != nullptr) {
-      v = __float2bfloat16_rn(__bfloat162float(v) + __bfloat162float(r[i]));
-    }
-    if (relu) {
-      const uint16_t bits = __bfloat16_as_ushort(v);
-      v = __ushort_as_bfloat16(bf16_positive(bits) ? bits : 0);
-    }
-    y[i] = v;
+    y[i] = FromFloat<T>(v);
   }
 }
 
@@ -289,13 +260,14 @@ void fill_each(const TensorList& list, float value, cudaStream_t stream) {
 
 void fill_forward(float* out, int64_t n, float value, cudaStream_t stream) {
   if (n == 0) return;
-  fill_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(out, n, value);
+  fill_kernel<float><<<Blocks(n), kThreads, 0, stream>>>(out, n, value);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
 void fill_bf16_forward(uint16_t* out, int64_t n, float value,
                        cudaStream_t stream) {
-  fill_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+  if (n == 0) return;
+  fill_kernel<__nv_bfloat16><<<Blocks(n), kThreads, 0, stream>>>(
       reinterpret_cast<__nv_bfloat16*>(out), n, __float2bfloat16_rn(value));
   RINGLET_CUDA_CHECK_LAUNCH();
 }
@@ -317,7 +289,7 @@ void bf16_to_float_forward(const uint16_t* in, float* out, int64_t n,
 void add_forward(const float* a, const float* b, float* out, int64_t n,
                  cudaStream_t stream) {
   if (n == 0) return;
-  add_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(a, b, out, n);
+  add_kernel<float><<<Blocks(n), kThreads, 0, stream>>>(a, b, out, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
@@ -325,8 +297,8 @@ void bias_add_forward(float* out, const float* bias, int64_t batch,
                       int64_t channels, int64_t spatial, cudaStream_t stream) {
   const int64_t n = batch * channels * spatial;
   if (n == 0) return;
-  bias_add_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
-      out, bias, channels, spatial, n);
+  bias_add_kernel<float>
+      <<<Blocks(n), kThreads, 0, stream>>>(out, bias, channels, spatial, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
@@ -335,7 +307,7 @@ void bias_add_bf16_forward(uint16_t* out, const float* bias, int64_t batch,
                            cudaStream_t stream) {
   const int64_t n = batch * channels * spatial;
   if (n == 0) return;
-  bias_add_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+  bias_add_kernel<__nv_bfloat16><<<Blocks(n), kThreads, 0, stream>>>(
       reinterpret_cast<__nv_bfloat16*>(out), bias, channels, spatial, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
@@ -350,14 +322,15 @@ void relu_bf16_forward(const uint16_t* in, uint16_t* out, int64_t n,
 void add_relu_in_place(float* y, const float* r, bool relu, int64_t n,
                        cudaStream_t stream) {
   if (n == 0) return;
-  add_relu_in_place_kernel<<<Blocks(n), kThreads, 0, stream>>>(y, r, relu, n);
+  add_relu_in_place_kernel<float>
+      <<<Blocks(n), kThreads, 0, stream>>>(y, r, relu, n);
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 
 void add_relu_bf16_in_place(uint16_t* y, const uint16_t* r, bool relu,
                             int64_t n, cudaStream_t stream) {
   if (n == 0) return;
-  add_relu_bf16_in_place_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+  add_relu_in_place_kernel<__nv_bfloat16><<<Blocks(n), kThreads, 0, stream>>>(
       reinterpret_cast<__nv_bfloat16*>(y),
       reinterpret_cast<const __nv_bfloat16*>(r), relu, n);
   RINGLET_CUDA_CHECK_LAUNCH();
@@ -373,7 +346,7 @@ void relu_bf16_backward(const uint16_t* y, const uint16_t* dy, uint16_t* dx,
 void add_bf16_forward(const uint16_t* a, const uint16_t* b, uint16_t* out,
                       int64_t n, cudaStream_t stream) {
   if (n == 0) return;
-  add_bf16_forward_kernel<<<Blocks(n), kThreads, 0, stream>>>(
+  add_kernel<__nv_bfloat16><<<Blocks(n), kThreads, 0, stream>>>(
       reinterpret_cast<const __nv_bfloat16*>(a),
       reinterpret_cast<const __nv_bfloat16*>(b),
       reinterpret_cast<__nv_bfloat16*>(out), n);

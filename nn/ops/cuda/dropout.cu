@@ -2,7 +2,7 @@
 // drawn per element by the host's function (dropout.h), so the GPU keeps
 // the elements the CPU keeps.
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/cuda/float_types.cuh"
+#include "nn/cuda/float_types.cuh"
 #include "nn/ops/dropout.h"
 
 namespace ringlet::nn::cuda_ops {

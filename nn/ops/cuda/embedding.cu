@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/cuda/float_types.cuh"
+#include "nn/cuda/float_types.cuh"
 #include "nn/ops/embedding.h"
 
 namespace ringlet::nn::cuda_ops {

@@ -2,8 +2,8 @@
 // `template <typename Tp>` kernels): loads that widen to float, stores that
 // round once to nearest even (the CPU's FloatToBf16), a grid-stride loop,
 // and the host's launch by an element type.
-#ifndef RINGLET_NN_OPS_CUDA_FLOAT_TYPES_CUH_
-#define RINGLET_NN_OPS_CUDA_FLOAT_TYPES_CUH_
+#ifndef RINGLET_NN_CUDA_FLOAT_TYPES_CUH_
+#define RINGLET_NN_CUDA_FLOAT_TYPES_CUH_
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -13,7 +13,7 @@
 
 #include "nn/dtype.h"
 
-namespace ringlet::nn::cuda_ops {
+namespace ringlet::nn::cuda {
 
 __device__ __forceinline__ float ToFloat(float v) { return v; }
 __device__ __forceinline__ float ToFloat(__nv_bfloat16 v) {
@@ -54,6 +54,15 @@ void WithElementType(DType dtype, Fn&& fn) {
   }
 }
 
+}  // namespace ringlet::nn::cuda
+
+// The ops' kernels (nn/ops/cuda) use them as their own.
+namespace ringlet::nn::cuda_ops {
+using cuda::ElementwiseBlocks;
+using cuda::FromFloat;
+using cuda::kElementwiseThreads;
+using cuda::ToFloat;
+using cuda::WithElementType;
 }  // namespace ringlet::nn::cuda_ops
 
-#endif  // RINGLET_NN_OPS_CUDA_FLOAT_TYPES_CUH_
+#endif  // RINGLET_NN_CUDA_FLOAT_TYPES_CUH_
