@@ -17,7 +17,7 @@ namespace {
 
 // "must be a number above 0" for anything else, as one short line (CLI11's
 // PositiveNumber prints the whole range of a double). inf and nan are not
-// numbers a run can use (--lr=inf trained on NaN). With `auto_ok`, "auto"
+// numbers a run can use (--lr=inf would train on NaN). With `auto_ok`, "auto"
 // reads as 0: the trainer's default.
 CLI::Validator Positive(bool auto_ok) {
   return CLI::Validator(
@@ -39,7 +39,7 @@ CLI::Validator Positive(bool auto_ok) {
 }
 
 // A whole number in [min, max], checked before CLI11 converts it (whose
-// own message for --epochs=1.5 was "At Most 1 required but received 2").
+// own message for --epochs=1.5 is "At Most 1 required but received 2").
 // With `auto_ok`, "auto" reads as 0: the trainer's default.
 CLI::Validator WholeNumber(int64_t min, int64_t max, bool auto_ok = false) {
   return CLI::Validator(
