@@ -12,7 +12,7 @@
 
 #include "nn/ops/autocast.h"
 #include "nn/ops/op_threads.h"
-#include "nn/parallel/device_workers.h"
+#include "parallel/device_workers.h"
 
 namespace ringlet::nn {
 namespace {

@@ -8,10 +8,10 @@
 
 #include "nn/ops/elementwise.h"
 #include "nn/ops/loss.h"
-#include "nn/parallel/bf16_wire.h"
-#include "nn/parallel/flat_tensors.h"
-#include "nn/parallel/guarded_update.h"
-#include "nn/parallel/replica_checks.h"
+#include "parallel/bf16_wire.h"
+#include "parallel/flat_tensors.h"
+#include "parallel/guarded_update.h"
+#include "parallel/replica_checks.h"
 
 namespace ringlet::trainers {
 namespace {

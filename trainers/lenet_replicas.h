@@ -16,7 +16,7 @@
 // its own (nn::ShardsOfRanks) one at a time and the micro-shards' gradients
 // are summed by collectives' ReproducibleAllReduce in place of the
 // allreduce, so the parameters are the same bits on any number of devices
-// and processes (nn/parallel/micro_shards.h; on GPUs the sums go through
+// and processes (parallel/micro_shards.h; on GPUs the sums go through
 // host memory).
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
@@ -27,10 +27,10 @@
 
 #include "nn/models/lenet.h"
 #include "nn/optim/optimizer.h"
-#include "nn/parallel/micro_shards.h"
-#include "nn/parallel/pending_step.h"
-#include "nn/parallel/replica_checks.h"
-#include "nn/parallel/replica_group.h"
+#include "parallel/micro_shards.h"
+#include "parallel/pending_step.h"
+#include "parallel/replica_checks.h"
+#include "parallel/replica_group.h"
 #include "trainers/common/training_loop.h"
 
 namespace ringlet::trainers {

@@ -6,7 +6,7 @@
 #include "nn/compute_options.h"
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
-#include "nn/parallel/data_parallel.h"
+#include "parallel/data_parallel.h"
 #include "trainers/common/trainer_run.h"
 #include "trainers/common/training_loop.h"
 

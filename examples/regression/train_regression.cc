@@ -26,7 +26,7 @@
 #include "nn/device.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
-#include "nn/parallel/data_parallel.h"
+#include "parallel/data_parallel.h"
 
 namespace {
 

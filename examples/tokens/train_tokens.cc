@@ -18,7 +18,7 @@
 #include "gpu/device_probe.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
-#include "nn/parallel/data_parallel.h"
+#include "parallel/data_parallel.h"
 
 namespace data = ringlet::data;
 namespace nn = ringlet::nn;

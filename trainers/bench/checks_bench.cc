@@ -20,8 +20,8 @@
 #include "nn/layers/init.h"
 #include "nn/models/lenet.h"
 #include "nn/models/resnet.h"
-#include "nn/parallel/data_parallel.h"
-#include "nn/parallel/replica_checks.h"
+#include "parallel/data_parallel.h"
+#include "parallel/replica_checks.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/lenet_replicas.h"
 

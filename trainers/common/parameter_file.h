@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "nn/parallel/replica_checks.h"
+#include "parallel/replica_checks.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/training_loop.h"
 

@@ -55,7 +55,7 @@ struct TrainerFlags {
   // Queue step t + 1 before reading step t (LoopOptions::overlap_steps).
   bool overlap_steps = true;
   // The same parameters, bit for bit, on any number of devices and
-  // processes: each batch cut into micro_shards (nn/parallel/micro_shards.h).
+  // processes: each batch cut into micro_shards (parallel/micro_shards.h).
   bool reproducible = false;
   int micro_shards = 0;  // 0: kDefaultMicroShards.
 };

@@ -1,0 +1,122 @@
+// Gradient buckets reduced while backward is still running, as PyTorch's
+// DistributedDataParallel does: parameters are grouped, in the order
+// backward finishes them, into buckets of about `bucket_bytes`; a
+// communication thread starts each bucket's allreduce (sum) as soon as all
+// its gradients are final, while the compute thread goes on with the
+// earlier layers, and waits for the step's calls once, at its end. Buckets
+// start strictly in order, so every replica makes the same sequence of
+// collective calls.
+//
+// Each bucket is one flat buffer on the replica's device, and the
+// gradients are views into it (FlatTensors::kViews): the allreduce sums
+// the gradients themselves, with no copies in or out. The reducer's thread
+// runs on the replica's lane, so what it queues is ordered with the
+// replica's kernels:
+//   a communicator that orders calls on the device (NCCL): each call is
+//     queued after an event marking the end of the bucket's backward, and
+//     the lane waits for the calls' events before the optimizer's step;
+//     the host waits once per step (which keeps the timeout on a missing
+//     peer).
+//   the others read the buffer at once: the reducer's thread waits for the
+//     bucket's backward on the device first (never the compute thread).
+//
+// With `wire` bfloat16, each bucket is cast to bfloat16 once (on a GPU a
+// kernel on the lane, after the bucket's backward), summed so, and cast
+// back into the float32 gradients (bf16_wire.h).
+#ifndef RINGLET_PARALLEL_BUCKET_REDUCER_H_
+#define RINGLET_PARALLEL_BUCKET_REDUCER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "collectives/api/communicator.h"
+#include "collectives/api/work.h"
+#include "nn/device_stream.h"
+#include "nn/layers/module.h"
+#include "parallel/flat_tensors.h"
+
+namespace ringlet::nn {
+
+class BucketReducer {
+ public:
+  // Hooks every parameter of `model` (Parameter::on_grad_ready; the model
+  // must outlive this, which unhooks them when it goes): a bucket starts
+  // once each of its parameters has reported, whatever module holds it.
+  // `comm` is used only by this reducer's thread during a step. `lane` is
+  // the replica's (the one its compute thread has bound).
+  // `wire`: kFloat32 or kBFloat16 (std::invalid_argument otherwise, before
+  // anything starts).
+  BucketReducer(Module& model, collectives::Communicator& comm,
+                int64_t bucket_bytes, const DeviceStream& lane = DeviceStream(),
+                collectives::DataType wire = collectives::DataType::kFloat32);
+  ~BucketReducer();
+  BucketReducer(const BucketReducer&) = delete;
+  BucketReducer& operator=(const BucketReducer&) = delete;
+
+  // Starts a step: no gradient is final yet. Backward passes run outside a
+  // step (between FinishStep and the next BeginStep) reduce nothing: their
+  // gradients accumulate into the next step's, as DDP's no_sync.
+  void BeginStep();
+  // Every gradient is final (a replica that skipped backward: zeros).
+  void MarkAllReady();
+  // The compute thread failed: the step's remaining buckets are skipped.
+  void Cancel();
+  // Waits until every bucket is summed into the gradients; rethrows the
+  // communication error, if any. Returns the seconds spent in allreduce.
+  double FinishStep();
+
+  int num_buckets() const { return static_cast<int>(buckets_.size()); }
+
+ private:
+  struct Bucket {
+    std::vector<Parameter*> params;
+    FlatTensors flat;  // Their gradients are views into it.
+    int pending = 0;   // Parameters whose gradient is not final yet.
+    Tensor wire;       // flat in bfloat16, when that is the wire.
+    DeviceEvent cast;  // Passed once flat is cast into wire.
+  };
+
+  void MarkReady(Parameter* param);
+  void MarkReadyLocked(Parameter* param);
+  void Loop();
+  // Starts bucket's allreduce (its Work joins works_).
+  void StartBucket(Bucket& bucket);
+  // Waits for every started call; after success, the lane waits for them
+  // too. With `rethrow` false (a cancelled or failed step) it only waits,
+  // and failures are not rethrown: the step's first failure is the cause.
+  void FinishStarted(bool rethrow);
+
+  collectives::Communicator& comm_;
+  DeviceStream lane_;
+  collectives::DataType wire_;
+  bool on_device_ = false;  // Calls ordered by events, not host waits.
+  // The job has one rank: its gradients are the sums already (no buckets'
+  // storage, no thread, and no host wait timing backward as "comm").
+  bool alone_ = false;
+  std::vector<Bucket> buckets_;
+  std::unordered_map<Parameter*, int> bucket_of_;
+  std::vector<Parameter*> hooked_;
+  // This step's started calls, in bucket order (the reducer's thread's).
+  std::vector<std::unique_ptr<collectives::Work>> started_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::unordered_map<Parameter*, bool> ready_;
+  uint64_t step_ = 0;       // Bumped by BeginStep.
+  bool step_done_ = true;   // The thread has finished the current step.
+  bool cancelled_ = false;  // Set by Cancel for the current step.
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  double comm_seconds_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_PARALLEL_BUCKET_REDUCER_H_

@@ -1,0 +1,216 @@
+// DataParallel, in the manner of torch.nn.parallel.DistributedDataParallel:
+// one replica of any Module per device, parameters and buffers broadcast
+// from the first; each batch arrives scattered in shards, one per device;
+// forward, the caller's loss and backward run on every device at once (a
+// thread each); gradients are summed in buckets while backward still runs
+// (BucketReducer: the children of each Sequential inside the model report
+// as their backward ends; the rest is summed after backward) and every
+// replica takes the same guarded optimizer step (GuardedUpdate), so
+// replicas stay bitwise identical.
+//
+// With more than one rank, each parameter's `grad` becomes a view into its
+// bucket (DDP's gradient_as_bucket_view): a module's Backward adds into
+// `grad` in place, as nn's layers do. One that assigns a new tensor to
+// `grad` still gets the sums, at the price of a copy in and out.
+//
+// Devices: CPU devices (each a thread with its own op threads), or GPUs,
+// where a GPU may hold several replicas (`cuda:0,cuda:0`) with the ring and
+// naive backends; on GPUs the replicas, the gradient buckets and the SGD
+// step stay in device memory, and the host reads back the loss and the
+// count of correct predictions once per step.
+//
+// The loss is the caller's (softmax cross-entropy by default), averaged
+// over the whole batch: each device scales its gradient by 1 / (samples in
+// the batch), so shards of different sizes, or an empty one, give exactly
+// the full batch's gradient.
+//
+// Batch norm: by default each device normalises with its own shard's
+// statistics (the chapter's behaviour) and after each step the first
+// replica's running statistics are copied to all (as DDP's
+// broadcast_buffers). With sync_bn every device uses the whole batch's
+// statistics, summed across devices, and the step equals the one-device step.
+#ifndef RINGLET_PARALLEL_DATA_PARALLEL_H_
+#define RINGLET_PARALLEL_DATA_PARALLEL_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/api/communicator.h"
+#include "nn/compute_options.h"
+#include "nn/device.h"
+#include "nn/layers/module.h"
+#include "nn/ops/loss.h"
+#include "nn/optim/optimizer.h"
+#include "parallel/bucket_reducer.h"
+#include "parallel/pending_step.h"
+#include "parallel/replica_checks.h"
+#include "parallel/replica_group.h"
+
+namespace ringlet::nn {
+
+// The caller's loss on one shard: `output` is the model's output for the
+// shard's samples (on the replica's device). Returns the loss SUMMED over
+// those samples, its gradient with respect to `output`, and the count of
+// correct predictions (0 where that means nothing), as a PendingLoss
+// (PendingLoss::Ready for a loss computed at once). DataParallel divides
+// the gradient by the step's samples. Called on the replica's thread.
+using LossFunction =
+    std::function<PendingLoss(const Tensor& output, const Shard& shard)>;
+
+// Softmax cross-entropy against the shard's targets, one int32 class id a
+// sample (the default; other targets are refused, naming them); with
+// label smoothing in [0, 1) when given.
+LossFunction SoftmaxCrossEntropyLoss(float label_smoothing = 0);
+// Mean squared error against float32 targets with as many values a sample
+// as the model's output (a regression's).
+LossFunction MeanSquaredErrorLoss();
+// Binary cross-entropy with logits against float32 targets in [0, 1], as
+// many a sample as the output (multi-label: multi-hot vectors); a sample
+// counts as right when every output is on its target's side of 0.
+LossFunction BinaryCrossEntropyWithLogitsLoss();
+
+// A metric of the caller's over one shard in evaluation: `output` is the
+// model's output for the shard's samples; returns the metric SUMMED over
+// them (e.g. absolute errors). Called on the replica's thread.
+using MetricFunction =
+    std::function<double(const Tensor& output, const Shard& shard)>;
+
+struct EvalStats {
+  double loss_sum = 0;    // The loss function's, summed over the samples.
+  int64_t correct = 0;    // Its counts of correct predictions.
+  double metric_sum = 0;  // The metric's, when one was given.
+  int64_t samples = 0;
+};
+
+// An optimizer of `values` (a replica's parameters, on its device), named
+// `names`. Called once per replica, on its thread.
+using OptimizerFactory = std::function<std::unique_ptr<Optimizer>(
+    std::vector<Tensor*> values, std::vector<std::string> names)>;
+
+struct DataParallelOptions {
+  std::string backend = "ring";  // A collectives backend (ring, naive, ...).
+  // Null: softmax cross-entropy.
+  LossFunction loss;
+  // Null: MakeOptimizer(optimizer, ...), SGD, Adam or AdamW (nn/optim).
+  OptimizerFactory make_optimizer;
+  OptimizerOptions optimizer;
+  // Above 0: the batch's mean gradient is clipped to this global L2 norm
+  // before the optimizer's step (torch.nn.utils.clip_grad_norm_; see
+  // QueueGuardedUpdate); every replica clips alike.
+  double clip_grad_norm = 0;
+  bool sync_bn = false;
+  int threads_per_device = 1;
+  // How each replica computes (precision, layout, algorithms; one per
+  // device), bound to its thread: empty, the options of the thread that
+  // makes the DataParallel (nn/compute_options.h).
+  std::vector<ComputeOptions> compute;
+  int64_t bucket_bytes = 4 << 20;
+  // The gradients' type on the wire: float32, or bfloat16 on CPU devices
+  // (half the bytes; each bucket cast once, summed with one rounding per
+  // step, cast back: DDP's bf16_compress_hook).
+  collectives::DataType grad_dtype = collectives::DataType::kFloat32;
+  collectives::CommOptions comm;
+  // The job's processes under mpirun; null: one process (see ReplicaGroup).
+  std::shared_ptr<collectives::ProcessGroup> processes;
+  // Above 0: reproducible steps (parallel/micro_shards.h), the same
+  // parameters bit for bit on any number of devices and processes: each
+  // batch arrives cut into this many micro-shards (not one shard per
+  // device), rank r runs ShardsOfRanks(micro_shards, r, 1, ranks) one at a
+  // time, batch norm normalises per micro-shard, and the gradients are
+  // summed by collectives' ReproducibleAllReduce (no overlap with
+  // backward; on GPUs through host memory). Needs at least one micro-shard
+  // per device of the job; refuses sync_bn. Keep threads_per_device (CPU)
+  // or deterministic convolution algorithms (GPU) the same in the runs you
+  // compare.
+  int micro_shards = 0;
+};
+
+class DataParallel {
+ public:
+  // Builds one replica: called once per device, each on its own thread, and
+  // every call must give the same architecture (the values are the first
+  // replica's, broadcast).
+  using ModelFactory = std::function<std::unique_ptr<Module>()>;
+
+  // Builds a replica on every device (each on its own thread) and broadcasts
+  // the first one's parameters and buffers to the others. Throws DeviceError
+  // for a device this build of nn cannot run on, std::invalid_argument for
+  // bad options, CollectiveError when the backend cannot run here.
+  DataParallel(const ModelFactory& make_model,
+               const std::vector<Device>& devices,
+               const DataParallelOptions& options);
+  ~DataParallel();
+
+  // One optimizer step on the batch whose shard for rank r of the job is
+  // shards[r] (in one process, rank r is device r; with micro_shards, the
+  // batch's micro-shards in order instead); returns the job's statistics. A
+  // failure on any device (bad labels, a collective error) is rethrown here
+  // after every device has stopped.
+  TrainStepStats TrainStep(const std::vector<Shard>& shards);
+  // One optimizer step over several micro-batches (gradient accumulation,
+  // DDP's no_sync): each micro-batch's forward and backward add to the
+  // gradients, which are summed across devices once, after the last; the
+  // loss is the mean over every sample of every micro-batch. Without batch
+  // norm, k micro-batches of b samples take the step of one batch of k b.
+  // micro_batches[j] holds micro-batch j's shards, as `shards` below.
+  PendingStep QueueStep(const std::vector<std::vector<Shard>>& micro_batches);
+  // The same step, queued: on GPUs the host returns once every device's
+  // work (the update included) is queued, without waiting for it; the
+  // statistics come from the result's Finish(). A non-finite gradient sum
+  // skips the update on the device. Finish each step before the next
+  // CountCorrect, State or LoadState (they wait for the devices anyway).
+  PendingStep QueueStep(const std::vector<Shard>& shards);
+
+  // The batch in evaluation mode (running statistics), every device
+  // evaluating its shard at once, summed over the job: the loss function's
+  // losses and counts of correct predictions and, when given, `metric`'s
+  // values (each the sum over its shard's samples: a metric of your own).
+  EvalStats Evaluate(const std::vector<Shard>& shards,
+                     const MetricFunction& metric = nullptr);
+  // Evaluate's count of correct predictions (the accuracy's numerator).
+  int64_t CountCorrect(const std::vector<Shard>& shards);
+
+  // Every tensor training changes on local device `device`, named:
+  // parameters, batch-norm statistics, then the optimizer's state (momentum
+  // buffers, or Adam's moments and step; see Optimizer::State). What a
+  // checkpoint saves. Always host memory: for a replica on a GPU, copies
+  // valid until the next State() call for that device.
+  NamedTensors State(int device);
+  // Copies `values` (host memory, in State()'s order and sizes) into every
+  // local replica. Throws std::invalid_argument for a wrong count.
+  void LoadState(const std::vector<const float*>& values);
+  // "" when every replica of the job holds the same state, else which one
+  // differs and where (see CompareReplicas). Collective over the job.
+  std::string CompareReplicas();
+
+  void set_lr(float lr);
+  const ReplicaGroup& group() const { return group_; }
+  int num_buckets() const;  // Gradient buckets per step.
+  int micro_shards() const { return options_.micro_shards; }
+  int size() const { return group_.size(); }    // This process's devices.
+  int ranks() const { return group_.ranks(); }  // Devices of the whole job.
+  const std::vector<Device>& devices() const { return group_.devices(); }
+  Module& replica(int device);
+
+ private:
+  struct Replica;  // Model, optimizer and reducer of one device.
+
+  // State()'s tensors themselves, on the replica's device.
+  NamedTensors LiveState(int device);
+  // QueueStep with options_.micro_shards.
+  PendingStep QueueReproducibleStep(
+      const std::vector<std::vector<Shard>>& micro_batches);
+
+  // Declared before the replicas: their reducer threads use its
+  // communicators, so the replicas must go first.
+
+  DataParallelOptions options_;
+  ReplicaGroup group_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_PARALLEL_DATA_PARALLEL_H_

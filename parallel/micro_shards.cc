@@ -1,0 +1,186 @@
+#include "parallel/micro_shards.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "collectives/reproducible/reproducible_sum.h"
+#include "nn/dtype.h"
+
+namespace ringlet::nn {
+
+void CheckMicroShards(int micro_shards, int ranks, const char* who) {
+  if (micro_shards < 1 || micro_shards > 4096) {
+    throw std::invalid_argument(std::string(who) +
+                                ": micro-shards must be 1 to 4096, not " +
+                                std::to_string(micro_shards));
+  }
+  if (ranks > micro_shards) {
+    throw std::invalid_argument(
+        std::string(who) + ": " + std::to_string(ranks) +
+        " devices need at least as many micro-shards, not " +
+        std::to_string(micro_shards) + "; give --micro_shards=" +
+        std::to_string(ranks) + " or more (the same in every run to compare)");
+  }
+}
+
+int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
+                          int micro_shards, const char* who,
+                          std::vector<char>* used, Range local) {
+  int64_t total = 0;
+  for (const std::vector<Shard>& shards : micro_batches) {
+    if (static_cast<int>(shards.size()) != micro_shards) {
+      throw std::invalid_argument(
+          std::string(who) + ": got " + std::to_string(shards.size()) +
+          " shards for " + std::to_string(micro_shards) +
+          " micro-shards; cut each batch into that many");
+    }
+    CheckShards(std::vector<Shard>(shards.begin() + local.begin,
+                                   shards.begin() + local.end),
+                who, local.begin);
+    for (const Shard& s : shards) {
+      total += s.count;
+      if (used != nullptr) used->push_back(s.count > 0);
+    }
+  }
+  if (total == 0) {
+    throw std::invalid_argument(std::string(who) +
+                                ": a training step needs samples");
+  }
+  return total;
+}
+
+ReproducibleGradients::ReproducibleGradients(collectives::DataType wire)
+    : wire_(wire) {
+  if (wire != collectives::DataType::kFloat32 &&
+      wire != collectives::DataType::kBFloat16) {
+    throw std::invalid_argument(
+        "reproducible gradients: the wire is float32 or bfloat16");
+  }
+}
+
+namespace {
+
+// Where each gradient starts in the flat summand: at a block of the
+// reproducible sum's grid of its own, so a large gradient never coarsens a
+// small one's grid. Returns the flat count; the gaps stay zeros.
+int64_t BlockAlignedOffsets(const std::vector<Tensor*>& grads,
+                            std::vector<int64_t>* offsets) {
+  constexpr int64_t kBlock = collectives::kReproducibleBlock;
+  offsets->clear();
+  int64_t at = 0;
+  for (const Tensor* g : grads) {
+    offsets->push_back(at);
+    at += (g->numel() + kBlock - 1) / kBlock * kBlock;
+  }
+  return at;
+}
+
+}  // namespace
+
+void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
+  const int64_t count = BlockAlignedOffsets(grads, &offsets_);
+  const bool bf16 = wire_ == collectives::DataType::kBFloat16;
+  // A float32 summand is kept as it is; a bfloat16 one passes through one
+  // float32 staging buffer.
+  if (!bf16 && float32_.size() <= used_) float32_.emplace_back();
+  std::vector<float>& flat = bf16 ? staging_ : float32_[used_];
+  flat.assign(count, 0.0f);
+  for (size_t t = 0; t < grads.size(); ++t) {
+    CopyToHost(*grads[t], flat.data() + offsets_[t]);
+  }
+  if (bf16) {
+    if (bfloat16_.size() <= used_) bfloat16_.emplace_back();
+    bfloat16_[used_].resize(count);
+    FloatToBf16(flat.data(), bfloat16_[used_].data(), count);
+  }
+  ++used_;
+}
+
+void ReproducibleGradients::SumInto(collectives::Communicator& comm,
+                                    const std::vector<Tensor*>& grads) {
+  const int64_t count = BlockAlignedOffsets(grads, &offsets_);
+  const bool bf16 = wire_ == collectives::DataType::kBFloat16;
+  std::vector<const void*> summands;
+  for (size_t s = 0; s < used_; ++s) {
+    const size_t held = bf16 ? bfloat16_[s].size() : float32_[s].size();
+    if (static_cast<int64_t>(held) != count) {
+      throw std::logic_error(
+          "reproducible gradients: a summand's size differs from the "
+          "gradients'");
+    }
+    summands.push_back(bf16 ? static_cast<const void*>(bfloat16_[s].data())
+                            : float32_[s].data());
+  }
+  used_ = 0;
+  staging_.resize(count);
+  if (bf16) {
+    narrow_.resize(count);
+    collectives::ReproducibleAllReduce(comm, summands, narrow_.data(),
+                                       static_cast<size_t>(count), wire_);
+    Bf16ToFloat(narrow_.data(), staging_.data(), count);
+  } else {
+    collectives::ReproducibleAllReduce(comm, summands, staging_.data(),
+                                       static_cast<size_t>(count), wire_);
+  }
+  for (size_t t = 0; t < grads.size(); ++t) {
+    CopyFromHost(staging_.data() + offsets_[t], *grads[t]);
+  }
+}
+
+MicroShardBuffers::MicroShardBuffers(std::vector<Tensor*> buffers)
+    : buffers_(std::move(buffers)) {
+  for (const Tensor* b : buffers_) count_ += b->numel();
+}
+
+void MicroShardBuffers::Begin(int64_t slots) {
+  start_.resize(count_);
+  int64_t at = 0;
+  for (const Tensor* b : buffers_) {
+    CopyToHost(*b, start_.data() + at);
+    at += b->numel();
+  }
+  slots_.assign(slots * count_, 0.0f);
+}
+
+void MicroShardBuffers::Record(int64_t slot) {
+  float* out = slots_.data() + slot * count_;
+  int64_t at = 0;
+  for (Tensor* b : buffers_) {
+    CopyToHost(*b, out + at);
+    CopyFromHost(start_.data() + at, *b);
+    at += b->numel();
+  }
+  // + 0.0f: a -0 becomes +0, as it would after adding another rank's 0.
+  for (int64_t i = 0; i < count_; ++i) out[i] += 0.0f;
+}
+
+void MicroShardBuffers::Finish(collectives::Communicator& comm,
+                               const std::vector<char>& used) {
+  if (count_ == 0) return;
+  const int64_t slots = static_cast<int64_t>(used.size());
+  // Exact: each slot holds one rank's values and zeros from the others.
+  comm.AllReduce(slots_.data(), slots_.data(), slots_.size(),
+                 collectives::DataType::kFloat32, collectives::ReduceOp::kSum);
+  int64_t n = 0;
+  for (char u : used) n += u != 0;
+  if (n == 0) return;
+  std::vector<double> mean(count_, 0.0);
+  for (int64_t s = 0; s < slots; ++s) {
+    if (!used[s]) continue;
+    const float* v = slots_.data() + s * count_;
+    for (int64_t i = 0; i < count_; ++i) mean[i] += v[i];
+  }
+  std::vector<float> values(count_);
+  for (int64_t i = 0; i < count_; ++i) {
+    values[i] = static_cast<float>(mean[i] / static_cast<double>(n));
+  }
+  int64_t at = 0;
+  for (Tensor* b : buffers_) {
+    CopyFromHost(values.data() + at, *b);
+    at += b->numel();
+  }
+}
+
+}  // namespace ringlet::nn

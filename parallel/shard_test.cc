@@ -1,0 +1,132 @@
+#include "parallel/shard.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+namespace ringlet::nn {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ShardBatch, ContiguousSizesDifferingByAtMostOne) {
+  std::vector<float> inputs(7 * 2 * 3);
+  std::vector<int32_t> targets(7);
+  const Shard batch{7, SamplesOf(inputs.data(), {2, 3}),
+                    SamplesOf(targets.data(), {})};
+  const std::vector<Shard> shards = ShardBatch(batch, 3);
+  ASSERT_EQ(shards.size(), 3u);
+  const int64_t counts[] = {3, 2, 2}, begins[] = {0, 3, 5};
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(shards[d].count, counts[d]);
+    EXPECT_EQ(shards[d].inputs.As<float>("test"),
+              inputs.data() + begins[d] * 6);
+    EXPECT_EQ(shards[d].targets.As<int32_t>("test"),
+              targets.data() + begins[d]);
+    EXPECT_EQ(shards[d].inputs.shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_TRUE(shards[d].targets.shape.empty());
+  }
+}
+
+// Targets of a shape and type of their own: each shard's start moves by
+// whole samples of each.
+TEST(ShardBatch, InputsAndTargetsOfAnyShapeAndType) {
+  std::vector<uint8_t> inputs(5 * 3 * 4 * 4);
+  std::vector<float> targets(5 * 10);
+  const Shard batch{5, SamplesOf(inputs.data(), {3, 4, 4}),
+                    SamplesOf(targets.data(), {10})};
+  const std::vector<Shard> shards = ShardBatch(batch, 2);
+  EXPECT_EQ(shards[1].count, 2);
+  EXPECT_EQ(shards[1].inputs.As<uint8_t>("test"), inputs.data() + 3 * 48);
+  EXPECT_EQ(shards[1].targets.As<float>("test"), targets.data() + 3 * 10);
+  EXPECT_EQ(shards[1].inputs.bytes(), 48);
+  EXPECT_EQ(shards[1].targets.bytes(), 40);
+  EXPECT_EQ(shards[1].targets.Describe(), "float32 {10}");
+}
+
+TEST(ShardBatch, MoreShardsThanSamplesLeavesTheLastOnesEmpty) {
+  std::vector<float> inputs(2);
+  std::vector<int64_t> targets(2);
+  const std::vector<Shard> shards = ShardBatch(
+      Shard{2, SamplesOf(inputs.data(), {1}), SamplesOf(targets.data(), {})},
+      4);
+  ASSERT_EQ(shards.size(), 4u);
+  EXPECT_EQ(shards[1].inputs.data, inputs.data() + 1);
+  for (int d = 2; d < 4; ++d) {
+    EXPECT_EQ(shards[d].count, 0);
+    EXPECT_EQ(shards[d].inputs.data, nullptr);  // Nothing past the batch.
+    EXPECT_EQ(shards[d].targets.data, nullptr);
+  }
+}
+
+TEST(ShardBatch, BadCountsAndShapesAreErrors) {
+  EXPECT_THROW(ShardBatch(Shard{4, {}, {}}, 0), std::invalid_argument);
+  EXPECT_THROW(ShardBatch(Shard{-1, {}, {}}, 2), std::invalid_argument);
+  float x = 0;
+  EXPECT_THROW(ShardBatch(Shard{1, SamplesOf(&x, {-1}), SamplesOf(&x, {})}, 1),
+               std::invalid_argument);
+}
+
+// The samples of a run of shards are where ShardBatch puts them; ranks
+// take their shards (one each, or their micro-shards).
+TEST(ShardBatch, SamplesOfShardsAndShardsOfRanks) {
+  std::vector<float> x(10);
+  std::vector<int32_t> y(10);
+  const std::vector<Shard> shards = ShardBatch(
+      Shard{10, SamplesOf(x.data(), {1}), SamplesOf(y.data(), {})}, 4);
+  int64_t begin = 0;
+  for (int first = 0; first <= 4; ++first) {
+    int64_t end = begin;
+    for (int last = first; last <= 4; ++last) {
+      const Range r = SamplesOfShards(10, 4, first, last);
+      EXPECT_EQ(r.begin, begin) << first << ".." << last;
+      EXPECT_EQ(r.end, end) << first << ".." << last;
+      if (last < 4) end += shards[last].count;
+    }
+    if (first < 4) begin += shards[first].count;
+  }
+  EXPECT_EQ(ShardsOfRanks(4, 1, 2, 4).begin, 1);
+  EXPECT_EQ(ShardsOfRanks(4, 1, 2, 4).end, 3);
+  // 8 micro-shards over 3 ranks: [0, 2), [2, 5), [5, 8).
+  EXPECT_EQ(ShardsOfRanks(8, 1, 1, 3).begin, 2);
+  EXPECT_EQ(ShardsOfRanks(8, 1, 1, 3).end, 5);
+  EXPECT_EQ(ShardsOfRanks(8, 1, 2, 3).end, 8);
+}
+
+TEST(SampleArray, TheWrongTypeIsAnErrorNamingBoth) {
+  std::vector<float> targets(4);
+  const SampleArray a = SamplesOf(targets.data(), {2});
+  try {
+    a.As<int32_t>("softmax cross-entropy");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("softmax cross-entropy takes int32 "
+                                    "samples; these are float32 {2}"));
+  }
+}
+
+TEST(CheckShards, NamesTheShardWithoutData) {
+  std::vector<float> x(4);
+  std::vector<int32_t> y(4);
+  std::vector<Shard> shards = {
+      Shard{2, SamplesOf(x.data(), {2}), SamplesOf(y.data(), {})},
+      Shard{2, SamplesOf(x.data(), {2}), SampleArray{}}};
+  try {
+    CheckShards(shards, "data parallel");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("data parallel: shard 1 has count 2 and "
+                                    "missing inputs or targets"));
+  }
+  shards[1].targets = SamplesOf(y.data(), {});
+  shards[1].count = -1;
+  EXPECT_THROW(CheckShards(shards, "x"), std::invalid_argument);
+  shards[1].count = 0;
+  shards[1].inputs.data = nullptr;
+  CheckShards(shards, "x");  // An empty shard needs no data.
+}
+
+}  // namespace
+}  // namespace ringlet::nn
