@@ -6,7 +6,7 @@
 // --reps rounds and the fastest kept, so A/B comparisons of kernel choices
 // see the same machine state.
 //
-//   ./bazelw run //nn/ops:conv_step_bench -- --threads=1
+//   ./bazelw run //nn/bench:conv_step_bench -- --threads=1
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
