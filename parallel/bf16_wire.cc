@@ -14,4 +14,31 @@ void CheckGradWire(collectives::DataType wire) {
   }
 }
 
+GradWire::GradWire(collectives::DataType wire, const Tensor& flat)
+    : type_(wire), flat_(flat) {
+  CheckGradWire(wire);
+  if (type_ == collectives::DataType::kBFloat16) {
+    wire_ =
+        Tensor::Uninitialized({flat.numel()}, flat.device(), DType::kBFloat16);
+    cast_ = DeviceEvent(flat.device());
+  }
+}
+
+const DeviceEvent& GradWire::Prepare(const DeviceEvent& flat_ready,
+                                     bool host_wait) {
+  if (!wire_.defined()) return flat_ready;
+  ConvertElements(flat_, wire_);  // Queued after what wrote the buffer.
+  cast_.Record();
+  if (host_wait) cast_.Wait();
+  return cast_;
+}
+
+void* GradWire::data() {
+  return wire_.defined() ? wire_.raw_data() : flat_.raw_data();
+}
+
+void GradWire::Finish() {
+  if (wire_.defined()) ConvertElements(wire_, flat_);
+}
+
 }  // namespace ringlet::nn

@@ -42,11 +42,7 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
     std::vector<Tensor*> grads;
     for (Parameter* p : b.params) grads.push_back(&p->grad);
     b.flat = FlatTensors(grads, FlatTensors::kViews);
-    if (wire_ == collectives::DataType::kBFloat16) {
-      b.wire = Tensor::Uninitialized({b.flat.count()}, b.flat.device(),
-                                     DType::kBFloat16);
-      b.cast = DeviceEvent(b.flat.device());
-    }
+    b.wire = GradWire(wire_, b.flat.flat());
   }
   // Each parameter reports its own gradient, wherever it lives in the model.
   for (Parameter* p : params) {
@@ -129,18 +125,12 @@ void BucketReducer::StartBucket(Bucket& b) {
   if (!on_device_) b.flat.WaitUntilPacked();
   // Communication time only: from here, the cast to the wire type counts.
   const auto start = std::chrono::steady_clock::now();
-  const bool bf16 = wire_ == collectives::DataType::kBFloat16;
-  const DeviceEvent* ready = &b.flat.packed();
-  if (bf16) {
-    ConvertElements(b.flat.flat(), b.wire);  // Queued after the backward.
-    b.cast.Record();
-    ready = &b.cast;
-    if (!on_device_) b.cast.Wait();
-  }
-  void* data = bf16 ? b.wire.raw_data() : b.flat.flat().raw_data();
+  const DeviceEvent& ready =
+      b.wire.Prepare(b.flat.packed(), /*host_wait=*/!on_device_);
+  void* data = b.wire.data();
   started_.push_back(comm_.AllReduceAsync(
-      data, data, static_cast<size_t>(b.flat.count()), wire_,
-      collectives::ReduceOp::kSum, on_device_ ? ready->event() : nullptr));
+      data, data, b.wire.count(), b.wire.type(), collectives::ReduceOp::kSum,
+      on_device_ ? ready.event() : nullptr));
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
   std::lock_guard<std::mutex> lock(mu_);
@@ -177,7 +167,7 @@ void BucketReducer::FinishStarted(bool rethrow) {
     }
     Bucket& b = buckets_[i];
     // After the sum, on the lane (at once on a CPU).
-    if (b.wire.defined()) ConvertElements(b.wire, b.flat.flat());
+    b.wire.Finish();
     b.flat.Unpack();  // Copies only a replaced gradient.
   }
   started_.clear();

@@ -39,6 +39,7 @@
 #include "collectives/api/work.h"
 #include "nn/device_stream.h"
 #include "nn/layers/module.h"
+#include "parallel/bf16_wire.h"
 #include "parallel/flat_tensors.h"
 
 namespace ringlet::nn {
@@ -78,8 +79,7 @@ class BucketReducer {
     std::vector<Parameter*> params;
     FlatTensors flat;  // Their gradients are views into it.
     int pending = 0;   // Parameters whose gradient is not final yet.
-    Tensor wire;       // flat in bfloat16, when that is the wire.
-    DeviceEvent cast;  // Passed once flat is cast into wire.
+    GradWire wire;     // What the allreduce sums: flat, or a bfloat16 copy.
   };
 
   void MarkReady(Parameter* param);

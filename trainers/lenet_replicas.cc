@@ -129,21 +129,13 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
       flat = nn::FlatTensors(g);
       flat.PackForCollective();
       const auto start = std::chrono::steady_clock::now();
-      if (update_.grad_dtype == collectives::DataType::kBFloat16) {
-        // Cast on the device's queue; the collective reads it at once.
-        nn::Tensor wire = flat.flat().To(nn::DType::kBFloat16);
-        nn::DeviceEvent cast(device);
-        cast.Record();
-        cast.Wait();
-        group_.comm(d).AllReduce(
-            wire.raw_data(), wire.raw_data(), static_cast<size_t>(wire.numel()),
-            collectives::DataType::kBFloat16, collectives::ReduceOp::kSum);
-        nn::ConvertElements(wire, flat.flat());
-      } else {
-        group_.comm(d).AllReduce(flat.data(), flat.data(), flat.count(),
-                                 collectives::DataType::kFloat32,
-                                 collectives::ReduceOp::kSum);
-      }
+      // In float32, or cast once to bfloat16 and back (GradWire); the
+      // collective reads the buffer at once.
+      nn::GradWire wire(update_.grad_dtype, flat.flat());
+      wire.Prepare(flat.packed(), /*host_wait=*/true);
+      group_.comm(d).AllReduce(wire.data(), wire.data(), wire.count(),
+                               wire.type(), collectives::ReduceOp::kSum);
+      wire.Finish();
       q.comm_seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
