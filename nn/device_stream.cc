@@ -14,8 +14,8 @@ void DeviceStream::Synchronize() const {
   if (context_) context_->Synchronize();
 }
 
-DeviceStream::Use::Use(const DeviceStream& lane) {
-  if (lane.context_) binding_ = lane.context_->Bind();
+DeviceStream::Use::Use(const DeviceStream& stream) {
+  if (stream.context_) binding_ = stream.context_->Bind();
 }
 
 DeviceStream::Use::~Use() = default;

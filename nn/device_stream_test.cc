@@ -1,4 +1,4 @@
-// Lanes: several threads driving one GPU, each on a lane of its own. The
+// Streams: several threads driving one GPU, each on a stream of its own. The
 // GPU cases skip, with the runtime's reason, where there is no GPU.
 #include "nn/device_stream.h"
 
@@ -21,19 +21,19 @@ namespace {
 using testing::RandomTensor;
 
 TEST(DeviceStreamTest, ACpuLaneChangesNothing) {
-  const DeviceStream lane(Device::Cpu(0));
-  const DeviceStream::Use use(lane);
+  const DeviceStream stream(Device::Cpu(0));
+  const DeviceStream::Use use(stream);
   const Tensor y = Conv2dForward(RandomTensor({1, 1, 4, 4}, 1),
                                  RandomTensor({2, 1, 3, 3}, 2),
                                  RandomTensor({2}, 3), {1, 1});
-  lane.Synchronize();
+  stream.Synchronize();
   EXPECT_EQ(y.shape(), (Shape{1, 2, 4, 4}));
 }
 
 TEST(DeviceStreamTest, AGpuThatDoesNotExistIsAClearError) {
   const int gpus = gpu::CountCudaDevices();
   try {
-    DeviceStream lane(Device::Cuda(gpus));
+    DeviceStream stream(Device::Cuda(gpus));
     FAIL() << "expected a DeviceError for cuda:" << gpus;
   } catch (const DeviceError& e) {
     const std::string what = e.what();
@@ -84,7 +84,7 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
   }
 }
 
-// The case lanes exist for: replicas sharing a GPU, each thread with its
+// The case streams exist for: replicas sharing a GPU, each thread with its
 // own cuDNN and cuBLAS handles, working at the same time.
 TEST_F(DeviceStreamOnGpuTest, ThreadsOnLanesOfOneGpuWorkAtOnce) {
   constexpr int kThreads = 3, kRounds = 20;
@@ -95,8 +95,8 @@ TEST_F(DeviceStreamOnGpuTest, ThreadsOnLanesOfOneGpuWorkAtOnce) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       try {
-        const DeviceStream lane(gpu_);
-        const DeviceStream::Use use(lane);
+        const DeviceStream stream(gpu_);
+        const DeviceStream::Use use(stream);
         for (int round = 0; round < kRounds; ++round) {
           const std::vector<float> got = Work(gpu_, 100 * t);
           for (size_t i = 0; i < got.size(); ++i) {
@@ -120,16 +120,16 @@ TEST_F(DeviceStreamOnGpuTest, ThreadsOnLanesOfOneGpuWorkAtOnce) {
   }
 }
 
-// A tensor made on a lane keeps the lane's memory pool alive: it is read
-// after the lane (and its binding) are gone.
+// A tensor made on a stream keeps the stream's memory pool alive: it is read
+// after the stream (and its binding) are gone.
 TEST_F(DeviceStreamOnGpuTest, TensorsOutliveTheirLane) {
   Tensor kept;
   {
-    const DeviceStream lane(gpu_);
-    const DeviceStream::Use use(lane);
+    const DeviceStream stream(gpu_);
+    const DeviceStream::Use use(stream);
     kept = Tensor({1000}, gpu_);
     kept.Fill(2.5f);
-    lane.Synchronize();
+    stream.Synchronize();
   }
   const Tensor host = kept.To(Device::Cpu());
   for (int64_t i = 0; i < host.numel(); ++i) {
@@ -140,11 +140,11 @@ TEST_F(DeviceStreamOnGpuTest, TensorsOutliveTheirLane) {
 TEST_F(DeviceStreamOnGpuTest, WorkAfterTheScopeGoesBackToTheSharedQueue) {
   const std::vector<float> before = Work(gpu_, 7);
   {
-    const DeviceStream lane(gpu_);
-    const DeviceStream::Use use(lane);
-    ExpectNear(Work(gpu_, 7), before, "on the lane");
+    const DeviceStream stream(gpu_);
+    const DeviceStream::Use use(stream);
+    ExpectNear(Work(gpu_, 7), before, "on the stream");
   }
-  ExpectNear(Work(gpu_, 7), before, "after the lane");
+  ExpectNear(Work(gpu_, 7), before, "after the stream");
 }
 
 }  // namespace

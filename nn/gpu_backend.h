@@ -1,6 +1,6 @@
 // The one seam between nn and a GPU library, in the manner of c10's
 // DeviceGuardImplInterface: what nn asks of a GPU (memory, copies and fills
-// on a device's stream, events, lanes, captured work), as an interface the
+// on a device's stream, events, streams, captured work), as an interface the
 // CUDA library (//nn/cuda:storage) registers when it is linked in. A build
 // without CUDA registers none, and every call for a cuda:N device is then
 // a DeviceError saying so; no code of nn is compiled twice.
@@ -36,7 +36,7 @@ class GpuEvent {
   virtual const gpu::Event& event() const = 0;
 };
 
-// While alive, the calling thread's work on a device goes to a lane.
+// While alive, the calling thread's work on a device goes to a stream.
 class GpuStreamBinding {
  public:
   virtual ~GpuStreamBinding() = default;
@@ -47,7 +47,7 @@ class GpuStreamBinding {
 class GpuStream {
  public:
   virtual ~GpuStream() = default;
-  // Waits until the work queued on the lane has run.
+  // Waits until the work queued on the stream has run.
   virtual void Synchronize() = 0;
   virtual std::unique_ptr<GpuStreamBinding> Bind() = 0;
 };
@@ -114,12 +114,12 @@ class GpuBackend {
   virtual std::unique_ptr<GpuCapturedWork> Capture(
       int device, const std::function<void()>& work) = 0;
   // The memory of the calling thread's context for `device` (the device's
-  // shared one unless a lane is bound), and a fresh start of its peak.
+  // shared one unless a stream is bound), and a fresh start of its peak.
   virtual GpuMemoryStats MemoryStats(int device) = 0;
   virtual void ResetPeakMemory(int device) = 0;
 };
 
-// The GPU library linked into this program, for a tensor or lane on
+// The GPU library linked into this program, for a tensor or stream on
 // `device`; throws DeviceError saying the build has no CUDA when none is.
 GpuBackend& GpuBackendFor(Device device);
 // Null in builds without CUDA.

@@ -11,12 +11,12 @@
 namespace ringlet::nn {
 
 BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
-                             int64_t bucket_bytes, const DeviceStream& lane,
+                             int64_t bucket_bytes, const DeviceStream& stream,
                              collectives::DataType wire)
     : comm_(comm),
-      lane_(lane),
+      stream_(stream),
       wire_(wire),
-      on_device_(lane.device().is_cuda() && comm.OrdersOnDevice()),
+      on_device_(stream.device().is_cuda() && comm.OrdersOnDevice()),
       alone_(comm.size() == 1) {
   CheckGradWire(wire);
   std::vector<Parameter*> params = model.Parameters();
@@ -118,7 +118,7 @@ double BucketReducer::FinishStep() {
 }
 
 void BucketReducer::StartBucket(Bucket& b) {
-  // Marks the end of the bucket's backward on the lane. A communicator
+  // Marks the end of the bucket's backward on the stream. A communicator
   // ordering calls on the device is handed the event; the others read the
   // buffer at once, so the host waits for it (the backward, not comm).
   b.flat.Pack();
@@ -161,12 +161,12 @@ void BucketReducer::FinishStarted(bool rethrow) {
   }
   for (size_t i = 0; i < started_.size(); ++i) {
     // Queued before FinishStep returns, so the optimizer's step (queued
-    // after it on the lane) sees the sums.
+    // after it on the stream) sees the sums.
     if (const gpu::Event* done = started_[i]->event()) {
-      QueueWaitForEvent(lane_.device(), *done);
+      QueueWaitForEvent(stream_.device(), *done);
     }
     Bucket& b = buckets_[i];
-    // After the sum, on the lane (at once on a CPU).
+    // After the sum, on the stream (at once on a CPU).
     b.wire.Finish();
     b.flat.Unpack();  // Copies only a replaced gradient.
   }
@@ -174,7 +174,7 @@ void BucketReducer::FinishStarted(bool rethrow) {
 }
 
 void BucketReducer::Loop() {
-  const DeviceStream::Use use(lane_);
+  const DeviceStream::Use use(stream_);
   uint64_t seen = 0;
   while (true) {
     {

@@ -10,18 +10,18 @@
 // Each bucket is one flat buffer on the replica's device, and the
 // gradients are views into it (FlatTensors::kViews): the allreduce sums
 // the gradients themselves, with no copies in or out. The reducer's thread
-// runs on the replica's lane, so what it queues is ordered with the
+// runs on the replica's stream, so what it queues is ordered with the
 // replica's kernels:
 //   a communicator that orders calls on the device (NCCL): each call is
 //     queued after an event marking the end of the bucket's backward, and
-//     the lane waits for the calls' events before the optimizer's step;
+//     the stream waits for the calls' events before the optimizer's step;
 //     the host waits once per step (which keeps the timeout on a missing
 //     peer).
 //   the others read the buffer at once: the reducer's thread waits for the
 //     bucket's backward on the device first (never the compute thread).
 //
 // With `wire` bfloat16, each bucket is cast to bfloat16 once (on a GPU a
-// kernel on the lane, after the bucket's backward), summed so, and cast
+// kernel on the stream, after the bucket's backward), summed so, and cast
 // back into the float32 gradients (bf16_wire.h).
 #ifndef RINGLET_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_PARALLEL_BUCKET_REDUCER_H_
@@ -49,12 +49,12 @@ class BucketReducer {
   // Hooks every parameter of `model` (Parameter::on_grad_ready; the model
   // must outlive this, which unhooks them when it goes): a bucket starts
   // once each of its parameters has reported, whatever module holds it.
-  // `comm` is used only by this reducer's thread during a step. `lane` is
+  // `comm` is used only by this reducer's thread during a step. `stream` is
   // the replica's (the one its compute thread has bound).
   // `wire`: kFloat32 or kBFloat16 (std::invalid_argument otherwise, before
   // anything starts).
   BucketReducer(Module& model, collectives::Communicator& comm,
-                int64_t bucket_bytes, const DeviceStream& lane = DeviceStream(),
+                int64_t bucket_bytes, const DeviceStream& stream = DeviceStream(),
                 collectives::DataType wire = collectives::DataType::kFloat32);
   ~BucketReducer();
   BucketReducer(const BucketReducer&) = delete;
@@ -87,13 +87,13 @@ class BucketReducer {
   void Loop();
   // Starts bucket's allreduce (its Work joins works_).
   void StartBucket(Bucket& bucket);
-  // Waits for every started call; after success, the lane waits for them
+  // Waits for every started call; after success, the stream waits for them
   // too. With `rethrow` false (a cancelled or failed step) it only waits,
   // and failures are not rethrown: the step's first failure is the cause.
   void FinishStarted(bool rethrow);
 
   collectives::Communicator& comm_;
-  DeviceStream lane_;
+  DeviceStream stream_;
   collectives::DataType wire_;
   bool on_device_ = false;  // Calls ordered by events, not host waits.
   // The job has one rank: its gradients are the sums already (no buckets'

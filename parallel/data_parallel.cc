@@ -213,7 +213,7 @@ DataParallel::DataParallel(const ModelFactory& make_model,
     }
     r->reducer = std::make_unique<BucketReducer>(
         *r->model, group_.comm(d, kGradGroup), options_.bucket_bytes,
-        group_.lane(d), options_.grad_dtype);
+        group_.stream(d), options_.grad_dtype);
     replicas_[d] = std::move(r);
   });
 }

@@ -151,7 +151,7 @@ double RelativeStateDifference(const NamedTensors& got,
   return diff / scale;
 }
 
-// --grad_dtype=bf16: each bucket cast to bfloat16 on the replica's lane,
+// --grad_dtype=bf16: each bucket cast to bfloat16 on the replica's stream,
 // summed so, cast back. k replicas take one float32 replica's steps within
 // bfloat16's rounding of the gradients: the states stay within 3e-3 of the
 // largest value (CPU devices: 4.6e-4 for 2 replicas, 7.4e-4 for 4; sums

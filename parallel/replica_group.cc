@@ -56,7 +56,7 @@ Tensor ShardInputs(const Shard& shard, Device device) {
                shard.inputs.shape.end());
   Tensor x = Tensor::Uninitialized(shape, device);
   if (shard.count == 0) return x;
-  // Queued on the replica's lane, where only its own model reads it.
+  // Queued on the replica's stream, where only its own model reads it.
   CopyFromHostAsync(shard.inputs.As<float>("a model's input"), x);
   return x;
 }
@@ -97,7 +97,7 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
     host_comms_ = processes_->CreateGroup("ring", options_.comm);
     processes_->SetLocalDevices(ranks);
   }
-  for (const Device& d : devices_) lanes_.emplace_back(d);
+  for (const Device& d : devices_) streams_.emplace_back(d);
   // nn's ops on a GPU queue their work and use no op threads.
   workers_ = std::make_unique<DeviceWorkers>(
       size(), on_gpus() ? 1 : options_.threads_per_device, options_.compute);
@@ -129,28 +129,28 @@ collectives::Communicator& ReplicaGroup::host_comm(int device) {
 }
 
 void ReplicaGroup::Run(const std::function<void(int)>& fn) {
-  RunOnWorkers(fn, /*wait_for_lanes=*/true);
+  RunOnWorkers(fn, /*wait_for_streams=*/true);
 }
 
 void ReplicaGroup::RunQueued(const std::function<void(int)>& fn) {
-  RunOnWorkers(fn, /*wait_for_lanes=*/false);
+  RunOnWorkers(fn, /*wait_for_streams=*/false);
 }
 
 void ReplicaGroup::RunOnWorkers(const std::function<void(int)>& fn,
-                                bool wait_for_lanes) {
+                                bool wait_for_streams) {
   first_failure_ = nullptr;
   try {
     workers_->Run([&](int d) {
-      const DeviceStream& lane = lanes_[d];
-      DeviceStream::Use use(lane);
+      const DeviceStream& stream = streams_[d];
+      DeviceStream::Use use(stream);
       try {
         fn(d);
-        if (wait_for_lanes) lane.Synchronize();
+        if (wait_for_streams) stream.Synchronize();
       } catch (...) {
         Fail(d, std::current_exception());
         try {
           // Queued work may still read memory its tensors are giving back.
-          lane.Synchronize();
+          stream.Synchronize();
         } catch (const std::exception&) {
           // The cause is the exception in flight.
         }

@@ -29,7 +29,7 @@ namespace ringlet::nn {
 
 // The shard's inputs as a [count, input shape...] float32 tensor on
 // `device`, copied without the host waiting (on a GPU: read it on the
-// calling thread's lane only). Throws ShapeError for a shard with samples
+// calling thread's stream only). Throws ShapeError for a shard with samples
 // but no input shape, std::invalid_argument for inputs other than float32
 // (convert them when loading).
 Tensor ShardInputs(const Shard& shard, Device device);
@@ -81,14 +81,14 @@ class ReplicaGroup {
                const ReplicaGroupOptions& options);
 
   // Runs fn(d) for every device at once, each on its worker thread with
-  // the device's lane bound (see lane()); see the file comment for
-  // failures. Returns once every lane's queued work has run, so the caller
+  // the device's stream bound (see stream()); see the file comment for
+  // failures. Returns once every stream's queued work has run, so the caller
   // may read any replica's tensors.
   void Run(const std::function<void(int device)>& fn);
   // As Run, but returns once every fn has returned, without waiting for
-  // the work it queued on a GPU lane: whoever reads its results waits for a
+  // the work it queued on a GPU stream: whoever reads its results waits for a
   // DeviceEvent fn recorded. Tensors fn lets go of are safe (their memory
-  // returns to the lane's pool, reused only by work queued after it); host
+  // returns to the stream's pool, reused only by work queued after it); host
   // memory a queued copy reads must stay (shards go through pinned
   // staging, so they may not). After a failure it waits, as Run does.
   void RunQueued(const std::function<void(int device)>& fn);
@@ -118,11 +118,11 @@ class ReplicaGroup {
   std::vector<Shard> LocalShards(const std::vector<Shard>& shards,
                                  const char* who) const;
   const std::vector<Device>& devices() const { return devices_; }
-  // Device d's lane: on a GPU its own stream, handles and memory, so
+  // Device d's stream: on a GPU its own stream, handles and memory, so
   // replicas sharing a GPU neither share a cuDNN handle nor wait on each
   // other's queue. A thread of the replica's other than its worker (a
   // gradient reducer) binds it with DeviceStream::Use.
-  const DeviceStream& lane(int device) const { return lanes_.at(device); }
+  const DeviceStream& stream(int device) const { return streams_.at(device); }
   bool on_gpus() const { return devices_.front().is_cuda(); }
   const std::string& backend() const { return options_.backend; }
 
@@ -134,9 +134,9 @@ class ReplicaGroup {
   std::vector<std::vector<std::unique_ptr<collectives::Communicator>>> comms_;
   std::vector<std::unique_ptr<collectives::Communicator>> host_comms_;
   void RunOnWorkers(const std::function<void(int device)>& fn,
-                    bool wait_for_lanes);
+                    bool wait_for_streams);
 
-  std::vector<DeviceStream> lanes_;
+  std::vector<DeviceStream> streams_;
   std::unique_ptr<DeviceWorkers> workers_;
   std::mutex failure_mu_;
   std::exception_ptr first_failure_;

@@ -1,6 +1,6 @@
 // nn's GPU backend on CUDA (gpu_backend.h), registered when this library is
 // linked in: tensor memory from each device's caching allocator, copies and
-// fills on the calling thread's stream for the device, events, lanes and
+// fills on the calling thread's stream for the device, events, streams and
 // captured steps.
 #include <cuda_runtime.h>
 

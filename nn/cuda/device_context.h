@@ -101,7 +101,7 @@ class DeviceContext {
     cudaEvent_t done = nullptr;
     bool in_flight = false;
   };
-  // A training step uploads two buffers (images, labels) per lane and the
+  // A training step uploads two buffers (images, labels) per stream and the
   // loop keeps up to two steps queued: 8 leave a step's worth of slack.
   // When the host runs further ahead (a benchmark that never reads the
   // loss), reusing a slot waits for the GPU: flow control, counted as a
