@@ -360,8 +360,6 @@ TEST_P(ContractTest, AFailedAsyncCallIsRethrownByWait) {
     std::unique_ptr<Work> work =
         comm.AllReduceAsync(data.data(), data.data(), count, DataType::kFloat32,
                             ReduceOp::kSum, nullptr, options);
-    EXPECT_TRUE(work->Done());
-    EXPECT_NE(work->error(), nullptr);
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {
         work->Wait();
@@ -369,9 +367,51 @@ TEST_P(ContractTest, AFailedAsyncCallIsRethrownByWait) {
         ++rethrown;
       }
     }
+    EXPECT_TRUE(work->Done());
+    EXPECT_NE(work->error(), nullptr);
   });
   for (const std::string& e : errors) EXPECT_EQ(e, "");
   EXPECT_EQ(rethrown.load(), 4);
+}
+
+// Ring and naive queue asynchronous calls on a thread of the
+// communicator's own: the call returns before its peer has even started
+// (a synchronous call would wait for it, and time out here), the `before`
+// hook runs first, on that thread, and a blocking call made after it runs
+// after it.
+TEST(HostBackends, AsyncCallsReturnAtOnceAndRunInOrder) {
+  for (const Backend& backend : HostBackends()) {
+    Group group = backend.make(2);
+    CallOptions options;
+    options.timeout = std::chrono::seconds(5);
+    std::atomic<bool> rank0_returned{false}, before_ran{false};
+    const auto errors = RunRanks(group, [&](Communicator& comm) {
+      std::vector<float> data(1000, static_cast<float>(comm.rank() + 1));
+      std::vector<float> root(4, comm.rank() == 0 ? 7.0f : 0.0f);
+      if (comm.rank() == 1) {
+        // Starts only once rank 0's call has returned.
+        while (!rank0_returned.load()) std::this_thread::yield();
+      }
+      CallOptions call = options;
+      call.before = [&] { before_ran = true; };
+      std::unique_ptr<Work> sum = comm.AllReduceAsync(
+          data.data(), data.data(), data.size(), DataType::kFloat32,
+          ReduceOp::kSum, nullptr, call);
+      if (comm.rank() == 0) rank0_returned = true;
+      std::unique_ptr<Work> broadcast =
+          comm.BroadcastAsync(root.data(), root.data(), root.size(),
+                              DataType::kFloat32, 0, options);
+      comm.Barrier(options);  // Blocking: after both.
+      EXPECT_TRUE(sum->Done());
+      EXPECT_TRUE(broadcast->Done());
+      sum->Wait();
+      broadcast->Wait();
+      EXPECT_EQ(data[999], 3.0f);
+      EXPECT_EQ(root[3], 7.0f);
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << backend.name;
+    EXPECT_TRUE(before_ran.load()) << backend.name;
+  }
 }
 
 // Host backends read buffers at once: a device event to wait for is

@@ -49,30 +49,30 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
     p->on_grad_ready = [this](Parameter& param) { MarkReady(&param); };
     hooked_.push_back(p);
   }
-  thread_ = std::thread([this] { Loop(); });
 }
 
 BucketReducer::~BucketReducer() {
   for (Parameter* p : hooked_) p->on_grad_ready = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+  // A step left unfinished (its replica threw and never finished it): its
+  // calls still use the buckets, so they end before the buckets go.
+  for (auto& work : started_) {
+    try {
+      work->Wait();
+    } catch (const std::exception&) {
+      // The step's failure was reported where it happened.
+    }
   }
-  changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 void BucketReducer::BeginStep() {
-  if (alone_) return;  // step_done_ stays true: FinishStep returns at once.
-  std::lock_guard<std::mutex> lock(mu_);
+  if (alone_) return;  // Nothing is started: FinishStep returns at once.
   for (auto& [param, ready] : ready_) ready = false;
   for (Bucket& b : buckets_) b.pending = static_cast<int>(b.params.size());
+  next_ = 0;
   cancelled_ = false;
-  error_ = nullptr;
   comm_seconds_ = 0;
-  step_done_ = false;
-  ++step_;
-  changed_.notify_all();
+  host_seconds_ = 0;
+  in_step_ = true;
 }
 
 void BucketReducer::MarkReadyLocked(Parameter* param) {
@@ -83,77 +83,88 @@ void BucketReducer::MarkReadyLocked(Parameter* param) {
 }
 
 void BucketReducer::MarkReady(Parameter* param) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    // Outside a step (the micro-batches before an accumulated step's last)
-    // backward only adds to the gradients.
-    if (step_done_) return;
-    MarkReadyLocked(param);
-  }
-  changed_.notify_all();
+  // Outside a step (the micro-batches before an accumulated step's last)
+  // backward only adds to the gradients.
+  if (!in_step_) return;
+  MarkReadyLocked(param);
+  StartReadyBuckets();
 }
 
 void BucketReducer::MarkAllReady() {
-  if (alone_) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [param, index] : bucket_of_) MarkReadyLocked(param);
-  }
-  changed_.notify_all();
+  if (alone_ || !in_step_) return;
+  for (auto& [param, index] : bucket_of_) MarkReadyLocked(param);
+  StartReadyBuckets();
 }
 
-void BucketReducer::Cancel() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    cancelled_ = true;
+void BucketReducer::Cancel() { cancelled_ = true; }
+
+void BucketReducer::StartReadyBuckets() {
+  // Strictly in order, so every replica makes the same sequence of calls.
+  while (!cancelled_ && next_ < buckets_.size() &&
+         buckets_[next_].pending == 0) {
+    try {
+      StartBucket(buckets_[next_]);
+    } catch (const std::exception& e) {
+      comm_.Abort(std::string("gradient allreduce failed: ") + e.what());
+      throw;
+    }
+    ++next_;
   }
-  changed_.notify_all();
 }
 
 double BucketReducer::FinishStep() {
-  std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [this] { return step_done_; });
-  if (error_) std::rethrow_exception(error_);
+  if (!in_step_) return 0;
+  in_step_ = false;
+  // A cancelled step's calls still use the buckets: let them end (the
+  // group is being aborted, so they do soon) before the step is over.
+  FinishStarted(/*rethrow=*/!cancelled_);
   return comm_seconds_;
 }
 
 void BucketReducer::StartBucket(Bucket& b) {
-  // Marks the end of the bucket's backward on the stream. A communicator
-  // ordering calls on the device is handed the event; the others read the
-  // buffer at once, so the host waits for it (the backward, not comm).
+  // Marks the end of the bucket's backward on the stream, and casts it to
+  // the wire's type after it. A communicator ordering calls on the device
+  // is handed the event; the others read the buffer on the host, so their
+  // call's thread waits for it first (never the compute thread, which goes
+  // on queueing the earlier layers' backward).
   b.flat.Pack();
-  if (!on_device_) b.flat.WaitUntilPacked();
-  // Communication time only: from here, the cast to the wire type counts.
   const auto start = std::chrono::steady_clock::now();
   const DeviceEvent& ready =
-      b.wire.Prepare(b.flat.packed(), /*host_wait=*/!on_device_);
+      b.wire.Prepare(b.flat.packed(), /*host_wait=*/false);
+  collectives::CallOptions options;
+  if (!on_device_) options.before = [&ready] { ready.Wait(); };
   void* data = b.wire.data();
   started_.push_back(comm_.AllReduceAsync(
       data, data, b.wire.count(), b.wire.type(), collectives::ReduceOp::kSum,
-      on_device_ ? ready.event() : nullptr));
+      on_device_ ? ready.event() : nullptr, options));
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
-  std::lock_guard<std::mutex> lock(mu_);
-  comm_seconds_ += took.count();
+  host_seconds_ += took.count();
 }
 
 void BucketReducer::FinishStarted(bool rethrow) {
   // The one host wait of the step, with the communicator's timeout.
   const auto start = std::chrono::steady_clock::now();
   std::exception_ptr error;
+  double ran = 0;
+  bool all_known = !started_.empty();
   for (auto& work : started_) {
     try {
       work->Wait();
     } catch (const std::exception&) {
       if (!error) error = std::current_exception();
     }
+    const double seconds = work->seconds();
+    if (seconds < 0) all_known = false;
+    ran += seconds;
   }
   const std::chrono::duration<double> took =
       std::chrono::steady_clock::now() - start;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    comm_seconds_ += took.count();
-  }
+  host_seconds_ += took.count();
+  // Time in collectives: how long the calls ran where the host ran them
+  // (on the communicator's thread, hidden behind backward or not); else
+  // the host's time starting and waiting for them (calls on a device).
+  comm_seconds_ = all_known ? ran : host_seconds_;
   if (error || !rethrow) {
     started_.clear();
     if (error && rethrow) std::rethrow_exception(error);
@@ -171,45 +182,6 @@ void BucketReducer::FinishStarted(bool rethrow) {
     b.flat.Unpack();  // Copies only a replaced gradient.
   }
   started_.clear();
-}
-
-void BucketReducer::Loop() {
-  const DeviceStream::Use use(stream_);
-  uint64_t seen = 0;
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] { return stopping_ || step_ != seen; });
-      if (stopping_) return;
-      seen = step_;
-    }
-    std::exception_ptr error;
-    try {
-      bool cancelled = false;
-      for (Bucket& b : buckets_) {
-        {
-          std::unique_lock<std::mutex> lock(mu_);
-          changed_.wait(lock, [&] { return cancelled_ || b.pending == 0; });
-          cancelled = cancelled_;
-        }
-        if (cancelled) break;
-        StartBucket(b);
-      }
-      // A cancelled step's calls still use the buckets: let them end (the
-      // group is being aborted, so they do soon) before the step is over.
-      FinishStarted(/*rethrow=*/!cancelled);
-    } catch (const std::exception& e) {
-      error = std::current_exception();
-      comm_.Abort(std::string("gradient allreduce failed: ") + e.what());
-      FinishStarted(/*rethrow=*/false);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      error_ = error;
-      step_done_ = true;
-    }
-    changed_.notify_all();
-  }
 }
 
 }  // namespace ringlet::nn

@@ -1,24 +1,25 @@
 // Gradient buckets reduced while backward is still running, as PyTorch's
 // DistributedDataParallel does: parameters are grouped, in the order
-// backward finishes them, into buckets of about `bucket_bytes`; a
-// communication thread starts each bucket's allreduce (sum) as soon as all
-// its gradients are final, while the compute thread goes on with the
-// earlier layers, and waits for the step's calls once, at its end. Buckets
-// start strictly in order, so every replica makes the same sequence of
-// collective calls.
+// backward finishes them, into buckets of about `bucket_bytes`; each
+// parameter's hook (Parameter::on_grad_ready) counts it final, and the
+// last one of a bucket starts the bucket's allreduce (sum), asynchronously,
+// from the compute thread, which goes on with the earlier layers and waits
+// for the step's calls once, at its end. Buckets start strictly in order,
+// so every replica makes the same sequence of collective calls.
 //
 // Each bucket is one flat buffer on the replica's device, and the
 // gradients are views into it (FlatTensors::kViews): the allreduce sums
-// the gradients themselves, with no copies in or out. The reducer's thread
-// runs on the replica's stream, so what it queues is ordered with the
-// replica's kernels:
+// the gradients themselves, with no copies in or out. What the reducer
+// queues on the device goes on the replica's stream, ordered with its
+// kernels:
 //   a communicator that orders calls on the device (NCCL): each call is
 //     queued after an event marking the end of the bucket's backward, and
 //     the stream waits for the calls' events before the optimizer's step;
 //     the host waits once per step (which keeps the timeout on a missing
 //     peer).
-//   the others read the buffer at once: the reducer's thread waits for the
-//     bucket's backward on the device first (never the compute thread).
+//   the others read the buffer on the host: ring and naive run the call on
+//     the communicator's own thread, which waits for the bucket's backward
+//     on the device first (CallOptions::before); MPI starts it at once.
 //
 // With `wire` bfloat16, each bucket is cast to bfloat16 once (on a GPU a
 // kernel on the stream, after the bucket's backward), summed so, and cast
@@ -26,12 +27,9 @@
 #ifndef RINGLET_PARALLEL_BUCKET_REDUCER_H_
 #define RINGLET_PARALLEL_BUCKET_REDUCER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -49,12 +47,14 @@ class BucketReducer {
   // Hooks every parameter of `model` (Parameter::on_grad_ready; the model
   // must outlive this, which unhooks them when it goes): a bucket starts
   // once each of its parameters has reported, whatever module holds it.
-  // `comm` is used only by this reducer's thread during a step. `stream` is
-  // the replica's (the one its compute thread has bound).
+  // `comm` is used only from the replica's compute thread, which calls
+  // every method and runs the model's backward (the hooks); `stream` is
+  // the replica's (the one that thread has bound).
   // `wire`: kFloat32 or kBFloat16 (std::invalid_argument otherwise, before
   // anything starts).
   BucketReducer(Module& model, collectives::Communicator& comm,
-                int64_t bucket_bytes, const DeviceStream& stream = DeviceStream(),
+                int64_t bucket_bytes,
+                const DeviceStream& stream = DeviceStream(),
                 collectives::DataType wire = collectives::DataType::kFloat32);
   ~BucketReducer();
   BucketReducer(const BucketReducer&) = delete;
@@ -84,7 +84,8 @@ class BucketReducer {
 
   void MarkReady(Parameter* param);
   void MarkReadyLocked(Parameter* param);
-  void Loop();
+  // Starts the buckets whose parameters have all reported, in order.
+  void StartReadyBuckets();
   // Starts bucket's allreduce (its Work joins works_).
   void StartBucket(Bucket& bucket);
   // Waits for every started call; after success, the stream waits for them
@@ -97,24 +98,19 @@ class BucketReducer {
   collectives::DataType wire_;
   bool on_device_ = false;  // Calls ordered by events, not host waits.
   // The job has one rank: its gradients are the sums already (no buckets'
-  // storage, no thread, and no host wait timing backward as "comm").
+  // storage, no hooks, and no host wait timing backward as "comm").
   bool alone_ = false;
   std::vector<Bucket> buckets_;
   std::unordered_map<Parameter*, int> bucket_of_;
   std::vector<Parameter*> hooked_;
-  // This step's started calls, in bucket order (the reducer's thread's).
+  // This step's started calls, in bucket order.
   std::vector<std::unique_ptr<collectives::Work>> started_;
-
-  std::mutex mu_;
-  std::condition_variable changed_;
   std::unordered_map<Parameter*, bool> ready_;
-  uint64_t step_ = 0;       // Bumped by BeginStep.
-  bool step_done_ = true;   // The thread has finished the current step.
-  bool cancelled_ = false;  // Set by Cancel for the current step.
-  bool stopping_ = false;
-  std::exception_ptr error_;
+  size_t next_ = 0;          // The next bucket to start.
+  bool in_step_ = false;     // Between BeginStep and FinishStep.
+  bool cancelled_ = false;   // Set by Cancel for the current step.
+  double host_seconds_ = 0;  // Starting and waiting for the step's calls.
   double comm_seconds_ = 0;
-  std::thread thread_;
 };
 
 }  // namespace ringlet::nn

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,10 @@ struct CallOptions {
   std::chrono::milliseconds timeout{0};
   // An algorithm of the communicator's group by name ("ring", "naive").
   std::string algorithm;
+  // For an asynchronous call: run first, on the thread that makes the call's
+  // progress, before the buffers are read (e.g. a host wait for the device
+  // that writes them), so the caller need not wait. Null: nothing.
+  std::function<void()> before;
 };
 
 // What a rank has sent since the communicator was made: payload bytes handed
@@ -79,19 +84,35 @@ class Communicator {
   // ends it. Every rank must start its calls in the same order, async or
   // not; buffers belong to the call until the Work is done.
   //   host backends (ring, naive, mpi...): mpi starts MPI_Iallreduce and
-  //       returns; the others run the call on the caller's thread (each rank
-  //       is a thread already: call from one of your own to overlap, as
-  //       nn's bucket reducer does) and return it finished, a failure
-  //       included, which Wait rethrows.
+  //       returns; ring and naive queue the call on the communicator's own
+  //       thread and return at once (a blocking call made later runs after
+  //       it); others run it on the caller's thread and return it
+  //       finished. A failure is the Work's, which Wait rethrows.
   //   OrdersOnDevice() (nccl): queued on the communicator's stream after
   //       `after` (an event the caller recorded on its stream once the
   //       buffer was written; null: at once); the Work's event() lets the
   //       caller's stream wait for the sums without the host waiting.
   // Other backends refuse `after` with a CollectiveError: they read the
-  // buffer at once, so the caller must wait for its device first.
+  // buffer on the host, so the caller waits for its device first, or
+  // hands that wait to the call's thread (CallOptions::before).
   virtual std::unique_ptr<Work> AllReduceAsync(
       const void* send, void* recv, size_t count, DataType type, ReduceOp op,
       const gpu::Event* after = nullptr, const CallOptions& options = {});
+  // The other collectives the same way: every call has a Work. The
+  // defaults run the blocking call on the caller's thread and return it
+  // finished; ring and naive (TransportCommunicator) queue every call on
+  // a thread of the communicator's own.
+  virtual std::unique_ptr<Work> BroadcastAsync(const void* send, void* recv,
+                                               size_t count, DataType type,
+                                               int root,
+                                               const CallOptions& options = {});
+  virtual std::unique_ptr<Work> ReduceScatterAsync(
+      const void* send, void* recv, size_t recv_count, DataType type,
+      ReduceOp op, const CallOptions& options = {});
+  virtual std::unique_ptr<Work> AllGatherAsync(const void* send, void* recv,
+                                               size_t send_count, DataType type,
+                                               const CallOptions& options = {});
+  virtual std::unique_ptr<Work> BarrierAsync(const CallOptions& options = {});
   // True where calls are ordered by events on a GPU's stream (nccl).
   virtual bool OrdersOnDevice() const { return false; }
 

@@ -37,22 +37,28 @@ class Work {
   // on the communicator's stream after the call, so a stream that waits for
   // it sees the result without the host waiting. Null for host calls.
   virtual const gpu::Event* event() const { return nullptr; }
+  // Once Done(): the seconds the call ran on the host (on whichever thread
+  // ran it); -1 where the host does not run it (a call ordered on a
+  // device) or does not know.
+  virtual double seconds() const { return -1; }
 };
 
 // A call that finished before it was handed back (the host backends run a
 // call on the caller's thread): Wait rethrows `error`, if any.
 class FinishedWork : public Work {
  public:
-  explicit FinishedWork(std::exception_ptr error = nullptr)
-      : error_(std::move(error)) {}
+  explicit FinishedWork(std::exception_ptr error = nullptr, double seconds = -1)
+      : error_(std::move(error)), seconds_(seconds) {}
   void Wait() override {
     if (error_) std::rethrow_exception(error_);
   }
   bool Done() override { return true; }
   std::exception_ptr error() override { return error_; }
+  double seconds() const override { return seconds_; }
 
  private:
   std::exception_ptr error_;
+  double seconds_;
 };
 
 }  // namespace ringlet::collectives

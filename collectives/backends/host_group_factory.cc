@@ -21,7 +21,7 @@ std::vector<std::unique_ptr<Communicator>> CreateHostGroup(
   for (int rank = 0; rank < size; ++rank) {
     comms.push_back(std::make_unique<TransportCommunicator>(
         std::make_unique<host::HostTransport>(group, rank), algorithms,
-        options));
+        options, /*own_thread=*/true));
   }
   return comms;
 }

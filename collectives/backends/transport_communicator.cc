@@ -8,10 +8,11 @@ namespace ringlet::collectives {
 
 TransportCommunicator::TransportCommunicator(
     std::unique_ptr<Transport> transport, AlgorithmList algorithms,
-    const CommOptions& options)
+    const CommOptions& options, bool own_thread)
     : transport_(std::move(transport)),
       algorithms_(std::move(algorithms)),
-      options_(options) {
+      options_(options),
+      queue_(own_thread ? std::make_unique<CallQueue>() : nullptr) {
   if (algorithms_.empty()) {
     throw std::invalid_argument("TransportCommunicator needs an algorithm");
   }
@@ -70,9 +71,10 @@ void TransportCommunicator::RequireBuffer(const CallDesc& call,
   }
 }
 
-void TransportCommunicator::AllReduce(const void* send, void* recv,
-                                      size_t count, DataType type, ReduceOp op,
-                                      const CallOptions& options) {
+void TransportCommunicator::DoAllReduce(const void* send, void* recv,
+                                        size_t count, DataType type,
+                                        ReduceOp op,
+                                        const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call =
       Begin(OpKind::kAllReduce, type, op, 0, count, options, &algorithm);
@@ -86,9 +88,9 @@ void TransportCommunicator::AllReduce(const void* send, void* recv,
   algorithm->AllReduce(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::Broadcast(const void* send, void* recv,
-                                      size_t count, DataType type, int root,
-                                      const CallOptions& options) {
+void TransportCommunicator::DoBroadcast(const void* send, void* recv,
+                                        size_t count, DataType type, int root,
+                                        const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root,
                               count, options, &algorithm);
@@ -106,10 +108,10 @@ void TransportCommunicator::Broadcast(const void* send, void* recv,
   algorithm->Broadcast(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::ReduceScatter(const void* send, void* recv,
-                                          size_t recv_count, DataType type,
-                                          ReduceOp op,
-                                          const CallOptions& options) {
+void TransportCommunicator::DoReduceScatter(const void* send, void* recv,
+                                            size_t recv_count, DataType type,
+                                            ReduceOp op,
+                                            const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kReduceScatter, type, op, 0, recv_count,
                               options, &algorithm);
@@ -123,9 +125,9 @@ void TransportCommunicator::ReduceScatter(const void* send, void* recv,
   algorithm->ReduceScatter(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::AllGather(const void* send, void* recv,
-                                      size_t send_count, DataType type,
-                                      const CallOptions& options) {
+void TransportCommunicator::DoAllGather(const void* send, void* recv,
+                                        size_t send_count, DataType type,
+                                        const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0,
                               send_count, options, &algorithm);
@@ -139,12 +141,100 @@ void TransportCommunicator::AllGather(const void* send, void* recv,
   algorithm->AllGather(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::Barrier(const CallOptions& options) {
+void TransportCommunicator::DoBarrier(const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kBarrier, DataType::kInt32,
                               ReduceOp::kSum, 0, 0, options, &algorithm);
   if (size() == 1) return;
   algorithm->Barrier(*transport_, call);
+}
+
+void TransportCommunicator::AllReduce(const void* send, void* recv,
+                                      size_t count, DataType type, ReduceOp op,
+                                      const CallOptions& options) {
+  if (queue_) queue_->Drain();
+  DoAllReduce(send, recv, count, type, op, options);
+}
+
+void TransportCommunicator::Broadcast(const void* send, void* recv,
+                                      size_t count, DataType type, int root,
+                                      const CallOptions& options) {
+  if (queue_) queue_->Drain();
+  DoBroadcast(send, recv, count, type, root, options);
+}
+
+void TransportCommunicator::ReduceScatter(const void* send, void* recv,
+                                          size_t recv_count, DataType type,
+                                          ReduceOp op,
+                                          const CallOptions& options) {
+  if (queue_) queue_->Drain();
+  DoReduceScatter(send, recv, recv_count, type, op, options);
+}
+
+void TransportCommunicator::AllGather(const void* send, void* recv,
+                                      size_t send_count, DataType type,
+                                      const CallOptions& options) {
+  if (queue_) queue_->Drain();
+  DoAllGather(send, recv, send_count, type, options);
+}
+
+void TransportCommunicator::Barrier(const CallOptions& options) {
+  if (queue_) queue_->Drain();
+  DoBarrier(options);
+}
+
+std::unique_ptr<Work> TransportCommunicator::Queue(const CallOptions& options,
+                                                   std::function<void()> call) {
+  return queue_->Enqueue(options.before, std::move(call));
+}
+
+std::unique_ptr<Work> TransportCommunicator::AllReduceAsync(
+    const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+    const gpu::Event* after, const CallOptions& options) {
+  if (!queue_ || after != nullptr) {
+    return Communicator::AllReduceAsync(send, recv, count, type, op, after,
+                                        options);
+  }
+  return Queue(options,
+               [=] { DoAllReduce(send, recv, count, type, op, options); });
+}
+
+std::unique_ptr<Work> TransportCommunicator::BroadcastAsync(
+    const void* send, void* recv, size_t count, DataType type, int root,
+    const CallOptions& options) {
+  if (!queue_) {
+    return Communicator::BroadcastAsync(send, recv, count, type, root, options);
+  }
+  return Queue(options,
+               [=] { DoBroadcast(send, recv, count, type, root, options); });
+}
+
+std::unique_ptr<Work> TransportCommunicator::ReduceScatterAsync(
+    const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op,
+    const CallOptions& options) {
+  if (!queue_) {
+    return Communicator::ReduceScatterAsync(send, recv, recv_count, type, op,
+                                            options);
+  }
+  return Queue(options, [=] {
+    DoReduceScatter(send, recv, recv_count, type, op, options);
+  });
+}
+
+std::unique_ptr<Work> TransportCommunicator::AllGatherAsync(
+    const void* send, void* recv, size_t send_count, DataType type,
+    const CallOptions& options) {
+  if (!queue_) {
+    return Communicator::AllGatherAsync(send, recv, send_count, type, options);
+  }
+  return Queue(options,
+               [=] { DoAllGather(send, recv, send_count, type, options); });
+}
+
+std::unique_ptr<Work> TransportCommunicator::BarrierAsync(
+    const CallOptions& options) {
+  if (!queue_) return Communicator::BarrierAsync(options);
+  return Queue(options, [=] { DoBarrier(options); });
 }
 
 void TransportCommunicator::Abort(const std::string& reason) {

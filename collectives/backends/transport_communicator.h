@@ -4,15 +4,20 @@
 // elements, sets the deadline, and picks the algorithm (the group's first
 // unless the call names another). Any failure aborts the group, so every
 // rank's call fails with the same message instead of waiting for a peer
-// that will never come.
+// that will never come. With `own_thread`, asynchronous calls run in order
+// on a thread of the communicator's own (CallQueue) and return at once;
+// blocking calls run on the caller's thread after them. Calls come from
+// one thread at a time.
 #ifndef RINGLET_COLLECTIVES_BACKENDS_TRANSPORT_COMMUNICATOR_H_
 #define RINGLET_COLLECTIVES_BACKENDS_TRANSPORT_COMMUNICATOR_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "collectives/algorithms/algorithm.h"
+#include "collectives/api/call_queue.h"
 #include "collectives/api/communicator.h"
 #include "collectives/transport/transport.h"
 
@@ -25,7 +30,8 @@ class TransportCommunicator : public Communicator {
   // `algorithms` must not be empty and must be the same list, in the same
   // order, on every rank of the group.
   TransportCommunicator(std::unique_ptr<Transport> transport,
-                        AlgorithmList algorithms, const CommOptions& options);
+                        AlgorithmList algorithms, const CommOptions& options,
+                        bool own_thread = false);
 
   int rank() const override { return transport_->rank(); }
   int size() const override { return transport_->size(); }
@@ -41,10 +47,38 @@ class TransportCommunicator : public Communicator {
   void AllGather(const void* send, void* recv, size_t send_count, DataType type,
                  const CallOptions& options = {}) override;
   void Barrier(const CallOptions& options = {}) override;
+  std::unique_ptr<Work> AllReduceAsync(
+      const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+      const gpu::Event* after = nullptr,
+      const CallOptions& options = {}) override;
+  std::unique_ptr<Work> BroadcastAsync(
+      const void* send, void* recv, size_t count, DataType type, int root,
+      const CallOptions& options = {}) override;
+  std::unique_ptr<Work> ReduceScatterAsync(
+      const void* send, void* recv, size_t recv_count, DataType type,
+      ReduceOp op, const CallOptions& options = {}) override;
+  std::unique_ptr<Work> AllGatherAsync(
+      const void* send, void* recv, size_t send_count, DataType type,
+      const CallOptions& options = {}) override;
+  std::unique_ptr<Work> BarrierAsync(const CallOptions& options = {}) override;
   void Abort(const std::string& reason) override;
   CommStats stats() const override;
 
  private:
+  // The calls themselves, on whichever thread runs them.
+  void DoAllReduce(const void* send, void* recv, size_t count, DataType type,
+                   ReduceOp op, const CallOptions& options);
+  void DoBroadcast(const void* send, void* recv, size_t count, DataType type,
+                   int root, const CallOptions& options);
+  void DoReduceScatter(const void* send, void* recv, size_t recv_count,
+                       DataType type, ReduceOp op, const CallOptions& options);
+  void DoAllGather(const void* send, void* recv, size_t send_count,
+                   DataType type, const CallOptions& options);
+  void DoBarrier(const CallOptions& options);
+  // Queued on the own thread, `before` first; on the caller's without one.
+  std::unique_ptr<Work> Queue(const CallOptions& options,
+                              std::function<void()> call);
+
   // Numbers the call, resolves its algorithm, checks that the group is not
   // aborted and starts the transport's clock.
   CallDesc Begin(OpKind kind, DataType type, ReduceOp op, int root,
@@ -59,6 +93,8 @@ class TransportCommunicator : public Communicator {
   const AlgorithmList algorithms_;
   const CommOptions options_;
   uint64_t next_seq_ = 0;
+  // Declared last: its thread stops before what its calls use goes.
+  std::unique_ptr<CallQueue> queue_;  // Null: calls on the caller's thread.
 };
 
 }  // namespace ringlet::collectives

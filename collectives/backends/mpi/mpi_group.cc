@@ -50,7 +50,7 @@ std::vector<std::unique_ptr<Communicator>> CreateTransportGroup(
     comms.push_back(std::make_unique<TransportCommunicator>(
         std::make_unique<MpiTransport>(world, group, comm,
                                        world->first_rank() + i),
-        algorithms, options));
+        algorithms, options, /*own_thread=*/true));
   }
   return comms;
 }
