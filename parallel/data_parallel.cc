@@ -231,23 +231,12 @@ PendingStep DataParallel::QueueStep(const std::vector<Shard>& all_shards) {
 PendingStep DataParallel::QueueStep(
     const std::vector<std::vector<Shard>>& micro_batches) {
   if (options_.micro_shards > 0) return QueueReproducibleStep(micro_batches);
-  std::vector<std::vector<Shard>> local;
-  // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const std::vector<Shard>& all_shards : micro_batches) {
-    local.push_back(group_.LocalShards(all_shards, "data parallel"));
-    for (const Shard& s : all_shards) total += s.count;
-  }
-  if (total == 0) {
-    throw std::invalid_argument("data parallel: a training step needs samples");
-  }
-  std::vector<QueuedReplicaStep> queued(size());
-  group_.RunQueued([&](int d) {
+  const std::vector<std::vector<Shard>> local =
+      LocalMicroBatches(group_, micro_batches, "data parallel", &total);
+  return QueueReplicaSteps(group_, [&](int d, QueuedReplicaStep& q) {
     Replica& r = *replicas_[d];
-    QueuedReplicaStep& q = queued[d];
-    const Device device = group_.devices()[d];
-    q.device = device;
-    q.done = DeviceEvent(device);
+    const Device device = q.device;
     for (const std::vector<Shard>& shards : local) {
       q.samples += shards[d].count;
     }
@@ -291,7 +280,6 @@ PendingStep DataParallel::QueueStep(
     summed.names = &r.grad_names;
     if (!QueueGuardedUpdate(summed, options_.clip_grad_norm, *r.optimizer,
                             &q)) {
-      q.done.Record();
       return;
     }
     Communicator& comm = group_.comm(d, kGradGroup);
@@ -302,10 +290,6 @@ PendingStep DataParallel::QueueStep(
       q.comm_seconds += SecondsSince(start);
       q.exposed_comm_seconds += SecondsSince(start);
     }
-    q.done.Record();
-  });
-  return PendingStep(std::move(queued), [this](const TrainStepStats& local) {
-    return group_.SumOverProcesses(local);
   });
 }
 
@@ -317,48 +301,44 @@ PendingStep DataParallel::QueueReproducibleStep(
       CheckMicroBatches(micro_batches, m, "data parallel", &used,
                         ShardsOfRanks(m, group_.first_rank(), size(), ranks()));
   const int64_t slots = static_cast<int64_t>(used.size());
-  std::vector<QueuedReplicaStep> queued(size());
-  group_.RunQueued([&](int d) {
-    Replica& r = *replicas_[d];
-    QueuedReplicaStep& q = queued[d];
-    const Device device = group_.devices()[d];
-    q.device = device;
-    q.done = DeviceEvent(device);
-    const Range mine = ShardsOfRanks(m, group_.first_rank() + d, 1, ranks());
-    std::vector<Tensor*> grads;
-    for (Parameter* p : r.params) grads.push_back(&p->grad);
-    r.micro_buffers->Begin(slots);
-    for (size_t j = 0; j < micro_batches.size(); ++j) {
-      for (int64_t i = mine.begin; i < mine.end; ++i) {
-        const Shard& shard = micro_batches[j][i];
-        q.samples += shard.count;
-        if (shard.count == 0) continue;
-        const int64_t slot = static_cast<int64_t>(j) * m + i;
-        r.model->ZeroGrad();
-        const Tensor output = r.model->Forward(ShardInputs(shard, device));
-        r.micro_buffers->Record(slot);
-        q.losses.push_back(options_.loss(output, shard));
-        q.loss_slots.push_back(slot);
-        // The mean over the whole step's samples, as without micro-shards.
-        DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
-        r.model->Backward(q.losses.back().dlogits());
-        r.micro_grads->Add(grads);
-      }
-    }
-    Communicator& comm = group_.host_comm(d);
-    const Clock::time_point start = Clock::now();
-    r.micro_grads->SumInto(comm, grads);
-    r.micro_buffers->Finish(comm, used);
-    q.comm_seconds = SecondsSince(start);
-    SummedGradients summed;
-    summed.grads = grads;
-    summed.names = &r.grad_names;
-    QueueGuardedUpdate(summed, options_.clip_grad_norm, *r.optimizer, &q);
-    q.done.Record();
-  });
-  PendingStep step(std::move(queued), [this](const TrainStepStats& local) {
-    return group_.SumOverProcesses(local);
-  });
+  PendingStep step =
+      QueueReplicaSteps(group_, [&](int d, QueuedReplicaStep& q) {
+        Replica& r = *replicas_[d];
+        const Device device = q.device;
+        const Range mine =
+            ShardsOfRanks(m, group_.first_rank() + d, 1, ranks());
+        std::vector<Tensor*> grads;
+        for (Parameter* p : r.params) grads.push_back(&p->grad);
+        r.micro_buffers->Begin(slots);
+        for (size_t j = 0; j < micro_batches.size(); ++j) {
+          for (int64_t i = mine.begin; i < mine.end; ++i) {
+            const Shard& shard = micro_batches[j][i];
+            q.samples += shard.count;
+            if (shard.count == 0) continue;
+            const int64_t slot = static_cast<int64_t>(j) * m + i;
+            r.model->ZeroGrad();
+            const Tensor output = r.model->Forward(ShardInputs(shard, device));
+            r.micro_buffers->Record(slot);
+            q.losses.push_back(options_.loss(output, shard));
+            q.loss_slots.push_back(slot);
+            // The mean over the whole step's samples, as without micro-shards.
+            DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
+            r.model->Backward(q.losses.back().dlogits());
+            r.micro_grads->Add(grads);
+          }
+        }
+        Communicator& comm = group_.host_comm(d);
+        const Clock::time_point start = Clock::now();
+        r.micro_grads->SumInto(comm, grads);
+        r.micro_buffers->Finish(comm, used);
+        q.comm_seconds = SecondsSince(start);
+        // After the whole backward: none of it hidden.
+        q.exposed_comm_seconds = q.comm_seconds;
+        SummedGradients summed;
+        summed.grads = grads;
+        summed.names = &r.grad_names;
+        QueueGuardedUpdate(summed, options_.clip_grad_norm, *r.optimizer, &q);
+      });
   step.AddLossesBySlot(
       slots, [this](std::vector<double>* v) { group_.SumOverProcesses(v); });
   return step;

@@ -1,5 +1,6 @@
 #include "parallel/pending_step.h"
 
+#include <stdexcept>
 #include <utility>
 
 #include "parallel/replica_checks.h"
@@ -65,6 +66,40 @@ const TrainStepStats& PendingStep::Finish() {
     for (double slot : slots) stats_.loss_sum += slot;
   }
   return stats_;
+}
+
+PendingStep QueueReplicaSteps(
+    ReplicaGroup& group,
+    const std::function<void(int device, QueuedReplicaStep& q)>& step) {
+  std::vector<QueuedReplicaStep> queued(group.size());
+  group.RunQueued([&](int d) {
+    QueuedReplicaStep& q = queued[d];
+    q.device = group.devices()[d];
+    q.done = DeviceEvent(q.device);
+    step(d, q);
+    q.done.Record();
+  });
+  return PendingStep(std::move(queued), [&group](const TrainStepStats& local) {
+    return group.SumOverProcesses(local);
+  });
+}
+
+std::vector<std::vector<Shard>> LocalMicroBatches(
+    const ReplicaGroup& group,
+    const std::vector<std::vector<Shard>>& micro_batches, const char* who,
+    int64_t* total) {
+  std::vector<std::vector<Shard>> local;
+  // Every shard of the job counts, including other processes'.
+  *total = 0;
+  for (const std::vector<Shard>& all_shards : micro_batches) {
+    local.push_back(group.LocalShards(all_shards, who));
+    for (const Shard& s : all_shards) *total += s.count;
+  }
+  if (*total == 0) {
+    throw std::invalid_argument(std::string(who) +
+                                ": a training step needs samples");
+  }
+  return local;
 }
 
 }  // namespace ringlet::nn

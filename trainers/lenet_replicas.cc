@@ -76,25 +76,17 @@ nn::PendingStep LeNetReplicas::QueueStep(
 nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
     const std::vector<std::vector<nn::Shard>>& micro_batches) {
   if (micro_shards_ > 0) return QueueReproducibleStep(micro_batches);
-  std::vector<std::vector<nn::Shard>> local;
-  // Every shard of the job counts, including other processes'.
   int64_t total = 0;
-  for (const std::vector<nn::Shard>& all_shards : micro_batches) {
-    local.push_back(group_.LocalShards(all_shards, "lenet"));
-    for (const nn::Shard& s : all_shards) total += s.count;
-  }
-  if (total == 0) throw std::invalid_argument("lenet: an empty batch");
-  std::vector<nn::QueuedReplicaStep> queued(group_.size());
+  const std::vector<std::vector<nn::Shard>> local =
+      nn::LocalMicroBatches(group_, micro_batches, "lenet", &total);
   // On GPUs the host queues the whole step, the update included, and
   // waits for none of it: the loss and the gradient check are read when
   // the step is finished (PendingStep), and a non-finite gradient skips
-  // the update on the device.
-  group_.RunQueued([&](int d) {
+  // the update on the device. The same skeleton as DataParallel's step;
+  // the chapter's own parts (forward, backward, allreduce, sgd) are here.
+  return nn::QueueReplicaSteps(group_, [&](int d, nn::QueuedReplicaStep& q) {
     Replica& r = replicas_[d];
-    nn::QueuedReplicaStep& q = queued[d];
-    const nn::Device device = group_.devices()[d];
-    q.device = device;
-    q.done = nn::DeviceEvent(device);
+    const nn::Device device = q.device;
     const std::vector<nn::Tensor*> params = r.params.All();
     // A device without samples adds zeros to the sum; micro-batches add
     // their gradients up before the one allreduce.
@@ -150,12 +142,7 @@ nn::PendingStep LeNetReplicas::QueueAccumulatedStep(
     summed.names = &kNames;
     summed.samples = total;
     nn::QueueGuardedUpdate(summed, update_.clip_grad_norm, *r.optimizer, &q);
-    q.done.Record();
   });
-  return nn::PendingStep(std::move(queued),
-                         [this](const nn::TrainStepStats& local) {
-                           return group_.SumOverProcesses(local);
-                         });
 }
 
 nn::PendingStep LeNetReplicas::QueueReproducibleStep(
@@ -164,53 +151,46 @@ nn::PendingStep LeNetReplicas::QueueReproducibleStep(
   const int64_t total = nn::CheckMicroBatches(
       micro_batches, m, "lenet", nullptr,
       nn::ShardsOfRanks(m, group_.first_rank(), group_.size(), group_.ranks()));
-  std::vector<nn::QueuedReplicaStep> queued(group_.size());
-  group_.RunQueued([&](int d) {
-    Replica& r = replicas_[d];
-    nn::QueuedReplicaStep& q = queued[d];
-    const nn::Device device = group_.devices()[d];
-    q.device = device;
-    q.done = nn::DeviceEvent(device);
-    // This device's micro-shards, each forward and backward on its own.
-    const nn::Range mine =
-        nn::ShardsOfRanks(m, group_.first_rank() + d, 1, group_.ranks());
-    for (size_t j = 0; j < micro_batches.size(); ++j) {
-      for (int64_t i = mine.begin; i < mine.end; ++i) {
-        const nn::Shard& shard = micro_batches[j][i];
-        q.samples += shard.count;
-        if (shard.count == 0) continue;
-        nn::LeNetActivations acts;
-        const nn::Tensor logits =
-            nn::LeNetForward(r.params, nn::ShardInputs(shard, device), &acts);
-        q.losses.push_back(nn::StartSoftmaxCrossEntropy(
-            logits, nn::ClassIds(shard, "lenet"), nn::Reduction::kSum));
-        q.loss_slots.push_back(static_cast<int64_t>(j) * m + i);
-        nn::LeNetParams micro =
-            nn::LeNetBackward(r.params, acts, q.losses.back().dlogits());
-        r.micro_grads->Add(micro.All());
-      }
-    }
-    // allreduce, reproducibly: the micro-shards' gradients summed in an
-    // order that does not depend on the devices.
-    nn::LeNetParams grads = CopyTo(nn::LeNetParams::Zeros(), device);
-    const auto start = std::chrono::steady_clock::now();
-    r.micro_grads->SumInto(group_.host_comm(d), grads.All());
-    q.comm_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    q.exposed_comm_seconds = q.comm_seconds;
-    static const std::vector<std::string> kNames = nn::LeNetParams::Names();
-    nn::SummedGradients summed;
-    summed.grads = grads.All();
-    summed.names = &kNames;
-    summed.samples = total;
-    nn::QueueGuardedUpdate(summed, update_.clip_grad_norm, *r.optimizer, &q);
-    q.done.Record();
-  });
-  nn::PendingStep step(std::move(queued),
-                       [this](const nn::TrainStepStats& local) {
-                         return group_.SumOverProcesses(local);
-                       });
+  nn::PendingStep step =
+      nn::QueueReplicaSteps(group_, [&](int d, nn::QueuedReplicaStep& q) {
+        Replica& r = replicas_[d];
+        const nn::Device device = q.device;
+        // This device's micro-shards, each forward and backward on its own.
+        const nn::Range mine =
+            nn::ShardsOfRanks(m, group_.first_rank() + d, 1, group_.ranks());
+        for (size_t j = 0; j < micro_batches.size(); ++j) {
+          for (int64_t i = mine.begin; i < mine.end; ++i) {
+            const nn::Shard& shard = micro_batches[j][i];
+            q.samples += shard.count;
+            if (shard.count == 0) continue;
+            nn::LeNetActivations acts;
+            const nn::Tensor logits = nn::LeNetForward(
+                r.params, nn::ShardInputs(shard, device), &acts);
+            q.losses.push_back(nn::StartSoftmaxCrossEntropy(
+                logits, nn::ClassIds(shard, "lenet"), nn::Reduction::kSum));
+            q.loss_slots.push_back(static_cast<int64_t>(j) * m + i);
+            nn::LeNetParams micro =
+                nn::LeNetBackward(r.params, acts, q.losses.back().dlogits());
+            r.micro_grads->Add(micro.All());
+          }
+        }
+        // allreduce, reproducibly: the micro-shards' gradients summed in an
+        // order that does not depend on the devices.
+        nn::LeNetParams grads = CopyTo(nn::LeNetParams::Zeros(), device);
+        const auto start = std::chrono::steady_clock::now();
+        r.micro_grads->SumInto(group_.host_comm(d), grads.All());
+        q.comm_seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+        q.exposed_comm_seconds = q.comm_seconds;
+        static const std::vector<std::string> kNames = nn::LeNetParams::Names();
+        nn::SummedGradients summed;
+        summed.grads = grads.All();
+        summed.names = &kNames;
+        summed.samples = total;
+        nn::QueueGuardedUpdate(summed, update_.clip_grad_norm, *r.optimizer,
+                               &q);
+      });
   step.AddLossesBySlot(
       static_cast<int64_t>(micro_batches.size()) * m,
       [this](std::vector<double>* v) { group_.SumOverProcesses(v); });
