@@ -2,7 +2,7 @@
 // GPUs, and why.
 #include "gpu/device_probe.h"
 
-#include <atomic>
+#include "gpu/registration.h"
 
 namespace ringlet::gpu {
 namespace {
@@ -11,19 +11,16 @@ constexpr char kWithoutCuda[] =
     "ringlet was built without CUDA (no toolkit at $CUDA_PATH, or "
     "--config=cpu_only)";
 
-std::atomic<const CudaDeviceProbe*>& Registered() {
-  static std::atomic<const CudaDeviceProbe*> probe{nullptr};
-  return probe;
-}
+gpu::Registration<const CudaDeviceProbe*> registered;
 
 }  // namespace
 
 void RegisterCudaDeviceProbe(const CudaDeviceProbe* probe) {
-  Registered().store(probe);
+  registered.Set(probe);
 }
 
 CudaDeviceReport ProbeCudaDevices() {
-  if (const CudaDeviceProbe* probe = Registered().load()) {
+  if (const CudaDeviceProbe* probe = registered.Get()) {
     return probe->probe();
   }
   CudaDeviceReport report;
@@ -32,7 +29,7 @@ CudaDeviceReport ProbeCudaDevices() {
 }
 
 int CountCudaDevices(std::string* reason) {
-  if (const CudaDeviceProbe* probe = Registered().load()) {
+  if (const CudaDeviceProbe* probe = registered.Get()) {
     return probe->count(reason);
   }
   if (reason != nullptr) *reason = kWithoutCuda;

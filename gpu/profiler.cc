@@ -2,28 +2,25 @@
 // tell, and both calls do nothing.
 #include "gpu/profiler.h"
 
-#include <atomic>
+#include "gpu/registration.h"
 
 namespace ringlet::gpu {
 namespace {
 
-std::atomic<const ProfilerHooks*>& Registered() {
-  static std::atomic<const ProfilerHooks*> hooks{nullptr};
-  return hooks;
-}
+Registration<const ProfilerHooks*> registered;
 
 }  // namespace
 
 void RegisterProfilerHooks(const ProfilerHooks* hooks) {
-  Registered().store(hooks);
+  registered.Set(hooks);
 }
 
 void StartProfiling() {
-  if (const ProfilerHooks* hooks = Registered().load()) hooks->start();
+  if (const ProfilerHooks* hooks = registered.Get()) hooks->start();
 }
 
 void StopProfiling() {
-  if (const ProfilerHooks* hooks = Registered().load()) hooks->stop();
+  if (const ProfilerHooks* hooks = registered.Get()) hooks->stop();
 }
 
 }  // namespace ringlet::gpu

@@ -1,21 +1,19 @@
 #include "nn/gpu_backend.h"
 
-#include <atomic>
 #include <string>
+
+#include "gpu/registration.h"
 
 namespace ringlet::nn {
 namespace {
 
-std::atomic<GpuBackend*>& Registered() {
-  static std::atomic<GpuBackend*> backend{nullptr};
-  return backend;
-}
+gpu::Registration<GpuBackend*> registered;
 
 }  // namespace
 
-GpuBackend* RegisteredGpuBackend() { return Registered().load(); }
+GpuBackend* RegisteredGpuBackend() { return registered.Get(); }
 
-void RegisterGpuBackend(GpuBackend* backend) { Registered().store(backend); }
+void RegisterGpuBackend(GpuBackend* backend) { registered.Set(backend); }
 
 GpuBackend& GpuBackendFor(Device device) {
   GpuBackend* backend = RegisteredGpuBackend();

@@ -3,31 +3,27 @@
 // the CUDA transport is not in this build.
 #include "collectives/backends/cuda_ring.h"
 
-#include <atomic>
-
 #include "collectives/backends/gpu_list.h"
+#include "gpu/registration.h"
 
 namespace ringlet::collectives {
 namespace {
 
-std::atomic<CudaRingFactory>& Registered() {
-  static std::atomic<CudaRingFactory> factory{nullptr};
-  return factory;
-}
+gpu::Registration<CudaRingFactory> registered;
 
 }  // namespace
 
 void RegisterCudaRingFactory(CudaRingFactory factory) {
-  Registered().store(factory);
+  registered.Set(factory);
 }
 
-bool CudaRingCompiledIn() { return Registered().load() != nullptr; }
+bool CudaRingCompiledIn() { return registered.Get() != nullptr; }
 
 std::vector<std::unique_ptr<Communicator>> CreateCudaRingGroup(
     const std::vector<int>& gpus, const std::string& first_algorithm,
     const CommOptions& options) {
   CheckGpuList(first_algorithm + " (CUDA)", gpus, /*one_rank_per_gpu=*/false);
-  const CudaRingFactory factory = Registered().load();
+  const CudaRingFactory factory = registered.Get();
   if (factory == nullptr) {
     throw CollectiveError(
         "the CUDA transport is not in this build (no CUDA toolkit was found, "

@@ -1,21 +1,18 @@
 #include "collectives/backends/host_staged.h"
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <string>
 #include <utility>
 
 #include "collectives/api/collective_error.h"
 #include "collectives/api/types.h"
+#include "gpu/registration.h"
 
 namespace ringlet::collectives {
 namespace {
 
-std::atomic<CudaStagingFactory>& RegisteredStaging() {
-  static std::atomic<CudaStagingFactory> factory{nullptr};
-  return factory;
-}
+gpu::Registration<CudaStagingFactory> registered_staging;
 
 class HostStagedCommunicator : public Communicator {
  public:
@@ -118,11 +115,11 @@ std::unique_ptr<Communicator> StageThroughHost(
 }
 
 void RegisterCudaStagingFactory(CudaStagingFactory factory) {
-  RegisteredStaging().store(factory);
+  registered_staging.Set(factory);
 }
 
 StagingCopies CudaStaging(int gpu) {
-  const CudaStagingFactory factory = RegisteredStaging().load();
+  const CudaStagingFactory factory = registered_staging.Get();
   if (factory == nullptr) {
     throw CollectiveError(
         "cuda:" + std::to_string(gpu) +

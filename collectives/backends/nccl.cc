@@ -3,22 +3,19 @@
 // backend is not in this build.
 #include "collectives/backends/nccl.h"
 
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
 #include "collectives/backends/gpu_list.h"
+#include "gpu/registration.h"
 
 namespace ringlet::collectives {
 namespace {
 
-std::atomic<const NcclLibrary*>& Registered() {
-  static std::atomic<const NcclLibrary*> library{nullptr};
-  return library;
-}
+gpu::Registration<const NcclLibrary*> registered;
 
 const NcclLibrary& Library() {
-  const NcclLibrary* library = Registered().load();
+  const NcclLibrary* library = registered.Get();
   if (library == nullptr) {
     throw CollectiveError(
         "the nccl backend is not in this build (no CUDA toolkit with NCCL "
@@ -31,10 +28,10 @@ const NcclLibrary& Library() {
 }  // namespace
 
 void RegisterNcclLibrary(const NcclLibrary* library) {
-  Registered().store(library);
+  registered.Set(library);
 }
 
-bool NcclCompiledIn() { return Registered().load() != nullptr; }
+bool NcclCompiledIn() { return registered.Get() != nullptr; }
 
 std::vector<std::unique_ptr<Communicator>> CreateNcclGroup(
     int size, const CommOptions& options) {

@@ -14,8 +14,7 @@
 #ifndef RINGLET_NN_OPS_KERNEL_TABLE_H_
 #define RINGLET_NN_OPS_KERNEL_TABLE_H_
 
-#include <atomic>
-
+#include "gpu/registration.h"
 #include "nn/device.h"
 
 namespace ringlet::nn {
@@ -39,24 +38,24 @@ class KernelTable {
 
   // The implementation for `device`'s type; ThrowNoKernel without one.
   Fn& For(Device device) const {
-    Fn* fn =
-        kernels_[static_cast<int>(device.type)].load(std::memory_order_acquire);
+    Fn* fn = kernels_[static_cast<int>(device.type)].Get();
     if (fn == nullptr) ThrowNoKernel(op_, device);
     return *fn;
   }
   bool Has(DeviceType type) const {
-    return kernels_[static_cast<int>(type)].load() != nullptr;
+    return kernels_[static_cast<int>(type)].Get() != nullptr;
   }
   // Once per device type, by that device's library; a second registration
   // replaces the first (a test's fake).
   void Register(DeviceType type, Fn* fn) {
-    kernels_[static_cast<int>(type)].store(fn, std::memory_order_release);
+    kernels_[static_cast<int>(type)].Set(fn);
   }
   const char* op() const { return op_; }
 
  private:
   const char* op_;
-  std::atomic<Fn*> kernels_[kNumDeviceTypes] = {nullptr, nullptr};
+  // One registration slot per device type (gpu/registration.h).
+  gpu::Registration<Fn*> kernels_[kNumDeviceTypes];
 };
 
 // For RINGLET_REGISTER_KERNEL: registers and returns true.
