@@ -22,9 +22,9 @@
 #include "nn/models/resnet.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/loss.h"
+#include "nn/testing/gradient_check.h"
 #include "parallel/bf16_wire.h"
 #include "parallel/testing/batches.h"
-#include "nn/testing/gradient_check.h"
 
 namespace ringlet::nn {
 namespace {
@@ -717,15 +717,16 @@ TEST(DataParallelTest, MeanSquaredAndBinaryCrossEntropyLossesOnKDevices) {
   }
 }
 
-// Backward assigns new tensors to its gradients instead of adding into
-// them: they are no longer views into the reducer's buckets, which must
-// then copy them in and out.
+// Backward assigns new tensors to its gradients before its layers add
+// into them: they are no longer views into the reducer's buckets, which
+// must then copy them in and out. (Once a layer has reported a gradient,
+// Parameter::on_grad_ready, the reducer may be summing it: a module must
+// not touch it again in that backward.)
 class GradientReplacingPerceptron : public TwoLayerPerceptron {
  public:
   Tensor Backward(const Tensor& dy) override {
-    Tensor dx = TwoLayerPerceptron::Backward(dy);
     for (Parameter* p : Parameters()) p->grad = p->grad.Clone();
-    return dx;
+    return TwoLayerPerceptron::Backward(dy);
   }
 };
 

@@ -26,7 +26,9 @@ struct Parameter {
   // Called by AccumulateGrad and GradReady once a Backward pass is done
   // with this parameter: its gradient is final for the pass, wherever the
   // parameter lives (DataParallel's reducer starts its bucket from here, as
-  // c10d's reducer hooks each gradient accumulator). Null: nobody asks.
+  // c10d's reducer hooks each gradient accumulator, and may be summing it
+  // on another thread until the step ends: nothing may read or write the
+  // gradient after it reports, until then). Null: nobody asks.
   std::function<void(Parameter&)> on_grad_ready = nullptr;
 };
 
