@@ -28,7 +28,8 @@ TEST(ComputeOptions, DefaultsAreTheBooks) {
 
 TEST(ComputeOptions, ScopesNestAndRestore) {
   {
-    const auto bf16 = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
+    const auto bf16 =
+        ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
     EXPECT_EQ(autocast(), DType::kBFloat16);
     {
       const auto threads = ScopedCompute(&ComputeOptions::op_threads, 3);

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "nn/optim/optimizer.h"
-#include "parallel/pending_step.h"
 #include "nn/tensor.h"
+#include "parallel/pending_step.h"
 
 namespace ringlet::nn {
 

@@ -27,8 +27,8 @@
 
 #include "collectives/api/communicator.h"
 #include "collectives/api/types.h"
-#include "parallel/replica_group.h"
 #include "nn/tensor.h"
+#include "parallel/replica_group.h"
 
 namespace ringlet::nn {
 

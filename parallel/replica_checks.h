@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "nn/ops/loss.h"
-#include "parallel/replica_group.h"
 #include "nn/tensor.h"
+#include "parallel/replica_group.h"
 
 namespace ringlet::nn {
 

@@ -21,9 +21,9 @@
 #include "nn/compute_options.h"
 #include "nn/device.h"
 #include "nn/device_stream.h"
+#include "nn/tensor.h"
 #include "parallel/device_workers.h"
 #include "parallel/shard.h"
-#include "nn/tensor.h"
 
 namespace ringlet::nn {
 

@@ -20,8 +20,8 @@ std::vector<std::unique_ptr<Communicator>> CreateHostGroup(
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int rank = 0; rank < size; ++rank) {
     comms.push_back(std::make_unique<TransportCommunicator>(
-        std::make_unique<host::HostTransport>(group, rank), algorithms,
-        options, /*own_thread=*/true));
+        std::make_unique<host::HostTransport>(group, rank), algorithms, options,
+        /*own_thread=*/true));
   }
   return comms;
 }

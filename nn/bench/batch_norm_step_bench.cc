@@ -6,7 +6,8 @@
 // Rounds are interleaved and the fastest kept, so both see the same
 // machine state.
 //
-//   ./bazelw run //nn/bench:batch_norm_step_bench -- --threads=2 --precision=bf16
+//   ./bazelw run //nn/bench:batch_norm_step_bench -- --threads=2
+//   --precision=bf16
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "nn/layers/containers.h"
-#include "parallel/data_parallel.h"
 #include "nn/tensor.h"
+#include "parallel/data_parallel.h"
 
 namespace ringlet::nn::testing {
 

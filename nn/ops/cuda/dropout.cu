@@ -1,8 +1,8 @@
 // Dropout on CUDA devices: one kernel for float32 and bfloat16, the mask
 // drawn per element by the host's function (dropout.h), so the GPU keeps
 // the elements the CPU keeps.
-#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/cuda/float_types.cuh"
+#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/dropout.h"
 
 namespace ringlet::nn::cuda_ops {

@@ -4,8 +4,8 @@
 // the CPU's order, the same bits every run).
 #include <vector>
 
-#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/cuda/float_types.cuh"
+#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/embedding.h"
 
 namespace ringlet::nn::cuda_ops {

@@ -1,7 +1,7 @@
 // GELU on CUDA devices: one kernel for float32 and bfloat16, float32
 // arithmetic, rounded once to the output's type.
-#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/cuda/float_types.cuh"
+#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/gelu.h"
 
 namespace ringlet::nn::cuda_ops {

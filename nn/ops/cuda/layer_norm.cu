@@ -7,8 +7,8 @@
 #include <string>
 
 #include "nn/cuda/block_sum.cuh"
-#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/cuda/float_types.cuh"
+#include "nn/ops/cuda/cuda_op_support.h"
 #include "nn/ops/layer_norm.h"
 
 namespace ringlet::nn::cuda_ops {
