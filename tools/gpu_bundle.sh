@@ -52,7 +52,8 @@ tests+=(//nn:tensor_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
 programs=(//nn/bench:train_bench //nn/bench:cuda_conv_layout_bench
   //collectives/bench:allreduce_bench
-  //trainers:lenet_scratch //trainers:resnet_dp //examples/mlp:train_mlp)
+  //trainers:lenet_scratch //trainers:resnet_dp //examples/mlp:train_mlp
+  //examples/tokens:train_tokens)
 # compute-sanitizer's canaries (gpu/canaries; run_all.py canaries).
 mapfile -t canaries < <(./bazelw query 'kind(cc_binary, //gpu/canaries:all)' \
   2>/dev/null)
