@@ -196,9 +196,17 @@ class BundleTest(unittest.TestCase):
         self.script("fakebin/nvidia-smi", "echo 'GPU 0: Fake GPU'\n")
         os.makedirs(os.path.join(self.dir, "fashion-mnist"))
         shutil.copy(os.path.join(HERE, "bench_goals.py"), self.dir)
+        # The examples' epoch lines as they print them.
         self.script("examples/mlp/train_mlp",
-                    "echo 'epoch 1: loss 0.5600, test acc 0.8300'\n"
-                    "echo 'epoch 2: loss 0.4100, test acc 0.8500'\n")
+                    "echo 'epoch 1: loss 0.5600, test acc 0.8300, 0.1 s, "
+                    "comm 9.0% of it (8.9% exposed)'\n"
+                    "echo 'epoch 2: loss 0.4100, test acc 0.8500, 0.1 s, "
+                    "comm 9.1% of it (9.0% exposed)'\n")
+        self.script("examples/tokens/train_tokens",
+                    "echo 'epoch 1: loss 0.5100, test acc 0.8200, 12.0 s, "
+                    "comm 1.7% of it (0.0% exposed)'\n"
+                    "echo 'epoch 2: loss 0.3900, test acc 0.7900, 12.0 s, "
+                    "comm 1.7% of it (0.0% exposed)'\n")
         layout = ('{"model": "resnet18", "batch_size": 256, "precision": '
                   '"bf16", "layout": "%s", "conv_ms": %s}')
         self.script("nn/bench/cuda_conv_layout_bench",
@@ -207,7 +215,11 @@ class BundleTest(unittest.TestCase):
         env = dict(os.environ, PATH=os.path.join(self.dir, "fakebin") + ":" +
                    os.environ["PATH"], RINGLET_E2E_EPOCHS="1")
         _, out = self.run_bundle("goals", "e2e", env=env)
-        self.assertIn("e2e train_mlp_2x_cuda0: PASSED: test acc 0.8500", out)
+        self.assertIn("e2e train_mlp_2x_cuda0: PASSED: epoch 2: loss 0.4100, "
+                      "test acc 0.8500", out)
+        # Below the 0.80 the example reaches: a failure.
+        self.assertIn("e2e train_tokens_2x_cuda0: FAILED (exit 0): epoch 2",
+                      out)
         self.assertIn("layout bf16: ResNet-18's convolutions at batch 256, "
                       "NCHW 8.00 ms, NHWC 6.00 ms (0.75x): NHWC is faster",
                       out)
