@@ -4,8 +4,8 @@
 // ringlet keeps them, against NHWC, in fp32, TF32 and bf16. Each direction
 // (forward, backward data, backward filter) of each shape takes the
 // fastest usable algorithm of cudnnFind*Ex under the same rules as
-// conv2d_cuda.cc (no tensor cores in fp32), then is timed over --reps runs.
-// One JSON line per precision and layout: the milliseconds of one step's
+// nn/ops/cuda/conv2d.cc (no tensor cores in fp32), then is timed over --reps
+// runs. One JSON line per precision and layout: the milliseconds of one step's
 // convolutions (each shape times its count in the model). No transposes
 // are counted: a model in NHWC would keep every activation so.
 //
@@ -249,7 +249,7 @@ int Main(int argc, char** argv) {
   cudnnHandle_t handle;
   RINGLET_CUDNN_CHECK(cudnnCreate(&handle));
   // Candidates needing more workspace than this are not tried (as
-  // conv2d_cuda.cc's search).
+  // nn/ops/cuda/conv2d.cc's search).
   size_t workspace_bytes = size_t{1} << 30;
   void* workspace = nullptr;
   RINGLET_CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));

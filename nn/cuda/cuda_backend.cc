@@ -11,7 +11,7 @@
 #include "nn/cuda/captured_work.h"
 #include "nn/cuda/cuda_check.h"
 #include "nn/cuda/device_context.h"
-#include "nn/cuda/elementwise_kernels.h"
+#include "nn/cuda/tensor_kernels.h"
 #include "nn/cuda/transpose_kernels.h"
 #include "nn/gpu_backend.h"
 

@@ -2,7 +2,7 @@
 // (gpu/cuda_check.h: RINGLET_CUDA_CHECK, RINGLET_CUDA_CHECK_LAUNCH). Each
 // turns a failed call into a gpu::CudaError naming the file, the line, the
 // call and the library's own error string, e.g.
-//   "nn/ops/cuda/conv2d_cuda.cc:88: cudnnConvolutionForward(...):
+//   "nn/ops/cuda/conv2d.cc:88: cudnnConvolutionForward(...):
 //    CUDNN_STATUS_BAD_PARAM".
 #ifndef RINGLET_NN_CUDA_CUDA_CHECK_H_
 #define RINGLET_NN_CUDA_CUDA_CHECK_H_

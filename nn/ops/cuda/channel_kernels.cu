@@ -4,6 +4,7 @@
 
 #include "nn/cuda/block_sum.cuh"
 #include "nn/cuda/cuda_check.h"
+#include "nn/cuda/float_types.cuh"
 #include "nn/ops/cuda/channel_kernels.h"
 
 namespace ringlet::nn::cuda_ops {
@@ -18,6 +19,14 @@ __device__ int64_t ChannelOffset(int64_t k, int64_t ch, int64_t c, int64_t hw) {
 }
 
 using cuda::BlockSum;
+
+template <typename T>
+__global__ void bias_add_kernel(T* out, const float* bias, int64_t channels,
+                                int64_t spatial, int64_t n) {
+  RINGLET_FOR_EACH_ELEMENT(i, n) {
+    out[i] = FromFloat<T>(ToFloat(out[i]) + bias[(i / spatial) % channels]);
+  }
+}
 
 // The sum over channel blockIdx.x of x (one block per channel).
 __device__ double ChannelSum(const float* x, int64_t n, int64_t c, int64_t hw) {
@@ -260,6 +269,19 @@ void batch_norm_input_gradient(const float* dy, const float* x, int64_t n,
   batch_norm_input_gradient_kernel<<<ElementBlocks(total), kThreads, 0,
                                      stream>>>(dy, x, total, c, hw, mean,
                                                inv_std, gamma, sums, m, dx);
+  RINGLET_CUDA_CHECK_LAUNCH();
+}
+
+void bias_add(void* out, DType dtype, const float* bias, int64_t batch,
+              int64_t channels, int64_t spatial, cudaStream_t stream) {
+  const int64_t n = batch * channels * spatial;
+  if (n == 0) return;
+  WithElementType(dtype, [&](auto t) {
+    using T = decltype(t);
+    bias_add_kernel<T>
+        <<<ElementwiseBlocks(n), kElementwiseThreads, 0, stream>>>(
+            static_cast<T*>(out), bias, channels, spatial, n);
+  });
   RINGLET_CUDA_CHECK_LAUNCH();
 }
 

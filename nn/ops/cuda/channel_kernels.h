@@ -1,6 +1,7 @@
-// Per-channel reductions on GPUs: synchronised batch norm's kernels
-// (cuDNN's batch norm computes each replica's own statistics and cannot
-// take the whole batch's) and the convolution bias gradient. Per-channel
+// Per-channel kernels on GPUs, shared by convolutions, linear layers and
+// batch norm: the bias added per channel, synchronised batch norm's
+// kernels (cuDNN's batch norm computes each replica's own statistics and
+// cannot take the whole batch's) and the convolution bias gradient. Per-channel
 // sums are doubles, as on the CPU, added in a fixed order (batch norm's:
 // one block per channel; the bias gradient's: see channel_sums_float), so
 // results do not change from run to run. Tensors are
@@ -13,7 +14,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "nn/dtype.h"
+
 namespace ringlet::nn::cuda_ops {
+
+// out[i, ch, s] += bias[ch] over `out` of [batch, channels, spatial]
+// elements of `dtype` (bfloat16: each sum in float32, rounded once).
+void bias_add(void* out, DType dtype, const float* bias, int64_t batch,
+              int64_t channels, int64_t spatial, cudaStream_t stream);
 
 // sums[ch] = sum of x over channel ch (ch < c); sums[c] = n * hw.
 void channel_sums(const float* x, int64_t n, int64_t c, int64_t hw,

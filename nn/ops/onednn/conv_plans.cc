@@ -40,9 +40,9 @@ memory::desc PlainWeights(const memory::dims& dims, memory::data_type type) {
 // GEMM-based kernels (im2col, then a matrix product over images and
 // positions), faster where the direct kernels have little work per output
 // row; NHWC gets direct kernels without channel blocks. Measured on an
-// AVX2 machine by conv_layout_bench (docs/details.md: 1.2-4x for the cases
-// below); a rule on shapes, not a timing, so a shape always runs the same
-// kernels.
+// AVX2 machine by conv_layout_bench (docs/results.md, "CPU convolutions":
+// 1.2-4x for the cases below); a rule on shapes, not a timing, so a shape
+// always runs the same kernels.
 Tag ActivationLayout(const ConvShape& s, ConvPass pass) {
   const int64_t plane = s.p() * s.q();
   // bfloat16: the blocked layouts' direct kernels (jit_bf16) everywhere
@@ -88,7 +88,7 @@ bool ReluRunsAsPostOp(const ConvShape& s) {
 // gradient -26% of its time (conv_step_bench --compare_group_gemm). Other
 // shapes and passes were measured as well and stay with oneDNN's
 // primitives: the group path was as fast or slower there (unfolding and
-// folding back cost what the longer products gain; docs/details.md).
+// folding back cost what the longer products gain; docs/results.md).
 namespace {
 std::atomic<bool> group_gemm_allowed{true};
 constexpr int64_t kGroupGemmMinWeightFloats = int64_t{2} << 20;  // 8 MiB

@@ -13,11 +13,12 @@
 // Both take either memory format; outputs and input gradients keep the
 // input's. Our kernels read channels-last [N, C, H, W] as NCHW of N * H * W
 // one-pixel images (the channels innermost).
+#include "nn/ops/batch_norm.h"
+
 #include <string>
 
 #include "nn/ops/activation.h"
 #include "nn/ops/autocast.h"
-#include "nn/ops/batch_norm.h"
 #include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/cuda_op_support.h"
 

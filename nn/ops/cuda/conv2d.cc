@@ -16,16 +16,16 @@
 // the filter as [K, R, S, C] (transposed here unless given so, as
 // Conv2dComputeWeight makes it once per step), and the output and input
 // gradient are channels-last.
+#include "nn/ops/conv2d.h"
+
 #include <map>
 #include <mutex>
 #include <tuple>
 
-#include "nn/cuda/elementwise_kernels.h"
 #include "nn/gpu_precision.h"
 #include "nn/memory_format.h"
 #include "nn/ops/activation.h"
 #include "nn/ops/autocast.h"
-#include "nn/ops/conv2d.h"
 #include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/conv_graph.h"
 #include "nn/ops/cuda/cuda_op_support.h"
@@ -406,13 +406,8 @@ void AddBias(Tensor& y, const Tensor& b, cudaStream_t stream) {
   const int64_t hw = y.dim(2) * y.dim(3);
   const int64_t images = last ? y.dim(0) * hw : y.dim(0);
   const int64_t plane = last ? 1 : hw;
-  if (y.dtype() == DType::kBFloat16) {
-    cuda::bias_add_bf16_forward(y.bf16_data(), b.device_data(), images,
-                                y.dim(1), plane, stream);
-  } else {
-    cuda::bias_add_forward(y.device_data(), b.device_data(), images, y.dim(1),
-                           plane, stream);
-  }
+  bias_add(y.raw_data(), y.dtype(), b.device_data(), images, y.dim(1), plane,
+           stream);
 }
 
 }  // namespace

@@ -5,12 +5,13 @@
 // per call from the calling thread's options, device_context.cc).
 // bfloat16 operands (autocast) go through cublasGemmEx with float32 sums:
 // bfloat16 outputs, a float32 weight gradient.
+#include "nn/ops/linear.h"
+
 #include <cublas_v2.h>
 
-#include "nn/cuda/elementwise_kernels.h"
 #include "nn/ops/autocast.h"
+#include "nn/ops/cuda/channel_kernels.h"
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/linear.h"
 
 namespace ringlet::nn::cuda_ops {
 namespace {
@@ -54,8 +55,8 @@ Tensor LinearForwardCuda(const Tensor& x, const Tensor& w, const Tensor& b) {
              w.raw_data(), out, x.raw_data(), in, y.raw_data(), CUDA_R_16BF,
              out);
     if (b.defined()) {
-      cuda::bias_add_bf16_forward(y.bf16_data(), b.device_data(), n, out, 1,
-                                  on.stream());
+      bias_add(y.raw_data(), y.dtype(), b.device_data(), n, out, 1,
+               on.stream());
     }
     return y;
   }
@@ -70,9 +71,8 @@ Tensor LinearForwardCuda(const Tensor& x, const Tensor& w, const Tensor& b) {
       w.device_data(), out, x.device_data(), in, &zero, y.device_data(), out));
   if (b.defined()) {
     // Row i of y gets b: bias per "channel" j of [n, out, 1].
-    cuda::bias_add_forward(y.device_data(), b.device_data(), /*batch=*/n,
-                           /*channels=*/out,
-                           /*spatial=*/1, on.stream());
+    bias_add(y.raw_data(), y.dtype(), b.device_data(), /*batch=*/n,
+             /*channels=*/out, /*spatial=*/1, on.stream());
   }
   return y;
 }

@@ -4,10 +4,11 @@
 // the input's (a [N, C] output stores the same in both), average pooling's
 // input gradient the output gradient's, global pooling's the process's
 // activation format (nn/memory_format.h), which its input had.
+#include "nn/ops/pooling.h"
+
 #include "nn/memory_format.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/cuda/cuda_op_support.h"
-#include "nn/ops/pooling.h"
 
 namespace ringlet::nn::cuda_ops {
 namespace {
