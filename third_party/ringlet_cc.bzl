@@ -17,5 +17,9 @@ def ringlet_cc_library(**kwargs):
 def ringlet_cc_binary(**kwargs):
     native.cc_binary(**_with_copts(kwargs))
 
+# Every test prints a backtrace when it crashes (cli/crash_report.h).
+_CRASH_REPORT = Label("//cli:crash_report")
+
 def ringlet_cc_test(**kwargs):
+    kwargs["deps"] = kwargs.pop("deps", []) + [_CRASH_REPORT]
     native.cc_test(**_with_copts(kwargs))
