@@ -54,6 +54,26 @@ TEST_P(FaultsTest, CountMismatchIsCaughtOnTheFirstMessage) {
   }
 }
 
+// Three ranks, one calling with another count: ranks 0 and 2 agree with
+// each other, so one of them may be reading the other's buffer when the
+// mismatch from rank 1 ends the call; each rank's buffer is freed as soon
+// as its call throws. No rank may read a buffer its owner has freed
+// (AddressSanitizer and a large, unmapped-on-free buffer catch it).
+TEST_P(FaultsTest, AMismatchAmongThreeRanksReadsNoFreedBuffer) {
+  for (int round = 0; round < 20; ++round) {
+    Group group = Make(3);
+    const auto errors = RunQuickly(group, [](Communicator& comm) {
+      const size_t count = comm.rank() == 1 ? (1 << 20) - 16 : (1 << 20);
+      std::vector<float> buf = Floats(count);
+      comm.AllReduce(buf.data(), buf.data(), count, DataType::kFloat32,
+                     ReduceOp::kSum);
+    });
+    for (const std::string& e : errors) {
+      EXPECT_THAT(e, HasSubstr("allreduce #0")) << "round " << round;
+    }
+  }
+}
+
 TEST_P(FaultsTest, OpTypeAndKindMismatchesAreNamed) {
   struct Case {
     std::function<void(Communicator&, std::vector<float>&)> call;

@@ -71,10 +71,10 @@ void TransportCommunicator::RequireBuffer(const CallDesc& call,
   }
 }
 
-void TransportCommunicator::DoAllReduce(const void* send, void* recv,
-                                        size_t count, DataType type,
-                                        ReduceOp op,
-                                        const CallOptions& options) {
+void TransportCommunicator::RunAllReduce(const void* send, void* recv,
+                                         size_t count, DataType type,
+                                         ReduceOp op,
+                                         const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call =
       Begin(OpKind::kAllReduce, type, op, 0, count, options, &algorithm);
@@ -88,9 +88,9 @@ void TransportCommunicator::DoAllReduce(const void* send, void* recv,
   algorithm->AllReduce(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::DoBroadcast(const void* send, void* recv,
-                                        size_t count, DataType type, int root,
-                                        const CallOptions& options) {
+void TransportCommunicator::RunBroadcast(const void* send, void* recv,
+                                         size_t count, DataType type, int root,
+                                         const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root,
                               count, options, &algorithm);
@@ -108,10 +108,10 @@ void TransportCommunicator::DoBroadcast(const void* send, void* recv,
   algorithm->Broadcast(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::DoReduceScatter(const void* send, void* recv,
-                                            size_t recv_count, DataType type,
-                                            ReduceOp op,
-                                            const CallOptions& options) {
+void TransportCommunicator::RunReduceScatter(const void* send, void* recv,
+                                             size_t recv_count, DataType type,
+                                             ReduceOp op,
+                                             const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kReduceScatter, type, op, 0, recv_count,
                               options, &algorithm);
@@ -125,9 +125,9 @@ void TransportCommunicator::DoReduceScatter(const void* send, void* recv,
   algorithm->ReduceScatter(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::DoAllGather(const void* send, void* recv,
-                                        size_t send_count, DataType type,
-                                        const CallOptions& options) {
+void TransportCommunicator::RunAllGather(const void* send, void* recv,
+                                         size_t send_count, DataType type,
+                                         const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0,
                               send_count, options, &algorithm);
@@ -141,12 +141,54 @@ void TransportCommunicator::DoAllGather(const void* send, void* recv,
   algorithm->AllGather(*transport_, call, send, recv);
 }
 
-void TransportCommunicator::DoBarrier(const CallOptions& options) {
+void TransportCommunicator::RunBarrier(const CallOptions& options) {
   const Algorithm* algorithm;
   const CallDesc call = Begin(OpKind::kBarrier, DataType::kInt32,
                               ReduceOp::kSum, 0, 0, options, &algorithm);
   if (size() == 1) return;
   algorithm->Barrier(*transport_, call);
+}
+
+// A call that fails leaves only once no peer reads this rank's buffers (the
+// caller frees them when the error reaches it).
+template <typename Call>
+void TransportCommunicator::Guarded(Call&& call) {
+  try {
+    call();
+  } catch (...) {
+    transport_->LeaveFailedCall();
+    throw;
+  }
+}
+
+void TransportCommunicator::DoAllReduce(const void* send, void* recv,
+                                        size_t count, DataType type,
+                                        ReduceOp op,
+                                        const CallOptions& options) {
+  Guarded([&] { RunAllReduce(send, recv, count, type, op, options); });
+}
+
+void TransportCommunicator::DoBroadcast(const void* send, void* recv,
+                                        size_t count, DataType type, int root,
+                                        const CallOptions& options) {
+  Guarded([&] { RunBroadcast(send, recv, count, type, root, options); });
+}
+
+void TransportCommunicator::DoReduceScatter(const void* send, void* recv,
+                                            size_t recv_count, DataType type,
+                                            ReduceOp op,
+                                            const CallOptions& options) {
+  Guarded([&] { RunReduceScatter(send, recv, recv_count, type, op, options); });
+}
+
+void TransportCommunicator::DoAllGather(const void* send, void* recv,
+                                        size_t send_count, DataType type,
+                                        const CallOptions& options) {
+  Guarded([&] { RunAllGather(send, recv, send_count, type, options); });
+}
+
+void TransportCommunicator::DoBarrier(const CallOptions& options) {
+  Guarded([&] { RunBarrier(options); });
 }
 
 void TransportCommunicator::AllReduce(const void* send, void* recv,

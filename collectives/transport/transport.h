@@ -70,6 +70,12 @@ class Transport {
 
   // Returns once every message this rank sent has been consumed.
   virtual void WaitSends() = 0;
+  // For a call that ends in an error, before the error reaches the caller:
+  // aborts the group (if nothing has yet) and returns once no peer reads
+  // this rank's memory any more (a peer that matched a message before the
+  // failure finishes that read; none starts another), so the caller may
+  // free its buffers as soon as the call has thrown.
+  virtual void LeaveFailedCall() = 0;
 
   // Fails the whole group with `reason` (idempotent: the first reason wins).
   virtual void Abort(const std::string& reason) = 0;

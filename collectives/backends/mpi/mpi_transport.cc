@@ -159,6 +159,17 @@ void MpiTransport::RecvCopy(int peer, const Envelope& expected, void* dst,
   RecvPayload(peer, dst, bytes);
 }
 
+void MpiTransport::LeaveFailedCall() {
+  HostTransport::LeaveFailedCall();
+  // Sends to other processes still in flight are cancelled (or given a
+  // moment and freed), so MPI is done with the caller's buffers as far as
+  // it lets us know.
+  for (PendingSend& send : pending_) {
+    for (MPI_Request& request : send.requests) Abandon(&request);
+  }
+  pending_.clear();
+}
+
 void MpiTransport::WaitSends() {
   HostTransport::WaitSends();
   while (!pending_.empty()) {

@@ -40,6 +40,7 @@ class MpiTransport : public host::HostTransport {
   void RecvCopy(int peer, const Envelope& expected, void* dst,
                 size_t bytes) override;
   void WaitSends() override;
+  void LeaveFailedCall() override;
 
  private:
   struct Header {

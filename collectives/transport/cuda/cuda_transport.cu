@@ -127,4 +127,19 @@ void CudaTransport::WaitSends() {
   Check(cudaStreamSynchronize(me().stream), "cudaStreamSynchronize");
 }
 
+void CudaTransport::LeaveFailedCall() {
+  // No peer's host thread reads our messages any more...
+  LinkEndpoint::LeaveFailedCall();
+  // ...and the device copies they queued from our memory have run (each
+  // peer records its `consumed` event after its copies, before it
+  // releases the message). Errors are ignored: the call is failing.
+  for (int peer = 0; peer < size(); ++peer) {
+    if (!sent_to_[peer]) continue;
+    cudaEventSynchronize((*ranks_)[peer].consumed);
+    sent_to_[peer] = 0;
+  }
+  cudaStreamSynchronize(me().stream);
+  cudaGetLastError();
+}
+
 }  // namespace ringlet::collectives::cuda

@@ -65,6 +65,7 @@ class CudaTransport : public host::LinkEndpoint {
   void CopyLocal(void* dst, const void* src, size_t bytes) override;
   void* Scratch(size_t bytes) override;
   void WaitSends() override;
+  void LeaveFailedCall() override;
 
  private:
   // Throws (aborting the group) when `status` is an error.

@@ -37,6 +37,9 @@ struct Link {
   static constexpr uint64_t kCapacity = 1024;
   alignas(64) std::atomic<uint64_t> posted{0};    // Written by the sender.
   alignas(64) std::atomic<uint64_t> consumed{0};  // Written by the receiver.
+  // 1 while the receiver reads the current message in place (from a match
+  // to its release): a sender leaving a failed call waits for 0.
+  std::atomic<uint32_t> reading{0};
   alignas(64) Message slots[kCapacity];
 };
 

@@ -56,15 +56,26 @@ const Message& LinkEndpoint::Await(int peer, const Envelope& expected,
   const uint64_t next = link.consumed.load(std::memory_order_relaxed);
   WaitFor([&] { return link.posted.load(std::memory_order_acquire) > next; },
           "to send", peer);
+  // Reading starts only while the group is not aborted: with both stores
+  // before the other's load (sequentially consistent), either this rank
+  // sees the abort and reads nothing, or the sender leaving a failed call
+  // sees `reading` and waits for the release (LeaveFailedCall).
+  link.reading.store(1, std::memory_order_seq_cst);
+  if (group_->aborted().load(std::memory_order_seq_cst)) {
+    StopReading(link);
+    throw CollectiveError(group_->abort_reason());
+  }
   const Message& message = link.slots[next % Link::kCapacity];
   const Envelope& got = message.envelope;
   if (got.call != expected.call) {
+    StopReading(link);
     Fail("rank " + std::to_string(peer) + " " + Describe(got.call) +
          " does not match rank " + std::to_string(rank_) + " " +
          Describe(expected.call));
   }
   if (got.step != expected.step || got.segment != expected.segment ||
       message.bytes != bytes) {
+    StopReading(link);
     Fail(Me() + ": internal error: message from rank " + std::to_string(peer) +
          " is step " + std::to_string(got.step) + " segment " +
          std::to_string(got.segment) + " of " + std::to_string(message.bytes) +
@@ -79,7 +90,30 @@ void LinkEndpoint::Release(int peer) {
   Link& link = group_->link(peer, rank_);
   link.consumed.store(link.consumed.load(std::memory_order_relaxed) + 1,
                       std::memory_order_seq_cst);
+  StopReading(link);
+}
+
+void LinkEndpoint::StopReading(Link& link) {
+  link.reading.store(0, std::memory_order_seq_cst);
   group_->notifier().NotifyAll();
+}
+
+void LinkEndpoint::LeaveFailedCall() {
+  group_->Abort(Me() + " failed");  // The first reason wins.
+  // Ordered after the abort this rank saw, whoever wrote it (see Await).
+  (void)group_->aborted().load(std::memory_order_seq_cst);
+  // After the abort no peer starts a read; one in progress is a copy or a
+  // combine of one chunk. The deadline only guards against a peer thread
+  // that never runs again.
+  const Clock::time_point until = Clock::now() + std::chrono::seconds(60);
+  for (int peer = 0; peer < size(); ++peer) {
+    if (must_consume_[peer] == 0) continue;
+    Link& link = group_->link(rank_, peer);
+    group_->notifier().Wait(
+        [&] { return link.reading.load(std::memory_order_seq_cst) == 0; },
+        [&] { return group_->gone(peer); }, until);
+    must_consume_[peer] = 0;
+  }
 }
 
 void LinkEndpoint::WaitSends() {

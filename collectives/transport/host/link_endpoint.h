@@ -30,6 +30,7 @@ class LinkEndpoint : public Transport {
                  std::chrono::milliseconds timeout) override;
   size_t max_messages_per_link() const override { return Link::kCapacity; }
   void WaitSends() override;
+  void LeaveFailedCall() override;
   void Abort(const std::string& reason) override;
   void ThrowIfAborted() const override;
   uint64_t bytes_sent() const override { return bytes_sent_; }
@@ -45,6 +46,8 @@ class LinkEndpoint : public Transport {
   const Message& Await(int peer, const Envelope& expected, size_t bytes);
   // Marks `peer`'s current message read, so the sender may reuse its memory.
   void Release(int peer);
+  // Ends this rank's read of a message on `link` (Await began it).
+  void StopReading(Link& link);
   // Aborts the group with `message` and throws it.
   [[noreturn]] void Fail(const std::string& message);
 
