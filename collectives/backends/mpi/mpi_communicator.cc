@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -173,23 +174,18 @@ void MpiCommunicator::EndAllReduce(const CallDesc& call, void* recv) {
   Count(call, call.count);
 }
 
-void MpiCommunicator::AllReduce(const void* send, void* recv, size_t count,
-                                DataType type, ReduceOp op,
-                                const CallOptions& options) {
-  // One path for both: started, then waited for at once.
-  AllReduceAsync(send, recv, count, type, op, nullptr, options)->Wait();
-}
-
-// An MPI_Iallreduce in flight; Wait's deadline starts when Wait is called.
-class MpiAllReduceWork : public Work {
+// A collective started on MPI (MPI_I*); Wait's deadline starts when Wait
+// is called, and `after` (the average's division, the statistics) runs
+// once the request has completed.
+class MpiWork : public Work {
  public:
-  MpiAllReduceWork(MpiCommunicator& comm, const CallDesc& call, void* recv,
-                   MPI_Request request, std::chrono::milliseconds timeout)
+  MpiWork(MpiCommunicator& comm, const CallDesc& call, MPI_Request request,
+          std::chrono::milliseconds timeout, std::function<void()> after)
       : comm_(comm),
         call_(call),
-        recv_(recv),
         request_(request),
-        timeout_(timeout) {}
+        timeout_(timeout),
+        after_(std::move(after)) {}
 
   void Wait() override {
     if (!finished_) {
@@ -197,7 +193,7 @@ class MpiAllReduceWork : public Work {
         if (request_ != MPI_REQUEST_NULL) {
           comm_.Finish(call_, &request_, Clock::now() + timeout_);
         }
-        comm_.EndAllReduce(call_, recv_);
+        End();
       } catch (const CollectiveError&) {
         error_ = std::current_exception();
       }
@@ -217,7 +213,7 @@ class MpiAllReduceWork : public Work {
         });
       }
       if (flag == 0) return false;
-      comm_.EndAllReduce(call_, recv_);  // The average's division, if any.
+      End();
     } catch (const CollectiveError&) {
       error_ = std::current_exception();
     }
@@ -234,15 +230,37 @@ class MpiAllReduceWork : public Work {
     return nullptr;
   }
 
+  double seconds() const override { return finished_ ? seconds_ : -1; }
+
  private:
+  void End() {
+    if (after_) after_();
+    seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
   MpiCommunicator& comm_;
   const CallDesc call_;
-  void* const recv_;
   MPI_Request request_;
   const std::chrono::milliseconds timeout_;
+  const std::function<void()> after_;
+  const Clock::time_point start_ = Clock::now();
   bool finished_ = false;
+  double seconds_ = -1;
   std::exception_ptr error_;
 };
+
+std::chrono::milliseconds MpiCommunicator::TimeoutOf(
+    const CallOptions& options) const {
+  return options.timeout.count() > 0 ? options.timeout : options_.timeout;
+}
+
+std::unique_ptr<Work> MpiCommunicator::Started(const CallDesc& call,
+                                               MPI_Request request,
+                                               const CallOptions& options,
+                                               std::function<void()> after) {
+  return std::make_unique<MpiWork>(*this, call, request, TimeoutOf(options),
+                                   std::move(after));
+}
 
 std::unique_ptr<Work> MpiCommunicator::AllReduceAsync(
     const void* send, void* recv, size_t count, DataType type, ReduceOp op,
@@ -258,26 +276,24 @@ std::unique_ptr<Work> MpiCommunicator::AllReduceAsync(
   call.count = count;
   Begin(&call, options);
   const MPI_Request request = StartAllReduce(call, send, recv);
-  const auto timeout =
-      options.timeout.count() > 0 ? options.timeout : options_.timeout;
-  return std::make_unique<MpiAllReduceWork>(*this, call, recv, request,
-                                            timeout);
+  return Started(call, request, options,
+                 [this, call, recv] { EndAllReduce(call, recv); });
 }
 
-void MpiCommunicator::Broadcast(const void* send, void* recv, size_t count,
-                                DataType type, int root,
-                                const CallOptions& options) {
+std::unique_ptr<Work> MpiCommunicator::BroadcastAsync(
+    const void* send, void* recv, size_t count, DataType type, int root,
+    const CallOptions& options) {
   CallDesc call{};
   call.kind = OpKind::kBroadcast;
   call.type = type;
   call.root = root;
   call.count = count;
-  const Clock::time_point deadline = Begin(&call, options);
+  Begin(&call, options);
   if (root < 0 || root >= size()) {
     Fail(call, "root " + std::to_string(root) + " is out of range for " +
                    std::to_string(size()) + " ranks");
   }
-  if (count == 0) return;
+  if (count == 0) return Started(call, MPI_REQUEST_NULL, options, nullptr);
   if (recv == nullptr || (rank() == root && send == nullptr)) {
     Fail(call, "a buffer is null");
   }
@@ -289,20 +305,22 @@ void MpiCommunicator::Broadcast(const void* send, void* recv, size_t count,
     return MPI_Ibcast(recv, static_cast<int>(count), ToMpi(type), root, comm_,
                       &request);
   });
-  Finish(call, &request, deadline);
-  Count(call, count);
+  return Started(call, request, options,
+                 [this, call, count] { Count(call, count); });
 }
 
-void MpiCommunicator::ReduceScatter(const void* send, void* recv,
-                                    size_t recv_count, DataType type,
-                                    ReduceOp op, const CallOptions& options) {
+std::unique_ptr<Work> MpiCommunicator::ReduceScatterAsync(
+    const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op,
+    const CallOptions& options) {
   CallDesc call{};
   call.kind = OpKind::kReduceScatter;
   call.type = type;
   call.op = op;
   call.count = recv_count;
-  const Clock::time_point deadline = Begin(&call, options);
-  if (recv_count == 0) return;
+  Begin(&call, options);
+  if (recv_count == 0) {
+    return Started(call, MPI_REQUEST_NULL, options, nullptr);
+  }
   if (send == nullptr || recv == nullptr) Fail(call, "a buffer is null");
   MPI_Request request = MPI_REQUEST_NULL;
   world_->Call("MPI_Ireduce_scatter_block", [&] {
@@ -310,19 +328,25 @@ void MpiCommunicator::ReduceScatter(const void* send, void* recv,
                                      ToMpi(type), ToMpi(type, op), comm_,
                                      &request);
   });
-  Finish(call, &request, deadline);
-  if (op == ReduceOp::kAvg) host::DivideInPlace(recv, recv_count, type, size());
-  Count(call, recv_count * size());
+  return Started(call, request, options, [this, call, recv] {
+    if (call.op == ReduceOp::kAvg) {
+      host::DivideInPlace(recv, call.count, call.type, size());
+    }
+    Count(call, call.count * size());
+  });
 }
 
-void MpiCommunicator::AllGather(const void* send, void* recv, size_t send_count,
-                                DataType type, const CallOptions& options) {
+std::unique_ptr<Work> MpiCommunicator::AllGatherAsync(
+    const void* send, void* recv, size_t send_count, DataType type,
+    const CallOptions& options) {
   CallDesc call{};
   call.kind = OpKind::kAllGather;
   call.type = type;
   call.count = send_count;
-  const Clock::time_point deadline = Begin(&call, options);
-  if (send_count == 0) return;
+  Begin(&call, options);
+  if (send_count == 0) {
+    return Started(call, MPI_REQUEST_NULL, options, nullptr);
+  }
   if (send == nullptr || recv == nullptr) Fail(call, "a buffer is null");
   // In place means send is this rank's block of recv, as in NCCL.
   const char* own =
@@ -334,16 +358,46 @@ void MpiCommunicator::AllGather(const void* send, void* recv, size_t send_count,
                           static_cast<int>(send_count), ToMpi(type), comm_,
                           &request);
   });
-  Finish(call, &request, deadline);
-  Count(call, send_count * size());
+  return Started(call, request, options,
+                 [this, call] { Count(call, call.count * size()); });
 }
 
-void MpiCommunicator::Barrier(const CallOptions& options) {
+std::unique_ptr<Work> MpiCommunicator::BarrierAsync(
+    const CallOptions& options) {
   CallDesc call{};
   call.kind = OpKind::kBarrier;
   call.type = DataType::kInt32;
   // The call check is itself a barrier: every rank has arrived once it ends.
   Begin(&call, options);
+  return Started(call, MPI_REQUEST_NULL, options, nullptr);
+}
+
+// The blocking calls: started, then waited for at once (one path for both).
+void MpiCommunicator::AllReduce(const void* send, void* recv, size_t count,
+                                DataType type, ReduceOp op,
+                                const CallOptions& options) {
+  AllReduceAsync(send, recv, count, type, op, nullptr, options)->Wait();
+}
+
+void MpiCommunicator::Broadcast(const void* send, void* recv, size_t count,
+                                DataType type, int root,
+                                const CallOptions& options) {
+  BroadcastAsync(send, recv, count, type, root, options)->Wait();
+}
+
+void MpiCommunicator::ReduceScatter(const void* send, void* recv,
+                                    size_t recv_count, DataType type,
+                                    ReduceOp op, const CallOptions& options) {
+  ReduceScatterAsync(send, recv, recv_count, type, op, options)->Wait();
+}
+
+void MpiCommunicator::AllGather(const void* send, void* recv, size_t send_count,
+                                DataType type, const CallOptions& options) {
+  AllGatherAsync(send, recv, send_count, type, options)->Wait();
+}
+
+void MpiCommunicator::Barrier(const CallOptions& options) {
+  BarrierAsync(options)->Wait();
 }
 
 }  // namespace ringlet::collectives::mpi

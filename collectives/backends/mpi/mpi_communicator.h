@@ -12,6 +12,8 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,11 +49,30 @@ class MpiCommunicator : public Communicator {
   void AllGather(const void* send, void* recv, size_t send_count, DataType type,
                  const CallOptions& options = {}) override;
   void Barrier(const CallOptions& options = {}) override;
+  // The others the same way: the calls' check, then MPI_Ibcast,
+  // MPI_Ireduce_scatter_block or MPI_Iallgather started (the check is the
+  // barrier itself); the Work's Wait finishes them.
+  std::unique_ptr<Work> BroadcastAsync(
+      const void* send, void* recv, size_t count, DataType type, int root,
+      const CallOptions& options = {}) override;
+  std::unique_ptr<Work> ReduceScatterAsync(
+      const void* send, void* recv, size_t recv_count, DataType type,
+      ReduceOp op, const CallOptions& options = {}) override;
+  std::unique_ptr<Work> AllGatherAsync(
+      const void* send, void* recv, size_t send_count, DataType type,
+      const CallOptions& options = {}) override;
+  std::unique_ptr<Work> BarrierAsync(const CallOptions& options = {}) override;
   void Abort(const std::string& reason) override;
   CommStats stats() const override { return stats_; }
 
  private:
-  friend class MpiAllReduceWork;
+  friend class MpiWork;
+  // A Work for `request` (MPI_REQUEST_NULL: nothing to wait for), `after`
+  // run once it has completed.
+  std::unique_ptr<Work> Started(const CallDesc& call, MPI_Request request,
+                                const CallOptions& options,
+                                std::function<void()> after);
+  std::chrono::milliseconds TimeoutOf(const CallOptions& options) const;
   // Starts MPI_Iallreduce after the calls' check; null for no elements.
   MPI_Request StartAllReduce(const CallDesc& call, const void* send,
                              void* recv);
