@@ -107,10 +107,10 @@ bool InstallCrashReport() {
   for (int sig : kSignals) {
     struct sigaction old;
     if (sigaction(sig, nullptr, &old) != 0) continue;
-    const bool ours = (old.sa_flags & SA_SIGINFO) != 0 &&
-                      old.sa_sigaction == &OnFatalSignal;
-    const bool none = (old.sa_flags & SA_SIGINFO) == 0 &&
-                      old.sa_handler == SIG_DFL;
+    const bool ours =
+        (old.sa_flags & SA_SIGINFO) != 0 && old.sa_sigaction == &OnFatalSignal;
+    const bool none =
+        (old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_DFL;
     if (ours) {
       segv_reported |= sig == SIGSEGV;
       continue;
