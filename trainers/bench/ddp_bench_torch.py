@@ -2,7 +2,7 @@
 """PyTorch DistributedDataParallel (gloo) on this machine, as the peer of
 //trainers:lenet_scratch and //trainers:resnet_dp.
 
-  /usr/bin/python3 trainers/ddp_bench_torch.py --model=lenet --procs=2 --batch_size=256
+  /usr/bin/python3 trainers/bench/ddp_bench_torch.py --model=lenet --procs=2 --batch_size=256
 
 Needs Debian's python3-torch (PyTorch 1.13, CPU); ringlet itself does not.
 One process per device with --threads each, the global batch split evenly,

@@ -2,13 +2,13 @@
 """ringlet's trainers beside PyTorch DistributedDataParallel (gloo), same
 machine, same run, one thread per device:
 
-  ./bazelw build //trainers:all && /usr/bin/python3 trainers/compare_ddp.py
+  ./bazelw build //trainers:all && /usr/bin/python3 trainers/bench/compare_ddp.py
 
 For each model: 1 device at half the batch and 2 devices at the full batch
 (LeNet 128/256, ResNet-18 256/512, as the chapters run them), ringlet's
 training images/s (from the trainer's --metrics_out, real Fashion-MNIST,
 the second of two epochs of --*_steps steps: warm, as PyTorch's are)
-and PyTorch DDP's (trainers/ddp_bench_torch.py, random data in memory),
+and PyTorch DDP's (trainers/bench/ddp_bench_torch.py, random data in memory),
 interleaved, best of --rounds. Scaling efficiency is 2 devices' throughput
 over twice one device's at half the batch. With --reproducible, ringlet on
 2 devices with --reproducible too, and its ratio to the default's. Prints
@@ -20,7 +20,7 @@ import os
 import subprocess
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SETUPS = {
     # model: (trainer binary, global batch on 2 devices, lr per device)
     "lenet": ("lenet_scratch", 256, 0.2),
@@ -47,7 +47,7 @@ def ringlet(bin_dir, binary, devices, batch, lr, steps, extra=()):
 
 def pytorch(model, procs, batch, steps):
     out = subprocess.run(
-        ["/usr/bin/python3", os.path.join(ROOT, "trainers", "ddp_bench_torch.py"),
+        ["/usr/bin/python3", os.path.join(ROOT, "trainers", "bench", "ddp_bench_torch.py"),
          f"--model={model}", f"--procs={procs}", "--threads=1",
          f"--batch_size={batch}", f"--steps={steps}", "--warmup=1"],
         check=True, capture_output=True, text=True).stdout
