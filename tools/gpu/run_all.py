@@ -173,6 +173,28 @@ def run_logged(argv, log, timeout):
             return 127
 
 
+def crash_or_last_line(path):
+    """For a binary killed by a signal, the case it was in and the crash
+    report's line (cli/crash_report.h); else the log's last line."""
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    fatal = next((l.strip() for l in lines if l.startswith("*** fatal signal")),
+                 None)
+    if fatal is None:
+        return last_line_of("\n".join(lines))
+    running = [l for l in lines if l.startswith("[ RUN      ] ")]
+    where = " in " + running[-1][len("[ RUN      ] "):] if running else ""
+    return "%s%s" % (fatal.split(";")[0].lstrip("* "), where)
+
+
+def crash_frames(path, most=24):
+    """The crash report's frames (module+offset), at most `most`."""
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    frames = [l.strip() for l in lines if re.match(r"^  #[0-9]+ ", l)]
+    return frames[:most]
+
+
 def last_line(path):
     with open(path, errors="replace") as f:
         return last_line_of(f.read())
@@ -225,7 +247,7 @@ def part_tests(r):
             verdict, text = gtest_summary(report, log)
         else:
             verdict, text = "FAILED", "FAILED (exit %d): %s" % (
-                rc, last_line(log))
+                rc, crash_or_last_line(log))
             if os.path.exists(report):
                 failed_text = gtest_summary(report, log)
                 if failed_text[0] == "FAILED":
@@ -235,6 +257,8 @@ def part_tests(r):
             r.passes(line, keep=False)
         elif verdict == "FAILED":
             r.fails(line, keep=False)
+            for frame in crash_frames(log):  # addr2line them where built.
+                print("    " + frame, flush=True)
         else:
             r.skips(line)
 

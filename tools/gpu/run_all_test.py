@@ -255,6 +255,31 @@ class BundleTest(unittest.TestCase):
         self.assertIn("nn/dies_test: FAILED (exit 139): Segmentation fault",
                       out)
 
+    def test_a_crash_names_its_case_and_prints_its_frames(self):
+        # What cli/crash_report.h prints before the process dies of it.
+        path = os.path.join(self.dir, "collectives", "crash_test")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n"
+                    "echo '[ RUN      ] Ring.Passes'\n"
+                    "echo '[       OK ] Ring.Passes (1 ms)'\n"
+                    "echo '[ RUN      ] Ring.Mismatch/0'\n"
+                    "echo '*** fatal signal 11 (SIGSEGV) at address 0x8; "
+                    "backtrace, `addr2line -f -C -e MODULE OFFSET` names "
+                    "each line:'\n"
+                    "echo '  #0 /b/_solib/libcrash.so+0x1a2b'\n"
+                    "echo '  #1 /b/collectives/crash_test+0x3c4d (main)'\n"
+                    "kill -SEGV $$\n")
+        os.chmod(path, 0o755)
+        with open(os.path.join(self.dir, "tests.txt"), "w") as f:
+            f.write("collectives/crash_test\n")
+        rc, out = self.run_bundle("tests")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("collectives/crash_test: FAILED (exit -11): fatal "
+                      "signal 11 (SIGSEGV) at address 0x8 in Ring.Mismatch/0",
+                      out)
+        self.assertIn("    #1 /b/collectives/crash_test+0x3c4d (main)", out)
+
     def test_an_unknown_part_is_a_usage_error(self):
         rc, out = self.run_bundle("tests", "benchmarks")
         self.assertEqual(rc, 2)
