@@ -60,7 +60,7 @@ TEST_P(FaultsTest, CountMismatchIsCaughtOnTheFirstMessage) {
 // as its call throws. No rank may read a buffer its owner has freed
 // (AddressSanitizer and a large, unmapped-on-free buffer catch it).
 TEST_P(FaultsTest, AMismatchAmongThreeRanksReadsNoFreedBuffer) {
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < 60; ++round) {
     Group group = Make(3);
     const auto errors = RunQuickly(group, [](Communicator& comm) {
       const size_t count = comm.rank() == 1 ? (1 << 20) - 16 : (1 << 20);

@@ -71,86 +71,9 @@ void TransportCommunicator::RequireBuffer(const CallDesc& call,
   }
 }
 
-void TransportCommunicator::RunAllReduce(const void* send, void* recv,
-                                         size_t count, DataType type,
-                                         ReduceOp op,
-                                         const CallOptions& options) {
-  const Algorithm* algorithm;
-  const CallDesc call =
-      Begin(OpKind::kAllReduce, type, op, 0, count, options, &algorithm);
-  if (count == 0) return;
-  RequireBuffer(call, send, "send");
-  RequireBuffer(call, recv, "recv");
-  if (size() == 1) {
-    transport_->CopyLocal(recv, send, count * SizeOf(type));
-    return;
-  }
-  algorithm->AllReduce(*transport_, call, send, recv);
-}
-
-void TransportCommunicator::RunBroadcast(const void* send, void* recv,
-                                         size_t count, DataType type, int root,
-                                         const CallOptions& options) {
-  const Algorithm* algorithm;
-  const CallDesc call = Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root,
-                              count, options, &algorithm);
-  if (root < 0 || root >= size()) {
-    Fail(call, "root " + std::to_string(root) + " is out of range for " +
-                   std::to_string(size()) + " ranks");
-  }
-  if (count == 0) return;
-  if (rank() == root) RequireBuffer(call, send, "send");
-  RequireBuffer(call, recv, "recv");
-  if (size() == 1) {
-    transport_->CopyLocal(recv, send, count * SizeOf(type));
-    return;
-  }
-  algorithm->Broadcast(*transport_, call, send, recv);
-}
-
-void TransportCommunicator::RunReduceScatter(const void* send, void* recv,
-                                             size_t recv_count, DataType type,
-                                             ReduceOp op,
-                                             const CallOptions& options) {
-  const Algorithm* algorithm;
-  const CallDesc call = Begin(OpKind::kReduceScatter, type, op, 0, recv_count,
-                              options, &algorithm);
-  if (recv_count == 0) return;
-  RequireBuffer(call, send, "send");
-  RequireBuffer(call, recv, "recv");
-  if (size() == 1) {
-    transport_->CopyLocal(recv, send, recv_count * SizeOf(type));
-    return;
-  }
-  algorithm->ReduceScatter(*transport_, call, send, recv);
-}
-
-void TransportCommunicator::RunAllGather(const void* send, void* recv,
-                                         size_t send_count, DataType type,
-                                         const CallOptions& options) {
-  const Algorithm* algorithm;
-  const CallDesc call = Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0,
-                              send_count, options, &algorithm);
-  if (send_count == 0) return;
-  RequireBuffer(call, send, "send");
-  RequireBuffer(call, recv, "recv");
-  if (size() == 1) {
-    transport_->CopyLocal(recv, send, send_count * SizeOf(type));
-    return;
-  }
-  algorithm->AllGather(*transport_, call, send, recv);
-}
-
-void TransportCommunicator::RunBarrier(const CallOptions& options) {
-  const Algorithm* algorithm;
-  const CallDesc call = Begin(OpKind::kBarrier, DataType::kInt32,
-                              ReduceOp::kSum, 0, 0, options, &algorithm);
-  if (size() == 1) return;
-  algorithm->Barrier(*transport_, call);
-}
-
-// A call that fails leaves only once no peer reads this rank's buffers (the
-// caller frees them when the error reaches it).
+// Messages point into the callers' buffers: a call that fails while
+// sending leaves only once no peer reads them (the caller frees them when
+// the error reaches it). Before the algorithm runs nothing is sent.
 template <typename Call>
 void TransportCommunicator::Guarded(Call&& call) {
   try {
@@ -165,30 +88,78 @@ void TransportCommunicator::DoAllReduce(const void* send, void* recv,
                                         size_t count, DataType type,
                                         ReduceOp op,
                                         const CallOptions& options) {
-  Guarded([&] { RunAllReduce(send, recv, count, type, op, options); });
+  const Algorithm* algorithm;
+  const CallDesc call =
+      Begin(OpKind::kAllReduce, type, op, 0, count, options, &algorithm);
+  if (count == 0) return;
+  RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, count * SizeOf(type));
+    return;
+  }
+  Guarded([&] { algorithm->AllReduce(*transport_, call, send, recv); });
 }
 
 void TransportCommunicator::DoBroadcast(const void* send, void* recv,
                                         size_t count, DataType type, int root,
                                         const CallOptions& options) {
-  Guarded([&] { RunBroadcast(send, recv, count, type, root, options); });
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kBroadcast, type, ReduceOp::kSum, root,
+                              count, options, &algorithm);
+  if (root < 0 || root >= size()) {
+    Fail(call, "root " + std::to_string(root) + " is out of range for " +
+                   std::to_string(size()) + " ranks");
+  }
+  if (count == 0) return;
+  if (rank() == root) RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, count * SizeOf(type));
+    return;
+  }
+  Guarded([&] { algorithm->Broadcast(*transport_, call, send, recv); });
 }
 
 void TransportCommunicator::DoReduceScatter(const void* send, void* recv,
                                             size_t recv_count, DataType type,
                                             ReduceOp op,
                                             const CallOptions& options) {
-  Guarded([&] { RunReduceScatter(send, recv, recv_count, type, op, options); });
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kReduceScatter, type, op, 0, recv_count,
+                              options, &algorithm);
+  if (recv_count == 0) return;
+  RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, recv_count * SizeOf(type));
+    return;
+  }
+  Guarded([&] { algorithm->ReduceScatter(*transport_, call, send, recv); });
 }
 
 void TransportCommunicator::DoAllGather(const void* send, void* recv,
                                         size_t send_count, DataType type,
                                         const CallOptions& options) {
-  Guarded([&] { RunAllGather(send, recv, send_count, type, options); });
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kAllGather, type, ReduceOp::kSum, 0,
+                              send_count, options, &algorithm);
+  if (send_count == 0) return;
+  RequireBuffer(call, send, "send");
+  RequireBuffer(call, recv, "recv");
+  if (size() == 1) {
+    transport_->CopyLocal(recv, send, send_count * SizeOf(type));
+    return;
+  }
+  Guarded([&] { algorithm->AllGather(*transport_, call, send, recv); });
 }
 
 void TransportCommunicator::DoBarrier(const CallOptions& options) {
-  Guarded([&] { RunBarrier(options); });
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kBarrier, DataType::kInt32,
+                              ReduceOp::kSum, 0, 0, options, &algorithm);
+  if (size() == 1) return;
+  Guarded([&] { algorithm->Barrier(*transport_, call); });
 }
 
 void TransportCommunicator::AllReduce(const void* send, void* recv,

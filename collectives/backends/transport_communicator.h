@@ -65,19 +65,10 @@ class TransportCommunicator : public Communicator {
   CommStats stats() const override;
 
  private:
-  // The calls on whichever thread runs them: Run* under Guarded, which
-  // lets a failed call leave only once no peer reads its buffers.
+  // Runs an algorithm's part of a call: on failure, LeaveFailedCall first.
   template <typename Call>
   void Guarded(Call&& call);
-  void RunAllReduce(const void* send, void* recv, size_t count, DataType type,
-                    ReduceOp op, const CallOptions& options);
-  void RunBroadcast(const void* send, void* recv, size_t count, DataType type,
-                    int root, const CallOptions& options);
-  void RunReduceScatter(const void* send, void* recv, size_t recv_count,
-                        DataType type, ReduceOp op, const CallOptions& options);
-  void RunAllGather(const void* send, void* recv, size_t send_count,
-                    DataType type, const CallOptions& options);
-  void RunBarrier(const CallOptions& options);
+  // The calls themselves, on whichever thread runs them.
   void DoAllReduce(const void* send, void* recv, size_t count, DataType type,
                    ReduceOp op, const CallOptions& options);
   void DoBroadcast(const void* send, void* recv, size_t count, DataType type,

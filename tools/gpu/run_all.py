@@ -468,34 +468,15 @@ def e2e(r, name, minimum, argv):
                                                closing or last_line(log)))
 
 
-def e2e_own_model(r):
-    """examples/mlp: a model of the user's own through DataParallel, two
-    replicas on the GPU; two epochs reach 0.80 (0.85 on CPU devices)."""
-    what = "e2e train_mlp_2x_cuda0"
+def e2e_example(r, name, program):
+    """A model of the user's own through DataParallel, two replicas on the
+    GPU (examples/mlp; examples/tokens with Embedding, LayerNorm, GELU and
+    Dropout): two epochs reach 0.80 (0.85 on CPU devices)."""
+    what = "e2e %s_2x_cuda0" % name
     if not r.needs(what, data=True):
         return
-    log = "logs/e2e_train_mlp_2x_cuda0.log"
-    rc = run_logged(["examples/mlp/train_mlp", "--devices=cuda:0,cuda:0"], log,
-                    600)
-    with open(log, errors="replace") as f:
-        m = re.search(r"^epoch 2: loss [0-9.]+, test acc ([0-9.]+).*$",
-                      f.read(), re.M)
-    if rc == 0 and m and float(m.group(1)) >= 0.80:
-        r.passes("%s: PASSED: %s" % (what, m.group(0)))
-    else:
-        r.fails("%s: FAILED (exit %d): %s" % (what, rc, last_line(log)))
-
-
-def e2e_tokens(r):
-    """examples/tokens: Embedding, LayerNorm, GELU and Dropout in a model of
-    the user's own, two replicas on the GPU; two epochs reach 0.80 (0.85 on
-    CPU devices)."""
-    what = "e2e train_tokens_2x_cuda0"
-    if not r.needs(what, data=True):
-        return
-    log = "logs/e2e_train_tokens_2x_cuda0.log"
-    rc = run_logged(["examples/tokens/train_tokens",
-                     "--devices=cuda:0,cuda:0"], log, 600)
+    log = "logs/e2e_%s_2x_cuda0.log" % name
+    rc = run_logged([program, "--devices=cuda:0,cuda:0"], log, 600)
     with open(log, errors="replace") as f:
         m = re.search(r"^epoch 2: loss [0-9.]+, test acc ([0-9.]+).*$",
                       f.read(), re.M)
@@ -627,8 +608,8 @@ def part_e2e(r):
     e2e(r, "lenet_scratch_2x_cuda0_bf16_wire", 0,
         ["trainers/lenet_scratch", "--devices=cuda:0,cuda:0", "--epochs=1",
          "--grad_dtype=bf16"])
-    e2e_own_model(r)
-    e2e_tokens(r)
+    e2e_example(r, "train_mlp", "examples/mlp/train_mlp")
+    e2e_example(r, "train_tokens", "examples/tokens/train_tokens")
     # Data of its own shape: a CIFAR-10-format folder written here, with
     # augmentation (the loader's transforms; channels and classes from the
     # data).

@@ -103,8 +103,8 @@ void LinkEndpoint::LeaveFailedCall() {
   // Ordered after the abort this rank saw, whoever wrote it (see Await).
   (void)group_->aborted().load(std::memory_order_seq_cst);
   // After the abort no peer starts a read; one in progress is a copy or a
-  // combine of one chunk. The deadline only guards against a peer thread
-  // that never runs again.
+  // combine of one chunk. The deadline bounds the wait should a peer's
+  // thread stop making progress.
   const Clock::time_point until = Clock::now() + std::chrono::seconds(60);
   for (int peer = 0; peer < size(); ++peer) {
     if (must_consume_[peer] == 0) continue;
