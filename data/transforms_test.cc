@@ -23,7 +23,7 @@ std::vector<float> Image(int c, int h, int w) {
 }
 
 TEST(TransformsTest, NormalizeIsPerChannel) {
-  std::vector<float> x = Image(2, 1, 2);  // {1, 2}, {101, 102}
+  std::vector<float> x = Image(2, 1, 2); // {1, 2}, {101, 102}
   SampleRng rng(1);
   Normalize({1, 101}, {0.5f, 2})(x.data(), {2, 1, 2}, rng);
   EXPECT_EQ(x, (std::vector<float>{0, 2, 0, 0.5f}));
@@ -67,7 +67,50 @@ TEST(TransformsTest, RandomCropTakesAWindowOfThePaddedImage) {
         }
     offsets.insert({dy, dx});
   }
-  EXPECT_EQ(offsets.size(), 25u);  // Every offset in [-2, 2]^2.
+  EXPECT_EQ(offsets.size(), 25u); // Every offset in [-2, 2]^2.
+}
+
+// Crop and flip over random image shapes, 1x1 up to wider than the
+// padding, against the padded window computed pixel by pixel, with guard
+// values on both sides of the image that neither may touch (under ASan,
+// CI's --config=asan, a write past the image is also a crash).
+TEST(TransformsTest, CropAndFlipStayInsideImagesOfAnyShape) {
+  constexpr float kGuard = -7.5f;
+  constexpr int64_t kGuardSize = 64;
+  SampleRng shapes(42);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t c = 1 + shapes.Below(3);
+    const int64_t h = 1 + shapes.Below(trial < 1000 ? 3 : 12);
+    const int64_t w = 1 + shapes.Below(trial < 1000 ? 3 : 12);
+    const int padding = static_cast<int>(shapes.Below(9));
+    const std::vector<float> original = Image(c, h, w);
+    std::vector<float> buffer(kGuardSize + c * h * w + kGuardSize, kGuard);
+    std::copy(original.begin(), original.end(), buffer.begin() + kGuardSize);
+    float *x = buffer.data() + kGuardSize;
+    // The offset the crop draws, from a copy of its random source.
+    SampleRng rng = RngFor(5, trial, trial);
+    SampleRng peek = rng;
+    const int64_t dy = peek.Below(2 * padding + 1) - padding;
+    const int64_t dx = peek.Below(2 * padding + 1) - padding;
+    RandomCrop(padding)(x, {c, h, w}, rng);
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t i = 0; i < w; ++i) {
+          const int64_t sy = y + dy, sx = i + dx;
+          const float want = sy < 0 || sy >= h || sx < 0 || sx >= w
+                                 ? 0.0f
+                                 : original[(k * h + sy) * w + sx];
+          ASSERT_EQ(x[(k * h + y) * w + i], want)
+              << c << "x" << h << "x" << w << " padding " << padding
+              << " offset " << dy << "," << dx;
+        }
+    RandomHorizontalFlip(1.0)(x, {c, h, w}, rng);
+    for (int64_t g = 0; g < kGuardSize; ++g) {
+      ASSERT_EQ(buffer[g], kGuard) << c << "x" << h << "x" << w;
+      ASSERT_EQ(buffer[kGuardSize + c * h * w + g], kGuard)
+          << c << "x" << h << "x" << w;
+    }
+  }
 }
 
 TEST(TransformsTest, FlipMirrorsAboutHalfTheTime) {
@@ -78,7 +121,8 @@ TEST(TransformsTest, FlipMirrorsAboutHalfTheTime) {
     std::vector<float> x = original;
     SampleRng rng = RngFor(1, 2, s);
     flip(x.data(), {3, 2, 4}, rng);
-    if (x == original) continue;
+    if (x == original)
+      continue;
     ++flipped;
     for (int r = 0; r < 6; ++r)
       for (int i = 0; i < 4; ++i)
@@ -97,7 +141,8 @@ TEST(TransformsTest, TheLoadersAugmentationIsTheSameWhateverTheBatching) {
   Array inputs;
   inputs.type = ElementType::kUint8;
   inputs.dims = {n, 1, 4, 4};
-  for (int i = 0; i < n * 16; ++i) inputs.bytes.push_back(i % 251);
+  for (int i = 0; i < n * 16; ++i)
+    inputs.bytes.push_back(i % 251);
   Array targets;
   targets.type = ElementType::kInt32;
   targets.dims = {n};
@@ -122,5 +167,5 @@ TEST(TransformsTest, TheLoadersAugmentationIsTheSameWhateverTheBatching) {
   EXPECT_NE(a, epoch_of(4, 0, 2));
 }
 
-}  // namespace
-}  // namespace ringlet::data
+} // namespace
+} // namespace ringlet::data

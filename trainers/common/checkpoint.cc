@@ -12,8 +12,7 @@
 #include <utility>
 
 #include "nlohmann/json.hpp"
-#include "nn/host_memory.h"
-#include "nn/out_of_memory.h"
+#include "host/memory.h"
 #include "trainers/common/checksum.h"
 #include "trainers/common/output_files.h"
 
@@ -242,12 +241,12 @@ std::string ReadWholeFile(const std::string& path, const std::string& flag,
   // The bytes, then the decoded tensors: twice the file, checked before
   // reading (Linux would overcommit and kill the process later).
   const bool regular = S_ISREG(st.st_mode);
-  const nn::HostMemory memory = nn::ReadHostMemory();
-  if (regular && !nn::HostMemoryFits(memory, 2 * int64_t{st.st_size})) {
+  const host::HostMemory memory = host::ReadHostMemory();
+  if (regular && !host::HostMemoryFits(memory, 2 * int64_t{st.st_size})) {
     throw CheckpointError(
-        flag + ": " + path + " is " + nn::FormatBytes(st.st_size) +
+        flag + ": " + path + " is " + host::FormatBytes(st.st_size) +
         ", and reading it takes twice that; the host has " +
-        nn::FormatBytes(std::max<int64_t>(0, memory.available)) +
+        host::FormatBytes(std::max<int64_t>(0, memory.available)) +
         " free: free some memory, or read it on a larger machine");
   }
   // A FIFO or pipe says no size: read up to what memory allows.
@@ -267,7 +266,7 @@ std::string ReadWholeFile(const std::string& path, const std::string& flag,
     bytes.append(chunk, static_cast<size_t>(in.gcount()));
     if (!regular && static_cast<int64_t>(bytes.size()) > most) {
       throw CheckpointError(flag + ": " + path + " gave more than " +
-                            nn::FormatBytes(most) +
+                            host::FormatBytes(most) +
                             " without ending; name a file written by "
                             "--params_out or --checkpoint_dir");
     }
