@@ -1,0 +1,130 @@
+#include "cli/standard_streams.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <string>
+
+#include "cli/run_main.h"
+
+namespace ringlet::cli {
+namespace {
+
+struct Ended {
+  int exit_code = -1; // -1: killed by a signal.
+  int signal = 0;
+  std::string stderr_text;
+};
+
+// Runs `body` through RunMain in a child whose stdout is `stdout_fd` (set
+// up by `redirect` in the child) and whose stderr the test reads.
+Ended RunChild(const std::function<void()> &redirect,
+               const std::function<int()> &body) {
+  int err[2];
+  if (::pipe(err) != 0)
+    return {};
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(err[0]);
+    ::dup2(err[1], 2);
+    redirect();
+    ::_exit(RunMain("p", body));
+  }
+  ::close(err[1]);
+  std::string text;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(err[0], buf, sizeof(buf))) > 0)
+    text.append(buf, n);
+  ::close(err[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  Ended e;
+  e.stderr_text = text;
+  if (WIFEXITED(status))
+    e.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    e.signal = WTERMSIG(status);
+  return e;
+}
+
+// stdout a pipe whose reader has gone (`| head -1` after its line).
+void ClosedPipe() {
+  int out[2];
+  if (::pipe(out) != 0)
+    ::_exit(90);
+  ::close(out[0]);
+  ::dup2(out[1], 1);
+}
+
+void DevFull() {
+  const int fd = ::open("/dev/full", O_WRONLY);
+  if (fd < 0)
+    ::_exit(91);
+  ::dup2(fd, 1);
+}
+
+// Before: killed by SIGPIPE, no line (the shell's exit 141).
+TEST(StandardStreams, AClosedPipeIsAnErrorNotADeath) {
+  const Ended e = RunChild(ClosedPipe, [] {
+    for (int i = 0; i < 1000; ++i)
+      std::cout << "line " << i << std::endl;
+    return 0;
+  });
+  EXPECT_EQ(e.signal, 0);
+  EXPECT_EQ(e.exit_code, kRunError);
+  EXPECT_EQ(e.stderr_text,
+            "p: error: standard output could not be written (Broken pipe: the "
+            "program reading it has ended)\n");
+}
+
+// Before: exit 0, every line lost.
+TEST(StandardStreams, AFullDiskEndsTheRunNonZero) {
+  const Ended streams = RunChild(DevFull, [] {
+    std::cout << "a result" << std::endl;
+    return 0;
+  });
+  EXPECT_EQ(streams.exit_code, kRunError);
+  EXPECT_NE(streams.stderr_text.find(
+                "p: error: standard output could not be written (No space "
+                "left on device"),
+            std::string::npos)
+      << streams.stderr_text;
+  // C stdio's own buffer, as printf-based benchmarks write.
+  const Ended stdio = RunChild(DevFull, [] {
+    std::printf("a result\n");
+    return 0;
+  });
+  EXPECT_EQ(stdio.exit_code, kRunError);
+  EXPECT_NE(stdio.stderr_text.find("No space left on device"),
+            std::string::npos)
+      << stdio.stderr_text;
+}
+
+TEST(StandardStreams, WhatWasWrittenArrivesAndAFailureIsKeptUntilTheEnd) {
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const Ended e = RunChild([&] { ::dup2(out[1], 1); },
+                           [] {
+                             std::cout << "one\n" << std::flush;
+                             std::printf("two\n");
+                             return StandardStreamFailure().empty() ? 0 : 5;
+                           });
+  ::close(out[1]);
+  std::string text;
+  char buf[64];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof(buf))) > 0)
+    text.append(buf, n);
+  ::close(out[0]);
+  EXPECT_EQ(e.exit_code, 0);
+  EXPECT_EQ(text, "one\ntwo\n");
+}
+
+} // namespace
+} // namespace ringlet::cli
