@@ -17,13 +17,11 @@ constexpr char kPrintFlags[] = "--print_flags";
 
 // "--batch-size=512" -> "--batch_size=512" when `app` knows --batch_size
 // and not --batch-size; anything else is left as it is.
-std::string Underscored(const CLI::App &app, const std::string &arg) {
-  if (arg.size() < 4 || arg.compare(0, 2, "--") != 0)
-    return arg;
+std::string Underscored(const CLI::App& app, const std::string& arg) {
+  if (arg.size() < 4 || arg.compare(0, 2, "--") != 0) return arg;
   const size_t eq = arg.find('=');
   const std::string name = arg.substr(0, eq);
-  if (name.find('-', 2) == std::string::npos)
-    return arg;
+  if (name.find('-', 2) == std::string::npos) return arg;
   std::string plain = name;
   std::replace(plain.begin() + 2, plain.end(), '-', '_');
   if (app.get_option_no_throw(name) != nullptr ||
@@ -35,55 +33,51 @@ std::string Underscored(const CLI::App &app, const std::string &arg) {
 
 // Words in --help: a value option of type bool reads "true|false" with a
 // default of "true" or "false" (CLI11 shows "BOOLEAN=1").
-void NameTypesInWords(CLI::App &app) {
-  for (CLI::Option *opt : app.get_options()) {
+void NameTypesInWords(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_name() != "BOOLEAN" || opt->get_expected_min() == 0) {
       continue;
     }
     opt->type_name("true|false");
     const std::string shown = opt->get_default_str();
-    if (shown == "1")
-      opt->default_str("true");
-    if (shown == "0")
-      opt->default_str("false");
+    if (shown == "1") opt->default_str("true");
+    if (shown == "0") opt->default_str("false");
   }
 }
 
 // CLI11 writes a range's type twice ("INT:INT in [1 - 64]"): once.
 class WordsFormatter : public CLI::Formatter {
-public:
-  std::string make_option_opts(const CLI::Option *opt) const override {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
     static const std::regex kTwice(R"(\b([A-Z]+):\1 in \[)");
     return std::regex_replace(CLI::Formatter::make_option_opts(opt), kTwice,
                               "$1 in [");
   }
 };
 
-std::vector<std::string> LongNames(const CLI::App &app) {
+std::vector<std::string> LongNames(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::Option *opt : app.get_options()) {
-    for (const std::string &n : opt->get_lnames())
-      names.push_back("--" + n);
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
   }
   return names;
 }
 
 // "prog: --epoch=1: no such flag; did you mean --epochs? (see --help)"
-std::string UnknownFlagMessage(const CLI::App &app, const std::string &arg) {
+std::string UnknownFlagMessage(const CLI::App& app, const std::string& arg) {
   const std::string name = arg.substr(0, arg.find('='));
   std::string line = app.get_name() + ": " + arg + ": ";
   line += name.rfind("-", 0) == 0 ? "no such flag" : "unexpected argument";
   const std::string near = NearestFlag(name, LongNames(app));
-  if (!near.empty())
-    line += "; did you mean " + near + "?";
+  if (!near.empty()) line += "; did you mean " + near + "?";
   return line + " (see --help)\n";
 }
 
-} // namespace
+}  // namespace
 
-std::string NearestFlag(const std::string &unknown,
-                        const std::vector<std::string> &known) {
-  auto bare = [](const std::string &s) {
+std::string NearestFlag(const std::string& unknown,
+                        const std::vector<std::string>& known) {
+  auto bare = [](const std::string& s) {
     std::string out = s.substr(s.find_first_not_of('-') == std::string::npos
                                    ? s.size()
                                    : s.find_first_not_of('-'));
@@ -93,12 +87,11 @@ std::string NearestFlag(const std::string &unknown,
   const std::string a = bare(unknown);
   std::string best;
   size_t best_distance = std::max<size_t>(2, a.size() / 3) + 1;
-  for (const std::string &candidate : known) {
+  for (const std::string& candidate : known) {
     const std::string b = bare(candidate);
     // Levenshtein distance, one row at a time.
     std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j)
-      row[j] = j;
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
       size_t diagonal = row[0];
       row[0] = i;
@@ -119,14 +112,14 @@ std::string NearestFlag(const std::string &unknown,
 
 CLI::Validator RealIn(double min, double max) {
   return CLI::Validator(
-      [min, max](std::string &text) -> std::string {
+      [min, max](std::string& text) -> std::string {
         try {
           size_t used = 0;
           const double v = std::stod(text, &used);
           if (used == text.size() && std::isfinite(v) && v >= min && v < max) {
             return "";
           }
-        } catch (const std::exception &) {
+        } catch (const std::exception&) {
         }
         char range[64];
         if (std::isinf(max)) {
@@ -143,7 +136,7 @@ CLI::Validator RealIn(double min, double max) {
 
 CLI::Validator Unsigned64() {
   return CLI::Validator(
-      [](std::string &text) -> std::string {
+      [](std::string& text) -> std::string {
         const std::string range =
             "must be a whole number from 0 to 18446744073709551615, got '" +
             text + "'";
@@ -152,19 +145,18 @@ CLI::Validator Unsigned64() {
           return range;
         }
         // 20 digits may pass 2^64 - 1: compare as text of equal length.
-        if (text.size() == 20 && text > "18446744073709551615")
-          return range;
+        if (text.size() == 20 && text > "18446744073709551615") return range;
         return "";
       },
       "");
 }
 
-void UseConventions(CLI::App &app) {
+void UseConventions(CLI::App& app) {
   app.option_defaults()->always_capture_default()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   // One line: what was wrong and where to look (CLI11 prints the whole
   // --help after some errors).
-  app.failure_message([](const CLI::App *a, const CLI::Error &e) {
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     return a->get_name() + ": " + e.what() + " (see --help)\n";
   });
   app.formatter(std::make_shared<WordsFormatter>());
@@ -176,15 +168,14 @@ void UseConventions(CLI::App &app) {
   app.footer("Dashed spellings work too (--batch-size is --batch_size).");
 }
 
-int ParseFlags(CLI::App &app, int argc, char **argv) {
+int ParseFlags(CLI::App& app, int argc, char** argv) {
   NameTypesInWords(app);
   std::vector<std::string> args;
-  for (int i = argc - 1; i >= 1; --i)
-    args.push_back(Underscored(app, argv[i]));
+  for (int i = argc - 1; i >= 1; --i) args.push_back(Underscored(app, argv[i]));
   try {
-    app.parse(args); // CLI11 takes the arguments last first.
-  } catch (const CLI::ParseError &e) {
-    const int code = app.exit(e); // Prints --help, or the failure message.
+    app.parse(args);  // CLI11 takes the arguments last first.
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // Prints --help, or the failure message.
     return code == 0 ? 0 : kUsageError;
   }
   const std::vector<std::string> extra = app.remaining();
@@ -201,4 +192,4 @@ int ParseFlags(CLI::App &app, int argc, char **argv) {
   return -1;
 }
 
-} // namespace ringlet::cli
+}  // namespace ringlet::cli

@@ -24,18 +24,18 @@ namespace ringlet::cli {
 inline constexpr int kUsageError = 2;
 
 // Applies the conventions to `app`: call before adding options.
-void UseConventions(CLI::App &app);
+void UseConventions(CLI::App& app);
 
 // Parses argv into `app`. Returns -1 when the program should go on, else
 // the code to exit with: 0 after --help or --print_flags, kUsageError
 // after a bad flag (its message printed on stderr).
-int ParseFlags(CLI::App &app, int argc, char **argv);
+int ParseFlags(CLI::App& app, int argc, char** argv);
 
 // The known long flag nearest to `unknown` ("--epoch" -> "--epochs") by
 // edit distance, or "" when none is close (more than a third of its
 // letters, and at least 2, would have to change).
-std::string NearestFlag(const std::string &unknown,
-                        const std::vector<std::string> &known);
+std::string NearestFlag(const std::string& unknown,
+                        const std::vector<std::string>& known);
 
 // A finite number in [min, max) (no upper bound when max is infinite), as
 // one short line otherwise: "must be a number at least 0 and below 1, got
@@ -47,14 +47,13 @@ CLI::Validator RealIn(double min, double max);
 // into a uint64_t as 2^64 - 1 and clamps values past it.
 CLI::Validator Unsigned64();
 
-} // namespace ringlet::cli
+}  // namespace ringlet::cli
 
 // In main(): parse, or return the exit code.
-#define RINGLET_PARSE_FLAGS(app, argc, argv)                                   \
-  do {                                                                         \
-    const int ringlet_exit = ::ringlet::cli::ParseFlags(app, argc, argv);      \
-    if (ringlet_exit >= 0)                                                     \
-      return ringlet_exit;                                                     \
+#define RINGLET_PARSE_FLAGS(app, argc, argv)                              \
+  do {                                                                    \
+    const int ringlet_exit = ::ringlet::cli::ParseFlags(app, argc, argv); \
+    if (ringlet_exit >= 0) return ringlet_exit;                           \
   } while (0)
 
-#endif // RINGLET_CLI_CONVENTIONS_H_
+#endif  // RINGLET_CLI_CONVENTIONS_H_

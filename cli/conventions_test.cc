@@ -12,8 +12,8 @@ namespace {
 
 // Parses `args` (after the program name) into a fresh app with one int
 // option --n (default 7); returns ParseFlags' result.
-int Parse(std::vector<std::string> args, int *n, std::string *help = nullptr,
-          bool *fast = nullptr) {
+int Parse(std::vector<std::string> args, int* n, std::string* help = nullptr,
+          bool* fast = nullptr) {
   CLI::App app("test program", "prog");
   UseConventions(app);
   *n = 7;
@@ -21,12 +21,10 @@ int Parse(std::vector<std::string> args, int *n, std::string *help = nullptr,
   bool unused = true;
   app.add_option("--go_fast", fast != nullptr ? *fast : unused, "a switch");
   args.insert(args.begin(), "prog");
-  std::vector<char *> argv;
-  for (std::string &a : args)
-    argv.push_back(a.data());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
   const int code = ParseFlags(app, static_cast<int>(argv.size()), argv.data());
-  if (help != nullptr)
-    *help = app.help();
+  if (help != nullptr) *help = app.help();
   return code;
 }
 
@@ -104,7 +102,7 @@ TEST(NearestFlag, FindsCloseNamesOnly) {
 }
 
 // Runs `validator` on `text`: "" when accepted, else its message.
-std::string Check(const CLI::Validator &validator, std::string text) {
+std::string Check(const CLI::Validator& validator, std::string text) {
   return validator(text);
 }
 
@@ -113,7 +111,7 @@ TEST(RealIn, RefusesNanInfinityAndWhatIsOutsideTheRange) {
   EXPECT_EQ(Check(v, "2"), "");
   EXPECT_EQ(Check(v, "1.01"), "");
   EXPECT_EQ(Check(v, "1023.9"), "");
-  for (const char *bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity",
+  for (const char* bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity",
                           "1e400", "1", "1024", "2x", "", "0x10000"}) {
     EXPECT_EQ(Check(v, bad),
               std::string("must be a number at least 1.01 and below 1024, "
@@ -133,7 +131,7 @@ TEST(Unsigned64, TakesEveryUint64AndNothingElse) {
   EXPECT_EQ(Check(v, "0"), "");
   EXPECT_EQ(Check(v, "42"), "");
   EXPECT_EQ(Check(v, "18446744073709551615"), "");
-  for (const char *bad :
+  for (const char* bad :
        {"-1", "18446744073709551616", "99999999999999999999999", "1.5", "+3",
         " 3", "", "0x10", "1e3"}) {
     EXPECT_NE(Check(v, bad).find("must be a whole number from 0 to "
@@ -149,14 +147,13 @@ TEST(Unsigned64, AFlagOutOfRangeIsAUsageError) {
   uint64_t seed = 0;
   app.add_option("--seed", seed, "a seed")->check(Unsigned64());
   std::vector<std::string> args = {"prog", "--seed=-1"};
-  std::vector<char *> argv;
-  for (std::string &a : args)
-    argv.push_back(a.data());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
   testing::internal::CaptureStderr();
   EXPECT_EQ(ParseFlags(app, 2, argv.data()), kUsageError);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("--seed"), std::string::npos) << err;
 }
 
-} // namespace
-} // namespace ringlet::cli
+}  // namespace
+}  // namespace ringlet::cli

@@ -14,12 +14,11 @@ namespace {
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 // Only write(2) from here on: the heap may be what broke.
-void Write(const char *text) {
+void Write(const char* text) {
   size_t left = std::strlen(text);
   while (left > 0) {
     const ssize_t n = write(STDERR_FILENO, text, left);
-    if (n <= 0)
-      return;
+    if (n <= 0) return;
     text += n;
     left -= static_cast<size_t>(n);
   }
@@ -27,9 +26,9 @@ void Write(const char *text) {
 
 void WriteNumber(uintptr_t value, int base) {
   char digits[2 + 2 * sizeof(value) * 4];
-  char *end = digits + sizeof(digits) - 1;
+  char* end = digits + sizeof(digits) - 1;
   *end = '\0';
-  char *p = end;
+  char* p = end;
   do {
     *--p = "0123456789abcdef"[value % base];
     value /= base;
@@ -41,23 +40,23 @@ void WriteNumber(uintptr_t value, int base) {
   Write(p);
 }
 
-const char *SignalName(int sig) {
+const char* SignalName(int sig) {
   switch (sig) {
-  case SIGSEGV:
-    return "SIGSEGV";
-  case SIGBUS:
-    return "SIGBUS";
-  case SIGFPE:
-    return "SIGFPE";
-  case SIGILL:
-    return "SIGILL";
-  case SIGABRT:
-    return "SIGABRT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
   }
   return "signal";
 }
 
-void OnFatalSignal(int sig, siginfo_t *info, void *) {
+void OnFatalSignal(int sig, siginfo_t* info, void*) {
   Write("\n*** fatal signal ");
   WriteNumber(static_cast<uintptr_t>(sig), 10);
   Write(" (");
@@ -68,7 +67,7 @@ void OnFatalSignal(int sig, siginfo_t *info, void *) {
     WriteNumber(reinterpret_cast<uintptr_t>(info->si_addr), 16);
   }
   Write("; backtrace, `addr2line -f -C -e MODULE OFFSET` names each line:\n");
-  void *frames[64];
+  void* frames[64];
   const int count = backtrace(frames, 64);
   for (int i = 0; i < count; ++i) {
     Write("  #");
@@ -97,18 +96,17 @@ void OnFatalSignal(int sig, siginfo_t *info, void *) {
   raise(sig);
 }
 
-} // namespace
+}  // namespace
 
 bool InstallCrashReport() {
   // backtrace() loads its unwinder on first use; do that now, not in the
   // handler.
-  void *warm[1];
+  void* warm[1];
   backtrace(warm, 1);
   bool segv_reported = false;
   for (int sig : kSignals) {
     struct sigaction old;
-    if (sigaction(sig, nullptr, &old) != 0)
-      continue;
+    if (sigaction(sig, nullptr, &old) != 0) continue;
     const bool ours =
         (old.sa_flags & SA_SIGINFO) != 0 && old.sa_sigaction == &OnFatalSignal;
     const bool none =
@@ -117,21 +115,19 @@ bool InstallCrashReport() {
       segv_reported |= sig == SIGSEGV;
       continue;
     }
-    if (!none)
-      continue; // A sanitizer's or the program's own handler.
+    if (!none) continue;  // A sanitizer's or the program's own handler.
     struct sigaction action;
     std::memset(&action, 0, sizeof(action));
     action.sa_sigaction = &OnFatalSignal;
     action.sa_flags = SA_SIGINFO | SA_RESETHAND;
     sigemptyset(&action.sa_mask);
-    if (sigaction(sig, &action, nullptr) == 0)
-      segv_reported |= sig == SIGSEGV;
+    if (sigaction(sig, &action, nullptr) == 0) segv_reported |= sig == SIGSEGV;
   }
   return segv_reported;
 }
 
 namespace {
 [[maybe_unused]] const bool kInstalled = InstallCrashReport();
-} // namespace
+}  // namespace
 
-} // namespace ringlet::cli
+}  // namespace ringlet::cli

@@ -16,6 +16,6 @@ namespace ringlet::cli {
 // SIGSEGV goes through it. Safe to call again.
 bool InstallCrashReport();
 
-} // namespace ringlet::cli
+}  // namespace ringlet::cli
 
-#endif // RINGLET_CLI_CRASH_REPORT_H_
+#endif  // RINGLET_CLI_CRASH_REPORT_H_

@@ -33,5 +33,5 @@ TEST(CrashReport, AnAbortPrintsItsBacktrace) {
               "fatal signal 6 \\(SIGABRT\\); backtrace");
 }
 
-} // namespace
-} // namespace ringlet::cli
+}  // namespace
+}  // namespace ringlet::cli

@@ -16,8 +16,8 @@ inline constexpr int kRunError = 1;
 // Guards the standard streams (standard_streams.h), then returns body()'s
 // exit code, or kRunError after printing on stderr what it threw, or that
 // standard output could not be written.
-int RunMain(const std::string &program, const std::function<int()> &body);
+int RunMain(const std::string& program, const std::function<int()>& body);
 
-} // namespace ringlet::cli
+}  // namespace ringlet::cli
 
-#endif // RINGLET_CLI_RUN_MAIN_H_
+#endif  // RINGLET_CLI_RUN_MAIN_H_

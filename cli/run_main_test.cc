@@ -32,5 +32,5 @@ TEST(RunMain, AnythingThrownIsOneLineAndExitOne) {
             "please report it)\n");
 }
 
-} // namespace
-} // namespace ringlet::cli
+}  // namespace
+}  // namespace ringlet::cli

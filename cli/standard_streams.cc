@@ -19,34 +19,32 @@ namespace {
 std::string Why(int error) {
   std::string why = std::strerror(error);
   switch (error) {
-  case EPIPE:
-    return why + ": the program reading it has ended";
-  case ENOSPC:
-  case EDQUOT:
-    return why + ": free some space, or send it to another disk";
-  case EBADF:
-    return why + ": it was closed before the program started";
-  default:
-    return why;
+    case EPIPE:
+      return why + ": the program reading it has ended";
+    case ENOSPC:
+    case EDQUOT:
+      return why + ": free some space, or send it to another disk";
+    case EBADF:
+      return why + ": it was closed before the program started";
+    default:
+      return why;
   }
 }
 
 // A stream buffer over a descriptor that remembers its first failed write
 // (and writes nothing after it: a stream that lost lines stays failed).
 class DescriptorBuffer : public std::streambuf {
-public:
+ public:
   DescriptorBuffer(int fd, size_t buffer) : fd_(fd), buffer_(buffer) {
-    if (!buffer_.empty())
-      setp(buffer_.data(), buffer_.data() + buffer_.size());
+    if (!buffer_.empty()) setp(buffer_.data(), buffer_.data() + buffer_.size());
   }
 
   int error() const { return error_.load(); }
 
-protected:
+ protected:
   int_type overflow(int_type c) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!Drain())
-      return traits_type::eof();
+    if (!Drain()) return traits_type::eof();
     if (traits_type::eq_int_type(c, traits_type::eof())) {
       return traits_type::not_eof(c);
     }
@@ -59,17 +57,15 @@ protected:
     return WriteAll(&ch, 1) ? c : traits_type::eof();
   }
 
-  std::streamsize xsputn(const char *s, std::streamsize n) override {
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (error_.load() != 0)
-      return 0;
+    if (error_.load() != 0) return 0;
     if (pptr() != nullptr && n <= epptr() - pptr()) {
       std::memcpy(pptr(), s, static_cast<size_t>(n));
       pbump(static_cast<int>(n));
       return n;
     }
-    if (!Drain() || !WriteAll(s, static_cast<size_t>(n)))
-      return 0;
+    if (!Drain() || !WriteAll(s, static_cast<size_t>(n))) return 0;
     return n;
   }
 
@@ -78,23 +74,20 @@ protected:
     return Drain() ? 0 : -1;
   }
 
-private:
+ private:
   // Writes what is buffered; false once any write failed.
   bool Drain() {
-    if (error_.load() != 0)
-      return false;
-    if (pptr() == nullptr || pptr() == pbase())
-      return true;
+    if (error_.load() != 0) return false;
+    if (pptr() == nullptr || pptr() == pbase()) return true;
     const bool ok = WriteAll(pbase(), static_cast<size_t>(pptr() - pbase()));
     setp(buffer_.data(), buffer_.data() + buffer_.size());
     return ok;
   }
 
-  bool WriteAll(const char *data, size_t size) {
+  bool WriteAll(const char* data, size_t size) {
     while (size > 0) {
       const ssize_t n = ::write(fd_, data, size);
-      if (n < 0 && errno == EINTR)
-        continue;
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         error_.store(n < 0 ? errno : EIO);
         return false;
@@ -111,11 +104,11 @@ private:
   std::atomic<int> error_{0};
 };
 
-DescriptorBuffer *out_buffer = nullptr;
-DescriptorBuffer *err_buffer = nullptr;
+DescriptorBuffer* out_buffer = nullptr;
+DescriptorBuffer* err_buffer = nullptr;
 std::atomic<int> stdio_error{0};
 
-} // namespace
+}  // namespace
 
 void GuardStandardStreams() {
   static std::once_flag once;
@@ -134,8 +127,7 @@ void GuardStandardStreams() {
 
 std::string StandardStreamFailure() {
   int error = out_buffer != nullptr ? out_buffer->error() : 0;
-  if (error == 0)
-    error = stdio_error.load();
+  if (error == 0) error = stdio_error.load();
   if (error != 0) {
     return "standard output could not be written (" + Why(error) + ")";
   }
@@ -155,4 +147,4 @@ std::string FlushStandardOutput() {
   return StandardStreamFailure();
 }
 
-} // namespace ringlet::cli
+}  // namespace ringlet::cli

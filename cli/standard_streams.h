@@ -28,6 +28,6 @@ std::string StandardStreamFailure();
 // StandardStreamFailure(), also naming a failure of stdio's own buffer.
 std::string FlushStandardOutput();
 
-} // namespace ringlet::cli
+}  // namespace ringlet::cli
 
-#endif // RINGLET_CLI_STANDARD_STREAMS_H_
+#endif  // RINGLET_CLI_STANDARD_STREAMS_H_

@@ -16,18 +16,17 @@ namespace ringlet::cli {
 namespace {
 
 struct Ended {
-  int exit_code = -1; // -1: killed by a signal.
+  int exit_code = -1;  // -1: killed by a signal.
   int signal = 0;
   std::string stderr_text;
 };
 
 // Runs `body` through RunMain in a child whose stdout is `stdout_fd` (set
 // up by `redirect` in the child) and whose stderr the test reads.
-Ended RunChild(const std::function<void()> &redirect,
-               const std::function<int()> &body) {
+Ended RunChild(const std::function<void()>& redirect,
+               const std::function<int()>& body) {
   int err[2];
-  if (::pipe(err) != 0)
-    return {};
+  if (::pipe(err) != 0) return {};
   const pid_t child = ::fork();
   if (child == 0) {
     ::close(err[0]);
@@ -39,41 +38,35 @@ Ended RunChild(const std::function<void()> &redirect,
   std::string text;
   char buf[512];
   ssize_t n;
-  while ((n = ::read(err[0], buf, sizeof(buf))) > 0)
-    text.append(buf, n);
+  while ((n = ::read(err[0], buf, sizeof(buf))) > 0) text.append(buf, n);
   ::close(err[0]);
   int status = 0;
   ::waitpid(child, &status, 0);
   Ended e;
   e.stderr_text = text;
-  if (WIFEXITED(status))
-    e.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    e.signal = WTERMSIG(status);
+  if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
   return e;
 }
 
 // stdout a pipe whose reader has gone (`| head -1` after its line).
 void ClosedPipe() {
   int out[2];
-  if (::pipe(out) != 0)
-    ::_exit(90);
+  if (::pipe(out) != 0) ::_exit(90);
   ::close(out[0]);
   ::dup2(out[1], 1);
 }
 
 void DevFull() {
   const int fd = ::open("/dev/full", O_WRONLY);
-  if (fd < 0)
-    ::_exit(91);
+  if (fd < 0) ::_exit(91);
   ::dup2(fd, 1);
 }
 
 // Before: killed by SIGPIPE, no line (the shell's exit 141).
 TEST(StandardStreams, AClosedPipeIsAnErrorNotADeath) {
   const Ended e = RunChild(ClosedPipe, [] {
-    for (int i = 0; i < 1000; ++i)
-      std::cout << "line " << i << std::endl;
+    for (int i = 0; i < 1000; ++i) std::cout << "line " << i << std::endl;
     return 0;
   });
   EXPECT_EQ(e.signal, 0);
@@ -119,12 +112,11 @@ TEST(StandardStreams, WhatWasWrittenArrivesAndAFailureIsKeptUntilTheEnd) {
   std::string text;
   char buf[64];
   ssize_t n;
-  while ((n = ::read(out[0], buf, sizeof(buf))) > 0)
-    text.append(buf, n);
+  while ((n = ::read(out[0], buf, sizeof(buf))) > 0) text.append(buf, n);
   ::close(out[0]);
   EXPECT_EQ(e.exit_code, 0);
   EXPECT_EQ(text, "one\ntwo\n");
 }
 
-} // namespace
-} // namespace ringlet::cli
+}  // namespace
+}  // namespace ringlet::cli

@@ -17,30 +17,28 @@ namespace {
 
 // pixel / 255.0f for every byte value, computed once: a table lookup is the
 // cheapest exact conversion and gives the same bits as torch's div(255).
-const std::array<float, 256> &PixelToFloat() {
+const std::array<float, 256>& PixelToFloat() {
   static const std::array<float, 256> table = [] {
     std::array<float, 256> t{};
-    for (int v = 0; v < 256; ++v)
-      t[v] = static_cast<float>(v) / 255.0f;
+    for (int v = 0; v < 256; ++v) t[v] = static_cast<float>(v) / 255.0f;
     return t;
   }();
   return table;
 }
 
 // n values of `type` at src as float32; uint8 ones scaled to [0, 1].
-void ToFloat(ElementType type, const uint8_t *src, int64_t n, float *dst) {
+void ToFloat(ElementType type, const uint8_t* src, int64_t n, float* dst) {
   switch (type) {
-  case ElementType::kUint8: {
-    const std::array<float, 256> &to_float = PixelToFloat();
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = to_float[src[i]];
-    return;
-  }
-  case ElementType::kFloat32:
-    std::memcpy(dst, src, n * sizeof(float));
-    return;
-  default:
-    break;
+    case ElementType::kUint8: {
+      const std::array<float, 256>& to_float = PixelToFloat();
+      for (int64_t i = 0; i < n; ++i) dst[i] = to_float[src[i]];
+      return;
+    }
+    case ElementType::kFloat32:
+      std::memcpy(dst, src, n * sizeof(float));
+      return;
+    default:
+      break;
   }
   if (type == ElementType::kFloat64) {
     for (int64_t i = 0; i < n; ++i) {
@@ -57,19 +55,19 @@ void ToFloat(ElementType type, const uint8_t *src, int64_t n, float *dst) {
 
 // A Fashion-MNIST split seen as a data set, without copying it.
 class SplitSamples : public Dataset {
-public:
+ public:
   explicit SplitSamples(std::shared_ptr<const Split> split)
       : split_(std::move(split)) {}
   int64_t size() const override { return split_->size(); }
-  const SampleSpec &input() const override { return input_; }
-  const SampleSpec &target() const override { return target_; }
+  const SampleSpec& input() const override { return input_; }
+  const SampleSpec& target() const override { return target_; }
   int64_t classes() const override { return kNumClasses; }
-  void Read(int64_t i, void *input, void *target) const override {
+  void Read(int64_t i, void* input, void* target) const override {
     std::memcpy(input, split_->image(i), kImagePixels);
     std::memcpy(target, &split_->labels[i], sizeof(int32_t));
   }
 
-private:
+ private:
   const std::shared_ptr<const Split> split_;
   const SampleSpec input_{ElementType::kUint8, {1, kImageRows, kImageCols}};
   const SampleSpec target_{ElementType::kInt32, {}};
@@ -82,7 +80,7 @@ uint64_t MixSeed(uint64_t seed, int64_t epoch) {
                    0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch))();
 }
 
-} // namespace
+}  // namespace
 
 void Batch::CheckTargetType(ElementType wanted) const {
   if (target.type != wanted) {
@@ -95,13 +93,13 @@ DatasetPtr SplitDataset(std::shared_ptr<const Split> split) {
   return std::make_shared<SplitSamples>(std::move(split));
 }
 
-DatasetPtr SplitDataset(const Split &split) {
+DatasetPtr SplitDataset(const Split& split) {
   // Not owned: the caller keeps it alive.
   return SplitDataset(
-      std::shared_ptr<const Split>(&split, [](const Split *) {}));
+      std::shared_ptr<const Split>(&split, [](const Split*) {}));
 }
 
-BatchLoader::BatchLoader(DatasetPtr data, const LoaderOptions &options)
+BatchLoader::BatchLoader(DatasetPtr data, const LoaderOptions& options)
     : data_(std::move(data)), options_(options) {
   if (options.batch_size < 1) {
     throw std::invalid_argument("batch size must be at least 1, got " +
@@ -127,18 +125,16 @@ BatchLoader::~BatchLoader() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (producer_.joinable())
-    producer_.join();
+  if (producer_.joinable()) producer_.join();
 }
 
-std::shared_ptr<const BatchLoader::EpochPlan>
-BatchLoader::MakePlan(int64_t epoch) const {
+std::shared_ptr<const BatchLoader::EpochPlan> BatchLoader::MakePlan(
+    int64_t epoch) const {
   auto plan = std::make_shared<EpochPlan>();
   plan->epoch = epoch;
   const int64_t n = data_->size();
   plan->order.resize(n);
-  for (int64_t i = 0; i < n; ++i)
-    plan->order[i] = i;
+  for (int64_t i = 0; i < n; ++i) plan->order[i] = i;
   if (options_.shuffle) {
     // Fisher-Yates with mt19937_64, whose output the standard fixes (unlike
     // std::shuffle's), so an order is the same with every compiler. The
@@ -153,12 +149,12 @@ BatchLoader::MakePlan(int64_t epoch) const {
   return plan;
 }
 
-void BatchLoader::Fill(const EpochPlan &plan, int64_t index,
-                       Batch *batch) const {
+void BatchLoader::Fill(const EpochPlan& plan, int64_t index,
+                       Batch* batch) const {
   const int64_t begin = index * options_.batch_size;
   const int64_t size =
       std::min<int64_t>(options_.batch_size, data_->size() - begin);
-  const SampleSpec &in = data_->input();
+  const SampleSpec& in = data_->input();
   const int64_t in_elements = in.elements();
   const int64_t target_bytes = data_->target().bytes();
   int64_t first = 0, end = size;
@@ -185,12 +181,11 @@ void BatchLoader::Fill(const EpochPlan &plan, int64_t index,
   for (int64_t i = 0; i < held; ++i) {
     const int64_t sample = plan.order[begin + first + i];
     data_->Read(sample, raw.data(), batch->targets.data() + i * target_bytes);
-    float *input = batch->inputs.data() + i * in_elements;
+    float* input = batch->inputs.data() + i * in_elements;
     ToFloat(in.type, raw.data(), in_elements, input);
     if (!options_.transforms.empty()) {
       SampleRng rng = RngFor(options_.seed, plan.epoch, sample);
-      for (const Transform &t : options_.transforms)
-        t(input, in.shape, rng);
+      for (const Transform& t : options_.transforms) t(input, in.shape, rng);
     }
   }
 }
@@ -217,19 +212,18 @@ void BatchLoader::StartEpoch(int64_t epoch, int64_t first_batch) {
   changed_.notify_all();
 }
 
-bool BatchLoader::Next(Batch *batch) {
+bool BatchLoader::Next(Batch* batch) {
   std::unique_lock<std::mutex> lock(mu_);
   if (plan_ == nullptr) {
     throw std::logic_error("BatchLoader::Next called before StartEpoch");
   }
-  if (consumed_ == batches_per_epoch_)
-    return false;
+  if (consumed_ == batches_per_epoch_) return false;
 
   if (options_.prefetch == 0) {
     const int64_t index = consumed_;
     std::shared_ptr<const EpochPlan> plan = plan_;
     lock.unlock();
-    Fill(*plan, index, batch); // A batch that throws stays the next one.
+    Fill(*plan, index, batch);  // A batch that throws stays the next one.
     lock.lock();
     ++consumed_;
     return true;
@@ -242,7 +236,7 @@ bool BatchLoader::Next(Batch *batch) {
     std::rethrow_exception(failed_);
   }
   std::swap(*batch, ready_.front());
-  spare_.push_back(std::move(ready_.front())); // The caller's old buffers.
+  spare_.push_back(std::move(ready_.front()));  // The caller's old buffers.
   ready_.pop_front();
   ++consumed_;
   lock.unlock();
@@ -258,8 +252,7 @@ void BatchLoader::ProducerLoop() {
              (plan_ != nullptr && !failed_ && produced_ < batches_per_epoch_ &&
               static_cast<int>(ready_.size()) < options_.prefetch);
     });
-    if (stopping_)
-      return;
+    if (stopping_) return;
 
     const uint64_t generation = generation_;
     const int64_t index = produced_++;
@@ -280,8 +273,7 @@ void BatchLoader::ProducerLoop() {
     }
     lock.lock();
     if (error != nullptr) {
-      if (generation == generation_)
-        failed_ = error;
+      if (generation == generation_) failed_ = error;
       spare_.push_back(std::move(batch));
       changed_.notify_all();
       continue;
@@ -290,9 +282,9 @@ void BatchLoader::ProducerLoop() {
       ready_.push_back(std::move(batch));
       changed_.notify_all();
     } else {
-      spare_.push_back(std::move(batch)); // StartEpoch ran meanwhile.
+      spare_.push_back(std::move(batch));  // StartEpoch ran meanwhile.
     }
   }
 }
 
-} // namespace ringlet::data
+}  // namespace ringlet::data

@@ -29,9 +29,9 @@ namespace ringlet::data {
 struct LoaderOptions {
   int64_t batch_size = 256;
   uint64_t seed = 0;
-  bool shuffle = true;    // False keeps the file order (evaluation).
-  bool drop_last = false; // Drop the last batch when it is not full.
-  int prefetch = 2;       // Batches prepared ahead; 0 prepares in Next().
+  bool shuffle = true;     // False keeps the file order (evaluation).
+  bool drop_last = false;  // Drop the last batch when it is not full.
+  int prefetch = 2;        // Batches prepared ahead; 0 prepares in Next().
   // Applied in order to each sample's float input, with randomness from
   // (seed, epoch, sample) alone (data/transforms.h).
   std::vector<Transform> transforms;
@@ -43,27 +43,28 @@ struct LoaderOptions {
 
 struct Batch {
   int64_t epoch = 0;
-  int64_t index = 0; // Position of this batch within its epoch.
-  int64_t size = 0;  // Samples in this batch; the last one may be smaller.
+  int64_t index = 0;  // Position of this batch within its epoch.
+  int64_t size = 0;   // Samples in this batch; the last one may be smaller.
   // The samples held: [first, first + held) of the batch's (all but with
   // LoaderOptions::share); input(i) and the targets start at `first`.
   int64_t first = 0;
   int64_t held = 0;
-  std::vector<int64_t> input_shape; // One sample's ({1, 28, 28}).
-  std::vector<float> inputs;        // held x input_shape, as float32.
-  SampleSpec target;                // One sample's target.
-  std::vector<uint8_t> targets;     // held x target.bytes().
+  std::vector<int64_t> input_shape;  // One sample's ({1, 28, 28}).
+  std::vector<float> inputs;         // held x input_shape, as float32.
+  SampleSpec target;                 // One sample's target.
+  std::vector<uint8_t> targets;      // held x target.bytes().
 
-  const float *input(int64_t i) const {
+  const float* input(int64_t i) const {
     return inputs.data() + i * ElementsOf(input_shape, INT64_MAX);
   }
   // The targets as T; throws DataError when they are of another type.
-  template <typename T> const T *targets_as() const {
+  template <typename T>
+  const T* targets_as() const {
     CheckTargetType(ElementTypeOf<T>());
-    return reinterpret_cast<const T *>(targets.data());
+    return reinterpret_cast<const T*>(targets.data());
   }
 
-private:
+ private:
   void CheckTargetType(ElementType wanted) const;
 };
 
@@ -71,19 +72,19 @@ private:
 // classes), without copying it: kept alive by the data set, or (a
 // reference) outliving it.
 DatasetPtr SplitDataset(std::shared_ptr<const Split> split);
-DatasetPtr SplitDataset(const Split &split);
+DatasetPtr SplitDataset(const Split& split);
 
 class BatchLoader {
-public:
+ public:
   // Throws std::invalid_argument for a batch size below 1 or a negative
   // prefetch.
-  BatchLoader(DatasetPtr data, const LoaderOptions &options);
+  BatchLoader(DatasetPtr data, const LoaderOptions& options);
   // A Fashion-MNIST split, which must outlive the loader.
-  BatchLoader(const Split &split, const LoaderOptions &options)
+  BatchLoader(const Split& split, const LoaderOptions& options)
       : BatchLoader(SplitDataset(split), options) {}
   ~BatchLoader();
-  BatchLoader(const BatchLoader &) = delete;
-  BatchLoader &operator=(const BatchLoader &) = delete;
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
 
   // Starts (or restarts) epoch `epoch` at its batch `first_batch` (a run
   // resumed mid-epoch; the order is the epoch's whole order either way):
@@ -97,12 +98,12 @@ public:
   // transforming the batch threw (a DataError for a file cut short), on
   // this thread whichever thread made the batch, until the next
   // StartEpoch.
-  bool Next(Batch *batch);
+  bool Next(Batch* batch);
 
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
-  const LoaderOptions &options() const { return options_; }
+  const LoaderOptions& options() const { return options_; }
 
-private:
+ private:
   // The order of one epoch, shared with the producer thread.
   struct EpochPlan {
     int64_t epoch = 0;
@@ -110,7 +111,7 @@ private:
   };
 
   std::shared_ptr<const EpochPlan> MakePlan(int64_t epoch) const;
-  void Fill(const EpochPlan &plan, int64_t index, Batch *batch) const;
+  void Fill(const EpochPlan& plan, int64_t index, Batch* batch) const;
   void ProducerLoop();
 
   const DatasetPtr data_;
@@ -119,19 +120,19 @@ private:
 
   std::mutex mu_;
   std::condition_variable changed_;
-  std::shared_ptr<const EpochPlan> plan_; // Null before StartEpoch.
-  uint64_t generation_ = 0; // Bumped by StartEpoch; stale batches are dropped.
-  int64_t produced_ = 0;    // Batches of this generation made or queued.
-  int64_t consumed_ = 0;    // Batches of this generation handed out.
+  std::shared_ptr<const EpochPlan> plan_;  // Null before StartEpoch.
+  uint64_t generation_ = 0;  // Bumped by StartEpoch; stale batches are dropped.
+  int64_t produced_ = 0;     // Batches of this generation made or queued.
+  int64_t consumed_ = 0;     // Batches of this generation handed out.
   // What the producer threw making this generation's next batch; Next()
   // rethrows it once the batches before it are handed out.
   std::exception_ptr failed_;
   std::deque<Batch> ready_;
-  std::vector<Batch> spare_; // Buffers to reuse.
+  std::vector<Batch> spare_;  // Buffers to reuse.
   bool stopping_ = false;
   std::thread producer_;
 };
 
-} // namespace ringlet::data
+}  // namespace ringlet::data
 
-#endif // RINGLET_DATA_BATCH_LOADER_H_
+#endif  // RINGLET_DATA_BATCH_LOADER_H_

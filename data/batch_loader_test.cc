@@ -33,23 +33,21 @@ Split MakeSplit(int64_t n) {
 
 // Which image of `split` a batch row holds, found from its first two pixels
 // and label; checks every pixel of the row against that image.
-int64_t IdentifyRow(const Split &split, const Batch &batch, int64_t row) {
+int64_t IdentifyRow(const Split& split, const Batch& batch, int64_t row) {
   for (int64_t i = 0; i < split.size(); ++i) {
-    if (split.labels[i] != batch.targets_as<int32_t>()[row])
-      continue;
+    if (split.labels[i] != batch.targets_as<int32_t>()[row]) continue;
     bool same = true;
     for (int p = 0; p < kImagePixels && same; ++p) {
       same = batch.input(row)[p] == split.image(i)[p] / 255.0f;
     }
-    if (same)
-      return i;
+    if (same) return i;
   }
   ADD_FAILURE() << "batch row " << row << " matches no image";
   return -1;
 }
 
 // The sequence of image indices one epoch yields.
-std::vector<int64_t> EpochOrder(BatchLoader &loader, const Split &split,
+std::vector<int64_t> EpochOrder(BatchLoader& loader, const Split& split,
                                 int64_t epoch) {
   loader.StartEpoch(epoch);
   std::vector<int64_t> order;
@@ -64,7 +62,7 @@ std::vector<int64_t> EpochOrder(BatchLoader &loader, const Split &split,
 }
 
 class BatchLoaderTest : public ::testing::TestWithParam<int> {
-protected:
+ protected:
   LoaderOptions Options(int64_t batch_size, uint64_t seed = 7) {
     LoaderOptions o;
     o.batch_size = batch_size;
@@ -89,8 +87,7 @@ TEST_P(BatchLoaderTest, LastPartialBatchKeptOrDropped) {
   BatchLoader keep(split, Options(10));
   keep.StartEpoch(0);
   Batch batch;
-  while (keep.Next(&batch))
-    sizes.push_back(batch.size);
+  while (keep.Next(&batch)) sizes.push_back(batch.size);
   EXPECT_EQ(sizes, (std::vector<int64_t>{10, 10, 5}));
   EXPECT_EQ(batch.inputs.size(), 5u * kImagePixels);
   EXPECT_EQ(batch.targets.size(), 5u * sizeof(int32_t));
@@ -103,8 +100,7 @@ TEST_P(BatchLoaderTest, LastPartialBatchKeptOrDropped) {
   EXPECT_EQ(drop.batches_per_epoch(), 2);
   drop.StartEpoch(0);
   sizes.clear();
-  while (drop.Next(&batch))
-    sizes.push_back(batch.size);
+  while (drop.Next(&batch)) sizes.push_back(batch.size);
   EXPECT_EQ(sizes, (std::vector<int64_t>{10, 10}));
 }
 
@@ -123,8 +119,7 @@ TEST_P(BatchLoaderTest, OrderDependsOnlyOnSeedAndEpoch) {
   EXPECT_EQ(a0, EpochOrder(a, split, 0));
   // And the order is a real shuffle, not the identity.
   std::vector<int64_t> identity(64);
-  for (int64_t i = 0; i < 64; ++i)
-    identity[i] = i;
+  for (int64_t i = 0; i < 64; ++i) identity[i] = i;
   EXPECT_NE(a0, identity);
 }
 
@@ -135,8 +130,7 @@ TEST_P(BatchLoaderTest, WithoutShuffleKeepsFileOrder) {
   BatchLoader loader(split, options);
   const std::vector<int64_t> order = EpochOrder(loader, split, 3);
   ASSERT_EQ(order.size(), 23u);
-  for (int64_t i = 0; i < 23; ++i)
-    EXPECT_EQ(order[i], i);
+  for (int64_t i = 0; i < 23; ++i) EXPECT_EQ(order[i], i);
 }
 
 TEST_P(BatchLoaderTest, ImagesAreFloatsInUnitRangeNchw) {
@@ -145,7 +139,7 @@ TEST_P(BatchLoaderTest, ImagesAreFloatsInUnitRangeNchw) {
     split.pixels[p] = 0;
     split.pixels[kImagePixels + p] = 255;
   }
-  split.pixels[3 * 28 + 5] = 51; // Row 3, column 5 of image 0.
+  split.pixels[3 * 28 + 5] = 51;  // Row 3, column 5 of image 0.
   LoaderOptions options = Options(2);
   options.shuffle = false;
   BatchLoader loader(split, options);
@@ -229,19 +223,18 @@ TEST_P(BatchLoaderTest, NextBeforeStartEpochThrows) {
 // A data set whose sample `bad` cannot be read (a file cut short while the
 // loader reads it in place, say).
 class FailingDataset : public Dataset {
-public:
+ public:
   FailingDataset(int64_t n, int64_t bad) : n_(n), bad_(bad) {}
   int64_t size() const override { return n_; }
-  const SampleSpec &input() const override { return input_; }
-  const SampleSpec &target() const override { return target_; }
-  void Read(int64_t i, void *input, void *target) const override {
-    if (i == bad_)
-      throw DataError("sample " + std::to_string(i) + " is gone");
-    static_cast<uint8_t *>(input)[0] = static_cast<uint8_t>(i);
+  const SampleSpec& input() const override { return input_; }
+  const SampleSpec& target() const override { return target_; }
+  void Read(int64_t i, void* input, void* target) const override {
+    if (i == bad_) throw DataError("sample " + std::to_string(i) + " is gone");
+    static_cast<uint8_t*>(input)[0] = static_cast<uint8_t>(i);
     std::memcpy(target, &i, sizeof(int32_t));
   }
 
-private:
+ private:
   const int64_t n_, bad_;
   const SampleSpec input_{ElementType::kUint8, {1}};
   const SampleSpec target_{ElementType::kInt32, {}};
@@ -259,13 +252,13 @@ TEST_P(BatchLoaderTest, AReadErrorOnAnyThreadReachesTheCaller) {
   for (int epoch = 0; epoch < 2; ++epoch) {
     loader.StartEpoch(epoch);
     Batch batch;
-    ASSERT_TRUE(loader.Next(&batch)); // Samples 0-3.
-    ASSERT_TRUE(loader.Next(&batch)); // 4-7.
+    ASSERT_TRUE(loader.Next(&batch));  // Samples 0-3.
+    ASSERT_TRUE(loader.Next(&batch));  // 4-7.
     EXPECT_EQ(batch.index, 1);
     try {
-      loader.Next(&batch); // 8-11: sample 9 fails.
+      loader.Next(&batch);  // 8-11: sample 9 fails.
       ADD_FAILURE() << "the batch holding sample 9 was handed out";
-    } catch (const DataError &e) {
+    } catch (const DataError& e) {
       EXPECT_STREQ(e.what(), "sample 9 is gone");
     }
     EXPECT_THROW(loader.Next(&batch), DataError);
@@ -273,7 +266,7 @@ TEST_P(BatchLoaderTest, AReadErrorOnAnyThreadReachesTheCaller) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Prefetch, BatchLoaderTest, ::testing::Values(0, 1, 3),
-                         [](const ::testing::TestParamInfo<int> &info) {
+                         [](const ::testing::TestParamInfo<int>& info) {
                            return "Prefetch" + std::to_string(info.param);
                          });
 
@@ -310,5 +303,5 @@ TEST(BatchLoader, RejectsBadOptions) {
   EXPECT_THROW(BatchLoader(split, options), std::invalid_argument);
 }
 
-} // namespace
-} // namespace ringlet::data
+}  // namespace
+}  // namespace ringlet::data

@@ -23,7 +23,7 @@ std::vector<float> Image(int c, int h, int w) {
 }
 
 TEST(TransformsTest, NormalizeIsPerChannel) {
-  std::vector<float> x = Image(2, 1, 2); // {1, 2}, {101, 102}
+  std::vector<float> x = Image(2, 1, 2);  // {1, 2}, {101, 102}
   SampleRng rng(1);
   Normalize({1, 101}, {0.5f, 2})(x.data(), {2, 1, 2}, rng);
   EXPECT_EQ(x, (std::vector<float>{0, 2, 0, 0.5f}));
@@ -67,7 +67,7 @@ TEST(TransformsTest, RandomCropTakesAWindowOfThePaddedImage) {
         }
     offsets.insert({dy, dx});
   }
-  EXPECT_EQ(offsets.size(), 25u); // Every offset in [-2, 2]^2.
+  EXPECT_EQ(offsets.size(), 25u);  // Every offset in [-2, 2]^2.
 }
 
 // Crop and flip over random image shapes, 1x1 up to wider than the
@@ -86,7 +86,7 @@ TEST(TransformsTest, CropAndFlipStayInsideImagesOfAnyShape) {
     const std::vector<float> original = Image(c, h, w);
     std::vector<float> buffer(kGuardSize + c * h * w + kGuardSize, kGuard);
     std::copy(original.begin(), original.end(), buffer.begin() + kGuardSize);
-    float *x = buffer.data() + kGuardSize;
+    float* x = buffer.data() + kGuardSize;
     // The offset the crop draws, from a copy of its random source.
     SampleRng rng = RngFor(5, trial, trial);
     SampleRng peek = rng;
@@ -121,8 +121,7 @@ TEST(TransformsTest, FlipMirrorsAboutHalfTheTime) {
     std::vector<float> x = original;
     SampleRng rng = RngFor(1, 2, s);
     flip(x.data(), {3, 2, 4}, rng);
-    if (x == original)
-      continue;
+    if (x == original) continue;
     ++flipped;
     for (int r = 0; r < 6; ++r)
       for (int i = 0; i < 4; ++i)
@@ -141,8 +140,7 @@ TEST(TransformsTest, TheLoadersAugmentationIsTheSameWhateverTheBatching) {
   Array inputs;
   inputs.type = ElementType::kUint8;
   inputs.dims = {n, 1, 4, 4};
-  for (int i = 0; i < n * 16; ++i)
-    inputs.bytes.push_back(i % 251);
+  for (int i = 0; i < n * 16; ++i) inputs.bytes.push_back(i % 251);
   Array targets;
   targets.type = ElementType::kInt32;
   targets.dims = {n};
@@ -167,5 +165,5 @@ TEST(TransformsTest, TheLoadersAugmentationIsTheSameWhateverTheBatching) {
   EXPECT_NE(a, epoch_of(4, 0, 2));
 }
 
-} // namespace
-} // namespace ringlet::data
+}  // namespace
+}  // namespace ringlet::data

@@ -14,18 +14,17 @@
 namespace ringlet::host {
 namespace {
 
-std::string EnvOr(const char *name, const std::string &fallback) {
-  const char *value = std::getenv(name);
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
   return value != nullptr && value[0] != '\0' ? value : fallback;
 }
 
 // A "Name:   123 kB" line of a meminfo file, in bytes; -1 when missing.
-int64_t MemInfoBytes(const std::string &path, const std::string &name) {
+int64_t MemInfoBytes(const std::string& path, const std::string& name) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.compare(0, name.size() + 1, name + ":") != 0)
-      continue;
+    if (line.compare(0, name.size() + 1, name + ":") != 0) continue;
     std::istringstream fields(line.substr(name.size() + 1));
     int64_t kib = -1;
     fields >> kib;
@@ -36,28 +35,24 @@ int64_t MemInfoBytes(const std::string &path, const std::string &name) {
 
 // A file holding one number of bytes ("max", a v1 "unlimited" near 2^63,
 // or a missing file: -1).
-int64_t BytesIn(const std::string &path) {
+int64_t BytesIn(const std::string& path) {
   std::ifstream in(path);
   std::string text;
-  if (!(in >> text) || text == "max")
-    return -1;
-  char *end = nullptr;
+  if (!(in >> text) || text == "max") return -1;
+  char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0' || v < 0)
-    return -1;
-  if (v >= (int64_t{1} << 62))
-    return -1; // v1's "no limit".
+  if (end == text.c_str() || *end != '\0' || v < 0) return -1;
+  if (v >= (int64_t{1} << 62)) return -1;  // v1's "no limit".
   return v;
 }
 
 // The value of `key` in a memory.stat file; 0 when missing.
-int64_t StatBytes(const std::string &path, const std::string &key) {
+int64_t StatBytes(const std::string& path, const std::string& key) {
   std::ifstream in(path);
   std::string name;
   int64_t value = 0;
   while (in >> name >> value) {
-    if (name == key)
-      return value;
+    if (name == key) return value;
   }
   return 0;
 }
@@ -69,7 +64,7 @@ struct CgroupLevel {
 
 // This process's memory cgroup folders, innermost first.
 std::vector<CgroupLevel> CgroupLevels() {
-  const char *forced = std::getenv("RINGLET_MEMORY_CGROUP");
+  const char* forced = std::getenv("RINGLET_MEMORY_CGROUP");
   if (forced != nullptr && forced[0] != '\0') {
     const std::string dir = forced;
     return {{dir, std::ifstream(dir + "/memory.max").good()}};
@@ -81,8 +76,7 @@ std::vector<CgroupLevel> CgroupLevels() {
     // "hierarchy-id:controllers:path"
     const size_t a = line.find(':');
     const size_t b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos)
-      continue;
+    if (a == std::string::npos || b == std::string::npos) continue;
     const std::string controllers = line.substr(a + 1, b - a - 1);
     const std::string path = line.substr(b + 1);
     if (line.compare(0, a, "0") == 0 && controllers.empty()) {
@@ -91,16 +85,14 @@ std::vector<CgroupLevel> CgroupLevels() {
     }
     std::istringstream names(controllers);
     for (std::string c; std::getline(names, c, ',');) {
-      if (c == "memory")
-        v1_path = path;
+      if (c == "memory") v1_path = path;
     }
   }
   std::vector<CgroupLevel> levels;
-  auto walk_up = [&](const std::string &root, std::string path, bool v2) {
+  auto walk_up = [&](const std::string& root, std::string path, bool v2) {
     while (true) {
       levels.push_back({root + (path == "/" ? "" : path), v2});
-      if (path == "/" || path.empty())
-        break;
+      if (path == "/" || path.empty()) break;
       const size_t slash = path.rfind('/');
       path = slash == 0 ? "/" : path.substr(0, slash);
     }
@@ -119,19 +111,18 @@ std::vector<CgroupLevel> CgroupLevels() {
   return levels;
 }
 
-} // namespace
+}  // namespace
 
 HostMemory ReadHostMemory() {
   HostMemory m;
   const std::string meminfo = EnvOr("RINGLET_MEMINFO", "/proc/meminfo");
   m.available = MemInfoBytes(meminfo, "MemAvailable");
   m.total = MemInfoBytes(meminfo, "MemTotal");
-  for (const CgroupLevel &level : CgroupLevels()) {
+  for (const CgroupLevel& level : CgroupLevels()) {
     const std::string max_file =
         level.dir + (level.v2 ? "/memory.max" : "/memory.limit_in_bytes");
     const int64_t limit = BytesIn(max_file);
-    if (limit < 0)
-      continue;
+    if (limit < 0) continue;
     const int64_t used = BytesIn(
         level.dir + (level.v2 ? "/memory.current" : "/memory.usage_in_bytes"));
     const int64_t reclaimable =
@@ -144,25 +135,23 @@ HostMemory ReadHostMemory() {
       m.limit = "the memory cgroup's limit of " + FormatBytes(limit) + " (" +
                 max_file + ")";
     }
-    if (m.total < 0 || limit < m.total)
-      m.total = limit;
+    if (m.total < 0 || limit < m.total) m.total = limit;
   }
   return m;
 }
 
-int64_t HostMemoryReserve(const HostMemory &memory) {
+int64_t HostMemoryReserve(const HostMemory& memory) {
   return memory.total > 0
              ? std::min<int64_t>(memory.total / 64, int64_t{256} << 20)
              : 0;
 }
 
-bool HostMemoryFits(const HostMemory &memory, int64_t bytes) {
-  if (memory.available < 0)
-    return true; // Unknown: the allocator decides.
+bool HostMemoryFits(const HostMemory& memory, int64_t bytes) {
+  if (memory.available < 0) return true;  // Unknown: the allocator decides.
   return bytes <= memory.available - HostMemoryReserve(memory);
 }
 
-int64_t AddressSpaceLeft(std::string *limit) {
+int64_t AddressSpaceLeft(std::string* limit) {
   rlimit cap{};
   if (getrlimit(RLIMIT_AS, &cap) != 0 || cap.rlim_cur == RLIM_INFINITY) {
     return -1;
@@ -175,8 +164,7 @@ int64_t AddressSpaceLeft(std::string *limit) {
   // VmSize: what this process has mapped now.
   std::ifstream in("/proc/self/statm");
   int64_t pages = -1;
-  if (!(in >> pages))
-    return bytes;
+  if (!(in >> pages)) return bytes;
   return std::max<int64_t>(0, bytes - pages * sysconf(_SC_PAGESIZE));
 }
 
@@ -193,8 +181,7 @@ std::string HostMemoryShortfall(int64_t bytes) {
     free = address_left;
     why = address_limit;
   }
-  if (free < 0 || bytes <= free)
-    return "";
+  if (free < 0 || bytes <= free) return "";
   return FormatBytes(bytes) +
          " do not fit in the host's memory: " + FormatBytes(free) +
          " are free" + (why.empty() ? "" : " (" + why + ")");
@@ -215,4 +202,4 @@ std::string FormatBytes(int64_t bytes) {
   return buf;
 }
 
-} // namespace ringlet::host
+}  // namespace ringlet::host

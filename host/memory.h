@@ -22,8 +22,8 @@
 namespace ringlet::host {
 
 struct HostMemory {
-  int64_t available = -1; // Bytes; -1 when unknown.
-  int64_t total = -1;     // MemTotal, or the cgroup's limit when lower.
+  int64_t available = -1;  // Bytes; -1 when unknown.
+  int64_t total = -1;      // MemTotal, or the cgroup's limit when lower.
   // Set when the cgroup leaves less than MemAvailable: "the memory
   // cgroup's limit of 2.00 GiB (/sys/fs/cgroup/job/memory.max)".
   std::string limit;
@@ -39,15 +39,15 @@ inline constexpr int64_t kRereadAfterBytes = int64_t{16} << 20;
 
 // What is kept back for the rest of the process and the kernel: 1/64 of
 // the total, at most 256 MiB.
-int64_t HostMemoryReserve(const HostMemory &memory);
+int64_t HostMemoryReserve(const HostMemory& memory);
 
 // True when `bytes` more fit in `memory`, the reserve kept.
-bool HostMemoryFits(const HostMemory &memory, int64_t bytes);
+bool HostMemoryFits(const HostMemory& memory, int64_t bytes);
 
 // The address space ulimit -v leaves this process (its limit less what is
 // mapped now), or -1 when there is no limit; *limit (when given) says
 // which: "the address space is limited to 2.00 GiB by ulimit -v".
-int64_t AddressSpaceLeft(std::string *limit = nullptr);
+int64_t AddressSpaceLeft(std::string* limit = nullptr);
 
 // "" when `bytes` more fit in the host's memory (HostMemoryFits, and under
 // ulimit -v); else why not, for an error message: "3.50 GiB do not fit in
@@ -58,6 +58,6 @@ std::string HostMemoryShortfall(int64_t bytes);
 // "1.20 GiB", "512 bytes": bytes as people read them.
 std::string FormatBytes(int64_t bytes);
 
-} // namespace ringlet::host
+}  // namespace ringlet::host
 
-#endif // RINGLET_HOST_MEMORY_H_
+#endif  // RINGLET_HOST_MEMORY_H_

@@ -38,7 +38,7 @@ TEST(HostMemory, ACgroupV2LimitBindsBelowTheMachine) {
   EXPECT_EQ(m.total, 512 * kMiB);
   EXPECT_EQ(m.limit, "the memory cgroup's limit of 512.00 MiB (" +
                          host.cgroup() + "/memory.max)");
-  host.Cgroup("memory.max", "max"); // No limit: the machine's again.
+  host.Cgroup("memory.max", "max");  // No limit: the machine's again.
   EXPECT_EQ(ReadHostMemory().available, 60 * kGiB);
 }
 
@@ -55,12 +55,12 @@ TEST(HostMemory, ACgroupV1LimitIsReadToo) {
 
 TEST(HostMemory, AReserveIsKeptAndUnknownMemoryDoesNotRefuse) {
   HostMemory m;
-  EXPECT_TRUE(HostMemoryFits(m, int64_t{1} << 50)); // Nothing known.
+  EXPECT_TRUE(HostMemoryFits(m, int64_t{1} << 50));  // Nothing known.
   m.total = 64 * kGiB;
   m.available = 1 * kGiB;
   EXPECT_TRUE(HostMemoryFits(m, 768 * kMiB));
-  EXPECT_FALSE(HostMemoryFits(m, 769 * kMiB)); // 256 MiB kept back.
-  m.total = 1 * kGiB; // 1/64 of a small machine: 16 MiB.
+  EXPECT_FALSE(HostMemoryFits(m, 769 * kMiB));  // 256 MiB kept back.
+  m.total = 1 * kGiB;  // 1/64 of a small machine: 16 MiB.
   EXPECT_TRUE(HostMemoryFits(m, 1008 * kMiB));
   EXPECT_FALSE(HostMemoryFits(m, 1009 * kMiB));
 }
@@ -87,16 +87,16 @@ TEST(HostMemory, TheShortfallCountsTheAddressSpaceLimit) {
     rlimit limit{};
     getrlimit(RLIMIT_AS, &limit);
     limit.rlim_cur = static_cast<rlim_t>(4 * kGiB);
-    if (setrlimit(RLIMIT_AS, &limit) != 0)
-      ::_exit(2);
+    if (setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(2);
     std::string why;
     const int64_t left = AddressSpaceLeft(&why);
     const std::string shortfall = HostMemoryShortfall(8 * kGiB);
     const bool ok =
         left > 0 && left < 4 * kGiB &&
         why == "the address space is limited to 4.00 GiB by ulimit -v" &&
-        shortfall.find("(the address space is limited to 4.00 GiB by ulimit "
-                       "-v)") != std::string::npos;
+        shortfall.find(
+            "(the address space is limited to 4.00 GiB by ulimit "
+            "-v)") != std::string::npos;
     ::_exit(ok ? 0 : 3);
   }
   int status = 0;
@@ -111,5 +111,5 @@ TEST(HostMemory, FormatBytesReadsAsPeopleWriteSizes) {
   EXPECT_EQ(FormatBytes(3 * kGiB + 512 * kMiB), "3.50 GiB");
 }
 
-} // namespace
-} // namespace ringlet::host
+}  // namespace
+}  // namespace ringlet::host

@@ -30,13 +30,13 @@ std::atomic<int64_t> held_bytes{0};
 
 struct Cache {
   std::mutex mutex;
-  std::multimap<size_t, void *> free_blocks; // rounded size -> block
+  std::multimap<size_t, void*> free_blocks;  // rounded size -> block
   HostBlockCacheStats stats;
 };
 
-Cache &TheCache() {
+Cache& TheCache() {
   // Never destroyed: tensors in static storage may be freed after it.
-  static Cache *cache = new Cache();
+  static Cache* cache = new Cache();
   return *cache;
 }
 
@@ -64,41 +64,36 @@ void CheckHostMemoryFor(size_t bytes) {
 // is in the kernel's count (MemAvailable, the cgroup's usage) before the
 // next is checked, so replicas allocating at once cannot all pass the
 // check against the same free memory and overshoot it together.
-std::mutex &LargeAllocationMutex() {
-  static std::mutex *mutex = new std::mutex();
+std::mutex& LargeAllocationMutex() {
+  static std::mutex* mutex = new std::mutex();
   return *mutex;
 }
 
-void *SystemAllocate(size_t rounded) {
+void* SystemAllocate(size_t rounded) {
   std::lock_guard<std::mutex> lock(LargeAllocationMutex());
   CheckHostMemoryFor(rounded);
-  void *block = std::aligned_alloc(kAlignment, rounded);
-  if (block == nullptr)
-    ThrowOutOfMemory(rounded);
+  void* block = std::aligned_alloc(kAlignment, rounded);
+  if (block == nullptr) ThrowOutOfMemory(rounded);
   // One write a page commits it (the op that fills it would fault the same
   // pages a moment later).
-  volatile char *bytes = static_cast<volatile char *>(block);
-  for (size_t at = 0; at < rounded; at += kPage)
-    bytes[at] = 0;
+  volatile char* bytes = static_cast<volatile char*>(block);
+  for (size_t at = 0; at < rounded; at += kPage) bytes[at] = 0;
   return block;
 }
 
 HostBlock AllocateUncounted(size_t bytes) {
-  if (TakeInjectedFailure())
-    ThrowOutOfMemory(bytes);
+  if (TakeInjectedFailure()) ThrowOutOfMemory(bytes);
   if (bytes < kHostBlockCacheMinBytes) {
     CheckHostMemoryFor(bytes);
-    void *block =
+    void* block =
         ::operator new(bytes, std::align_val_t(kAlignment), std::nothrow);
-    if (block == nullptr)
-      ThrowOutOfMemory(bytes);
+    if (block == nullptr) ThrowOutOfMemory(bytes);
     return {block, bytes};
   }
   // Past this, rounding up to a page would wrap around.
-  if (bytes > SIZE_MAX - kPage)
-    ThrowOutOfMemory(bytes);
+  if (bytes > SIZE_MAX - kPage) ThrowOutOfMemory(bytes);
   const size_t rounded = Rounded(bytes);
-  Cache &cache = TheCache();
+  Cache& cache = TheCache();
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
     // The smallest free block that fits, if it wastes less than half.
@@ -115,7 +110,7 @@ HostBlock AllocateUncounted(size_t bytes) {
   return {SystemAllocate(rounded), rounded};
 }
 
-} // namespace
+}  // namespace
 
 HostBlock AllocateHostBlock(size_t bytes) {
   const HostBlock block = AllocateUncounted(bytes);
@@ -123,16 +118,15 @@ HostBlock AllocateHostBlock(size_t bytes) {
   return block;
 }
 
-void FreeHostBlock(const HostBlock &block) {
-  if (block.data == nullptr)
-    return;
+void FreeHostBlock(const HostBlock& block) {
+  if (block.data == nullptr) return;
   held_bytes.fetch_sub(static_cast<int64_t>(block.capacity));
   if (block.capacity < kHostBlockCacheMinBytes) {
     ::operator delete(block.data, std::align_val_t(kAlignment));
     return;
   }
   const size_t rounded = block.capacity;
-  Cache &cache = TheCache();
+  Cache& cache = TheCache();
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (cache.stats.cached_bytes + static_cast<int64_t>(rounded) <=
@@ -146,18 +140,17 @@ void FreeHostBlock(const HostBlock &block) {
 }
 
 HostBlockCacheStats GetHostBlockCacheStats() {
-  Cache &cache = TheCache();
+  Cache& cache = TheCache();
   std::lock_guard<std::mutex> lock(cache.mutex);
   return cache.stats;
 }
 
 void ReleaseHostBlockCache() {
-  Cache &cache = TheCache();
+  Cache& cache = TheCache();
   std::lock_guard<std::mutex> lock(cache.mutex);
-  for (auto &[size, block] : cache.free_blocks)
-    std::free(block);
+  for (auto& [size, block] : cache.free_blocks) std::free(block);
   cache.free_blocks.clear();
   cache.stats.cached_bytes = 0;
 }
 
-} // namespace ringlet::nn
+}  // namespace ringlet::nn

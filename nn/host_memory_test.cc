@@ -30,7 +30,7 @@ using host::testing::RunInCgroup;
 std::string AllocationError(int64_t bytes) {
   try {
     Tensor t({bytes / 4});
-  } catch (const OutOfMemory &e) {
+  } catch (const OutOfMemory& e) {
     return e.what();
   }
   return "";
@@ -77,8 +77,7 @@ TEST(HostMemory, ARealCgroupLimitIsTheOneLineError) {
                ? 0
                : 3;
   });
-  if (code < 0)
-    GTEST_SKIP() << "no memory cgroup this test may make";
+  if (code < 0) GTEST_SKIP() << "no memory cgroup this test may make";
   EXPECT_EQ(code, 0) << (code > 128 ? "killed" : "no one-line error");
 }
 
@@ -97,19 +96,17 @@ TEST(HostMemory, ReplicasAllocatingAtOnceGetTheErrorNotTheKiller) {
             held.emplace_back(std::vector<int64_t>{8 * kMiB});
             held.back().Fill(1.0f);
           }
-        } catch (const OutOfMemory &) {
+        } catch (const OutOfMemory&) {
           refused = true;
         }
       });
     }
-    for (std::thread &t : replicas)
-      t.join();
+    for (std::thread& t : replicas) t.join();
     return refused ? 0 : 3;
   });
-  if (code < 0)
-    GTEST_SKIP() << "no memory cgroup this test may make";
+  if (code < 0) GTEST_SKIP() << "no memory cgroup this test may make";
   EXPECT_EQ(code, 0) << (code > 128 ? "killed" : "nothing was refused");
 }
 
-} // namespace
-} // namespace ringlet::nn
+}  // namespace
+}  // namespace ringlet::nn

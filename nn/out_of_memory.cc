@@ -16,7 +16,7 @@ std::atomic<int64_t> allocations{0};
 // The allocation count at which one fails; -1: none.
 std::atomic<int64_t> fail_at{-1};
 
-std::string Message(const MemoryShortage &s) {
+std::string Message(const MemoryShortage& s) {
   std::string m =
       s.where + " is out of memory: asked for " +
       (s.asked_for.empty() ? FormatBytes(s.requested) : s.asked_for);
@@ -24,12 +24,11 @@ std::string Message(const MemoryShortage &s) {
     m += " with " + FormatBytes(s.free) + " free of " + FormatBytes(s.total);
   }
   m += "; this process held " + FormatBytes(s.held) + " there";
-  if (!s.limit.empty())
-    m += " (" + s.limit + ")";
+  if (!s.limit.empty()) m += " (" + s.limit + ")";
   return m;
 }
 
-} // namespace
+}  // namespace
 
 OutOfMemory::OutOfMemory(MemoryShortage shortage)
     : shortage_(std::move(shortage)), message_(Message(shortage_)) {}
@@ -43,8 +42,8 @@ MemoryShortage HostShortage(int64_t requested, int64_t held) {
   // Free as the allocator counts it: with the reserve kept back.
   s.free = memory.available < 0
                ? -1
-               : std::max<int64_t>(0, memory.available -
-                                          host::HostMemoryReserve(memory));
+               : std::max<int64_t>(
+                     0, memory.available - host::HostMemoryReserve(memory));
   s.total = memory.total;
   s.limit = memory.limit;
   std::string address_limit;
@@ -64,12 +63,11 @@ void InjectAllocationFailure(int64_t after) {
 bool TakeInjectedFailure() {
   const int64_t n = allocations.fetch_add(1);
   int64_t at = fail_at.load(std::memory_order_relaxed);
-  if (at < 0 || n != at)
-    return false;
+  if (at < 0 || n != at) return false;
   // Exactly one allocation takes it, even from several threads.
   return fail_at.compare_exchange_strong(at, -1);
 }
 
 int64_t AllocationsSoFar() { return allocations.load(); }
 
-} // namespace ringlet::nn
+}  // namespace ringlet::nn

@@ -22,27 +22,27 @@ namespace ringlet::nn {
 // What an allocator knows when it fails; free and total are -1 when
 // unknown.
 struct MemoryShortage {
-  std::string where;     // "cuda:0", "the host".
-  int64_t requested = 0; // Bytes of the allocation that failed.
+  std::string where;      // "cuda:0", "the host".
+  int64_t requested = 0;  // Bytes of the allocation that failed.
   // What was asked for, where a library allocated and did not say how
   // much ("a cuBLAS handle"); the message names it instead of the bytes.
   std::string asked_for;
-  int64_t held = 0; // Bytes this process held there (all its allocators).
+  int64_t held = 0;  // Bytes this process held there (all its allocators).
   // Bytes free on the device (the host: MemAvailable or what its memory
   // cgroup leaves, less a reserve (host_memory.h), or what ulimit -v
   // leaves if less).
   int64_t free = -1;
-  int64_t total = -1; // The device's memory.
-  std::string limit;  // Why less fits than is free: "ulimit -v ...".
+  int64_t total = -1;  // The device's memory.
+  std::string limit;   // Why less fits than is free: "ulimit -v ...".
 };
 
 class OutOfMemory : public std::bad_alloc {
-public:
+ public:
   explicit OutOfMemory(MemoryShortage shortage);
-  const char *what() const noexcept override { return message_.c_str(); }
-  const MemoryShortage &shortage() const { return shortage_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+  const MemoryShortage& shortage() const { return shortage_; }
 
-private:
+ private:
   MemoryShortage shortage_;
   std::string message_;
 };
@@ -64,6 +64,6 @@ bool TakeInjectedFailure();
 // Allocations nn's allocators made so far (what a test injects between).
 int64_t AllocationsSoFar();
 
-} // namespace ringlet::nn
+}  // namespace ringlet::nn
 
-#endif // RINGLET_NN_OUT_OF_MEMORY_H_
+#endif  // RINGLET_NN_OUT_OF_MEMORY_H_

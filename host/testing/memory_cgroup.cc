@@ -9,7 +9,7 @@
 
 namespace ringlet::host::testing {
 
-FakeHost::FakeHost(const std::string &dir) : dir_(dir) {
+FakeHost::FakeHost(const std::string& dir) : dir_(dir) {
   ::mkdir(dir_.c_str(), 0755);
   ::mkdir((dir_ + "/cgroup").c_str(), 0755);
   ::setenv("RINGLET_MEMINFO", (dir_ + "/meminfo").c_str(), 1);
@@ -28,11 +28,11 @@ void FakeHost::MemInfo(int64_t total, int64_t available) {
       << "MemAvailable:   " << available / 1024 << " kB\n";
 }
 
-void FakeHost::Cgroup(const std::string &file, const std::string &value) {
+void FakeHost::Cgroup(const std::string& file, const std::string& value) {
   std::ofstream(dir_ + "/cgroup/" + file) << value << "\n";
 }
 
-int RunInCgroup(int64_t limit, const std::function<int()> &body) {
+int RunInCgroup(int64_t limit, const std::function<int()>& body) {
   std::string base;
   for (const std::string dir :
        {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
@@ -45,27 +45,23 @@ int RunInCgroup(int64_t limit, const std::function<int()> &body) {
   const std::string group = base + "/ringlet_test_" +
                             std::to_string(::getpid()) + "_" +
                             std::to_string(made_before++);
-  if (base.empty() || ::mkdir(group.c_str(), 0755) != 0)
-    return -1;
+  if (base.empty() || ::mkdir(group.c_str(), 0755) != 0) return -1;
   const bool v2 = ::access((group + "/memory.max").c_str(), F_OK) == 0;
   const std::string limit_file =
       group + (v2 ? "/memory.max" : "/memory.limit_in_bytes");
   const bool made =
       static_cast<bool>(std::ofstream(limit_file) << limit << "\n");
-  if (v2)
-    std::ofstream(group + "/memory.swap.max") << 0 << "\n";
+  if (v2) std::ofstream(group + "/memory.swap.max") << 0 << "\n";
   const pid_t child = made ? ::fork() : -1;
   if (child == 0) {
     std::ofstream(group + "/cgroup.procs") << ::getpid() << "\n";
     ::_exit(body());
   }
   int status = -1;
-  if (child > 0)
-    ::waitpid(child, &status, 0);
+  if (child > 0) ::waitpid(child, &status, 0);
   ::rmdir(group.c_str());
-  if (child < 0)
-    return -1;
+  if (child < 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-} // namespace ringlet::host::testing
+}  // namespace ringlet::host::testing

@@ -17,17 +17,17 @@ inline constexpr int64_t kGiB = int64_t{1} << 30;
 // machine's (RINGLET_MEMINFO, RINGLET_MEMORY_CGROUP), for the life of the
 // object.
 class FakeHost {
-public:
-  explicit FakeHost(const std::string &dir);
+ public:
+  explicit FakeHost(const std::string& dir);
   ~FakeHost();
-  FakeHost(const FakeHost &) = delete;
-  FakeHost &operator=(const FakeHost &) = delete;
+  FakeHost(const FakeHost&) = delete;
+  FakeHost& operator=(const FakeHost&) = delete;
 
   void MemInfo(int64_t total, int64_t available);
-  void Cgroup(const std::string &file, const std::string &value);
+  void Cgroup(const std::string& file, const std::string& value);
   std::string cgroup() const { return dir_ + "/cgroup"; }
 
-private:
+ private:
   std::string dir_;
 };
 
@@ -35,8 +35,8 @@ private:
 // limited to `limit` bytes. Returns the child's exit code, 128 + the signal
 // that ended it (the OOM killer: 137), or -1 when this machine lets no
 // cgroup be made here (not root, no writable cgroup tree): skip then.
-int RunInCgroup(int64_t limit, const std::function<int()> &body);
+int RunInCgroup(int64_t limit, const std::function<int()>& body);
 
-} // namespace ringlet::host::testing
+}  // namespace ringlet::host::testing
 
-#endif // RINGLET_HOST_TESTING_MEMORY_CGROUP_H_
+#endif  // RINGLET_HOST_TESTING_MEMORY_CGROUP_H_

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <utility>
 
-#include "nlohmann/json.hpp"
 #include "host/memory.h"
+#include "nlohmann/json.hpp"
 #include "trainers/common/checksum.h"
 #include "trainers/common/output_files.h"
 

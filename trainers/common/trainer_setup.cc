@@ -33,7 +33,7 @@ namespace {
 
 // One line to stderr in one write, so the lines of processes sharing a
 // terminal under mpirun do not interleave.
-void PrintLine(const std::string &text) {
+void PrintLine(const std::string& text) {
   const std::string line = text + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
@@ -54,23 +54,20 @@ void RecordStop(int signal) {
   std::signal(signal, SIG_DFL);
 }
 
-} // namespace
+}  // namespace
 
-std::string CheckpointPath(const TrainerFlags &flags,
-                           const std::string &program) {
-  if (flags.checkpoint_dir.empty())
-    return "";
+std::string CheckpointPath(const TrainerFlags& flags,
+                           const std::string& program) {
+  if (flags.checkpoint_dir.empty()) return "";
   return ResolveUserPath(flags.checkpoint_dir) + "/" + program + ".ckpt";
 }
 
-std::string ReplacedCheckpointNote(const TrainerFlags &flags,
-                                   const std::string &program) {
-  if (flags.resume || flags.checkpoint_dir.empty())
-    return "";
+std::string ReplacedCheckpointNote(const TrainerFlags& flags,
+                                   const std::string& program) {
+  if (flags.resume || flags.checkpoint_dir.empty()) return "";
   const std::string path = CheckpointPath(flags, program);
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return "";
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
   char written[32] = {};
   std::tm utc;
   gmtime_r(&st.st_mtime, &utc);
@@ -80,8 +77,8 @@ std::string ReplacedCheckpointNote(const TrainerFlags &flags,
          "continue that run instead)";
 }
 
-void CheckTrainerOutputs(const TrainerFlags &flags,
-                         const std::string &program) {
+void CheckTrainerOutputs(const TrainerFlags& flags,
+                         const std::string& program) {
   if (flags.eval_only && flags.params_in.empty()) {
     throw std::runtime_error(
         "--eval_only needs --params_in: the parameters to evaluate");
@@ -120,11 +117,11 @@ void CheckTrainerOutputs(const TrainerFlags &flags,
                      /*stream_ok=*/false}});
 }
 
-LoopOptions TrainerLoopOptions(const TrainerFlags &flags,
-                               const std::string &program,
-                               const TrainerJob &job, const std::string &where,
-                               const BatchAndLr &run,
-                               const RunSettings &settings,
+LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
+                               const std::string& program,
+                               const TrainerJob& job, const std::string& where,
+                               const BatchAndLr& run,
+                               const RunSettings& settings,
                                std::shared_ptr<const Checkpoint> resume) {
   LoopOptions loop;
   loop.schedule.kind = flags.lr_schedule;
@@ -160,8 +157,7 @@ LoopOptions TrainerLoopOptions(const TrainerFlags &flags,
     // Ctrl-C, kill and schedulers' stops; a closed terminal; SIGUSR1 and
     // SIGUSR2, which batch systems send as a warning before the end of a
     // job's time (Slurm's --signal). Each would otherwise end the run.
-    for (const int signal : kStopSignals)
-      std::signal(signal, RecordStop);
+    for (const int signal : kStopSignals) std::signal(signal, RecordStop);
     loop.stop = &stop_signal;
   }
   loop.output_failure = [] {
@@ -182,8 +178,7 @@ LoopOptions TrainerLoopOptions(const TrainerFlags &flags,
       }
       processes->SumOverProcesses(received, kKinds);
       for (size_t k = 0; k < kKinds; ++k) {
-        if (received[k] > 0)
-          return kAgreedStops[k];
+        if (received[k] > 0) return kAgreedStops[k];
       }
       return 0;
     };
@@ -191,48 +186,44 @@ LoopOptions TrainerLoopOptions(const TrainerFlags &flags,
   return loop;
 }
 
-void WriteTrainedParameters(const TrainerFlags &flags, const std::string &model,
-                            const nn::NamedTensors &state) {
-  if (flags.params_out.empty())
-    return;
+void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,
+                            const nn::NamedTensors& state) {
+  if (flags.params_out.empty()) return;
   WriteParameterFile(ResolveUserPath(flags.params_out), model, state);
 }
 
-std::string RunLine(const std::string &where, const RunSettings &settings,
-                    const std::string &resumed_from) {
+std::string RunLine(const std::string& where, const RunSettings& settings,
+                    const std::string& resumed_from) {
   nlohmann::ordered_json run = {{"started", UtcNow()}, {"devices", where}};
-  if (!resumed_from.empty())
-    run["resumed_from"] = resumed_from;
-  for (const Setting &s : settings)
-    run[s.name] = s.value;
+  if (!resumed_from.empty()) run["resumed_from"] = resumed_from;
+  for (const Setting& s : settings) run[s.name] = s.value;
   return nlohmann::ordered_json({{"run", run}}).dump();
 }
 
-std::shared_ptr<const Checkpoint>
-ReadResumeCheckpoint(const TrainerFlags &flags, const std::string &program) {
-  if (!flags.resume)
-    return nullptr;
+std::shared_ptr<const Checkpoint> ReadResumeCheckpoint(
+    const TrainerFlags& flags, const std::string& program) {
+  if (!flags.resume) return nullptr;
   // Every process reads the checkpoint process 0 wrote (one host, or a
   // shared folder).
   return std::make_shared<const Checkpoint>(
       ReadCheckpoint(CheckpointPath(flags, program)));
 }
 
-BatchAndLr ResolveBatchAndLr(const TrainerFlags &flags,
-                             const TrainerDefaults &defaults, int ranks,
-                             const Checkpoint *resume) {
+BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
+                             const TrainerDefaults& defaults, int ranks,
+                             const Checkpoint* resume) {
   const std::string scaled = "scaled for " + std::to_string(ranks) + " devices";
   BatchAndLr out;
-  auto saved = [&](const char *name) -> const Setting * {
+  auto saved = [&](const char* name) -> const Setting* {
     return resume != nullptr ? FindSetting(resume->settings, name) : nullptr;
   };
   // A checkpoint's number, or a clear error for one that is not.
-  auto number = [](const Setting &s) {
+  auto number = [](const Setting& s) {
     size_t used = 0;
     double v = 0;
     try {
       v = std::stod(s.value, &used);
-    } catch (const std::exception &) {
+    } catch (const std::exception&) {
     }
     if (used != s.value.size() || !(v > 0) || !std::isfinite(v)) {
       throw CheckpointError("the checkpoint records " + s.name + " '" +
@@ -243,18 +234,17 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags &flags,
   };
   if (flags.batch_size > 0) {
     out.batch_size = flags.batch_size;
-  } else if (const Setting *s = saved("batch_size")) {
+  } else if (const Setting* s = saved("batch_size")) {
     out.batch_size = static_cast<int64_t>(number(*s));
     out.batch_note = "the checkpoint's";
   } else {
     const int scale = defaults.per_device ? ranks : 1;
     out.batch_size = defaults.batch_size * scale;
-    if (scale > 1)
-      out.batch_note = scaled;
+    if (scale > 1) out.batch_note = scaled;
   }
   if (flags.lr > 0) {
     out.lr = flags.lr;
-  } else if (const Setting *s = saved("lr")) {
+  } else if (const Setting* s = saved("lr")) {
     out.lr = number(*s);
     out.lr_note = "the checkpoint's";
   } else if (flags.optimizer != "sgd") {
@@ -263,30 +253,28 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags &flags,
   } else {
     const int scale = defaults.per_device ? ranks : 1;
     out.lr = defaults.lr * scale;
-    if (scale > 1)
-      out.lr_note = scaled;
+    if (scale > 1) out.lr_note = scaled;
   }
   return out;
 }
 
-bool LoadParamsAndMaybeEvaluate(const TrainerFlags &flags,
-                                ParallelTrainer &trainer,
-                                const std::string &model,
-                                const data::DatasetPtr &test,
-                                int64_t batch_size, const std::string &where,
-                                bool terminal, std::ostream &out,
-                                std::ostream &progress) {
+bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
+                                ParallelTrainer& trainer,
+                                const std::string& model,
+                                const data::DatasetPtr& test,
+                                int64_t batch_size, const std::string& where,
+                                bool terminal, std::ostream& out,
+                                std::ostream& progress) {
   if (!flags.params_in.empty()) {
     LoadParameterFile(trainer, ResolveUserPath(flags.params_in), model);
   }
-  if (!flags.eval_only)
-    return false;
+  if (!flags.eval_only) return false;
   const auto start = std::chrono::steady_clock::now();
   ProgressBar bar(progress, terminal, "eval", test->size());
   double accuracy = 0;
   try {
     accuracy = EvaluateAccuracy(trainer, test, batch_size, &bar);
-  } catch (const std::bad_alloc &e) {
+  } catch (const std::bad_alloc& e) {
     ThrowOutOfMemory(e, batch_size, trainer.num_devices());
   }
   const double seconds =
@@ -300,10 +288,10 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags &flags,
   return true;
 }
 
-std::string SetupLine(const std::string &program, const std::string &where,
-                      int n, const std::string &backend, const BatchAndLr &run,
-                      const TrainerFlags &flags, int threads_per_device,
-                      const TrainerData &data) {
+std::string SetupLine(const std::string& program, const std::string& where,
+                      int n, const std::string& backend, const BatchAndLr& run,
+                      const TrainerFlags& flags, int threads_per_device,
+                      const TrainerData& data) {
   const int64_t batch = run.batch_size;
   std::string line = program + " on " + where + ": backend " + backend +
                      ", batch " + std::to_string(batch);
@@ -316,15 +304,13 @@ std::string SetupLine(const std::string &program, const std::string &where,
   if (!run.batch_note.empty()) {
     batch_notes += (batch_notes.empty() ? "" : ", ") + run.batch_note;
   }
-  if (!batch_notes.empty())
-    line += " (" + batch_notes + ")";
+  if (!batch_notes.empty()) line += " (" + batch_notes + ")";
   if (flags.accumulate_steps > 1) {
     line += " x " + std::to_string(flags.accumulate_steps) +
             " accumulated per step";
   }
   line += ", lr " + FormatNumber(run.lr);
-  if (!run.lr_note.empty())
-    line += " (" + run.lr_note + ")";
+  if (!run.lr_note.empty()) line += " (" + run.lr_note + ")";
   if (flags.optimizer == "sgd") {
     line += ", sgd (momentum " + FormatNumber(flags.momentum) +
             ", weight decay " + FormatNumber(flags.weight_decay) + ")";
@@ -345,8 +331,7 @@ std::string SetupLine(const std::string &program, const std::string &where,
   if (flags.grad_dtype != "fp32") {
     line += "gradients " + flags.grad_dtype + " on the wire, ";
   }
-  if (flags.layout != "nchw")
-    line += flags.layout + " activations, ";
+  if (flags.layout != "nchw") line += flags.layout + " activations, ";
   if (flags.reproducible) {
     // GPUs (no op threads) take deterministic convolution algorithms.
     line += "reproducible (" + std::to_string(MicroShardCount(flags)) +
@@ -354,7 +339,7 @@ std::string SetupLine(const std::string &program, const std::string &where,
             (threads_per_device > 0 ? "" : ", deterministic convolutions") +
             "), ";
   }
-  if (threads_per_device > 0) { // CPU devices; GPUs use no op threads.
+  if (threads_per_device > 0) {  // CPU devices; GPUs use no op threads.
     line += std::to_string(threads_per_device) + " thread" +
             (threads_per_device == 1 ? "" : "s") + " per device, ";
   }
@@ -373,14 +358,13 @@ std::string SetupLine(const std::string &program, const std::string &where,
   return line;
 }
 
-int RunTrainerMain(CLI::App &app, int argc, char **argv,
-                   const std::function<int()> &body) {
+int RunTrainerMain(CLI::App& app, int argc, char** argv,
+                   const std::function<int()>& body) {
   const int parsed = cli::ParseFlags(app, argc, argv);
-  if (parsed >= 0)
-    return parsed;
+  if (parsed >= 0) return parsed;
   try {
     return body();
-  } catch (const TrainingInterrupted &e) {
+  } catch (const TrainingInterrupted& e) {
     // Every process of a job stopped after the same step (agree_stop): the
     // first says so, as a lone process would, and each ends on its own.
     std::cout.flush();
@@ -391,7 +375,7 @@ int RunTrainerMain(CLI::App &app, int argc, char **argv,
       PrintLine(app.get_name() + (lost_output ? ": error: " : ": ") + e.what());
     }
     std::exit(lost_output ? 1 : 128 + e.signal());
-  } catch (const std::bad_alloc &e) {
+  } catch (const std::bad_alloc& e) {
     // The loop turns a step's shortage into TrainingOutOfMemory with the
     // batch that fits: one here came before training, building replicas.
     std::cout.flush();
@@ -402,13 +386,13 @@ int RunTrainerMain(CLI::App &app, int argc, char **argv,
               "; the data and the model's replicas did not fit before "
               "training began: use fewer --devices");
     EndJob(1);
-  } catch (const ProcessesDisagree &e) {
+  } catch (const ProcessesDisagree& e) {
     // Every process found the same difference at the same point: each
     // says so and ends on its own, no abort needed.
     std::cout.flush();
     PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + e.what());
     std::exit(1);
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     std::cout.flush();
     PrintLine(app.get_name() + ": error" + JobErrorContext() + ": " + e.what());
     // Under mpirun the other processes are ended too, not left waiting.
@@ -422,4 +406,4 @@ int RunTrainerMain(CLI::App &app, int argc, char **argv,
   }
 }
 
-} // namespace ringlet::trainers
+}  // namespace ringlet::trainers

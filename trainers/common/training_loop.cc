@@ -21,14 +21,14 @@ using Clock = std::chrono::steady_clock;
 // The batch in `shards` shards; those within the samples this process
 // holds (the loader's share) point at them, the other processes' shards
 // carry their counts alone.
-std::vector<nn::Shard> Scatter(const data::Batch &batch, int shards) {
+std::vector<nn::Shard> Scatter(const data::Batch& batch, int shards) {
   const nn::Shard whole{batch.size,
                         {{data::ElementType::kFloat32, batch.input_shape}},
                         {batch.target}};
   std::vector<nn::Shard> out = nn::ShardBatch(whole, shards);
   const int64_t target_bytes = batch.target.bytes();
   int64_t begin = 0;
-  for (nn::Shard &s : out) {
+  for (nn::Shard& s : out) {
     const int64_t at = begin - batch.first;
     if (s.count > 0 && at >= 0 && at + s.count <= batch.held) {
       s.inputs.data = batch.input(at);
@@ -41,8 +41,8 @@ std::vector<nn::Shard> Scatter(const data::Batch &batch, int shards) {
 
 // This process's share of every batch cut into `shards`: the samples of
 // the shards its devices compute.
-std::function<std::pair<int64_t, int64_t>(int64_t)>
-ShareOf(const ParallelTrainer &trainer, int shards) {
+std::function<std::pair<int64_t, int64_t>(int64_t)> ShareOf(
+    const ParallelTrainer& trainer, int shards) {
   const nn::Range mine = trainer.LocalShards(shards);
   return [shards, mine](int64_t batch) {
     const nn::Range samples =
@@ -52,27 +52,27 @@ ShareOf(const ParallelTrainer &trainer, int shards) {
   };
 }
 
-const char *SignalName(int signal) {
+const char* SignalName(int signal) {
   switch (signal) {
-  case SIGINT:
-    return "SIGINT";
-  case SIGTERM:
-    return "SIGTERM";
-  case SIGHUP:
-    return "SIGHUP";
-  case SIGUSR1:
-    return "SIGUSR1";
-  case SIGUSR2:
-    return "SIGUSR2";
-  default:
-    return "a signal";
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    default:
+      return "a signal";
   }
 }
 
-Checkpoint Snapshot(ParallelTrainer &trainer, const LoopOptions &options,
-                    const RunPosition &position,
-                    const std::vector<EpochMetrics> &history,
-                    const std::vector<StepEval> &evals) {
+Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
+                    const RunPosition& position,
+                    const std::vector<EpochMetrics>& history,
+                    const std::vector<StepEval>& evals) {
   Checkpoint c;
   c.settings = options.settings;
   c.written = UtcNow();
@@ -82,7 +82,7 @@ Checkpoint Snapshot(ParallelTrainer &trainer, const LoopOptions &options,
   c.evals = evals;
   const nn::NamedTensors state = trainer.State();
   for (size_t i = 0; i < state.tensors.size(); ++i) {
-    const nn::Tensor &t = *state.tensors[i];
+    const nn::Tensor& t = *state.tensors[i];
     CheckpointTensor saved;
     saved.name = state.names[i];
     saved.shape = t.shape();
@@ -94,37 +94,34 @@ Checkpoint Snapshot(ParallelTrainer &trainer, const LoopOptions &options,
 
 // "resumed from DIR/x.ckpt at epoch 2, step 6 (written 2026-11-25T10:00:00Z
 // on [cpu:0, cpu:1])"
-std::string ResumedLine(const Checkpoint &c, const std::string &path) {
+std::string ResumedLine(const Checkpoint& c, const std::string& path) {
   std::string line = "resumed from " + path + " at epoch " +
                      std::to_string(c.position.epoch) + ", step " +
                      std::to_string(c.position.steps);
   if (!c.written.empty()) {
     line += " (written " + c.written;
-    if (!c.devices.empty())
-      line += " on " + c.devices;
+    if (!c.devices.empty()) line += " on " + c.devices;
     line += ")";
   }
   return line;
 }
 
 // Loads the checkpoint into the trainer after checking it fits.
-void Resume(ParallelTrainer &trainer, const LoopOptions &options) {
-  const Checkpoint &c = *options.resume;
+void Resume(ParallelTrainer& trainer, const LoopOptions& options) {
+  const Checkpoint& c = *options.resume;
   const nn::NamedTensors state = trainer.State();
   std::vector<int64_t> sizes;
-  for (const nn::Tensor *t : state.tensors)
-    sizes.push_back(t->numel());
+  for (const nn::Tensor* t : state.tensors) sizes.push_back(t->numel());
   CheckResumable(c, options.resume_path, options.settings, state.names, sizes);
-  std::vector<const float *> values;
-  for (const CheckpointTensor &t : c.tensors)
-    values.push_back(t.values.data());
+  std::vector<const float*> values;
+  for (const CheckpointTensor& t : c.tensors) values.push_back(t.values.data());
   trainer.LoadState(values);
 }
 
-} // namespace
+}  // namespace
 
-double EvaluateAccuracy(ParallelTrainer &trainer, const data::DatasetPtr &split,
-                        int64_t batch_size, ProgressBar *progress) {
+double EvaluateAccuracy(ParallelTrainer& trainer, const data::DatasetPtr& split,
+                        int64_t batch_size, ProgressBar* progress) {
   data::LoaderOptions options;
   options.batch_size = batch_size;
   options.shuffle = false;
@@ -136,15 +133,13 @@ double EvaluateAccuracy(ParallelTrainer &trainer, const data::DatasetPtr &split,
   while (loader.Next(&batch)) {
     correct += trainer.CountCorrect(Scatter(batch, trainer.num_devices()));
     seen += batch.size;
-    if (progress != nullptr)
-      progress->Update(seen);
+    if (progress != nullptr) progress->Update(seen);
   }
-  if (progress != nullptr)
-    progress->Finish();
+  if (progress != nullptr) progress->Finish();
   return seen > 0 ? static_cast<double>(correct) / seen : 0.0;
 }
 
-std::string OutOfMemoryAdvice(const nn::MemoryShortage &s, int64_t batch_size,
+std::string OutOfMemoryAdvice(const nn::MemoryShortage& s, int64_t batch_size,
                               int devices) {
   devices = std::max(1, devices);
   const int64_t shard = (batch_size + devices - 1) / devices;
@@ -167,11 +162,11 @@ std::string OutOfMemoryAdvice(const nn::MemoryShortage &s, int64_t batch_size,
 
 namespace {
 
-std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
-                                    const data::DatasetPtr &train,
-                                    const data::DatasetPtr &test,
-                                    const LoopOptions &options,
-                                    std::ostream &out, std::ostream &progress) {
+std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
+                                    const data::DatasetPtr& train,
+                                    const data::DatasetPtr& test,
+                                    const LoopOptions& options,
+                                    std::ostream& out, std::ostream& progress) {
   std::vector<EpochMetrics> history;
   std::vector<StepEval> evals;
   RunPosition position;
@@ -202,10 +197,8 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
         << "; raise --epochs to train further, or leave out --resume to "
            "start afresh"
         << std::endl;
-    if (metrics_file)
-      metrics_file->Write();
-    if (!history.empty())
-      write_epoch_outputs();
+    if (metrics_file) metrics_file->Write();
+    if (!history.empty()) write_epoch_outputs();
     return history;
   }
   data::LoaderOptions loader_options;
@@ -230,9 +223,8 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
                                  : test->size() / (3 * train_rate);
   };
 
-  auto write_checkpoint = [&](const RunPosition &at) {
-    if (options.checkpoint_path.empty())
-      return;
+  auto write_checkpoint = [&](const RunPosition& at) {
+    if (options.checkpoint_path.empty()) return;
     WriteCheckpoint(options.checkpoint_path,
                     Snapshot(trainer, options, at, history, evals));
   };
@@ -240,8 +232,8 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
   // is read in place) leaves the model as the last finished step left it:
   // that position is checkpointed, and the run goes on from it once the
   // data is whole again.
-  auto stop_on_data_error = [&](const data::DataError &e,
-                                const RunPosition &at) {
+  auto stop_on_data_error = [&](const data::DataError& e,
+                                const RunPosition& at) {
     std::string what = e.what();
     if (!options.checkpoint_path.empty()) {
       write_checkpoint(at);
@@ -256,7 +248,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
 
   int64_t steps_this_run = 0;
   int64_t next_replica_check = options.replica_check_every;
-  std::vector<data::Batch> micro(k); // The batches of one step.
+  std::vector<data::Batch> micro(k);  // The batches of one step.
   for (int epoch = position.epoch; epoch <= options.epochs; ++epoch) {
     // A resumed epoch starts where the checkpoint left it, sums included.
     RunPosition at = epoch == position.epoch ? position : RunPosition();
@@ -281,13 +273,12 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
     // runs around its whole batch loop), the replica checks and checkpoints
     // excluded.
     const Clock::time_point epoch_start = Clock::now();
-    const double seconds_before = at.seconds; // A resumed epoch's.
+    const double seconds_before = at.seconds;  // A resumed epoch's.
     double seconds_excluded = 0;
     nn::PendingStep in_flight;
     bool has_in_flight = false;
     auto finish_in_flight = [&] {
-      if (!has_in_flight)
-        return;
+      if (!has_in_flight) return;
       has_in_flight = false;
       const nn::TrainStepStats step = in_flight.Finish();
       at.seconds =
@@ -323,15 +314,13 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
     while (true) {
       int64_t got = 0;
       try {
-        while (got < k && loader.Next(&micro[got]))
-          ++got;
-      } catch (const data::DataError &e) {
+        while (got < k && loader.Next(&micro[got])) ++got;
+      } catch (const data::DataError& e) {
         finish_in_flight();
         bar.Finish();
         stop_on_data_error(e, at);
       }
-      if (got == 0)
-        break;
+      if (got == 0) break;
       lr = schedule.At(epoch, at.steps + (has_in_flight ? 1 : 0));
       trainer.SetLearningRate(lr);
       nn::PendingStep queued;
@@ -347,15 +336,12 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
       finish_in_flight();
       in_flight = std::move(queued);
       has_in_flight = true;
-      if (!options.overlap_steps)
-        finish_in_flight();
+      if (!options.overlap_steps) finish_in_flight();
       int signal = options.stop != nullptr ? *options.stop : 0;
       // Output nobody can read any more (a closed pipe, a full disk) stops
       // the run as a signal would.
-      if (signal == 0 && (out.bad() || progress.bad()))
-        signal = SIGPIPE;
-      if (options.agree_stop)
-        signal = options.agree_stop(signal);
+      if (signal == 0 && (out.bad() || progress.bad())) signal = SIGPIPE;
+      if (options.agree_stop) signal = options.agree_stop(signal);
       const bool stop = signal != 0;
       const bool check = options.replica_check_every > 0 &&
                          steps_this_run + 1 >= next_replica_check;
@@ -364,8 +350,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
           (epoch - 1) * schedule.steps_per_epoch + at.steps + 1;
       const bool eval =
           options.eval_every > 0 && step_of_run % options.eval_every == 0;
-      if (!stop && !check && !eval)
-        continue;
+      if (!stop && !check && !eval) continue;
       // Checks and checkpoints see every queued step finished.
       finish_in_flight();
       const Clock::time_point checks_start = Clock::now();
@@ -379,7 +364,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
         }
       }
       if (eval) {
-        const data::DatasetPtr &split =
+        const data::DatasetPtr& split =
             options.validation != nullptr ? options.validation : test;
         StepEval e;
         e.epoch = epoch;
@@ -388,7 +373,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
         const Clock::time_point eval_start = Clock::now();
         try {
           e.accuracy = EvaluateAccuracy(trainer, split, options.batch_size);
-        } catch (const data::DataError &error) {
+        } catch (const data::DataError& error) {
           bar.Finish();
           stop_on_data_error(error, at);
         }
@@ -398,8 +383,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
         bar.Finish();
         out << EvalLine(e) << std::endl;
         evals.push_back(e);
-        if (metrics_file)
-          metrics_file->Append(e);
+        if (metrics_file) metrics_file->Append(e);
       }
       if (stop) {
         bar.Finish();
@@ -442,7 +426,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
       try {
         m.test_acc =
             EvaluateAccuracy(trainer, test, options.batch_size, &eval_bar);
-      } catch (const data::DataError &e) {
+      } catch (const data::DataError& e) {
         eval_bar.Finish();
         stop_on_data_error(e, at);
       }
@@ -453,7 +437,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
       try {
         m.val_acc = EvaluateAccuracy(trainer, options.validation,
                                      options.batch_size, &val_bar);
-      } catch (const data::DataError &e) {
+      } catch (const data::DataError& e) {
         val_bar.Finish();
         stop_on_data_error(e, at);
       }
@@ -470,8 +454,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
     m.lr = lr;
     history.push_back(m);
     out << EpochLine(m, options.epochs) << std::endl;
-    if (metrics_file)
-      metrics_file->Append(m);
+    if (metrics_file) metrics_file->Append(m);
     write_epoch_outputs();
     if (epoch == options.epochs || (options.checkpoint_every > 0 &&
                                     epoch % options.checkpoint_every == 0)) {
@@ -483,22 +466,24 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer &trainer,
   return history;
 }
 
-} // namespace
+}  // namespace
 
-std::vector<EpochMetrics>
-TrainEpochs(ParallelTrainer &trainer, const data::DatasetPtr &train,
-            const data::DatasetPtr &test, const LoopOptions &options,
-            std::ostream &out, std::ostream &progress) {
+std::vector<EpochMetrics> TrainEpochs(ParallelTrainer& trainer,
+                                      const data::DatasetPtr& train,
+                                      const data::DatasetPtr& test,
+                                      const LoopOptions& options,
+                                      std::ostream& out,
+                                      std::ostream& progress) {
   try {
     return RunEpochs(trainer, train, test, options, out, progress);
-  } catch (const std::bad_alloc &e) {
+  } catch (const std::bad_alloc& e) {
     ThrowOutOfMemory(e, options.batch_size, trainer.num_devices());
   }
 }
 
-void ThrowOutOfMemory(const std::bad_alloc &e, int64_t batch_size,
+void ThrowOutOfMemory(const std::bad_alloc& e, int64_t batch_size,
                       int devices) {
-  if (const auto *known = dynamic_cast<const nn::OutOfMemory *>(&e)) {
+  if (const auto* known = dynamic_cast<const nn::OutOfMemory*>(&e)) {
     throw TrainingOutOfMemory(
         std::string(known->what()) + "; " +
         OutOfMemoryAdvice(known->shortage(), batch_size, devices));
@@ -509,17 +494,15 @@ void ThrowOutOfMemory(const std::bad_alloc &e, int64_t batch_size,
       " did not fit: use a smaller --batch_size, or more devices");
 }
 
-std::string ClosingLine(const std::vector<EpochMetrics> &epochs,
-                        const std::string &devices) {
-  if (epochs.empty())
-    return "no epoch was run";
+std::string ClosingLine(const std::vector<EpochMetrics>& epochs,
+                        const std::string& devices) {
+  if (epochs.empty()) return "no epoch was run";
   double seconds = 0;
-  for (const EpochMetrics &m : epochs)
-    seconds += m.seconds;
+  for (const EpochMetrics& m : epochs) seconds += m.seconds;
   char buf[128];
   std::snprintf(buf, sizeof(buf), "test acc: %.2f, %.1f sec/epoch on ",
                 epochs.back().test_acc, seconds / epochs.size());
   return buf + devices;
 }
 
-} // namespace ringlet::trainers
+}  // namespace ringlet::trainers

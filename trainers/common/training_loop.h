@@ -35,7 +35,7 @@ namespace ringlet::trainers {
 // of the job's (under mpirun, every process runs the same loop on the same
 // batches, and each computes the shards of its own devices).
 class ParallelTrainer {
-public:
+ public:
   virtual ~ParallelTrainer() = default;
   virtual int num_devices() const = 0;
   // How many shards a training batch is cut into: one per device, or a
@@ -47,19 +47,19 @@ public:
   // all of them.
   virtual nn::Range LocalShards(int shards) const { return {0, shards}; }
   // One step on a batch given as one shard per device; the job's statistics.
-  virtual nn::TrainStepStats
-  TrainStep(const std::vector<nn::Shard> &shards) = 0;
+  virtual nn::TrainStepStats TrainStep(
+      const std::vector<nn::Shard>& shards) = 0;
   // The same step, queued (nn::PendingStep): the loop queues step t + 1
   // before it finishes step t, so on GPUs the host prepares the next batch
   // while the devices compute. By default the step runs at once.
-  virtual nn::PendingStep QueueStep(const std::vector<nn::Shard> &shards) {
+  virtual nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) {
     return nn::PendingStep::Finished(TrainStep(shards));
   }
   // One step over several micro-batches (gradient accumulation): each
   // micro_batches[j] as QueueStep's shards; their gradients are added up
   // and summed across devices once. By default only one micro-batch.
   virtual nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::Shard>> &micro_batches) {
+      const std::vector<std::vector<nn::Shard>>& micro_batches) {
     if (micro_batches.size() != 1) {
       throw std::invalid_argument(
           "this trainer takes one batch per step (no --accumulate_steps)");
@@ -67,12 +67,12 @@ public:
     return QueueStep(micro_batches.front());
   }
   // Correct predictions over the job, every device classifying its shard.
-  virtual int64_t CountCorrect(const std::vector<nn::Shard> &shards) = 0;
+  virtual int64_t CountCorrect(const std::vector<nn::Shard>& shards) = 0;
   // Every tensor training changes, named, as this process's first device
   // holds it (host memory): what a checkpoint saves.
   virtual nn::NamedTensors State() = 0;
   // Sets every local replica's state (State()'s order and sizes).
-  virtual void LoadState(const std::vector<const float *> &values) = 0;
+  virtual void LoadState(const std::vector<const float*>& values) = 0;
   // "" when every replica of the job holds the same state, else what
   // differs. Collective over the job.
   virtual std::string CompareReplicas() = 0;
@@ -83,32 +83,32 @@ public:
 
 // Training stopped because a loss or gradient became inf or NaN.
 class TrainingDiverged : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 
 // Replicas that should be bitwise equal were found to differ.
 class ReplicasDiffer : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 
 // Training stopped on request (a signal) after a step; what() says where
 // and whether a checkpoint was written.
 class TrainingInterrupted : public std::runtime_error {
-public:
-  TrainingInterrupted(int signal, const std::string &what)
+ public:
+  TrainingInterrupted(int signal, const std::string& what)
       : std::runtime_error(what), signal_(signal) {}
   int signal() const { return signal_; }
 
-private:
+ private:
   int signal_;
 };
 
 // Memory ran out in a step or an evaluation: what() names the device, the
 // bytes asked for, held and free, and what to do (OutOfMemoryAdvice).
 class TrainingOutOfMemory : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 
@@ -118,10 +118,10 @@ public:
 // scales the largest shard by the memory there was (held + free) over what
 // the step had asked for (held + requested): memory grows at least in
 // proportion to the batch. Without a free count, no bound.
-std::string OutOfMemoryAdvice(const nn::MemoryShortage &shortage,
+std::string OutOfMemoryAdvice(const nn::MemoryShortage& shortage,
                               int64_t batch_size, int devices);
 // Throws TrainingOutOfMemory for `e` (an nn::OutOfMemory says more).
-[[noreturn]] void ThrowOutOfMemory(const std::bad_alloc &e, int64_t batch_size,
+[[noreturn]] void ThrowOutOfMemory(const std::bad_alloc& e, int64_t batch_size,
                                    int devices);
 
 struct LoopOptions {
@@ -138,13 +138,13 @@ struct LoopOptions {
   // The learning rate of every step (schedule.epochs and steps_per_epoch
   // are filled in by the loop).
   LrSchedule schedule;
-  bool terminal = false;   // Progress as a bar (true) or as log lines.
-  std::string metrics_out; // JSON lines, when not empty.
-  std::string run_line;    // The metrics file's first line ({"run": ...}).
-  std::string csv_out;     // CSV, when not empty; rewritten every epoch.
-  std::string plot_out;    // SVG, when not empty; rewritten every epoch.
+  bool terminal = false;    // Progress as a bar (true) or as log lines.
+  std::string metrics_out;  // JSON lines, when not empty.
+  std::string run_line;     // The metrics file's first line ({"run": ...}).
+  std::string csv_out;      // CSV, when not empty; rewritten every epoch.
+  std::string plot_out;     // SVG, when not empty; rewritten every epoch.
   std::string plot_title;
-  std::string where; // The devices, as a checkpoint records them.
+  std::string where;  // The devices, as a checkpoint records them.
 
   // A checkpoint is written to checkpoint_path (when not empty) after
   // every checkpoint_every-th epoch, after the last one, and when a stop is
@@ -175,7 +175,7 @@ struct LoopOptions {
   // A failed `out` or `progress` stream (a closed pipe, a full disk) stops
   // the run the same way, as SIGPIPE, its what() starting with
   // output_failure()'s reason when given.
-  const volatile std::sig_atomic_t *stop = nullptr;
+  const volatile std::sig_atomic_t* stop = nullptr;
   std::function<std::string()> output_failure;
   // A job of several processes stops as one: called by every process after
   // every step with its own `stop` (0: none), it returns the job's (not 0
@@ -192,21 +192,23 @@ struct LoopOptions {
 // data::DataError when the data fails to read (the last finished step
 // checkpointed first, where there is a path, and the message says so), and
 // whatever else the trainer throws.
-std::vector<EpochMetrics>
-TrainEpochs(ParallelTrainer &trainer, const data::DatasetPtr &train,
-            const data::DatasetPtr &test, const LoopOptions &options,
-            std::ostream &out, std::ostream &progress);
+std::vector<EpochMetrics> TrainEpochs(ParallelTrainer& trainer,
+                                      const data::DatasetPtr& train,
+                                      const data::DatasetPtr& test,
+                                      const LoopOptions& options,
+                                      std::ostream& out,
+                                      std::ostream& progress);
 
 // Accuracy on `split`, in batches of `batch_size` split across the devices
 // (d2l's evaluate_accuracy_gpus); `progress`, when given, is updated.
 class ProgressBar;
-double EvaluateAccuracy(ParallelTrainer &trainer, const data::DatasetPtr &split,
-                        int64_t batch_size, ProgressBar *progress = nullptr);
+double EvaluateAccuracy(ParallelTrainer& trainer, const data::DatasetPtr& split,
+                        int64_t batch_size, ProgressBar* progress = nullptr);
 
 // d2l's closing line: "test acc: 0.91, 13.4 sec/epoch on [cpu:0, cpu:1]".
-std::string ClosingLine(const std::vector<EpochMetrics> &epochs,
-                        const std::string &devices);
+std::string ClosingLine(const std::vector<EpochMetrics>& epochs,
+                        const std::string& devices);
 
-} // namespace ringlet::trainers
+}  // namespace ringlet::trainers
 
-#endif // RINGLET_TRAINERS_COMMON_TRAINING_LOOP_H_
+#endif  // RINGLET_TRAINERS_COMMON_TRAINING_LOOP_H_

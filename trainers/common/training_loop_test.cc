@@ -38,34 +38,34 @@ data::DatasetPtr MakeSplit(int64_t n) {
 // resumed run matches an uninterrupted one only if it sees the same
 // batches in the same order from the same state.
 class FakeTrainer : public ParallelTrainer {
-public:
+ public:
   explicit FakeTrainer(int devices) : devices_(devices), weight_({1}) {}
   int num_devices() const override { return devices_; }
   // Queued as a GPU trainer's: the statistics are computed now but handed
   // over only when the loop finishes the step, and every queue and finish
   // is logged ("q3", "f3") to check the loop's order.
-  nn::PendingStep QueueStep(const std::vector<nn::Shard> &shards) override {
+  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override {
     const nn::TrainStepStats stats = TrainStep(shards);
     const int step = steps;
     log.push_back("q" + std::to_string(step));
     std::vector<nn::QueuedReplicaStep> devices(1);
     return nn::PendingStep(std::move(devices),
-                           [this, stats, step](const nn::TrainStepStats &) {
+                           [this, stats, step](const nn::TrainStepStats&) {
                              log.push_back("f" + std::to_string(step));
                              ++finished;
                              return stats;
                            });
   }
-  nn::TrainStepStats TrainStep(const std::vector<nn::Shard> &shards) override {
+  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override {
     nn::TrainStepStats stats;
     EXPECT_EQ(static_cast<int>(shards.size()), devices_);
     int64_t smallest = 1 << 30, largest = 0;
     float batch_pixels = 0;
-    for (const nn::Shard &s : shards) {
+    for (const nn::Shard& s : shards) {
       smallest = std::min(smallest, s.count);
       largest = std::max(largest, s.count);
-      const int32_t *labels = nn::ClassIds(s, "test");
-      const float *images = s.inputs.As<float>("test");
+      const int32_t* labels = nn::ClassIds(s, "test");
+      const float* images = s.inputs.As<float>("test");
       EXPECT_EQ(s.inputs.shape, (std::vector<int64_t>{1, 28, 28}));
       for (int64_t i = 0; i < s.count; ++i) {
         seen_labels.insert(labels[i]);
@@ -75,23 +75,20 @@ public:
       }
       stats.samples += s.count;
     }
-    EXPECT_LE(largest - smallest, 1); // split_batch's balance.
-    float &w = weight_.data()[0];
+    EXPECT_LE(largest - smallest, 1);  // split_batch's balance.
+    float& w = weight_.data()[0];
     w = w * 0.5f + batch_pixels / 1000.0f;
     stats.loss_sum = loss_per_image * stats.samples + w;
     stats.comm_seconds = 0;
     ++steps;
-    if (steps == out_of_memory_at_step)
-      throw nn::OutOfMemory(shortage);
-    if (steps == diverge_at_step)
-      stats.divergence = divergence;
-    if (steps == stop_at_step)
-      *stop = SIGTERM;
+    if (steps == out_of_memory_at_step) throw nn::OutOfMemory(shortage);
+    if (steps == diverge_at_step) stats.divergence = divergence;
+    if (steps == stop_at_step) *stop = SIGTERM;
     return stats;
   }
-  int64_t CountCorrect(const std::vector<nn::Shard> &shards) override {
+  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override {
     int64_t correct = 0;
-    for (const nn::Shard &s : shards) {
+    for (const nn::Shard& s : shards) {
       for (int64_t i = 0; i < s.count; ++i) {
         correct += nn::ClassIds(s, "test")[i] == 0;
       }
@@ -102,7 +99,7 @@ public:
     EXPECT_EQ(finished, steps) << "a checkpoint with a step in flight";
     return {{"w"}, {&weight_}};
   }
-  void LoadState(const std::vector<const float *> &values) override {
+  void LoadState(const std::vector<const float*>& values) override {
     weight_.data()[0] = values.at(0)[0];
   }
   std::string CompareReplicas() override {
@@ -113,10 +110,10 @@ public:
   void SetLearningRate(double lr) override { lrs.push_back(lr); }
   float weight() const { return weight_.data()[0]; }
 
-  std::vector<double> lrs; // Every SetLearningRate, in order.
+  std::vector<double> lrs;  // Every SetLearningRate, in order.
   double loss_per_image = 2.0;
-  int steps = 0;    // Queued.
-  int finished = 0; // Finished by the loop.
+  int steps = 0;     // Queued.
+  int finished = 0;  // Finished by the loop.
   std::vector<std::string> log;
   double pixel_sum = 0;
   std::set<int32_t> seen_labels;
@@ -125,31 +122,31 @@ public:
   int comparisons = 0;
   int differ_at_comparison = -1;
   int stop_at_step = -1;
-  volatile std::sig_atomic_t *stop = nullptr;
+  volatile std::sig_atomic_t* stop = nullptr;
   int out_of_memory_at_step = -1;
   nn::MemoryShortage shortage;
 
-private:
+ private:
   int devices_;
   nn::Tensor weight_;
 };
 
-std::string ReadFile(const std::string &path) {
+std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
-int CountLines(const std::string &path) {
+int CountLines(const std::string& path) {
   const std::string text = ReadFile(path);
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
 
 // The metrics lines without the timings, which differ between runs.
-std::string MetricsNumbers(const std::vector<EpochMetrics> &epochs) {
+std::string MetricsNumbers(const std::vector<EpochMetrics>& epochs) {
   std::string out;
-  for (const EpochMetrics &m : epochs) {
+  for (const EpochMetrics& m : epochs) {
     char buf[200];
     std::snprintf(buf, sizeof(buf), "%d %.17g %.17g %.17g\n", m.epoch, m.loss,
                   m.train_acc, m.test_acc);
@@ -163,7 +160,7 @@ TEST(TrainingLoopTest, VisitsEveryImageSplitAcrossDevicesAndReports) {
   FakeTrainer trainer(3);
   LoopOptions options;
   options.epochs = 2;
-  options.batch_size = 16; // 6 full batches and one of 4 per epoch.
+  options.batch_size = 16;  // 6 full batches and one of 4 per epoch.
   options.metrics_out = ::testing::TempDir() + "/metrics.jsonl";
   options.plot_out = ::testing::TempDir() + "/plot.svg";
   options.plot_title = "fake";
@@ -175,8 +172,8 @@ TEST(TrainingLoopTest, VisitsEveryImageSplitAcrossDevicesAndReports) {
   EXPECT_EQ(trainer.seen_labels.size(), 10u);
   // Each epoch sees images 0..99 once: pixel sum 2 * sum(i) / 255.
   EXPECT_NEAR(trainer.pixel_sum, 2 * 4950 / 255.0, 1e-3);
-  for (const EpochMetrics &m : epochs) {
-    EXPECT_NEAR(m.loss, 2.0, 0.01); // Plus the fake's w per batch.
+  for (const EpochMetrics& m : epochs) {
+    EXPECT_NEAR(m.loss, 2.0, 0.01);  // Plus the fake's w per batch.
     EXPECT_DOUBLE_EQ(m.train_acc, 0.1);
     EXPECT_DOUBLE_EQ(m.test_acc, 0.1);
     EXPECT_GT(m.images_per_sec, 0);
@@ -203,10 +200,10 @@ TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {
   FakeTrainer trainer(2);
   LoopOptions options;
   options.epochs = 2;
-  options.batch_size = 16; // 7 steps an epoch.
+  options.batch_size = 16;  // 7 steps an epoch.
   options.schedule.kind = "step";
   options.schedule.base_lr = 0.5;
-  options.schedule.warmup_epochs = 0.5; // 3.5 -> 4 warmup steps.
+  options.schedule.warmup_epochs = 0.5;  // 3.5 -> 4 warmup steps.
   options.csv_out = ::testing::TempDir() + "/metrics.csv";
   options.metrics_out = ::testing::TempDir() + "/run.jsonl";
   options.run_line = "{\"run\":{\"program\":\"fake\"}}";
@@ -217,7 +214,7 @@ TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {
   EXPECT_DOUBLE_EQ(trainer.lrs[0], 0.5 / 4);
   EXPECT_DOUBLE_EQ(trainer.lrs[3], 0.5);
   EXPECT_DOUBLE_EQ(trainer.lrs[6], 0.5);
-  EXPECT_DOUBLE_EQ(trainer.lrs[7], 0.05); // Epoch 2 of 2: past half.
+  EXPECT_DOUBLE_EQ(trainer.lrs[7], 0.05);  // Epoch 2 of 2: past half.
   // Evaluation is timed and shown.
   EXPECT_GT(epochs[0].eval_seconds, 0);
   EXPECT_NE(progress.str().find("eval 1/2 ["), std::string::npos);
@@ -234,7 +231,7 @@ TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {
 TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
   const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer trainer(2);
-  trainer.diverge_at_step = 10; // 7 steps an epoch: epoch 2, step 3.
+  trainer.diverge_at_step = 10;  // 7 steps an epoch: epoch 2, step 3.
   trainer.divergence = "the loss became nan on cpu:1";
   LoopOptions options;
   options.epochs = 5;
@@ -245,7 +242,7 @@ TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
   try {
     TrainEpochs(trainer, train, test, options, out, progress);
     FAIL() << "expected TrainingDiverged";
-  } catch (const TrainingDiverged &e) {
+  } catch (const TrainingDiverged& e) {
     EXPECT_EQ(std::string(e.what()).rfind(
                   "training diverged at epoch 2, step 3: the loss became nan "
                   "on cpu:1; try a smaller --lr",
@@ -257,7 +254,7 @@ TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
   // computes it meanwhile); the loop stops before queuing step 12.
   EXPECT_EQ(trainer.steps, 11);
   EXPECT_EQ(trainer.finished, 10);
-  EXPECT_EQ(CountLines(options.metrics_out), 1); // Epoch 1 kept.
+  EXPECT_EQ(CountLines(options.metrics_out), 1);  // Epoch 1 kept.
   EXPECT_NE(ReadFile(options.plot_out).find("</svg>"), std::string::npos);
 }
 
@@ -267,7 +264,7 @@ TEST(TrainingLoopTest, TheNextStepIsQueuedBeforeTheLastOneIsFinished) {
   FakeTrainer trainer(2);
   LoopOptions options;
   options.epochs = 2;
-  options.batch_size = 16; // 3 steps an epoch.
+  options.batch_size = 16;  // 3 steps an epoch.
   options.replica_check_every = 0;
   std::ostringstream out, progress;
   const std::vector<EpochMetrics> epochs =
@@ -278,7 +275,7 @@ TEST(TrainingLoopTest, TheNextStepIsQueuedBeforeTheLastOneIsFinished) {
   ASSERT_EQ(epochs.size(), 2u);
   // Every image of each epoch counted (40 a epoch; the fake "predicts" 0).
   EXPECT_DOUBLE_EQ(epochs[0].train_acc, 4.0 / 40);
-  EXPECT_GT(epochs[0].loss, 2.0); // loss_per_image plus w per batch.
+  EXPECT_GT(epochs[0].loss, 2.0);  // loss_per_image plus w per batch.
 
   // --overlap_steps=false: each step finished before the next is queued,
   // the same numbers.
@@ -302,7 +299,7 @@ TEST(TrainingLoopTest, NonFiniteLossFromAnotherProcessAlsoStops) {
   try {
     TrainEpochs(trainer, MakeSplit(40), MakeSplit(8), options, out, progress);
     FAIL() << "expected TrainingDiverged";
-  } catch (const TrainingDiverged &e) {
+  } catch (const TrainingDiverged& e) {
     EXPECT_NE(std::string(e.what()).find(
                   "epoch 1, step 1: the loss became inf on another process"),
               std::string::npos)
@@ -315,18 +312,18 @@ TEST(TrainingLoopTest, ReplicasAreComparedEveryNStepsAndADifferenceStops) {
   FakeTrainer quiet(3);
   LoopOptions options;
   options.epochs = 2;
-  options.batch_size = 16; // 14 steps in all.
+  options.batch_size = 16;  // 14 steps in all.
   options.replica_check_every = 3;
   std::ostringstream out, progress;
   TrainEpochs(quiet, train, test, options, out, progress);
-  EXPECT_EQ(quiet.comparisons, 4); // Steps 3, 6, 9, 12.
+  EXPECT_EQ(quiet.comparisons, 4);  // Steps 3, 6, 9, 12.
 
   FakeTrainer drifting(3);
-  drifting.differ_at_comparison = 3; // Step 9: epoch 2, step 2.
+  drifting.differ_at_comparison = 3;  // Step 9: epoch 2, step 2.
   try {
     TrainEpochs(drifting, train, test, options, out, progress);
     FAIL() << "expected ReplicasDiffer";
-  } catch (const ReplicasDiffer &e) {
+  } catch (const ReplicasDiffer& e) {
     EXPECT_EQ(std::string(e.what()),
               "after epoch 2, step 2: rank 1 differs in w");
   }
@@ -343,10 +340,10 @@ struct RunResult {
 
 // Trains `epochs` epochs of a fresh FakeTrainer on `devices` devices,
 // resuming from `checkpoint` when not empty, writing one to `save`.
-RunResult TrainFake(int devices, int epochs, const std::string &resume,
-                    const std::string &save, int stop_at_step = -1,
-                    const std::function<void(LoopOptions *)> &more = nullptr,
-                    std::string *printed = nullptr) {
+RunResult TrainFake(int devices, int epochs, const std::string& resume,
+                    const std::string& save, int stop_at_step = -1,
+                    const std::function<void(LoopOptions*)>& more = nullptr,
+                    std::string* printed = nullptr) {
   FakeTrainer trainer(devices);
   volatile std::sig_atomic_t stop = 0;
   trainer.stop = &stop;
@@ -362,20 +359,17 @@ RunResult TrainFake(int devices, int epochs, const std::string &resume,
     options.resume = std::make_shared<const Checkpoint>(ReadCheckpoint(resume));
     options.resume_path = resume;
   }
-  if (more)
-    more(&options);
+  if (more) more(&options);
   std::ostringstream out, progress;
   RunResult result;
   try {
     result.epochs = TrainEpochs(trainer, MakeSplit(100), MakeSplit(30), options,
                                 out, progress);
   } catch (...) {
-    if (printed != nullptr)
-      *printed = out.str();
+    if (printed != nullptr) *printed = out.str();
     throw;
   }
-  if (printed != nullptr)
-    *printed = out.str();
+  if (printed != nullptr) *printed = out.str();
   result.weight = trainer.weight();
   return result;
 }
@@ -387,7 +381,7 @@ TEST(TrainingLoopTest, TwoPlusTwoEpochsEqualFourBitForBit) {
   ASSERT_EQ(first.epochs.size(), 2u);
   const RunResult resumed = TrainFake(2, 4, ckpt, ckpt);
   EXPECT_EQ(resumed.weight, straight.weight);
-  ASSERT_EQ(resumed.epochs.size(), 4u); // The first two from the checkpoint.
+  ASSERT_EQ(resumed.epochs.size(), 4u);  // The first two from the checkpoint.
   EXPECT_EQ(MetricsNumbers(resumed.epochs), MetricsNumbers(straight.epochs));
   // On another number of devices the same batches make the same state here
   // (the fake's step does not depend on the split).
@@ -399,9 +393,9 @@ TEST(TrainingLoopTest, SignalMidEpochCheckpointsAndResumesBitForBit) {
   const std::string ckpt = ::testing::TempDir() + "/signal.ckpt";
   const RunResult straight = TrainFake(2, 3, "", "");
   try {
-    TrainFake(2, 3, "", ckpt, /*stop_at_step=*/9); // Epoch 2, step 2.
+    TrainFake(2, 3, "", ckpt, /*stop_at_step=*/9);  // Epoch 2, step 2.
     FAIL() << "expected TrainingInterrupted";
-  } catch (const TrainingInterrupted &e) {
+  } catch (const TrainingInterrupted& e) {
     EXPECT_EQ(e.signal(), SIGTERM);
     EXPECT_NE(std::string(e.what()).find(
                   "stopped by SIGTERM after epoch 2, step 2; checkpoint "
@@ -423,23 +417,23 @@ TEST(TrainingLoopTest, SignalMidEpochCheckpointsAndResumesBitForBit) {
 // `fail_from`-th on (a file cut short while it is read in place) while
 // `failing` holds.
 class BreakingSplit : public data::Dataset {
-public:
-  BreakingSplit(int64_t n, int64_t fail_from, const bool *failing)
+ public:
+  BreakingSplit(int64_t n, int64_t fail_from, const bool* failing)
       : split_(MakeSplit(n)), fail_from_(fail_from), failing_(failing) {}
   int64_t size() const override { return split_->size(); }
-  const data::SampleSpec &input() const override { return split_->input(); }
-  const data::SampleSpec &target() const override { return split_->target(); }
-  void Read(int64_t i, void *input, void *target) const override {
+  const data::SampleSpec& input() const override { return split_->input(); }
+  const data::SampleSpec& target() const override { return split_->target(); }
+  void Read(int64_t i, void* input, void* target) const override {
     if (*failing_ && reads_++ >= fail_from_) {
       throw data::DataError("train.npy: the file is shorter than it was");
     }
     split_->Read(i, input, target);
   }
 
-private:
+ private:
   const data::DatasetPtr split_;
   const int64_t fail_from_;
-  const bool *failing_;
+  const bool* failing_;
   mutable std::atomic<int64_t> reads_{0};
 };
 
@@ -462,7 +456,7 @@ TEST(TrainingLoopTest, AReadErrorMidRunCheckpointsTheLastStepAndResumes) {
   try {
     TrainEpochs(trainer, breaking, MakeSplit(30), options, out, progress);
     FAIL() << "expected the read error";
-  } catch (const data::DataError &e) {
+  } catch (const data::DataError& e) {
     EXPECT_EQ(std::string(e.what()),
               "train.npy: the file is shorter than it was; checkpoint written "
               "to " +
@@ -474,7 +468,7 @@ TEST(TrainingLoopTest, AReadErrorMidRunCheckpointsTheLastStepAndResumes) {
   EXPECT_EQ(saved.position.epoch, 2);
   EXPECT_EQ(saved.position.steps, 3);
   EXPECT_EQ(trainer.finished, trainer.steps);
-  failing = false; // The data restored.
+  failing = false;  // The data restored.
   const RunResult resumed = TrainFake(2, 3, ckpt, "");
   EXPECT_EQ(resumed.weight, straight.weight);
   EXPECT_EQ(MetricsNumbers(resumed.epochs), MetricsNumbers(straight.epochs));
@@ -499,7 +493,7 @@ TEST(TrainingLoopTest, OutputThatCannotBeWrittenStopsTheRunLikeASignal) {
   try {
     TrainEpochs(trainer, MakeSplit(100), MakeSplit(30), options, out, progress);
     FAIL() << "expected TrainingInterrupted";
-  } catch (const TrainingInterrupted &e) {
+  } catch (const TrainingInterrupted& e) {
     EXPECT_EQ(e.signal(), SIGPIPE);
     EXPECT_EQ(std::string(e.what()),
               "standard output could not be written (Broken pipe); stopped "
@@ -509,7 +503,7 @@ TEST(TrainingLoopTest, OutputThatCannotBeWrittenStopsTheRunLikeASignal) {
   EXPECT_EQ(ReadCheckpoint(ckpt).position.steps, 1);
 }
 
-std::string ReadText(const std::string &path) {
+std::string ReadText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -518,12 +512,11 @@ std::string ReadText(const std::string &path) {
 
 // The metrics file's lines without the run line and the times, which
 // differ between runs.
-std::vector<std::string> RecordsOf(const std::string &path) {
+std::vector<std::string> RecordsOf(const std::string& path) {
   std::vector<std::string> records;
   std::istringstream lines(ReadText(path));
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("{\"run\"", 0) == 0)
-      continue;
+    if (line.rfind("{\"run\"", 0) == 0) continue;
     const size_t seconds = line.find("\"seconds\"");
     records.push_back(line.substr(0, seconds));
   }
@@ -533,8 +526,8 @@ std::vector<std::string> RecordsOf(const std::string &path) {
 TEST(TrainingLoopTest, AResumedRunKeepsTheEvaluationsWrittenBeforeTheStop) {
   const std::string dir = ::testing::TempDir();
   const std::string ckpt = dir + "/evals.ckpt";
-  auto with_metrics = [](const std::string &path) {
-    return [path](LoopOptions *o) {
+  auto with_metrics = [](const std::string& path) {
+    return [path](LoopOptions* o) {
       o->eval_every = 3;
       o->metrics_out = path;
     };
@@ -544,9 +537,9 @@ TEST(TrainingLoopTest, AResumedRunKeepsTheEvaluationsWrittenBeforeTheStop) {
     TrainFake(2, 3, "", ckpt, /*stop_at_step=*/9,
               with_metrics(dir + "/resumed.jsonl"));
     FAIL() << "expected TrainingInterrupted";
-  } catch (const TrainingInterrupted &) {
+  } catch (const TrainingInterrupted&) {
   }
-  EXPECT_EQ(ReadCheckpoint(ckpt).evals.size(), 3u); // Steps 3, 6 and 9.
+  EXPECT_EQ(ReadCheckpoint(ckpt).evals.size(), 3u);  // Steps 3, 6 and 9.
   TrainFake(2, 3, ckpt, "", -1, with_metrics(dir + "/resumed.jsonl"));
   const std::vector<std::string> straight = RecordsOf(dir + "/straight.jsonl");
   EXPECT_EQ(RecordsOf(dir + "/resumed.jsonl"), straight);
@@ -561,7 +554,7 @@ TEST(TrainingLoopTest, AFinishedCheckpointSaysSoAndWritesTheOutputs) {
   std::string printed;
   const RunResult again = TrainFake(
       2, 2, ckpt, "", -1,
-      [&](LoopOptions *o) {
+      [&](LoopOptions* o) {
         o->metrics_out = dir + "/done.jsonl";
         o->csv_out = dir + "/done.csv";
         o->plot_out = dir + "/done.svg";
@@ -609,7 +602,7 @@ TEST(OutOfMemoryAdvice, ScalesTheShardByTheMemoryThereWas) {
 TEST(TrainingLoopTest, OutOfMemoryEndsTheRunSayingWhatWouldFit) {
   const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer trainer(2);
-  trainer.out_of_memory_at_step = 10; // Epoch 2.
+  trainer.out_of_memory_at_step = 10;  // Epoch 2.
   trainer.shortage = GpuShortage();
   LoopOptions options;
   options.epochs = 3;
@@ -620,7 +613,7 @@ TEST(TrainingLoopTest, OutOfMemoryEndsTheRunSayingWhatWouldFit) {
   try {
     TrainEpochs(trainer, train, test, options, out, progress);
     FAIL() << "expected TrainingOutOfMemory";
-  } catch (const TrainingOutOfMemory &e) {
+  } catch (const TrainingOutOfMemory& e) {
     EXPECT_EQ(std::string(e.what()),
               "cuda:0 is out of memory: asked for 10.00 GiB with 2.00 GiB "
               "free of 80.00 GiB; this process held 70.00 GiB there; a batch "
@@ -663,5 +656,5 @@ TEST(TrainingLoopTest, ClosingLineAsInTheChapter) {
             "test acc: 0.91, 13.4 sec/epoch on [cuda:0, cuda:1]");
 }
 
-} // namespace
-} // namespace ringlet::trainers
+}  // namespace
+}  // namespace ringlet::trainers
