@@ -26,6 +26,7 @@
 #include "trainers/common/output_files.h"
 #include "trainers/common/parameter_file.h"
 #include "trainers/common/progress.h"
+#include "trainers/common/stop_signals.h"
 
 namespace ringlet::trainers {
 
@@ -39,20 +40,10 @@ void PrintLine(const std::string& text) {
   std::fflush(stderr);
 }
 
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
-// What processes agree on: the signals, and SIGPIPE, the loop's name for
-// output that could not be written (its pipe closed, its disk full).
+// What processes agree on: the stop signals, and SIGPIPE, the loop's name
+// for output that could not be written (its pipe closed, its disk full).
 constexpr int kAgreedStops[] = {SIGINT,  SIGTERM, SIGHUP,
                                 SIGUSR1, SIGUSR2, SIGPIPE};
-
-// Set by the first stop signal; the loop stops after its step.
-volatile std::sig_atomic_t stop_signal = 0;
-
-void RecordStop(int signal) {
-  stop_signal = signal;
-  // A second signal ends the program at once.
-  std::signal(signal, SIG_DFL);
-}
 
 }  // namespace
 
@@ -154,11 +145,11 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
     loop.checkpoint_path = CheckpointPath(flags, program);
   }
   if (!flags.checkpoint_dir.empty()) {
-    // Ctrl-C, kill and schedulers' stops; a closed terminal; SIGUSR1 and
-    // SIGUSR2, which batch systems send as a warning before the end of a
-    // job's time (Slurm's --signal). Each would otherwise end the run.
-    for (const int signal : kStopSignals) std::signal(signal, RecordStop);
-    loop.stop = &stop_signal;
+    // The stop signals end the run after its step, checkpoint written.
+    HandleStopSignals(program, StopMode::kAfterStep, job.leader());
+    loop.stop = StopRequested();
+  } else {
+    HandleStopSignals(program, StopMode::kEndNow, job.leader());
   }
   loop.output_failure = [] {
     const std::string why = cli::StandardStreamFailure();
@@ -362,6 +353,7 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
                    const std::function<int()>& body) {
   const int parsed = cli::ParseFlags(app, argc, argv);
   if (parsed >= 0) return parsed;
+  HandleStopSignals(app.get_name(), StopMode::kStartUp);
   try {
     return body();
   } catch (const TrainingInterrupted& e) {

@@ -11,6 +11,7 @@
 #include "data/fashion_mnist.h"
 #include "trainers/common/output_files.h"
 #include "trainers/common/progress.h"
+#include "trainers/common/stop_signals.h"
 #include "trainers/common/svg_plot.h"
 
 namespace ringlet::trainers {
@@ -50,23 +51,6 @@ std::function<std::pair<int64_t, int64_t>(int64_t)> ShareOf(
                             static_cast<int>(mine.end));
     return std::make_pair(samples.begin, samples.end);
   };
-}
-
-const char* SignalName(int signal) {
-  switch (signal) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    case SIGUSR1:
-      return "SIGUSR1";
-    case SIGUSR2:
-      return "SIGUSR2";
-    default:
-      return "a signal";
-  }
 }
 
 Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
