@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <new>
 
 #include "data/data_error.h"
 #include "data/gzip_file.h"
+#include "host/memory.h"
 
 namespace ringlet::data {
 namespace {
@@ -105,6 +108,53 @@ std::unique_ptr<ByteSource> OpenBytes(const std::string& path) {
     return std::make_unique<GzipReader>(path);
   }
   return std::make_unique<PlainFile>(path);  // From its start again.
+}
+
+std::vector<uint8_t> ReadBody(ByteSource& source, uint64_t total,
+                              const std::string& described) {
+  const std::string& path = source.path();
+  const std::string shortfall =
+      total > static_cast<uint64_t>(INT64_MAX)
+          ? "more than any host holds"
+          : host::HostMemoryShortfall(static_cast<int64_t>(total));
+  if (!shortfall.empty()) {
+    throw DataError(path + ": its data (" + described + ") is " +
+                    host::FormatBytes(static_cast<int64_t>(
+                        std::min<uint64_t>(total, INT64_MAX))) +
+                    ": " + shortfall +
+                    "; use a machine with more memory, or a smaller file");
+  }
+  std::vector<uint8_t> bytes;
+  uint64_t got = 0;
+  try {
+    if (source.remaining() >= 0) {
+      // A plain file of exactly this size (the readers check it first).
+      bytes.resize(total);
+      got = source.Read(bytes.data(), total);
+    } else {
+      // Address space for all of it, pages only for what arrives.
+      constexpr uint64_t kPiece = uint64_t{16} << 20;
+      bytes.reserve(total);
+      while (got < total) {
+        const uint64_t want = std::min(kPiece, total - got);
+        bytes.resize(got + want);
+        const size_t n = source.Read(bytes.data() + got, want);
+        got += n;
+        if (n < want) break;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    throw DataError(path + ": its data (" + described + ", " +
+                    host::FormatBytes(static_cast<int64_t>(total)) +
+                    ") could not be allocated; use a machine with more "
+                    "memory, or a smaller file");
+  }
+  if (got != total) {
+    throw DataError(path + ": truncated data: the header promises " +
+                    described + " = " + std::to_string(total) +
+                    " bytes, the file holds " + std::to_string(got));
+  }
+  return bytes;
 }
 
 void ReadExactly(ByteSource& source, void* out, size_t size, const char* what) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ringlet::data {
 
@@ -38,6 +39,15 @@ std::unique_ptr<ByteSource> BytesInMemory(std::string bytes, std::string name);
 // Reads exactly `size` bytes; else throws DataError naming the file and
 // `what` ("npy header").
 void ReadExactly(ByteSource& source, void* out, size_t size, const char* what);
+
+// Reads the `total` bytes a header promised (`described`: "float32 [60000,
+// 784]"), after checking they fit in the host's memory: else DataError
+// naming the file, the size and what is free. Where the source does not
+// know its size (compressed data) the buffer grows as the bytes arrive, so
+// a header that promises more than the data holds costs no memory before
+// the data runs out. Throws DataError for fewer bytes than promised.
+std::vector<uint8_t> ReadBody(ByteSource& source, uint64_t total,
+                              const std::string& described);
 
 }  // namespace ringlet::data
 

@@ -125,13 +125,7 @@ Array ParseIdx(ByteSource& source, uint64_t max_bytes, const Expect& expect,
     layout->swap_bytes = size > 1;
     return array;
   }
-  array.bytes.resize(total);
-  const size_t got = source.Read(array.bytes.data(), total);
-  if (got != total) {
-    throw DataError(path + ": truncated data: the header promises " +
-                    ShapeString(array.dims) + " = " + std::to_string(total) +
-                    " bytes, the file holds " + std::to_string(got));
-  }
+  array.bytes = ReadBody(source, total, ShapeString(array.dims));
   // Counted up to a limit: a small file may inflate to terabytes.
   constexpr uint64_t kCountedExtra = 1 << 20;
   const uint64_t extra = source.DrainRemaining(kCountedExtra);

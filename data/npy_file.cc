@@ -218,13 +218,7 @@ Array ParseNpy(ByteSource& bytes, uint64_t max_bytes, FileLayout* layout) {
     layout->swap_bytes = swap;
     return array;
   }
-  array.bytes.resize(total);
-  const size_t got = source->Read(array.bytes.data(), total);
-  if (got != total) {
-    throw DataError(path + ": truncated data: the header promises " +
-                    std::to_string(total) + " bytes, the file holds " +
-                    std::to_string(got));
-  }
+  array.bytes = ReadBody(*source, total, array.Describe());
   const uint64_t extra = source->DrainRemaining(1 << 20);
   if (extra > 0) {
     throw DataError(path + ": bytes after the data the npy header describes (" +

@@ -2,11 +2,17 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "data/data_error.h"
 #include "data/testing/idx_writer.h"
+#include "host/testing/memory_cgroup.h"
 
 namespace ringlet::data {
 namespace {
@@ -149,6 +155,57 @@ TEST_F(NpyFileTest, SizesAreCheckedBeforeAllocating) {
   WriteFile(Path("len.npy"), bad_length);
   EXPECT_THAT(ErrorOf(Path("len.npy")),
               HasSubstr("file ends inside the npy header"));
+}
+
+// A gzip-compressed .npy whose header promises 3 GiB of uint8 (3 GiB of
+// zeros, or a header that lies): in a 1 GiB memory cgroup the reader says
+// what does not fit. Before, it zero-filled 3 GiB before inflating and the
+// kernel killed the process (exit 137).
+TEST_F(NpyFileTest, ACompressedArrayPastTheHostsMemoryIsRefusedNotKilled) {
+  const std::string header =
+      "{'descr': '|u1', 'fortran_order': False, 'shape': (3221225472,), }\n";
+  WriteFile(Path("big.npy.gz"),
+            Gzip(NpyWithHeader(header, std::string(1 << 20, '\0'))));
+  const std::string path = Path("big.npy.gz");
+  const int code = host::testing::RunInCgroup(host::testing::kGiB, [&] {
+    const std::string error = ErrorOf(path);
+    return error.find(
+               "its data (uint8 [3221225472]) is 3.00 GiB: 3.00 GiB do "
+               "not fit in the host's memory") != std::string::npos
+               ? 0
+               : 3;
+  });
+  if (code < 0) GTEST_SKIP() << "no memory cgroup this test may make";
+  EXPECT_EQ(code, 0) << (code > 128 ? "killed" : "not the one-line error");
+}
+
+// Where 3 GiB would fit, a header that promises them over 1 MiB of data
+// costs only what arrives: the reader's peak resident memory stays far
+// below the promise (before, it zero-filled all 3 GiB first).
+TEST_F(NpyFileTest, APromiseTheDataDoesNotKeepCostsNoMemory) {
+  const std::string header =
+      "{'descr': '|u1', 'fortran_order': False, 'shape': (3221225472,), }\n";
+  WriteFile(Path("liar.npy.gz"),
+            Gzip(NpyWithHeader(header, std::string(1 << 20, '\7'))));
+  const std::string path = Path("liar.npy.gz");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (ErrorOf(path).find("truncated data") == std::string::npos) _exit(3);
+    // VmHWM: the most this process ever held resident.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    int64_t peak_kib = -1;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmHWM:", 0) == 0) peak_kib = std::stoll(line.substr(6));
+    }
+    _exit(peak_kib > 0 && peak_kib < 512 * 1024 ? 0 : 4);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: not the one-line error; 4: the "
+                                       "reader held 512 MiB or more";
 }
 
 }  // namespace

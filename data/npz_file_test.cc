@@ -9,6 +9,7 @@
 #include "data/data_error.h"
 #include "data/npy_file.h"
 #include "data/testing/idx_writer.h"
+#include "host/testing/memory_cgroup.h"
 
 namespace ringlet::data {
 namespace {
@@ -98,6 +99,49 @@ TEST(NpzFileTest, CorruptArchivesAreOneLineErrors) {
   WriteFile(dir + "/cut.npz", good.substr(0, good.size() / 2));
   EXPECT_THROW(ReadNpz(dir + "/cut.npz"), DataError);
   EXPECT_THAT(ErrorOf(dir + "/none.npz"), HasSubstr("cannot open"));
+}
+
+// An .npz whose directory and member header promise 3.5 GiB over a few
+// bytes of data: in a 1 GiB memory cgroup, one line naming what does not
+// fit. Before, the reader zero-filled the claimed size and the kernel
+// killed the process (exit 137).
+TEST(NpzFileTest, AClaimPastTheHostsMemoryIsRefusedNotKilled) {
+  const std::string dir = MakeTempDir("npz_file_test_claim");
+  const uint64_t claimed = uint64_t{7} << 29;  // 3.5 GiB.
+  std::string npy = NpyBytes(Ints({1}, {0}));
+  const std::string shape = "(1,)";
+  npy.replace(npy.find(shape), shape.size(),
+              "(" + std::to_string(claimed / 4) + ",)");
+  std::string archive = Deflated(npy, "x");
+  // The directory's size field (4 bytes at 24 into its entry) and the
+  // local header's (at 22) say 3.5 GiB.
+  const size_t entry = archive.find("PK\x01\x02");
+  for (int i = 0; i < 4; ++i) {
+    archive[entry + 24 + i] = static_cast<char>(claimed >> (8 * i));
+    archive[22 + i] = static_cast<char>(claimed >> (8 * i));
+  }
+  WriteFile(dir + "/claim.npz", archive);
+  const std::string path = dir + "/claim.npz";
+  const int code = host::testing::RunInCgroup(host::testing::kGiB, [&] {
+    const std::string error = ErrorOf(path);
+    return error.find("3.50 GiB do not fit in the host's memory") !=
+                   std::string::npos
+               ? 0
+               : 3;
+  });
+  if (code < 0) GTEST_SKIP() << "no memory cgroup this test may make";
+  EXPECT_EQ(code, 0) << (code > 128 ? "killed" : "not the one-line error");
+}
+
+// A directory that says more or less than the member holds is found while
+// the member streams, not trusted.
+TEST(NpzFileTest, AMemberOfAnotherSizeThanTheDirectorySaysIsRefused) {
+  const std::string dir = MakeTempDir("npz_file_test_size");
+  std::string archive = Deflated(NpyBytes(Ints({3}, {7, 8, 9})), "b");
+  const size_t entry = archive.find("PK\x01\x02");
+  archive[entry + 24] = static_cast<char>(archive[entry + 24] + 1);
+  WriteFile(dir + "/size.npz", archive);
+  EXPECT_THAT(ErrorOf(dir + "/size.npz"), HasSubstr("b.npy"));
 }
 
 }  // namespace
