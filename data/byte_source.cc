@@ -113,15 +113,12 @@ std::unique_ptr<ByteSource> OpenBytes(const std::string& path) {
 std::vector<uint8_t> ReadBody(ByteSource& source, uint64_t total,
                               const std::string& described) {
   const std::string& path = source.path();
-  const std::string shortfall =
-      total > static_cast<uint64_t>(INT64_MAX)
-          ? "more than any host holds"
-          : host::HostMemoryShortfall(static_cast<int64_t>(total));
+  const int64_t size =
+      static_cast<int64_t>(std::min<uint64_t>(total, INT64_MAX));
+  const std::string shortfall = host::HostMemoryShortfall(size);
   if (!shortfall.empty()) {
-    throw DataError(path + ": its data (" + described + ") is " +
-                    host::FormatBytes(static_cast<int64_t>(
-                        std::min<uint64_t>(total, INT64_MAX))) +
-                    ": " + shortfall +
+    throw DataError(path + ": its data (" + described + ", " +
+                    host::FormatBytes(size) + ") does not fit: " + shortfall +
                     "; use a machine with more memory, or a smaller file");
   }
   std::vector<uint8_t> bytes;
@@ -145,7 +142,7 @@ std::vector<uint8_t> ReadBody(ByteSource& source, uint64_t total,
     }
   } catch (const std::bad_alloc&) {
     throw DataError(path + ": its data (" + described + ", " +
-                    host::FormatBytes(static_cast<int64_t>(total)) +
+                    host::FormatBytes(size) +
                     ") could not be allocated; use a machine with more "
                     "memory, or a smaller file");
   }

@@ -147,7 +147,9 @@ std::vector<Member> CentralDirectory(const ArchiveFile& file) {
   const std::string shortfall =
       host::HostMemoryShortfall(static_cast<int64_t>(cd_size));
   if (!shortfall.empty()) {
-    throw DataError(path + ": its central directory: " + shortfall);
+    throw DataError(path + ": its central directory (" +
+                    host::FormatBytes(static_cast<int64_t>(cd_size)) +
+                    ") does not fit: " + shortfall);
   }
   const std::string f = file.ReadString(cd_at, static_cast<size_t>(cd_size));
   std::vector<Member> members;

@@ -182,9 +182,9 @@ std::string HostMemoryShortfall(int64_t bytes) {
     why = address_limit;
   }
   if (free < 0 || bytes <= free) return "";
-  return FormatBytes(bytes) +
-         " do not fit in the host's memory: " + FormatBytes(free) +
-         " are free" + (why.empty() ? "" : " (" + why + ")");
+  return "only " + FormatBytes(free) + " of the host's memory " +
+         (free == 1 ? "is" : "are") + " free" +
+         (why.empty() ? "" : " (" + why + ")");
 }
 
 std::string FormatBytes(int64_t bytes) {

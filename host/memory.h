@@ -50,9 +50,9 @@ bool HostMemoryFits(const HostMemory& memory, int64_t bytes);
 int64_t AddressSpaceLeft(std::string* limit = nullptr);
 
 // "" when `bytes` more fit in the host's memory (HostMemoryFits, and under
-// ulimit -v); else why not, for an error message: "3.50 GiB do not fit in
-// the host's memory: 980.00 MiB are free (the memory cgroup's limit of
-// 1.00 GiB (/sys/fs/cgroup/job/memory.max))".
+// ulimit -v); else why not, for an error message that names the bytes:
+// "only 1008.00 MiB of the host's memory are free (the memory cgroup's
+// limit of 1.00 GiB (/sys/fs/cgroup/job/memory.max))".
 std::string HostMemoryShortfall(int64_t bytes);
 
 // "1.20 GiB", "512 bytes": bytes as people read them.

@@ -73,8 +73,8 @@ TEST(HostMemory, TheShortfallNamesTheSizeWhatIsFreeAndTheLimit) {
   EXPECT_EQ(HostMemoryShortfall(512 * kMiB), "");
   // 1 GiB less its reserve, 16 MiB.
   EXPECT_EQ(HostMemoryShortfall(3 * kGiB + 512 * kMiB),
-            "3.50 GiB do not fit in the host's memory: 1008.00 MiB are free "
-            "(the memory cgroup's limit of 1.00 GiB (" +
+            "only 1008.00 MiB of the host's memory are free (the memory "
+            "cgroup's limit of 1.00 GiB (" +
                 host.cgroup() + "/memory.max))");
 }
 
