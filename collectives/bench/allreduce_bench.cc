@@ -34,6 +34,7 @@
 #include "collectives/bench/bench_flags.h"
 #include "collectives/collectives.h"
 #include "collectives/reproducible/reproducible_sum.h"
+#include "host/memory.h"
 #include "nlohmann/json.hpp"
 
 namespace ringlet::collectives {
@@ -122,7 +123,11 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
     send.Upload(host.data(), bytes);
   };
   fill();
+  const auto first_start = std::chrono::steady_clock::now();
   call();
+  double first_seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - first_start)
+                             .count();
   (in_place ? send : recv).Download(host.data(), bytes);
   RowResult mine;
   if (type == DataType::kFloat32) {
@@ -136,8 +141,18 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
   }
   if (in_place) fill();  // In place, later calls must not overflow.
 
+  const auto warmup_start = std::chrono::steady_clock::now();
   for (int i = 0; i < flags.warmup; ++i) call();
-  const int calls = CallsPerRow(bytes, flags.iters);
+  if (flags.warmup > 0) {
+    first_seconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - warmup_start)
+                        .count() /
+                    flags.warmup;
+  }
+  // The slowest rank's, so every rank makes the same number of calls.
+  comm.AllReduce(&first_seconds, &first_seconds, 1, DataType::kFloat64,
+                 ReduceOp::kMax);
+  const int calls = CallsPerRow(bytes, flags.iters, first_seconds);
   const uint64_t sent_before = comm.stats().bytes_sent;
   comm.Barrier();
   const auto start = std::chrono::steady_clock::now();
@@ -225,7 +240,15 @@ int Main(int argc, char** argv) {
       throw std::invalid_argument("need 0 < --min_bytes <= --max_bytes");
     }
     sizes = SweepSizes(lo, hi, flags.factor, SizeOf(type));
-    CheckBenchMemory(hi, flags.ranks, PhysicalMemoryBytes());
+    // This process's ranks, with every buffer they allocate, against what
+    // the host can give now.
+    const uint64_t per_rank = BenchHostBytesPerRank(
+        hi, SizeOf(type), RankBuffer::OnDevice(flags.backend), reproducible);
+    const long double total = static_cast<long double>(per_rank) * flags.ranks;
+    CheckBenchMemory(flags.max_bytes, per_rank, flags.ranks,
+                     total >= 9e18L ? "more than any host holds"
+                                    : host::HostMemoryShortfall(
+                                          static_cast<int64_t>(total)));
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "allreduce_bench: %s\n", e.what());
     return 2;
@@ -270,6 +293,7 @@ int Main(int argc, char** argv) {
         "%7s %14s\n",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
         "(GB/s)", "(GB/s)", "", "(B)");
+    std::fflush(stdout);  // Seen before the first row, however long it takes.
   }
   double busbw_sum = 0;
   int busbw_rows = 0;

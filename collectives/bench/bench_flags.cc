@@ -42,25 +42,25 @@ uint64_t ParseBytes(const std::string& text) {
   return value * scale;
 }
 
-void CheckBenchMemory(uint64_t max_bytes, int ranks, uint64_t memory_bytes) {
-  // A send and a receive buffer per rank, at the largest size.
-  const long double need = 2.0L * ranks * max_bytes;
-  if (need <= 0.8L * memory_bytes) return;
-  char text[200];
-  std::snprintf(text, sizeof(text),
-                "--max_bytes=%llu needs %.1f GiB for %d ranks (a send and a "
-                "receive buffer each), more than 80%% of this machine's "
-                "%.1f GiB; lower --max_bytes or --ranks",
-                static_cast<unsigned long long>(max_bytes),
-                static_cast<double>(need / (1 << 30)), ranks,
-                static_cast<double>(memory_bytes) / (1 << 30));
-  throw std::invalid_argument(text);
+uint64_t BenchHostBytesPerRank(uint64_t max_bytes, size_t element_size,
+                               bool on_device, bool reproducible) {
+  long double bytes = max_bytes;  // The host copy.
+  if (!on_device) bytes += 2.0L * max_bytes;
+  if (reproducible) bytes += 8.0L * (max_bytes / element_size);
+  return bytes >= 18e18L ? UINT64_MAX : static_cast<uint64_t>(bytes);
 }
 
-uint64_t PhysicalMemoryBytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * page : 0;
+void CheckBenchMemory(const std::string& max_bytes_flag, uint64_t per_rank,
+                      int ranks, const std::string& shortfall) {
+  if (shortfall.empty()) return;
+  const long double need = static_cast<long double>(per_rank) * ranks;
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "--max_bytes=%s needs %.1f GiB for %d rank%s on this host: ",
+                max_bytes_flag.c_str(), static_cast<double>(need / (1 << 30)),
+                ranks, ranks == 1 ? "" : "s");
+  throw std::invalid_argument(text + shortfall + "; lower --max_bytes or " +
+                              (ranks > 1 ? "--ranks" : "use a larger host"));
 }
 
 std::vector<uint64_t> SweepSizes(uint64_t min_bytes, uint64_t max_bytes,
@@ -79,11 +79,15 @@ std::vector<uint64_t> SweepSizes(uint64_t min_bytes, uint64_t max_bytes,
   return sizes;
 }
 
-int CallsPerRow(uint64_t bytes, int iters) {
+int CallsPerRow(uint64_t bytes, int iters, double seconds_per_call) {
   const uint64_t for_volume =
       (uint64_t{1} << 30) / std::max<uint64_t>(bytes, 1);
-  return static_cast<int>(
-      std::max<uint64_t>(iters, std::min<uint64_t>(for_volume, 100000)));
+  uint64_t calls = std::min<uint64_t>(for_volume, 100000);
+  if (seconds_per_call > 0) {
+    const double fit = kRowSecondsBudget / seconds_per_call;
+    if (fit < static_cast<double>(calls)) calls = static_cast<uint64_t>(fit);
+  }
+  return static_cast<int>(std::max<uint64_t>(iters, calls));
 }
 
 double AllReduceBusFactor(int ranks) { return 2.0 * (ranks - 1) / ranks; }

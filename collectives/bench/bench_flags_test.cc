@@ -30,18 +30,30 @@ TEST(ParseBytes, RefusesSizesBeyond64Bits) {
   EXPECT_THROW(ParseBytes("99999999999999999999"), std::invalid_argument);
 }
 
-TEST(CheckBenchMemory, RefusesSweepsThatCannotFitWithTheMemoryNeeded) {
+// Every buffer a rank allocates is counted: a host copy, send and receive
+// (before, two of the three), and the reproducible sum's words.
+TEST(CheckBenchMemory, CountsWhatEachRankAllocates) {
   const uint64_t gib = uint64_t{1} << 30;
-  EXPECT_NO_THROW(CheckBenchMemory(256 << 20, 4, 24 * gib));
+  EXPECT_EQ(BenchHostBytesPerRank(gib, 4, false, false), 3 * gib);
+  EXPECT_EQ(BenchHostBytesPerRank(gib, 4, true, false), gib);
+  EXPECT_EQ(BenchHostBytesPerRank(gib, 4, false, true), 5 * gib);
+  EXPECT_EQ(BenchHostBytesPerRank(gib, 2, false, true), 7 * gib);
+  EXPECT_EQ(BenchHostBytesPerRank(UINT64_MAX, 4, false, true), UINT64_MAX);
+}
+
+TEST(CheckBenchMemory, RefusesWhatTheHostCannotGiveSayingWhy) {
+  const uint64_t gib = uint64_t{1} << 30;
+  EXPECT_NO_THROW(CheckBenchMemory("4G", 12 * gib, 2, ""));
   try {
-    CheckBenchMemory(64 * gib, 2, 24 * gib);
+    CheckBenchMemory("4G", 12 * gib, 2,
+                     "only 20.00 GiB of the host's memory are free");
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("needs 256.0 GiB for 2 ranks"),
-              std::string::npos)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "--max_bytes=4G needs 24.0 GiB for 2 ranks on this host: only "
+              "20.00 GiB of the host's memory are free; lower --max_bytes or "
+              "--ranks");
   }
-  EXPECT_GT(PhysicalMemoryBytes(), gib / 4);
 }
 
 TEST(SweepSizes, DoublesAndRoundsToElements) {
@@ -55,6 +67,16 @@ TEST(CallsPerRow, SmallSizesGetMoreCalls) {
   EXPECT_EQ(CallsPerRow(4, 20), 100000);
   EXPECT_EQ(CallsPerRow(1 << 20, 20), 1024);
   EXPECT_EQ(CallsPerRow(256 << 20, 20), 20);
+  EXPECT_EQ(CallsPerRow(4, 20, 1e-6), 100000);  // 0.1 s: within budget.
+}
+
+// 64 ranks on 2 cores: a call of 5 ms made the 100,000 calls of a 4-byte
+// row last over 8 minutes; the budget keeps it near half a second, never
+// below --iters.
+TEST(CallsPerRow, SlowCallsAreBoundedByTime) {
+  EXPECT_EQ(CallsPerRow(4, 1, 5e-3), 100);
+  EXPECT_EQ(CallsPerRow(4, 300, 5e-3), 300);
+  EXPECT_EQ(CallsPerRow(4, 1, 10.0), 1);
 }
 
 TEST(AllReduceBusFactor, MatchesNcclTests) {

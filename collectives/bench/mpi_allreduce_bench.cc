@@ -17,6 +17,7 @@
 #include "cli/conventions.h"
 #include "cli/run_main.h"
 #include "collectives/bench/bench_flags.h"
+#include "host/memory.h"
 #include "nlohmann/json.hpp"
 
 namespace ringlet::collectives {
@@ -62,12 +63,18 @@ int Main(int argc, char** argv) {
   std::vector<uint64_t> sizes;
   try {
     sizes = SweepSizes(ParseBytes(min_bytes), ParseBytes(max_bytes), factor, 4);
-    // Every process of the job on this host holds its own two buffers.
+    // Every process of the job on this host holds its own send and receive
+    // buffers.
     int local = 1;
     if (const char* n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
       local = std::max(1, std::atoi(n));
     }
-    CheckBenchMemory(sizes.back(), local, PhysicalMemoryBytes());
+    const uint64_t per_rank = 2 * sizes.back();
+    const long double total = static_cast<long double>(per_rank) * local;
+    CheckBenchMemory(max_bytes, per_rank, local,
+                     total >= 9e18L ? "more than any host holds"
+                                    : ringlet::host::HostMemoryShortfall(
+                                          static_cast<int64_t>(total)));
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "mpi_allreduce_bench: %s\n", e.what());
     MPI_Finalize();
