@@ -321,7 +321,14 @@ void CheckResumable(const Checkpoint& c, const std::string& path,
     if (!now.resume_must_match) continue;
     bool found = false;
     for (const Setting& saved : c.settings) found |= saved.name == now.name;
-    if (!found) {
+    if (!found && !now.when_absent.empty() && now.value != now.when_absent) {
+      throw CheckpointError(
+          "checkpoint " + path + " was written with " + now.name + " " +
+          now.when_absent + ", this run has " + now.value +
+          "; run with the checkpoint's settings to resume it, or leave out "
+          "--resume to start afresh");
+    }
+    if (!found && now.when_absent.empty()) {
       throw CheckpointError(
           "checkpoint " + path + " does not record " + now.name +
           "; it was written by another program or by an "

@@ -198,6 +198,26 @@ TEST(CheckpointTest, ResumableOnlyWithTheSameSettingsAndModel) {
       << older;
 }
 
+// A setting recorded only when on (--reproducible, and its threads): a
+// checkpoint without it was written with it off. Before: "written by
+// another program or by an older ringlet".
+TEST(CheckpointTest, ASettingRecordedOnlyWhenOnIsReadAsOffWhenAbsent) {
+  RunSettings on = {{"program", "lenet_scratch", true},
+                    {"lr", "0.20000000000000001", true},
+                    {"reproducible", "8 micro-shards", true, "off"}};
+  EXPECT_EQ(ResumeError(on, {"W1", "b1"}, {6, 2}),
+            "checkpoint ck was written with reproducible off, this run has 8 "
+            "micro-shards; run with the checkpoint's settings to resume it, "
+            "or leave out --resume to start afresh");
+  RunSettings threads = {{"program", "lenet_scratch", true},
+                         {"threads_per_device", "1", true, "1"}};
+  EXPECT_EQ(ResumeError(threads, {"W1", "b1"}, {6, 2}), "");
+  threads[1].value = "2";
+  EXPECT_NE(ResumeError(threads, {"W1", "b1"}, {6, 2})
+                .find("was written with threads_per_device 1, this run has 2"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ringlet::trainers
 

@@ -378,6 +378,59 @@ void CheckOutputFiles(const std::vector<OutputFile>& outputs) {
   }
 }
 
+namespace {
+
+// What makes two paths the same file.
+struct Identity {
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string canonical;  // Links resolved; "" when the folder is missing.
+
+  bool SameAs(const Identity& other) const {
+    if (exists && other.exists) {
+      return device == other.device && inode == other.inode;
+    }
+    return !canonical.empty() && canonical == other.canonical;
+  }
+};
+
+Identity IdentityOf(const std::string& path) {
+  Identity id;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.device = st.st_dev;
+    id.inode = st.st_ino;
+  }
+  char resolved[PATH_MAX];
+  id.canonical = ::realpath(path.c_str(), resolved) != nullptr
+                     ? std::string(resolved)
+                     : CanonicalPath(path);
+  return id;
+}
+
+}  // namespace
+
+void CheckOutputsKeep(const std::vector<OutputFile>& outputs,
+                      const std::vector<KeptFile>& kept) {
+  std::vector<Identity> kept_ids;
+  for (const KeptFile& k : kept) kept_ids.push_back(IdentityOf(k.path));
+  for (const OutputFile& out : outputs) {
+    if (out.path.empty() || OwnDescriptor(out.path) >= 0) continue;
+    struct stat st;
+    if (::stat(out.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) continue;
+    const Identity id = IdentityOf(out.path);
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (kept[i].path.empty() || !id.SameAs(kept_ids[i])) continue;
+      throw std::runtime_error(out.flag + ": " + out.path + " is " +
+                               kept[i].what +
+                               ", which this run must not replace; name "
+                               "another file");
+    }
+  }
+}
+
 void WriteOutputFile(const std::string& path, const std::string& contents,
                      const std::string& flag, bool stream_ok) {
   const Target target = Classify(path, flag, stream_ok);

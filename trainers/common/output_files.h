@@ -43,6 +43,20 @@ std::string ResolveUserPath(const std::string& path);
 // that killed runs on this host left beside each file.
 void CheckOutputFiles(const std::vector<OutputFile>& outputs);
 
+// A file a run reads or holds, which no output may replace: "the training
+// data", "the lock of --checkpoint_dir".
+struct KeptFile {
+  std::string what;
+  std::string path;
+};
+
+// Throws std::runtime_error naming the flag and the file when an output
+// names one of `kept` (the same file: by device and inode where both
+// exist, else by the path with links resolved). Streams (/dev/stdout, a
+// FIFO) replace nothing and are let through.
+void CheckOutputsKeep(const std::vector<OutputFile>& outputs,
+                      const std::vector<KeptFile>& kept);
+
 // Writes `contents` to `path` as the header says. Throws std::runtime_error
 // starting with `flag` and naming the path and the system's reason.
 void WriteOutputFile(const std::string& path, const std::string& contents,

@@ -90,6 +90,44 @@ TEST(CheckOutputFilesTest, TwoFlagsNamingOneFileAreRefused) {
       << error;
 }
 
+// An output over the run's own files: before, --metrics_out=DIR/x.lock
+// replaced the checkpoint folder's lock (letting a second run in) and
+// --metrics_out naming the training data replaced it with JSON, exit 0.
+TEST(CheckOutputsKeepTest, AnOutputMayNotReplaceWhatTheRunReadsOrHolds) {
+  const std::string dir = TempDir() + "/keep";
+  ::mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/train.npy") << "data";
+  std::ofstream(dir + "/x.lock") << "pid";
+  ::unlink((dir + "/link.npy").c_str());
+  ASSERT_EQ(
+      ::symlink((dir + "/train.npy").c_str(), (dir + "/link.npy").c_str()), 0);
+  ::unlink((dir + "/hard.npy").c_str());
+  ASSERT_EQ(::link((dir + "/train.npy").c_str(), (dir + "/hard.npy").c_str()),
+            0);
+  const std::vector<KeptFile> kept = {
+      {"the training data", dir + "/train.npy"},
+      {"the lock of --checkpoint_dir", dir + "/x.lock"},
+      {"the checkpoint", dir + "/x.ckpt"}};  // Not written yet.
+  auto error = [&](const std::string& path) {
+    return ErrorOf([&] { CheckOutputsKeep({{"--metrics_out", path}}, kept); });
+  };
+  EXPECT_EQ(error(dir + "/x.lock"),
+            "--metrics_out: " + dir +
+                "/x.lock is the lock of --checkpoint_dir, which this run must "
+                "not replace; name another file");
+  EXPECT_NE(error(dir + "/./train.npy").find("is the training data"),
+            std::string::npos);
+  // Through a link, a hard link, or before the file exists.
+  EXPECT_NE(error(dir + "/link.npy").find("is the training data"),
+            std::string::npos);
+  EXPECT_NE(error(dir + "/hard.npy").find("is the training data"),
+            std::string::npos);
+  EXPECT_NE(error(dir + "/x.ckpt").find("is the checkpoint"),
+            std::string::npos);
+  EXPECT_EQ(error(dir + "/metrics.jsonl"), "");
+  EXPECT_EQ(error("/dev/stdout"), "");
+}
+
 TEST(CheckOutputFilesTest, ReadOnlyFolderIsRefusedUpFront) {
   if (::geteuid() == 0) GTEST_SKIP() << "root may write into any folder";
   const std::string dir = TempDir() + "/read_only";

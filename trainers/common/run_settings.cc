@@ -101,10 +101,14 @@ void CheckProcessesAgree(collectives::ProcessGroup* processes,
       }
       if (first[i] == other[i]) continue;
       const std::string name = first[i][0].get<std::string>();
+      auto shown = [](const nlohmann::json& setting) {
+        const std::string value = setting[1].get<std::string>();
+        return value.empty() ? std::string("(not given)") : value;
+      };
       throw ProcessesDisagree(
-          "processes disagree on " + name + ": " +
-          first[i][1].get<std::string>() + " on process 0, " +
-          other[i][1].get<std::string>() + " on process " + std::to_string(p) +
+          "processes disagree on " + name + ": " + shown(first[i]) +
+          " on process 0, " + shown(other[i]) + " on process " +
+          std::to_string(p) +
           "; launch every process with the same flags, data and build");
     }
   }

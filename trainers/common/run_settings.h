@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/api/process_group.h"
@@ -25,6 +26,14 @@ class ProcessesDisagree : public std::runtime_error {
 };
 
 struct Setting {
+  Setting() = default;
+  Setting(std::string name, std::string value, bool resume_must_match = false,
+          std::string when_absent = "")
+      : name(std::move(name)),
+        value(std::move(value)),
+        resume_must_match(resume_must_match),
+        when_absent(std::move(when_absent)) {}
+
   std::string name;   // "lr", "training_data", ... (the flag's name, if one)
   std::string value;  // As text: "0.2", "60000 images, fingerprint 1a2b..."
   // Part of what a checkpoint holds and a resumed run must match (the
@@ -32,6 +41,10 @@ struct Setting {
   // --backend) may change between a run and its resumption, but must still
   // agree between the processes of one job.
   bool resume_must_match = false;
+  // What a checkpoint that does not record this setting was written with
+  // (one recorded only when on: "off"); empty: such a checkpoint is from
+  // another program or an older ringlet.
+  std::string when_absent;
 };
 
 using RunSettings = std::vector<Setting>;

@@ -126,5 +126,16 @@ TEST(CheckProcessesAgreeTest, NamesTheFirstSettingThatDiffersWithBothValues) {
   EXPECT_NO_THROW(CheckProcessesAgree(nullptr, mine));  // One process.
 }
 
+// Before: "--metrics_out: m.json on process 0,  on process 1".
+TEST(CheckProcessesAgreeTest, AValueNotGivenIsSaidSo) {
+  const RunSettings mine = {{"--metrics_out", "m.json"}};
+  const RunSettings other = {{"--metrics_out", ""}};
+  EXPECT_EQ(Disagreement(mine, {mine, other})
+                .rfind("processes disagree on --metrics_out: m.json on "
+                       "process 0, (not given) on process 2;",
+                       0),
+            0u);
+}
+
 }  // namespace
 }  // namespace ringlet::trainers

@@ -232,6 +232,13 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     }
     std::tie(out.train, out.test) = IdxImages(dir);
     out.classes = 10;
+    for (const char* prefix : {"train", "t10k"}) {
+      for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"}) {
+        const std::string path = dir + "/" + prefix + kind;
+        out.files.push_back(path);
+        out.files.push_back(path + ".gz");
+      }
+    }
   } else if (name == "cifar10" || name == "cifar100") {
     if (flags.data_dir.empty()) {
       throw std::invalid_argument(
@@ -251,6 +258,11 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
         plain = plain && Plain(file);
       }
     }
+    for (const char* split : {"train", "test"}) {
+      for (const std::string& file : data::CifarFiles(dir, kind, split)) {
+        out.files.push_back(file);
+      }
+    }
     out.train = plain ? data::CifarFilesDataset(dir, kind, "train")
                       : CifarDataset(dir, kind, "train");
     out.test = plain ? data::CifarFilesDataset(dir, kind, "test")
@@ -263,16 +275,23 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
           "train_targets.npy, test_inputs.npy and test_targets.npy, or an "
           ".npz file holding those arrays");
     }
-    std::tie(out.train, out.test) =
-        NpyFiles(ResolveUserPath(flags.data_dir), false, &out.classes);
+    const std::string dir = ResolveUserPath(flags.data_dir);
+    std::tie(out.train, out.test) = NpyFiles(dir, false, &out.classes);
+    out.files = {dir};  // An .npz file, or a folder: its four arrays.
+    for (const char* split : {"train", "test"}) {
+      for (const char* what : {"_inputs.npy", "_targets.npy"}) {
+        out.files.push_back(dir + "/" + split + what);
+      }
+    }
   } else if (name == "safetensors") {
     if (flags.data_dir.empty()) {
       throw std::invalid_argument(
           "--dataset=safetensors needs --data_dir: a .safetensors file "
           "holding train_inputs, train_targets, test_inputs and test_targets");
     }
-    std::tie(out.train, out.test) =
-        NpyFiles(ResolveUserPath(flags.data_dir), true, &out.classes);
+    const std::string dir = ResolveUserPath(flags.data_dir);
+    std::tie(out.train, out.test) = NpyFiles(dir, true, &out.classes);
+    out.files = {dir};
   } else {
     throw std::invalid_argument("--dataset: unknown data set '" + name + "'");
   }

@@ -31,6 +31,8 @@ struct TrainerData {
   data::DatasetPtr train, test;
   data::DatasetPtr validation;  // Null without --validation.
   int64_t classes = 0;
+  // The files it was read from, which no output of the run may replace.
+  std::vector<std::string> files;
 };
 
 // The data set the flags name, cut to --limit and --test_limit samples;

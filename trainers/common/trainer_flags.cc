@@ -342,7 +342,7 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
        flags.reproducible
            ? std::to_string(MicroShardCount(flags)) + " micro-shards"
            : "off",
-       flags.reproducible});
+       flags.reproducible, "off"});
   if (flags.optimizer != "sgd") {
     settings->push_back({"beta1", number(flags.beta1), true});
     settings->push_back({"beta2", number(flags.beta2), true});
@@ -365,6 +365,14 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"eval_every", std::to_string(flags.eval_every), false});
   settings->push_back({"stop_on_signal",
                        flags.checkpoint_dir.empty() ? "false" : "true", false});
+}
+
+RunSettings OutputSettings(const TrainerFlags& flags) {
+  return {{"--metrics_out", flags.metrics_out},
+          {"--csv_out", flags.csv_out},
+          {"--plot_out", flags.plot_out},
+          {"--params_out", flags.params_out},
+          {"--checkpoint_dir", flags.checkpoint_dir}};
 }
 
 }  // namespace ringlet::trainers

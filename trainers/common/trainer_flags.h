@@ -80,6 +80,12 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs,
 // change the trajectory, so a resumed run and every process must match.
 void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings);
 
+// The outputs the flags name (--metrics_out, --csv_out, --plot_out,
+// --params_out, --checkpoint_dir), which every process of a job must be
+// given alike: process 0 writes them, and one given to another process
+// alone would be dropped.
+RunSettings OutputSettings(const TrainerFlags& flags);
+
 // The optimizer the flags name, at learning rate `lr`.
 nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr);
 

@@ -29,19 +29,31 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
       ResolveBatchAndLr(flags, program.defaults,
                         flags.reproducible ? 1 : p.job.ranks, p.resume.get());
   p.data = LoadTrainerData(flags);
+  if (p.job.leader())
+    CheckTrainerOutputsSpare(flags, program.name, p.data.files);
   p.settings =
       CommonSettings(program.name, program.model, *p.data.train, *p.data.test,
                      flags.epochs, p.run.batch_size, p.run.lr, flags.seed,
                      p.backend, flags.replica_check_every);
   AddTrainingSettings(flags, &p.settings);
   p.settings.insert(p.settings.end(), extra.begin(), extra.end());
-  CheckProcessesAgree(p.job.processes.get(), p.settings);
-  // Op threads may change a sum's order: reproducible runs fix them.
+  // Op threads may change a sum's order: reproducible runs fix them, and
+  // on CPU devices their number is part of the bits (a resume and every
+  // process must keep it; checkpoints that do not say were written with 1,
+  // the default).
   const int threads = flags.reproducible && flags.threads_per_device == 0
                           ? 1
                           : flags.threads_per_device;
   p.threads_per_device =
       ThreadsPerDevice(threads, static_cast<int>(p.devices.size()));
+  if (flags.reproducible && !p.devices.front().is_cuda()) {
+    p.settings.push_back({"threads_per_device",
+                          std::to_string(p.threads_per_device), true, "1"});
+  }
+  CheckProcessesAgree(p.job.processes.get(), p.settings);
+  // Where each process writes what: one process given --metrics_out alone
+  // would have it dropped.
+  CheckProcessesAgree(p.job.processes.get(), OutputSettings(flags));
   return p;
 }
 

@@ -45,6 +45,17 @@ void PrintLine(const std::string& text) {
 constexpr int kAgreedStops[] = {SIGINT,  SIGTERM, SIGHUP,
                                 SIGUSR1, SIGUSR2, SIGPIPE};
 
+// Every file the flags ask the run to write; the checkpoint last.
+std::vector<OutputFile> TrainerOutputs(const TrainerFlags& flags,
+                                       const std::string& program) {
+  return {{"--metrics_out", ResolveUserPath(flags.metrics_out)},
+          {"--csv_out", ResolveUserPath(flags.csv_out)},
+          {"--plot_out", ResolveUserPath(flags.plot_out)},
+          {"--params_out", ResolveUserPath(flags.params_out)},
+          {"--checkpoint_dir", CheckpointPath(flags, program),
+           /*stream_ok=*/false}};
+}
+
 }  // namespace
 
 std::string CheckpointPath(const TrainerFlags& flags,
@@ -100,12 +111,27 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
     lock.reset();
     lock = std::make_unique<FolderLock>(dir, program, "--checkpoint_dir");
   }
-  CheckOutputFiles({{"--metrics_out", ResolveUserPath(flags.metrics_out)},
-                    {"--csv_out", ResolveUserPath(flags.csv_out)},
-                    {"--plot_out", ResolveUserPath(flags.plot_out)},
-                    {"--params_out", ResolveUserPath(flags.params_out)},
-                    {"--checkpoint_dir", CheckpointPath(flags, program),
-                     /*stream_ok=*/false}});
+  CheckOutputFiles(TrainerOutputs(flags, program));
+  CheckTrainerOutputsSpare(flags, program, {});
+}
+
+void CheckTrainerOutputsSpare(const TrainerFlags& flags,
+                              const std::string& program,
+                              const std::vector<std::string>& inputs) {
+  std::vector<KeptFile> kept;
+  for (const std::string& path : inputs)
+    kept.push_back({"a file of the data set", path});
+  kept.push_back({"--params_in's file", ResolveUserPath(flags.params_in)});
+  if (!flags.checkpoint_dir.empty()) {
+    kept.push_back(
+        {"the lock of --checkpoint_dir",
+         ResolveUserPath(flags.checkpoint_dir) + "/" + program + ".lock"});
+  }
+  std::vector<OutputFile> outputs = TrainerOutputs(flags, program);
+  outputs.pop_back();  // The checkpoint: CheckOutputFiles compared it.
+  const std::string checkpoint = CheckpointPath(flags, program);
+  kept.push_back({"the checkpoint", checkpoint});
+  CheckOutputsKeep(outputs, kept);
 }
 
 LoopOptions TrainerLoopOptions(const TrainerFlags& flags,

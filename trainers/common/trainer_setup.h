@@ -34,6 +34,13 @@ namespace ringlet::trainers {
 // --eval_only with --params_in). Throws std::runtime_error.
 void CheckTrainerOutputs(const TrainerFlags& flags, const std::string& program);
 
+// Throws std::runtime_error when an output the flags name is one of the
+// files the run reads (`inputs`: its data; --params_in), its checkpoint
+// folder's lock or its checkpoint (CheckOutputsKeep).
+void CheckTrainerOutputsSpare(const TrainerFlags& flags,
+                              const std::string& program,
+                              const std::vector<std::string>& inputs);
+
 // {"run": {...}}: when the run started (UTC), where, the checkpoint it
 // resumed from (when not empty), and `settings`; the metrics file's first
 // line.
