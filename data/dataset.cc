@@ -30,6 +30,8 @@ class BufferSamples : public Dataset {
                       " need their buffers");
     }
     CheckClassIds(name, targets_, target_, n_, classes_);
+    CheckFinite(name, inputs_, input_, 0, n_, "input");
+    CheckFinite(name, targets_, target_, 0, n_, "target");
   }
   int64_t size() const override { return n_; }
   const SampleSpec& input() const override { return input_; }
@@ -178,6 +180,46 @@ void CheckClassIds(const std::string& name, const void* targets,
                       std::to_string(classes - 1));
     }
   }
+}
+
+namespace {
+
+template <typename T>
+int64_t FirstNonFinite(const void* values, int64_t n, double* value) {
+  const T* v = static_cast<const T*>(values);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) {
+      *value = static_cast<double>(v[i]);
+      return i;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+void CheckFinite(const std::string& name, const void* values,
+                 const SampleSpec& spec, int64_t first, int64_t samples,
+                 const char* what) {
+  if (spec.type != ElementType::kFloat32 &&
+      spec.type != ElementType::kFloat64) {
+    return;
+  }
+  const int64_t per_sample = spec.elements();
+  double value = 0;
+  const int64_t at =
+      spec.type == ElementType::kFloat32
+          ? FirstNonFinite<float>(values, samples * per_sample, &value)
+          : FirstNonFinite<double>(values, samples * per_sample, &value);
+  if (at < 0) return;
+  const std::string shown =
+      std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  throw DataError(name + ": sample " + std::to_string(first + at / per_sample) +
+                  "'s " + what + " holds " + shown + " (element " +
+                  std::to_string(at % per_sample) + " of " + spec.Describe() +
+                  "); fix it, or drop such samples, e.g. keep = "
+                  "np.isfinite(x).reshape(len(x), -1).all(axis=1); x, y = "
+                  "x[keep], y[keep]");
 }
 
 DatasetPtr BufferDataset(const std::string& name, int64_t samples,

@@ -47,6 +47,16 @@ DatasetPtr ArrayDataset(const std::string& name, Array inputs, Array targets,
 void CheckClassIds(const std::string& name, const void* targets,
                    const SampleSpec& target, int64_t samples, int64_t classes);
 
+// Throws DataError, naming `name`, the sample (`first` + its place in
+// `values`), the element, the value and how to drop such samples, unless
+// every element of the `samples` samples of `spec` at `values` is finite
+// (integer types always are). `what`: "input", "target". A NaN or an
+// infinity in the data would otherwise be scored like any value, or read
+// as a diverging learning rate.
+void CheckFinite(const std::string& name, const void* values,
+                 const SampleSpec& spec, int64_t first, int64_t samples,
+                 const char* what);
+
 // `samples` samples in buffers the caller owns and keeps alive while the
 // data set lives: inputs one after another, each `input`, and targets so,
 // each `target`; nothing copied. With classes > 0, as ArrayDataset.

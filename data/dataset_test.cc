@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include "data/batch_loader.h"
@@ -95,6 +96,35 @@ TEST(DatasetTest, ClassTargetsAreCheckedAgainstTheClasses) {
   EXPECT_THROW(ArrayDataset("f", ArrayOf<uint8_t>({1, 1}, {0}),
                             ArrayOf<float>({1}, {0}), 10),
                DataError);
+}
+
+// A NaN or an infinity in the data is named with its sample (before: a
+// NaN test image was scored like any, a NaN training image read as a
+// diverging learning rate).
+TEST(DatasetTest, NonFiniteValuesAreRefusedNamingTheirSample) {
+  auto error = [](const Array& x, const Array& y) {
+    try {
+      ArrayDataset("d", x, y);
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_THAT(error(ArrayOf<float>({3, 2}, {0, 1, 2, 3, nan, 5}),
+                    ArrayOf<int32_t>({3}, {0, 1, 2})),
+              HasSubstr("d: sample 2's input holds nan (element 0 of float32 "
+                        "{2}); fix it, or drop such samples"));
+  EXPECT_THAT(error(ArrayOf<double>({2, 1}, {1, -1.0 / 0.0}),
+                    ArrayOf<int32_t>({2}, {0, 1})),
+              HasSubstr("sample 1's input holds -inf"));
+  EXPECT_THAT(
+      error(ArrayOf<float>({2, 1}, {1, 2}), ArrayOf<float>({2, 1}, {inf, 0})),
+      HasSubstr("sample 0's target holds inf"));
+  EXPECT_EQ(
+      error(ArrayOf<float>({2, 1}, {1, 2}), ArrayOf<float>({2, 1}, {0, 1})),
+      "");
 }
 
 TEST(DatasetTest, SubsetConcatAndHoldOutViewWithoutCopying) {

@@ -78,6 +78,7 @@ class FileSamples : public Dataset {
     target_ = SampleSpec{targets_.type,
                          {targets_.dims.begin() + 1, targets_.dims.end()}};
     CheckClassIds(name, targets_.bytes.data(), target_, n_, classes_);
+    CheckFinite(name, targets_.bytes.data(), target_, 0, n_, "target");
   }
   int64_t size() const override { return n_; }
   const SampleSpec& input() const override { return input_; }
@@ -92,6 +93,8 @@ class FileSamples : public Dataset {
     part.file->ReadAt(part.offset + (i - part.first) * part.stride, input,
                       input_.bytes());
     if (swap_) SwapBytes(input, input_.elements(), ElementSize(input_.type));
+    // Read in place, a sample is checked when it is read.
+    CheckFinite(part.file->path(), input, input_, i - part.first, 1, "input");
   }
 
  private:

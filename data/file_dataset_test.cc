@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "data/data_error.h"
 #include "data/idx_file.h"
@@ -65,6 +66,32 @@ TEST(FileDatasetTest, NpyAndIdxInputsReadInPlace) {
   EXPECT_THROW(FileInputsDataset(dir + "/i.idx", idx, layout, {3},
                                  ArrayOf<int32_t>({2}, {0, 1})),
                DataError);
+}
+
+// Read in place, a sample with a NaN is refused when it is read, naming
+// the file and the sample.
+TEST(FileDatasetTest, ANonFiniteSampleReadInPlaceIsNamed) {
+  const std::string dir = MakeTempDir("file_dataset_test_nan");
+  std::vector<float> x(4 * 2, 1.0f);
+  x[5] = std::numeric_limits<float>::infinity();
+  WriteFile(dir + "/x.npy", NpyBytes(ArrayOf<float>({4, 2}, x)));
+  FileLayout layout;
+  const Array header = ReadNpyLayout(dir + "/x.npy", &layout);
+  const DatasetPtr d = FileInputsDataset(dir + "/x.npy", header, layout, {2},
+                                         ArrayOf<int32_t>({4}, {0, 1, 0, 1}));
+  float sample[2];
+  int32_t label = 0;
+  d->Read(1, sample, &label);
+  try {
+    d->Read(2, sample, &label);
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(dir + "/x.npy: sample 2's input holds "
+                                         "inf (element 1 of float32 {2})"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(FileDatasetTest, CompressedFilesCannotBeReadInPlace) {

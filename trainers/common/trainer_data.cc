@@ -195,6 +195,15 @@ std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
                          : data::ReadNpy(inputs[s]);
     }
   }
+  for (int s = 0; s < 2; ++s) {
+    if (x[s].dims.empty()) {
+      throw data::DataError(
+          (inputs[s].empty() ? dir + ": " + splits[s] + "_inputs" : inputs[s]) +
+          " holds a 0-d array (" + x[s].Describe() +
+          "), not samples; save an array [n, ...] of n samples, e.g. "
+          "x[None] for one");
+    }
+  }
   *classes = ClassesOf(y[0], y[1], dir);
   data::DatasetPtr out[2];
   for (int s = 0; s < 2; ++s) {
@@ -299,6 +308,16 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     throw data::DataError("--dataset=" + name + ": training inputs are " +
                           out.train->input().Describe() + ", test inputs " +
                           out.test->input().Describe());
+  }
+  // Nothing to learn from, or nothing to score: a result of "loss 0.000"
+  // or "test acc 0.00" would look like one.
+  for (const auto& [split, d] :
+       {std::pair{"training", out.train}, std::pair{"test", out.test}}) {
+    if (d->size() == 0) {
+      throw data::DataError("--dataset=" + name + ": the " + split +
+                            " set holds no samples (" + d->input().Describe() +
+                            "); give it at least one");
+    }
   }
   out.train = Truncate(out.train, flags.limit);
   out.test = Truncate(out.test, flags.test_limit);
