@@ -151,13 +151,35 @@ CLI::Validator Unsigned64() {
       "");
 }
 
+namespace {
+
+// CLI11's "--op: x not in {a,b}" as "--op: 'x' is not one of a, b" (an
+// empty value showed as nothing at all).
+std::string ReadableError(const std::string& what) {
+  const size_t colon = what.find(": ");
+  const size_t not_in = what.rfind(" not in {");
+  if (colon == std::string::npos || not_in == std::string::npos ||
+      not_in < colon || what.back() != '}') {
+    return what;
+  }
+  const std::string value = what.substr(colon + 2, not_in - colon - 2);
+  std::string choices = what.substr(not_in + 9, what.size() - (not_in + 9) - 1);
+  for (size_t at = 0; (at = choices.find(',', at)) != std::string::npos;
+       at += 2) {
+    choices.replace(at, 1, ", ");
+  }
+  return what.substr(0, colon) + ": '" + value + "' is not one of " + choices;
+}
+
+}  // namespace
+
 void UseConventions(CLI::App& app) {
   app.option_defaults()->always_capture_default()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   // One line: what was wrong and where to look (CLI11 prints the whole
   // --help after some errors).
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    return a->get_name() + ": " + e.what() + " (see --help)\n";
+    return a->get_name() + ": " + ReadableError(e.what()) + " (see --help)\n";
   });
   app.formatter(std::make_shared<WordsFormatter>());
   app.add_flag(kPrintFlags,
@@ -170,10 +192,21 @@ void UseConventions(CLI::App& app) {
 
 int ParseFlags(CLI::App& app, int argc, char** argv) {
   NameTypesInWords(app);
-  std::vector<std::string> args;
-  for (int i = argc - 1; i >= 1; --i) args.push_back(Underscored(app, argv[i]));
+  std::vector<std::string> args;  // CLI11 takes the arguments last first.
+  for (int i = argc - 1; i >= 1; --i) {
+    const std::string arg = Underscored(app, argv[i]);
+    // "--flag=" is the flag with an empty value, as gflags and argparse
+    // read it; CLI11 would take the next argument as its value instead.
+    if (arg.size() > 3 && arg.compare(0, 2, "--") == 0 && arg.back() == '=' &&
+        arg.find('=') == arg.size() - 1) {
+      args.push_back("");
+      args.push_back(arg.substr(0, arg.size() - 1));
+      continue;
+    }
+    args.push_back(arg);
+  }
   try {
-    app.parse(args);  // CLI11 takes the arguments last first.
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // Prints --help, or the failure message.
     return code == 0 ? 0 : kUsageError;

@@ -51,6 +51,42 @@ TEST(ParseFlags, UsageErrorsExitWithTwo) {
   EXPECT_NE(err.find("(see --help)"), std::string::npos) << err;
 }
 
+// "--flag=" is the flag's empty value: before, CLI11 took the next
+// argument as the value (allreduce_bench --op= -e 1K read "-e" as --op).
+TEST(ParseFlags, AnEmptyValueIsEmptyNotTheNextArgument) {
+  int n = 0;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Parse({"--n=", "--n=5"}, &n), kUsageError);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("--n=5"), std::string::npos) << err;
+  CLI::App app("test program", "prog");
+  UseConventions(app);
+  std::string text = "default", other;
+  app.add_option("--text", text, "some text");
+  app.add_option("--other", other, "more text");
+  std::vector<std::string> args = {"prog", "--text=", "--other=x"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  EXPECT_EQ(ParseFlags(app, static_cast<int>(argv.size()), argv.data()), -1);
+  EXPECT_EQ(text, "");
+  EXPECT_EQ(other, "x");
+}
+
+TEST(ParseFlags, AChoiceNotAmongTheChoicesIsNamedInQuotes) {
+  CLI::App app("test program", "prog");
+  UseConventions(app);
+  std::string op = "sum";
+  app.add_option("--op", op, "an op")->check(CLI::IsMember({"sum", "max"}));
+  std::vector<std::string> args = {"prog", "--op="};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(ParseFlags(app, static_cast<int>(argv.size()), argv.data()),
+            kUsageError);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "prog: --op: '' is not one of sum, max (see --help)\n");
+}
+
 TEST(ParseFlags, HelpExitsWithZeroAndShowsDefaults) {
   int n = 0;
   std::string help;

@@ -107,14 +107,22 @@ std::vector<Transform> AugmentationsNamed(const std::string& names) {
   std::vector<Transform> out;
   std::stringstream in(names);
   std::string name;
+  std::vector<std::string> seen;
   while (std::getline(in, name, ',')) {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      throw std::invalid_argument("'" + name +
+                                  "' is given twice; use crop, flip or "
+                                  "crop,flip");
+    }
+    seen.push_back(name);
     if (name == "crop") {
       out.push_back(RandomCrop(4));
     } else if (name == "flip") {
       out.push_back(RandomHorizontalFlip(0.5));
     } else if (!name.empty()) {
-      throw std::invalid_argument("--augment: unknown '" + name +
-                                  "'; use crop, flip or crop,flip");
+      throw std::invalid_argument("'" + name +
+                                  "' is not an augmentation; use crop, flip "
+                                  "or crop,flip");
     }
   }
   return out;

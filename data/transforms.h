@@ -56,9 +56,9 @@ Transform RandomCrop(int padding);
 // with probability p.
 Transform RandomHorizontalFlip(double p = 0.5);
 
-// --augment's names ("crop", "flip"; comma-separated) as transforms: crop
-// pads 4, flip at p = 0.5. Throws std::invalid_argument naming an unknown
-// one.
+// --augment's names ("crop", "flip"; comma-separated, each once; "" for
+// none) as transforms: crop pads 4, flip at p = 0.5. Throws
+// std::invalid_argument naming an unknown or repeated one.
 std::vector<Transform> AugmentationsNamed(const std::string& names);
 
 }  // namespace ringlet::data

@@ -130,6 +130,14 @@ TEST(TransformsTest, FlipMirrorsAboutHalfTheTime) {
   EXPECT_GT(flipped, 440);
   EXPECT_LT(flipped, 560);
   EXPECT_THROW(AugmentationsNamed("crop,rotate"), std::invalid_argument);
+  try {
+    AugmentationsNamed("flip,flip");
+    FAIL() << "a repeated name was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "'flip' is given twice; use crop, flip or crop,flip");
+  }
+  EXPECT_TRUE(AugmentationsNamed("").empty());
   EXPECT_EQ(AugmentationsNamed("crop,flip").size(), 2u);
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/conventions.h"
 #include "data/fashion_mnist.h"
+#include "data/transforms.h"
 #include "nn/device.h"
 #include "trainers/common/metrics.h"
 
@@ -213,7 +214,16 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "window, as torchvision's RandomCrop), flip (left to right "
                  "at p = 0.5), or crop,flip; the same on any number of "
                  "devices and processes (default: none, as the chapters)")
-      ->check(CLI::IsMember({"", "crop", "flip", "crop,flip", "flip,crop"}));
+      ->check(CLI::Validator(
+          [](const std::string& names) -> std::string {
+            try {
+              data::AugmentationsNamed(names);
+            } catch (const std::invalid_argument& e) {
+              return e.what();
+            }
+            return "";
+          },
+          "crop|flip|crop,flip"));
   app.add_option("--data_dir", f->data_dir,
                  "the data set's folder (Fashion-MNIST's default: "
                  "$FASHION_MNIST_DIR, else " +
