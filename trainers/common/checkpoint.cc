@@ -242,12 +242,13 @@ std::string ReadWholeFile(const std::string& path, const std::string& flag,
   // reading (Linux would overcommit and kill the process later).
   const bool regular = S_ISREG(st.st_mode);
   const host::HostMemory memory = host::ReadHostMemory();
-  if (regular && !host::HostMemoryFits(memory, 2 * int64_t{st.st_size})) {
-    throw CheckpointError(
-        flag + ": " + path + " is " + host::FormatBytes(st.st_size) +
-        ", and reading it takes twice that; the host has " +
-        host::FormatBytes(std::max<int64_t>(0, memory.available)) +
-        " free: free some memory, or read it on a larger machine");
+  const std::string shortfall =
+      regular ? host::HostMemoryShortfall(2 * int64_t{st.st_size}) : "";
+  if (!shortfall.empty()) {
+    throw CheckpointError(flag + ": " + path + " is " +
+                          host::FormatBytes(st.st_size) +
+                          ", and reading it takes twice that: " + shortfall +
+                          "; free some memory, or read it on a larger machine");
   }
   // A FIFO or pipe says no size: read up to what memory allows.
   const int64_t most =

@@ -271,8 +271,8 @@ TEST(ReadWholeFileTest, AFileLargerThanMemoryIsRefusedBeforeReading) {
   SmallHost host;
   const std::string error = ReadError(path);
   EXPECT_NE(error.find("--params_in: " + path +
-                       " is 48.00 MiB, and reading it takes twice that; the "
-                       "host has 64.00 MiB free"),
+                       " is 48.00 MiB, and reading it takes twice that: only "
+                       "48.00 MiB of the host's memory are free"),
             std::string::npos)
       << error;
 }
