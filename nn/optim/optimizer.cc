@@ -166,7 +166,9 @@ void CheckOptions(const OptimizerOptions& o) {
     throw std::invalid_argument("unknown optimizer '" + o.name +
                                 "'; use sgd, adam or adamw");
   }
-  if (!(o.lr > 0) || !std::isfinite(o.lr)) bad("lr must be above 0");
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) {
+    bad("lr must be a finite number above 0, not " + std::to_string(o.lr));
+  }
   if (!(o.weight_decay >= 0 && o.weight_decay < 1)) {
     bad("weight decay must be in [0, 1)");
   }

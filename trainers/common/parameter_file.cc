@@ -60,6 +60,23 @@ bool IsSafetensors(const std::string& path) {
   return EndsWith(path, ".safetensors");
 }
 
+namespace {
+
+// What a file that is no parameter file looks like, by its first bytes:
+// " (it is a NumPy .npy file)", or "".
+std::string LooksLike(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[8] = {};
+  in.read(head, sizeof(head));
+  const std::string start(head, static_cast<size_t>(in.gcount()));
+  if (start.rfind("\x93NUMPY", 0) == 0) return " (it is a NumPy .npy file)";
+  if (start.rfind("PK", 0) == 0) return " (it is a zip archive, an .npz?)";
+  if (start.rfind("\x1f\x8b", 0) == 0) return " (it is gzip-compressed)";
+  return "";
+}
+
+}  // namespace
+
 void WriteSafetensorsFile(const std::string& path, const std::string& model,
                           const nn::NamedTensors& state) {
   Safetensors file;
@@ -171,9 +188,24 @@ void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
   if (IsSafetensors(path)) {
     file.tensors = ReadSafetensorsFile(path, model, state);
   } else {
-    file =
-        ReadCheckpoint(path, "--params_in",
-                       "give a file written by --params_out, or a checkpoint");
+    try {
+      file = ReadCheckpoint(
+          path, "--params_in",
+          "give a file written by --params_out, or a checkpoint");
+    } catch (const CheckpointError& e) {
+      // Not a checkpoint at all: say what --params_in reads.
+      if (std::string(e.what()).find("is not a ringlet checkpoint") ==
+          std::string::npos) {
+        throw;
+      }
+      throw CheckpointError(
+          "--params_in: " + path +
+          " is neither a .safetensors file nor a "
+          "ringlet checkpoint" +
+          LooksLike(path) +
+          "; give a file written by --params_out (name it .safetensors for "
+          "PyTorch's format) or a checkpoint");
+    }
   }
   for (const Setting& s : file.settings) {
     if (s.name == "model" && s.value != model) {

@@ -83,7 +83,13 @@ TEST(ParameterFile, RefusesWhatDoesNotFit) {
   ExpectLoadError(Temp("short.params"), "toy", "has no tensor b");
 
   std::ofstream(Temp("raw.params")) << "not a parameter file";
-  ExpectLoadError(Temp("raw.params"), "toy", "is not a ringlet checkpoint");
+  ExpectLoadError(Temp("raw.params"), "toy",
+                  "--params_in: " + Temp("raw.params") +
+                      " is neither a .safetensors file nor a ringlet "
+                      "checkpoint; give a file written by --params_out");
+  // Before: "checkpoint x.npy is not a ringlet checkpoint".
+  std::ofstream(Temp("x.npy")) << "\x93NUMPY\x01\x00";
+  ExpectLoadError(Temp("x.npy"), "toy", "(it is a NumPy .npy file)");
 }
 
 TEST(ParameterFile, RefusesValuesNoModelHoldsNamingTheFirstBadTensor) {

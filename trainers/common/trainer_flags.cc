@@ -1,5 +1,6 @@
 #include "trainers/common/trainer_flags.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -18,8 +19,9 @@ namespace {
 
 // "must be a number above 0" for anything else, as one short line (CLI11's
 // PositiveNumber prints the whole range of a double). inf and nan are not
-// numbers a run can use (--lr=inf would train on NaN). With `auto_ok`, "auto"
-// reads as 0: the trainer's default.
+// numbers a run can use (--lr=inf would train on NaN), nor is what float32,
+// the optimizers' type, cannot hold (1e308 became inf, 1e-50 zero). With
+// `auto_ok`, "auto" reads as 0: the trainer's default.
 CLI::Validator Positive(bool auto_ok) {
   return CLI::Validator(
       [auto_ok](std::string& text) -> std::string {
@@ -30,7 +32,12 @@ CLI::Validator Positive(bool auto_ok) {
         try {
           size_t used = 0;
           const double v = std::stod(text, &used);
-          if (v > 0 && std::isfinite(v) && used == text.size()) return "";
+          if (used == text.size() && v >= FLT_MIN && v <= FLT_MAX) return "";
+          if (used == text.size() && v > 0 && std::isfinite(v)) {
+            return "must be a number float32 holds, from 1.2e-38 to 3.4e38, "
+                   "got '" +
+                   text + "'";
+          }
         } catch (const std::exception&) {
         }
         return std::string("must be ") + (auto_ok ? "auto or " : "") +
