@@ -239,6 +239,24 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
           "--dataset=mnist needs --data_dir: the folder of MNIST's four "
           "IDX files (train-images-idx3-ubyte.gz, ...)");
     }
+    if (name == "mnist") {
+      // Fashion-MNIST's reader would name its own package as the fix.
+      for (const char* file :
+           {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+            "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+        struct stat st;
+        const std::string path = dir + "/" + file;
+        if (::stat(path.c_str(), &st) != 0 &&
+            ::stat((path + ".gz").c_str(), &st) != 0) {
+          throw data::DataError(
+              "--dataset=mnist: no " + path +
+              "(.gz); give --data_dir the folder of MNIST's four IDX files "
+              "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
+              "t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz; "
+              "torchvision's MNIST/raw folder holds them)");
+        }
+      }
+    }
     std::tie(out.train, out.test) = IdxImages(dir);
     out.classes = 10;
     for (const char* prefix : {"train", "t10k"}) {

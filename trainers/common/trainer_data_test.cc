@@ -97,6 +97,15 @@ TEST(LoadTrainerDataTest, MissingOrWrongDataSaysWhatToDo) {
   } catch (const data::DataError& e) {
     EXPECT_THAT(e.what(), HasSubstr("cifar-10-binary.tar.gz"));
   }
+  flags.dataset = "mnist";
+  try {
+    LoadTrainerData(flags);
+    FAIL() << "expected DataError";
+  } catch (const data::DataError& e) {
+    // Before: "Fashion-MNIST file ... is missing. Install ...".
+    EXPECT_THAT(e.what(), HasSubstr("--dataset=mnist: no "));
+    EXPECT_THAT(e.what(), HasSubstr("MNIST's four IDX files"));
+  }
   flags.dataset = "npy";
   flags.data_dir = WriteNpyData(4, 2);
   data::testing::WriteFile(flags.data_dir + "/test_targets.npy",
