@@ -49,7 +49,7 @@ for bin in "$1" "$2"; do
   expect_usage_error "$bin" "--devices=gpu:0 is not understood" --devices=gpu:0
   expect_usage_error "$bin" "'O' is not a whole number of CPU devices" \
     --devices=cpu:O
-  expect_usage_error "$bin" "--backend: ncll not in {auto,ring,naive,nccl,mpi}" \
+  expect_usage_error "$bin" "--backend: 'ncll' is not one of auto, ring, naive, nccl, mpi" \
     --backend=ncll
   expect_usage_error "$bin" "--epochs: must be a whole number above 0, got 'x'" \
     --epochs=x
@@ -155,13 +155,13 @@ for bin in "$1" "$2"; do
     --devices=cpu:1
   expect_error "$bin" "--conv_algorithms=deterministic applies to GPUs" \
     --conv_algorithms=deterministic --devices=cpu:1
-  expect_error "$bin" "--conv_algorithms: fastest not in" \
+  expect_error "$bin" "--conv_algorithms: 'fastest' is not one of" \
     --conv_algorithms=fastest
   expect_error "$bin" "--layout=nhwc applies to GPUs" --layout=nhwc \
     --devices=cpu:1
-  expect_error "$bin" "--layout: NHWC not in" --layout=NHWC
+  expect_error "$bin" "--layout: 'NHWC' is not one of" --layout=NHWC
   expect_usage_error "$bin" "--devices=gpu is not understood" --devices=gpu
-  expect_usage_error "$bin" "--backend: carrier not in" --backend=carrier
+  expect_usage_error "$bin" "--backend: 'carrier' is not one of" --backend=carrier
   # "needs GPUs" with CUDA, "is not in this build" without (cpu_only).
   expect_error "$bin" "the nccl backend" --backend=nccl
   # Once "rank 0 is on cuda:0" for CPU devices.

@@ -38,17 +38,22 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
   AddTrainingSettings(flags, &p.settings);
   p.settings.insert(p.settings.end(), extra.begin(), extra.end());
   // Op threads may change a sum's order: reproducible runs fix them, and
-  // on CPU devices their number is part of the bits (a resume and every
-  // process must keep it; checkpoints that do not say were written with 1,
-  // the default).
+  // on CPU devices their number is part of the bits, as is the kind of
+  // device (--devices=auto takes a GPU where there is one): a resume and
+  // every process must keep both (checkpoints that do not say were written
+  // on CPU devices with 1 thread, the defaults).
   const int threads = flags.reproducible && flags.threads_per_device == 0
                           ? 1
                           : flags.threads_per_device;
   p.threads_per_device =
       ThreadsPerDevice(threads, static_cast<int>(p.devices.size()));
-  if (flags.reproducible && !p.devices.front().is_cuda()) {
-    p.settings.push_back({"threads_per_device",
-                          std::to_string(p.threads_per_device), true, "1"});
+  if (flags.reproducible) {
+    const bool gpu = p.devices.front().is_cuda();
+    p.settings.push_back({"device_kind", gpu ? "cuda" : "cpu", true, "cpu"});
+    if (!gpu) {
+      p.settings.push_back({"threads_per_device",
+                            std::to_string(p.threads_per_device), true, "1"});
+    }
   }
   CheckProcessesAgree(p.job.processes.get(), p.settings);
   // Where each process writes what: one process given --metrics_out alone
