@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,42 +10,17 @@
 #include <string>
 
 #include "cli/run_main.h"
+#include "cli/testing/child_process.h"
 
 namespace ringlet::cli {
 namespace {
 
-struct Ended {
-  int exit_code = -1;  // -1: killed by a signal.
-  int signal = 0;
-  std::string stderr_text;
-};
+using testing::ChildEnded;
 
-// Runs `body` through RunMain in a child whose stdout is `stdout_fd` (set
-// up by `redirect` in the child) and whose stderr the test reads.
-Ended RunChild(const std::function<void()>& redirect,
-               const std::function<int()>& body) {
-  int err[2];
-  if (::pipe(err) != 0) return {};
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::close(err[0]);
-    ::dup2(err[1], 2);
-    redirect();
-    ::_exit(RunMain("p", body));
-  }
-  ::close(err[1]);
-  std::string text;
-  char buf[512];
-  ssize_t n;
-  while ((n = ::read(err[0], buf, sizeof(buf))) > 0) text.append(buf, n);
-  ::close(err[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  Ended e;
-  e.stderr_text = text;
-  if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
-  return e;
+// RunMain("p", body) in a child whose stdout `redirect` sets.
+ChildEnded RunChild(const std::function<void()>& redirect,
+                    const std::function<int()>& body) {
+  return testing::RunInChild(redirect, [&] { return RunMain("p", body); });
 }
 
 // stdout a pipe whose reader has gone (`| head -1` after its line).
@@ -65,7 +39,7 @@ void DevFull() {
 
 // Before: killed by SIGPIPE, no line (the shell's exit 141).
 TEST(StandardStreams, AClosedPipeIsAnErrorNotADeath) {
-  const Ended e = RunChild(ClosedPipe, [] {
+  const ChildEnded e = RunChild(ClosedPipe, [] {
     for (int i = 0; i < 1000; ++i) std::cout << "line " << i << std::endl;
     return 0;
   });
@@ -78,7 +52,7 @@ TEST(StandardStreams, AClosedPipeIsAnErrorNotADeath) {
 
 // Before: exit 0, every line lost.
 TEST(StandardStreams, AFullDiskEndsTheRunNonZero) {
-  const Ended streams = RunChild(DevFull, [] {
+  const ChildEnded streams = RunChild(DevFull, [] {
     std::cout << "a result" << std::endl;
     return 0;
   });
@@ -89,7 +63,7 @@ TEST(StandardStreams, AFullDiskEndsTheRunNonZero) {
             std::string::npos)
       << streams.stderr_text;
   // C stdio's own buffer, as printf-based benchmarks write.
-  const Ended stdio = RunChild(DevFull, [] {
+  const ChildEnded stdio = RunChild(DevFull, [] {
     std::printf("a result\n");
     return 0;
   });
@@ -102,12 +76,13 @@ TEST(StandardStreams, AFullDiskEndsTheRunNonZero) {
 TEST(StandardStreams, WhatWasWrittenArrivesAndAFailureIsKeptUntilTheEnd) {
   int out[2];
   ASSERT_EQ(::pipe(out), 0);
-  const Ended e = RunChild([&] { ::dup2(out[1], 1); },
-                           [] {
-                             std::cout << "one\n" << std::flush;
-                             std::printf("two\n");
-                             return StandardStreamFailure().empty() ? 0 : 5;
-                           });
+  const ChildEnded e =
+      RunChild([&] { ::dup2(out[1], 1); },
+               [] {
+                 std::cout << "one\n" << std::flush;
+                 std::printf("two\n");
+                 return StandardStreamFailure().empty() ? 0 : 5;
+               });
   ::close(out[1]);
   std::string text;
   char buf[64];

@@ -96,6 +96,17 @@ class MemoryBytes : public ByteSource {
 
 }  // namespace
 
+uint64_t ByteSource::DrainRemaining(uint64_t limit) {
+  uint8_t buffer[64 * 1024];
+  uint64_t total = 0;
+  while (total <= limit) {
+    const size_t n = Read(buffer, sizeof(buffer));
+    if (n == 0) break;
+    total += n;
+  }
+  return std::min(total, limit + 1);
+}
+
 std::unique_ptr<ByteSource> BytesInMemory(std::string bytes, std::string name) {
   return std::make_unique<MemoryBytes>(std::move(bytes), std::move(name));
 }

@@ -21,8 +21,9 @@ class ByteSource {
   // fewer than size only at the end. Throws DataError when reading fails.
   virtual size_t Read(void* out, size_t size) = 0;
   // Reads and discards what is left, up to `limit` bytes; returns how many
-  // bytes that was (limit + 1 when more were left).
-  virtual uint64_t DrainRemaining(uint64_t limit) = 0;
+  // bytes that was (limit + 1 when more were left). By default through
+  // Read, a piece at a time.
+  virtual uint64_t DrainRemaining(uint64_t limit);
   // The bytes not yet read, where known without reading them (plain
   // files); else -1.
   virtual int64_t remaining() const = 0;

@@ -152,15 +152,4 @@ size_t GzipReader::Read(void* out, size_t size) {
   return written;
 }
 
-uint64_t GzipReader::DrainRemaining(uint64_t limit) {
-  uint8_t buffer[64 * 1024];
-  uint64_t total = 0;
-  while (total <= limit) {
-    const size_t n = Read(buffer, sizeof(buffer));
-    if (n == 0) break;
-    total += n;
-  }
-  return std::min(total, limit + 1);
-}
-
 }  // namespace ringlet::data

@@ -30,10 +30,6 @@ class GzipReader : public ByteSource {
   // on a corrupt or truncated stream, or bytes after the last gzip member.
   size_t Read(void* out, size_t size) override;
 
-  // Reads and discards what is left, up to `limit` bytes; returns how many
-  // bytes that was (limit + 1 when more were left).
-  uint64_t DrainRemaining(uint64_t limit) override;
-
   // Unknown without decompressing: -1.
   int64_t remaining() const override { return -1; }
 

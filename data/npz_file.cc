@@ -245,17 +245,6 @@ class MemberSource : public ByteSource {
     return n;
   }
 
-  uint64_t DrainRemaining(uint64_t limit) override {
-    uint8_t buffer[64 * 1024];
-    uint64_t total = 0;
-    while (total <= limit) {
-      const size_t n = Read(buffer, sizeof(buffer));
-      if (n == 0) break;
-      total += n;
-    }
-    return std::min(total, limit + 1);
-  }
-
   // After a failed read: reads on to the end and says whether the bytes
   // are not the ones the archive's CRC-32 describes.
   bool DamagedWhenReadToTheEnd() {
