@@ -1,5 +1,6 @@
 #include "cli/standard_streams.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -40,6 +41,8 @@ class DescriptorBuffer : public std::streambuf {
   }
 
   int error() const { return error_.load(); }
+  // Fails every write from now with `error`.
+  void Fail(int error) { error_.store(error); }
 
  protected:
   int_type overflow(int_type c) override {
@@ -116,9 +119,24 @@ void GuardStandardStreams() {
     std::signal(SIGPIPE, SIG_IGN);
     std::cout.flush();
     std::fflush(stdout);
+    // A descriptor closed before the program started (`2>&-`) would be
+    // the next file opened (a checkpoint's lock, say), and stderr's lines
+    // would land in it: /dev/null holds its place, and its stream fails.
+    bool closed[3] = {false, false, false};
+    for (int fd = 0; fd < 3; ++fd) {
+      if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+      closed[fd] = true;
+      const int null = ::open("/dev/null", O_RDWR);
+      if (null >= 0 && null != fd) {
+        ::dup2(null, fd);
+        ::close(null);
+      }
+    }
     // Never freed: the streams may be used until the process ends.
     out_buffer = new DescriptorBuffer(1, 1 << 14);
     err_buffer = new DescriptorBuffer(2, 0);
+    if (closed[1]) out_buffer->Fail(EBADF);
+    if (closed[2]) err_buffer->Fail(EBADF);
     std::cout.rdbuf(out_buffer);
     std::cerr.rdbuf(err_buffer);
     std::clog.rdbuf(err_buffer);

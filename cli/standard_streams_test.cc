@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "cli/run_main.h"
@@ -71,6 +73,32 @@ TEST(StandardStreams, AFullDiskEndsTheRunNonZero) {
   EXPECT_NE(stdio.stderr_text.find("No space left on device"),
             std::string::npos)
       << stdio.stderr_text;
+}
+
+// `2>&-`: before, the next file the program opened took descriptor 2 and
+// stderr's lines were written into it (a checkpoint folder's lock file).
+TEST(StandardStreams, AClosedStderrIsNotTheNextFileOpened) {
+  const std::string path = ::testing::TempDir() + "/opened_after_close";
+  const ChildEnded e = testing::RunInChild(
+      [] { ::close(2); },
+      [&] {
+        GuardStandardStreams();
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        std::cerr << "progress" << std::endl;
+        std::fprintf(stderr, "a line\n");
+        std::fflush(stderr);
+        ::close(fd);
+        return StandardStreamFailure() ==
+                       "standard error could not be written (Bad file "
+                       "descriptor: it was closed before the program started)"
+                   ? 0
+                   : 5;
+      });
+  EXPECT_EQ(e.exit_code, 0);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "");
 }
 
 TEST(StandardStreams, WhatWasWrittenArrivesAndAFailureIsKeptUntilTheEnd) {
