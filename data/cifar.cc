@@ -6,6 +6,7 @@
 
 #include "data/byte_source.h"
 #include "data/data_error.h"
+#include "host/memory.h"
 
 namespace ringlet::data {
 namespace {
@@ -51,8 +52,23 @@ CifarImages ReadCifarBatch(const std::string& path, CifarKind kind,
   CifarImages out;
   out.classes = Classes(kind);
   out.images.type = ElementType::kUint8;
+  // The images' buffer, checked against the host's memory before it is
+  // allocated: whole for a plain file, doubling as the records of a
+  // compressed one arrive.
+  auto make_room = [&](uint64_t bytes) {
+    const std::string shortfall =
+        host::HostMemoryShortfall(static_cast<int64_t>(bytes));
+    if (!shortfall.empty()) {
+      throw DataError(path + ": its images (" +
+                      host::FormatBytes(static_cast<int64_t>(bytes)) +
+                      (left >= 0 ? "" : " so far, and more to come") +
+                      ") do not fit: " + shortfall +
+                      "; use a machine with more memory, or fewer batches");
+    }
+    out.images.bytes.reserve(bytes);
+  };
   if (left > 0 && !labels_only) {
-    out.images.bytes.reserve(left / record * kCifarImageBytes);
+    make_room(left / record * kCifarImageBytes);
     out.labels.reserve(left / record);
   }
   std::vector<uint8_t> buffer(record);
@@ -77,6 +93,10 @@ CifarImages ReadCifarBatch(const std::string& path, CifarKind kind,
     }
     out.labels.push_back(label);
     if (labels_only) continue;
+    if (out.images.bytes.capacity() - out.images.bytes.size() <
+        kCifarImageBytes) {
+      make_room(std::max<uint64_t>(2 * out.images.bytes.capacity(), 1 << 20));
+    }
     out.images.bytes.insert(out.images.bytes.end(),
                             buffer.begin() + label_bytes, buffer.end());
   }

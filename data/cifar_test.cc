@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "data/data_error.h"
 #include "data/testing/idx_writer.h"
+#include "host/testing/memory_cgroup.h"
 
 namespace ringlet::data {
 namespace {
@@ -104,6 +107,32 @@ TEST_F(CifarTest, BrokenFilesAreOneLineErrors) {
   }
   WriteFile(Path("empty.bin"), "");
   EXPECT_THROW(ReadCifarBatch(Path("empty.bin"), CifarKind::k10), DataError);
+}
+
+// A compressed batch of 400 MB of records (labels 0, black images) in a
+// 256 MiB memory cgroup: one line saying the images do not fit, where
+// before the buffer grew until the kernel killed the process (exit 137).
+TEST_F(CifarTest, ACompressedBatchPastTheHostsMemoryIsRefusedNotKilled) {
+  const std::string member =
+      Gzip(std::string(16384 * (1 + kCifarImageBytes), '\0'));  // 50 MB.
+  std::string file;
+  for (int i = 0; i < 8; ++i) file += member;  // gzip members concatenate.
+  WriteFile(Path("huge.bin.gz"), file);
+  const std::string path = Path("huge.bin.gz");
+  const int code = host::testing::RunInCgroup(256 * host::testing::kMiB, [&] {
+    try {
+      ReadCifarBatch(path, CifarKind::k10);
+    } catch (const DataError& e) {
+      return std::string(e.what()).find(
+                 " so far, and more to come) do not fit: only ") !=
+                     std::string::npos
+                 ? 0
+                 : 3;
+    }
+    return 4;
+  });
+  if (code < 0) GTEST_SKIP() << "no memory cgroup this test may make";
+  EXPECT_EQ(code, 0) << (code > 128 ? "killed" : "not the one-line error");
 }
 
 }  // namespace
