@@ -215,9 +215,8 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
   // Data that fails to read mid-run (a file cut short or replaced while it
   // is read in place) leaves the model as the last finished step left it:
   // that position is checkpointed, and the run goes on from it once the
-  // data is whole again.
-  auto stop_on_data_error = [&](const data::DataError& e,
-                                const RunPosition& at) {
+  // data is whole again. Returns the error to throw.
+  auto checkpoint_for = [&](const data::DataError& e, const RunPosition& at) {
     std::string what = e.what();
     if (!options.checkpoint_path.empty()) {
       write_checkpoint(at);
@@ -227,7 +226,16 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
               ": restore the data, then continue with the same flags and "
               "--resume";
     }
-    throw data::DataError(what);
+    return data::DataError(what);
+  };
+  auto evaluate = [&](const data::DatasetPtr& split, ProgressBar* bar,
+                      const RunPosition& at) {
+    try {
+      return EvaluateAccuracy(trainer, split, options.batch_size, bar);
+    } catch (const data::DataError& e) {
+      if (bar != nullptr) bar->Finish();
+      throw checkpoint_for(e, at);
+    }
   };
 
   int64_t steps_this_run = 0;
@@ -302,7 +310,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
       } catch (const data::DataError& e) {
         finish_in_flight();
         bar.Finish();
-        stop_on_data_error(e, at);
+        throw checkpoint_for(e, at);
       }
       if (got == 0) break;
       lr = schedule.At(epoch, at.steps + (has_in_flight ? 1 : 0));
@@ -355,12 +363,7 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
         e.step = step_of_run;
         e.split = options.validation != nullptr ? "validation" : "test";
         const Clock::time_point eval_start = Clock::now();
-        try {
-          e.accuracy = EvaluateAccuracy(trainer, split, options.batch_size);
-        } catch (const data::DataError& error) {
-          bar.Finish();
-          stop_on_data_error(error, at);
-        }
+        e.accuracy = evaluate(split, nullptr, at);
         e.images = split->size();
         e.seconds =
             std::chrono::duration<double>(Clock::now() - eval_start).count();
@@ -407,24 +410,12 @@ std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
           [later_epochs, train_seconds, test_images](double rate) {
             return later_epochs * (train_seconds + test_images / rate);
           });
-      try {
-        m.test_acc =
-            EvaluateAccuracy(trainer, test, options.batch_size, &eval_bar);
-      } catch (const data::DataError& e) {
-        eval_bar.Finish();
-        stop_on_data_error(e, at);
-      }
+      m.test_acc = evaluate(test, &eval_bar, at);
     }
     if (options.validation != nullptr) {
       ProgressBar val_bar(progress, options.terminal, "val " + of,
                           options.validation->size());
-      try {
-        m.val_acc = EvaluateAccuracy(trainer, options.validation,
-                                     options.batch_size, &val_bar);
-      } catch (const data::DataError& e) {
-        val_bar.Finish();
-        stop_on_data_error(e, at);
-      }
+      m.val_acc = evaluate(options.validation, &val_bar, at);
     }
     m.eval_seconds =
         std::chrono::duration<double>(Clock::now() - eval_start).count();

@@ -474,6 +474,34 @@ TEST(TrainingLoopTest, AReadErrorMidRunCheckpointsTheLastStepAndResumes) {
   EXPECT_EQ(MetricsNumbers(resumed.epochs), MetricsNumbers(straight.epochs));
 }
 
+// A test set that fails to read at the epoch's evaluation: the epoch's
+// training is checkpointed whole, and the resumed run evaluates and goes
+// on as if nothing happened.
+TEST(TrainingLoopTest, AReadErrorInTheEvaluationCheckpointsTheEpoch) {
+  const std::string ckpt = ::testing::TempDir() + "/eval_error.ckpt";
+  const RunResult straight = TrainFake(2, 2, "", "");
+  bool failing = true;
+  FakeTrainer trainer(2);
+  LoopOptions options;
+  options.epochs = 2;
+  options.batch_size = 16;
+  options.seed = 3;
+  options.settings = {{"program", "fake", true}};
+  options.checkpoint_path = ckpt;
+  std::ostringstream out, progress;
+  EXPECT_THROW(TrainEpochs(trainer, MakeSplit(100),
+                           std::make_shared<BreakingSplit>(30, 0, &failing),
+                           options, out, progress),
+               data::DataError);
+  const Checkpoint saved = ReadCheckpoint(ckpt);
+  EXPECT_EQ(saved.position.epoch, 1);
+  EXPECT_EQ(saved.position.steps, 7);  // 100 images in batches of 16.
+  failing = false;
+  const RunResult resumed = TrainFake(2, 2, ckpt, "");
+  EXPECT_EQ(resumed.weight, straight.weight);
+  EXPECT_EQ(MetricsNumbers(resumed.epochs), MetricsNumbers(straight.epochs));
+}
+
 // A closed stdout (`| head -1`) or a full disk: the run stops after the
 // step as on a signal, checkpoint written, instead of dying of SIGPIPE or
 // training on with every line lost.
