@@ -413,6 +413,18 @@ TEST(TrainingLoopTest, SignalMidEpochCheckpointsAndResumesBitForBit) {
   EXPECT_EQ(MetricsNumbers(resumed.epochs), MetricsNumbers(straight.epochs));
 }
 
+// TrainFake's options: `epochs` epochs in batches of 16, checkpointed to
+// `checkpoint`.
+LoopOptions CheckpointedOptions(int epochs, const std::string& checkpoint) {
+  LoopOptions options;
+  options.epochs = epochs;
+  options.batch_size = 16;
+  options.seed = 3;
+  options.settings = {{"program", "fake", true}};
+  options.checkpoint_path = checkpoint;
+  return options;
+}
+
 // The training images of MakeSplit(n), whose reads fail from the
 // `fail_from`-th on (a file cut short while it is read in place) while
 // `failing` holds.
@@ -446,12 +458,7 @@ TEST(TrainingLoopTest, AReadErrorMidRunCheckpointsTheLastStepAndResumes) {
   // 7 batches of 16 an epoch: read 150 is in epoch 2, batch 4.
   auto breaking = std::make_shared<BreakingSplit>(100, 150, &failing);
   FakeTrainer trainer(2);
-  LoopOptions options;
-  options.epochs = 3;
-  options.batch_size = 16;
-  options.seed = 3;
-  options.settings = {{"program", "fake", true}};
-  options.checkpoint_path = ckpt;
+  const LoopOptions options = CheckpointedOptions(3, ckpt);
   std::ostringstream out, progress;
   try {
     TrainEpochs(trainer, breaking, MakeSplit(30), options, out, progress);
@@ -482,12 +489,7 @@ TEST(TrainingLoopTest, AReadErrorInTheEvaluationCheckpointsTheEpoch) {
   const RunResult straight = TrainFake(2, 2, "", "");
   bool failing = true;
   FakeTrainer trainer(2);
-  LoopOptions options;
-  options.epochs = 2;
-  options.batch_size = 16;
-  options.seed = 3;
-  options.settings = {{"program", "fake", true}};
-  options.checkpoint_path = ckpt;
+  const LoopOptions options = CheckpointedOptions(2, ckpt);
   std::ostringstream out, progress;
   EXPECT_THROW(TrainEpochs(trainer, MakeSplit(100),
                            std::make_shared<BreakingSplit>(30, 0, &failing),
@@ -508,11 +510,7 @@ TEST(TrainingLoopTest, AReadErrorInTheEvaluationCheckpointsTheEpoch) {
 TEST(TrainingLoopTest, OutputThatCannotBeWrittenStopsTheRunLikeASignal) {
   const std::string ckpt = ::testing::TempDir() + "/lost_output.ckpt";
   FakeTrainer trainer(2);
-  LoopOptions options;
-  options.epochs = 2;
-  options.batch_size = 16;
-  options.settings = {{"program", "fake", true}};
-  options.checkpoint_path = ckpt;
+  LoopOptions options = CheckpointedOptions(2, ckpt);
   options.output_failure = [] {
     return std::string("standard output could not be written (Broken pipe)");
   };
