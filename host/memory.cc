@@ -168,23 +168,28 @@ int64_t AddressSpaceLeft(std::string* limit) {
   return std::max<int64_t>(0, bytes - pages * sysconf(_SC_PAGESIZE));
 }
 
-std::string HostMemoryShortfall(int64_t bytes) {
-  const HostMemory memory = ReadHostMemory();
-  int64_t free =
-      memory.available < 0
-          ? -1
-          : std::max<int64_t>(0, memory.available - HostMemoryReserve(memory));
-  std::string why = memory.limit;
+HostMemory FreeHostMemory() {
+  HostMemory memory = ReadHostMemory();
+  if (memory.available >= 0) {
+    memory.available =
+        std::max<int64_t>(0, memory.available - HostMemoryReserve(memory));
+  }
   std::string address_limit;
   const int64_t address_left = AddressSpaceLeft(&address_limit);
-  if (address_left >= 0 && (free < 0 || address_left < free)) {
-    free = address_left;
-    why = address_limit;
+  if (address_left >= 0 &&
+      (memory.available < 0 || address_left < memory.available)) {
+    memory.available = address_left;
+    memory.limit = address_limit;
   }
-  if (free < 0 || bytes <= free) return "";
-  return "only " + FormatBytes(free) + " of the host's memory " +
-         (free == 1 ? "is" : "are") + " free" +
-         (why.empty() ? "" : " (" + why + ")");
+  return memory;
+}
+
+std::string HostMemoryShortfall(int64_t bytes) {
+  const HostMemory free = FreeHostMemory();
+  if (free.available < 0 || bytes <= free.available) return "";
+  return "only " + FormatBytes(free.available) + " of the host's memory " +
+         (free.available == 1 ? "is" : "are") + " free" +
+         (free.limit.empty() ? "" : " (" + free.limit + ")");
 }
 
 std::string FormatBytes(int64_t bytes) {

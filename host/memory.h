@@ -49,6 +49,10 @@ bool HostMemoryFits(const HostMemory& memory, int64_t bytes);
 // which: "the address space is limited to 2.00 GiB by ulimit -v".
 int64_t AddressSpaceLeft(std::string* limit = nullptr);
 
+// What an allocation may take now: ReadHostMemory's, its reserve kept back
+// and bounded by what ulimit -v leaves (`limit` then says so).
+HostMemory FreeHostMemory();
+
 // "" when `bytes` more fit in the host's memory (HostMemoryFits, and under
 // ulimit -v); else why not, for an error message that names the bytes:
 // "only 1008.00 MiB of the host's memory are free (the memory cgroup's

@@ -38,21 +38,10 @@ MemoryShortage HostShortage(int64_t requested, int64_t held) {
   s.where = "the host";
   s.requested = requested;
   s.held = held;
-  const host::HostMemory memory = host::ReadHostMemory();
-  // Free as the allocator counts it: with the reserve kept back.
-  s.free = memory.available < 0
-               ? -1
-               : std::max<int64_t>(
-                     0, memory.available - host::HostMemoryReserve(memory));
-  s.total = memory.total;
-  s.limit = memory.limit;
-  std::string address_limit;
-  const int64_t address_left = host::AddressSpaceLeft(&address_limit);
-  if (address_left >= 0 && (s.free < 0 || address_left < s.free)) {
-    // What ulimit -v leaves, less than the machine has free.
-    s.free = address_left;
-    s.limit = address_limit;
-  }
+  const host::HostMemory free = host::FreeHostMemory();
+  s.free = free.available;
+  s.total = free.total;
+  s.limit = free.limit;
   return s;
 }
 

@@ -40,7 +40,7 @@ std::string ReadHolder(int fd) {
 
 FolderLock::FolderLock(const std::string& dir, const std::string& program,
                        const std::string& flag)
-    : path_(dir + "/" + program + ".lock") {
+    : path_(PathFor(dir, program)) {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) {
     throw std::runtime_error(flag + ": cannot make the lock file " + path_ +

@@ -22,6 +22,11 @@ class FolderLock {
   FolderLock& operator=(const FolderLock&) = delete;
 
   const std::string& path() const { return path_; }
+  // <dir>/<program>.lock: the file a lock of `program` on `dir` holds.
+  static std::string PathFor(const std::string& dir,
+                             const std::string& program) {
+    return dir + "/" + program + ".lock";
+  }
 
  private:
   std::string path_;

@@ -42,8 +42,14 @@ void PrintLine(const std::string& text) {
 
 // What processes agree on: the stop signals, and SIGPIPE, the loop's name
 // for output that could not be written (its pipe closed, its disk full).
-constexpr int kAgreedStops[] = {SIGINT,  SIGTERM, SIGHUP,
-                                SIGUSR1, SIGUSR2, SIGPIPE};
+const std::vector<int>& AgreedStops() {
+  static const std::vector<int> stops = [] {
+    std::vector<int> s = StopSignals();
+    s.push_back(SIGPIPE);
+    return s;
+  }();
+  return stops;
+}
 
 // Every file the flags ask the run to write; the checkpoint last.
 std::vector<OutputFile> TrainerOutputs(const TrainerFlags& flags,
@@ -125,7 +131,7 @@ void CheckTrainerOutputsSpare(const TrainerFlags& flags,
   if (!flags.checkpoint_dir.empty()) {
     kept.push_back(
         {"the lock of --checkpoint_dir",
-         ResolveUserPath(flags.checkpoint_dir) + "/" + program + ".lock"});
+         FolderLock::PathFor(ResolveUserPath(flags.checkpoint_dir), program)});
   }
   std::vector<OutputFile> outputs = TrainerOutputs(flags, program);
   outputs.pop_back();  // The checkpoint: CheckOutputFiles compared it.
@@ -186,16 +192,16 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
     // way the job stops after the same step, where any process was asked.
     std::shared_ptr<collectives::ProcessGroup> processes = job.processes;
     // How many processes received each stop; the job's is the first of
-    // kAgreedStops any received, the same on every process.
+    // AgreedStops() any received, the same on every process.
     loop.agree_stop = [processes](int mine) {
-      constexpr size_t kKinds = sizeof(kAgreedStops) / sizeof(kAgreedStops[0]);
-      double received[kKinds] = {};
-      for (size_t k = 0; k < kKinds; ++k) {
-        received[k] = mine == kAgreedStops[k] ? 1.0 : 0.0;
+      const std::vector<int>& stops = AgreedStops();
+      std::vector<double> received(stops.size());
+      for (size_t k = 0; k < stops.size(); ++k) {
+        received[k] = mine == stops[k] ? 1.0 : 0.0;
       }
-      processes->SumOverProcesses(received, kKinds);
-      for (size_t k = 0; k < kKinds; ++k) {
-        if (received[k] > 0) return kAgreedStops[k];
+      processes->SumOverProcesses(received.data(), received.size());
+      for (size_t k = 0; k < stops.size(); ++k) {
+        if (received[k] > 0) return stops[k];
       }
       return 0;
     };
