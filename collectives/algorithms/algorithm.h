@@ -7,6 +7,10 @@
 #ifndef RINGLET_COLLECTIVES_ALGORITHMS_ALGORITHM_H_
 #define RINGLET_COLLECTIVES_ALGORITHMS_ALGORITHM_H_
 
+#include <stdexcept>
+#include <string>
+
+#include "collectives/api/wire_reduction.h"
 #include "collectives/transport/call_desc.h"
 #include "collectives/transport/transport.h"
 
@@ -30,6 +34,16 @@ class Algorithm {
   virtual void AllGather(Transport& t, const CallDesc& call, const void* send,
                          void* recv) const = 0;
   virtual void Barrier(Transport& t, const CallDesc& call) const = 0;
+
+  // Whether AllReduceWire runs here (it needs a transport that reads on
+  // the host).
+  virtual bool RunsWire() const { return false; }
+  // call.count elements summed in `reduction`'s words (wire_reduction.h).
+  virtual void AllReduceWire(Transport& t, const CallDesc& call,
+                             const WireReduction& reduction) const {
+    (void)t, (void)call, (void)reduction;
+    throw std::logic_error(std::string(name()) + " has no wire allreduce");
+  }
 };
 
 }  // namespace ringlet::collectives

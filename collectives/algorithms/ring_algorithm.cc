@@ -1,5 +1,7 @@
 #include "collectives/algorithms/ring_algorithm.h"
 
+#include <algorithm>
+
 #include "collectives/algorithms/segments.h"
 
 namespace ringlet::collectives {
@@ -10,17 +12,21 @@ class Ring {
  public:
   // `chunk_count` elements per chunk (or the whole count cut in `size`
   // chunks when `equal_chunks` is false); `sends_per_segment` is how many
-  // messages one segment index puts on a link over the whole call.
+  // messages one segment index puts on a link over the whole call. Chunks
+  // and segments start at multiples of `grain` elements (with 1, as even
+  // as the count allows).
   Ring(const Transport& t, const CallDesc& call, size_t total_count,
-       bool equal_chunks, size_t segment_bytes, size_t sends_per_segment)
+       bool equal_chunks, size_t segment_bytes, size_t sends_per_segment,
+       size_t grain = 1)
       : n_(t.size()),
         r_(t.rank()),
         call_(call),
         esize_(SizeOf(call.type)),
         total_(total_count),
-        equal_(equal_chunks) {
-    const size_t largest = equal_ ? total_ / n_ : (total_ + n_ - 1) / n_;
-    segments_ = SegmentCount(largest * esize_, segment_bytes,
+        grain_(grain),
+        units_((total_count + grain - 1) / grain) {
+    const size_t largest = equal_chunks ? units_ / n_ : (units_ + n_ - 1) / n_;
+    segments_ = SegmentCount(largest * grain_ * esize_, segment_bytes,
                              t.max_messages_per_link() / sends_per_segment);
   }
 
@@ -32,9 +38,12 @@ class Ring {
 
   // Element range of segment k of chunk c.
   Range Segment(int c, size_t k) const {
-    const Range ch = EvenPart(total_, n_, c);
+    const Range ch = EvenPart(units_, n_, c);
     const Range s = EvenPart(ch.count, segments_, k);
-    return {ch.offset + s.offset, s.count};
+    const size_t begin = std::min(total_, (ch.offset + s.offset) * grain_);
+    const size_t end =
+        std::min(total_, (ch.offset + s.offset + s.count) * grain_);
+    return {begin, end - begin};
   }
   size_t Bytes(const Range& g) const { return g.count * esize_; }
   const char* At(const void* base, const Range& g) const {
@@ -50,8 +59,7 @@ class Ring {
  private:
   const int n_, r_;
   const CallDesc& call_;
-  const size_t esize_, total_;
-  const bool equal_;
+  const size_t esize_, total_, grain_, units_;
   size_t segments_ = 1;
 };
 
@@ -92,6 +100,25 @@ void ReduceScatterSteps(Transport& t, const Ring& ring, const CallDesc& call,
   }
 }
 
+// An allreduce's all-gather: step n-1+j receives chunk r-j into recv,
+// finished by its owner r-j-1, and passes it on unless the next rank is
+// that owner.
+void AllGatherSteps(Transport& t, const Ring& ring, void* recv) {
+  const int n = t.size();
+  for (int j = 0; j < n - 1; ++j) {
+    const int c = ring.chunk(-j);
+    for (size_t k = 0; k < ring.segments(); ++k) {
+      const Range g = ring.Segment(c, k);
+      t.RecvCopy(ring.prev(), ring.Env(n - 1 + j, k), ring.At(recv, g),
+                 ring.Bytes(g));
+      if (j < n - 2) {
+        t.Send(ring.next(), ring.Env(n + j, k), ring.At(recv, g),
+               ring.Bytes(g));
+      }
+    }
+  }
+}
+
 // n-1 rounds of empty messages around the ring, from step `first_step` on:
 // after round s a rank has heard, through its neighbour, from the s+1 ranks
 // before it, so no rank returns before every rank got this far.
@@ -114,20 +141,54 @@ void RingAlgorithm::AllReduce(Transport& t, const CallDesc& call,
   // Per segment index, a link carries 2(n-1) messages over the call.
   const Ring ring(t, call, call.count, false, segment_bytes_, 2 * (n - 1));
   ReduceScatterSteps(t, ring, call, /*first=*/0, send, recv, nullptr, true);
-  // All-gather: step n-1+j receives chunk r-j, finished by its owner r-j-1,
-  // and passes it on unless the next rank is that owner.
-  for (int j = 0; j < n - 1; ++j) {
-    const int c = ring.chunk(-j);
+  AllGatherSteps(t, ring, recv);
+  t.WaitSends();
+}
+
+void RingAlgorithm::AllReduceWire(Transport& t, const CallDesc& call,
+                                  const WireReduction& reduction) const {
+  const int n = t.size();
+  const Ring ring(t, call, call.count, false, segment_bytes_, 2 * (n - 1),
+                  reduction.grain());
+  const size_t wire = reduction.wire_bytes();
+  // Partial sums, indexed like the buffer: a message stays readable until
+  // the call's end, so no two steps share memory.
+  char* words = static_cast<char*>(t.Scratch(call.count * wire));
+  const auto words_at = [&](const Range& g) { return words + g.offset * wire; };
+  const void* values = reduction.values();
+  void* out = reduction.out();
+  // Chunk r leaves first, as values or as words.
+  for (size_t k = 0; k < ring.segments(); ++k) {
+    const Range g = ring.Segment(ring.chunk(0), k);
+    if (values != nullptr) {
+      t.Send(ring.next(), ring.Env(0, k), ring.At(values, g), ring.Bytes(g));
+    } else {
+      reduction.Encode(g.offset, g.count, words_at(g));
+      t.Send(ring.next(), ring.Env(0, k), words_at(g), g.count * wire);
+    }
+  }
+  // Step s combines chunk r-s-1; the last one finishes chunk r+1 into out,
+  // the all-gather's first message.
+  for (int s = 0; s < n - 1; ++s) {
+    const bool last = s == n - 2;
+    const bool as_values = s == 0 && values != nullptr;
+    const int c = ring.chunk(-s - 1);
     for (size_t k = 0; k < ring.segments(); ++k) {
       const Range g = ring.Segment(c, k);
-      t.RecvCopy(ring.prev(), ring.Env(n - 1 + j, k), ring.At(recv, g),
-                 ring.Bytes(g));
-      if (j < n - 2) {
-        t.Send(ring.next(), ring.Env(n + j, k), ring.At(recv, g),
-               ring.Bytes(g));
+      t.RecvCombine(ring.prev(), ring.Env(s, k),
+                    as_values ? ring.Bytes(g) : g.count * wire,
+                    [&](const void* message) {
+                      reduction.Combine(g.offset, g.count, message, as_values,
+                                        words_at(g), last);
+                    });
+      if (last) {
+        t.Send(ring.next(), ring.Env(s + 1, k), ring.At(out, g), ring.Bytes(g));
+      } else {
+        t.Send(ring.next(), ring.Env(s + 1, k), words_at(g), g.count * wire);
       }
     }
   }
+  AllGatherSteps(t, ring, out);
   t.WaitSends();
 }
 

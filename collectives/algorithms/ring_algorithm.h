@@ -36,6 +36,15 @@ class RingAlgorithm : public Algorithm {
   void AllGather(Transport& t, const CallDesc& call, const void* send,
                  void* recv) const override;
   void Barrier(Transport& t, const CallDesc& call) const override;
+  // The allreduce with the reduction's words as partial sums: the first
+  // send carries a rank's values as they are (or its words), each step of
+  // the reduce-scatter combines into words, the last one into finished
+  // values, which the all-gather passes on unchanged. Words cross a link
+  // only in the n-2 middle steps; with 2 ranks none does, and the bytes
+  // are a plain allreduce's.
+  bool RunsWire() const override { return true; }
+  void AllReduceWire(Transport& t, const CallDesc& call,
+                     const WireReduction& reduction) const override;
 
  private:
   const size_t segment_bytes_;

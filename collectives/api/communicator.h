@@ -20,6 +20,7 @@
 
 #include "collectives/api/collective_error.h"
 #include "collectives/api/types.h"
+#include "collectives/api/wire_reduction.h"
 #include "collectives/api/work.h"
 
 namespace ringlet::collectives {
@@ -79,6 +80,17 @@ class Communicator {
 
   // Returns once every rank has called Barrier.
   virtual void Barrier(const CallOptions& options = {}) = 0;
+
+  // out[i] = the sum over ranks, in `reduction`'s own words, for i < count
+  // (see wire_reduction.h). Returns false, having made no call, where the
+  // backend cannot run one (then on every rank alike: it depends on the
+  // backend and the call's algorithm only), and the caller sums another
+  // way. The ring over host memory (threads and mpirun processes) runs it.
+  virtual bool AllReduceWire(const WireReduction& reduction, size_t count,
+                             const CallOptions& options = {}) {
+    (void)reduction, (void)count, (void)options;
+    return false;
+  }
 
   // AllReduce without waiting for it: returns the call's Work, whose Wait()
   // ends it. Every rank must start its calls in the same order, async or

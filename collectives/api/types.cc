@@ -58,6 +58,8 @@ const char* Name(OpKind kind) {
       return "allgather";
     case OpKind::kBarrier:
       return "barrier";
+    case OpKind::kWireAllReduce:
+      return "wire allreduce";
   }
   return "?";
 }

@@ -21,6 +21,8 @@ enum class OpKind : uint8_t {
   kReduceScatter,
   kAllGather,
   kBarrier,
+  // A sum in the caller's own wire words (wire_reduction.h).
+  kWireAllReduce,
 };
 
 size_t SizeOf(DataType type);

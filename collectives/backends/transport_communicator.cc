@@ -162,6 +162,39 @@ void TransportCommunicator::DoBarrier(const CallOptions& options) {
   Guarded([&] { algorithm->Barrier(*transport_, call); });
 }
 
+const Algorithm* TransportCommunicator::Find(const CallOptions& options) const {
+  if (options.algorithm.empty()) return algorithms_[0].get();
+  for (const auto& a : algorithms_) {
+    if (options.algorithm == a->name()) return a.get();
+  }
+  return nullptr;
+}
+
+bool TransportCommunicator::AllReduceWire(const WireReduction& reduction,
+                                          size_t count,
+                                          const CallOptions& options) {
+  const Algorithm* found = Find(options);
+  // An unknown name fails in Begin, as for every call.
+  if (found != nullptr &&
+      (!found->RunsWire() || !transport_->reads_on_host())) {
+    return false;
+  }
+  if (queue_) queue_->Drain();
+  const Algorithm* algorithm;
+  const CallDesc call = Begin(OpKind::kWireAllReduce, reduction.type(),
+                              ReduceOp::kSum, 0, count, options, &algorithm);
+  if (count == 0) return true;
+  RequireBuffer(call, reduction.out(), "out");
+  if (size() == 1) {
+    void* words = transport_->Scratch(count * reduction.wire_bytes());
+    reduction.Encode(0, count, words);
+    reduction.Finish(0, count, words);
+    return true;
+  }
+  Guarded([&] { algorithm->AllReduceWire(*transport_, call, reduction); });
+  return true;
+}
+
 void TransportCommunicator::AllReduce(const void* send, void* recv,
                                       size_t count, DataType type, ReduceOp op,
                                       const CallOptions& options) {

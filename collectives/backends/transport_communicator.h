@@ -47,6 +47,10 @@ class TransportCommunicator : public Communicator {
   void AllGather(const void* send, void* recv, size_t send_count, DataType type,
                  const CallOptions& options = {}) override;
   void Barrier(const CallOptions& options = {}) override;
+  // Where the call's algorithm has one (ring) and the transport reads on
+  // the host.
+  bool AllReduceWire(const WireReduction& reduction, size_t count,
+                     const CallOptions& options = {}) override;
   std::unique_ptr<Work> AllReduceAsync(
       const void* send, void* recv, size_t count, DataType type, ReduceOp op,
       const gpu::Event* after = nullptr,
@@ -82,6 +86,9 @@ class TransportCommunicator : public Communicator {
   std::unique_ptr<Work> Queue(const CallOptions& options,
                               std::function<void()> call);
 
+  // The algorithm `options` name (the group's first when none), or null
+  // for a name the group does not have.
+  const Algorithm* Find(const CallOptions& options) const;
   // Numbers the call, resolves its algorithm, checks that the group is not
   // aborted and starts the transport's clock.
   CallDesc Begin(OpKind kind, DataType type, ReduceOp op, int root,

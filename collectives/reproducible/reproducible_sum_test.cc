@@ -204,6 +204,98 @@ TEST(ReproducibleSum, CountsAroundBlocksAndRanks) {
   }
 }
 
+// Two ranks holding one summand each: the ring finds each block's grid
+// from the two values it combines first (no maxima pass), for counts
+// around blocks, segments and chunks, with magnitudes far apart, zeros
+// and non-finite values; the bits of one rank holding both, on every
+// backend (those without the wire ring take the maxima path), in place too.
+TEST_P(ReproducibleSumTest, TwoRanksWithOneSummandEachGiveOneRanksBits) {
+  for (const DataType type : {DataType::kFloat32, DataType::kBFloat16}) {
+    for (const size_t count :
+         {size_t{1}, size_t{255}, size_t{257}, size_t{4099}, size_t{70001}}) {
+      auto values = Summands(2, count, 23);
+      for (size_t i = 0; i < count; i += 97) values[1][i] = 0.0f;
+      for (size_t i = 600; i < count; i += 1000) values[0][i] *= 1e30f;
+      if (count > 300) {
+        values[0][300] = std::numeric_limits<float>::infinity();
+        values[1][301] = std::nanf("");
+      }
+      const std::vector<Bytes> summands = {AsType(values[0], type),
+                                           AsType(values[1], type)};
+      Group one = GetParam().make(1);
+      Group two = GetParam().make(2);
+      const Bytes reference = SumPlaced(one, {{0, 1}}, summands, count, type);
+      EXPECT_TRUE(SumPlaced(two, {{0}, {1}}, summands, count, type) ==
+                  reference)
+          << Name(type) << "[" << count << "]";
+      EXPECT_TRUE(SumPlaced(two, {{1}, {0}}, summands, count, type) ==
+                  reference)
+          << Name(type) << "[" << count << "] swapped";
+      std::vector<Bytes> in_place = summands;
+      const std::vector<std::string> errors =
+          RunRanks(two, [&](Communicator& c) {
+            ReproducibleAllReduce(c, in_place[c.rank()].data(),
+                                  in_place[c.rank()].data(), count, type);
+          });
+      EXPECT_EQ(errors, std::vector<std::string>(2, ""));
+      EXPECT_TRUE(in_place[0] == reference && in_place[1] == reference)
+          << Name(type) << "[" << count << "] in place";
+    }
+  }
+}
+
+// Calls longer than a piece (4 MiB of values) are summed piece by piece;
+// the bits do not change.
+TEST(ReproducibleSum, CallsOfSeveralPiecesGiveOneRanksBits) {
+  for (const DataType type : {DataType::kFloat32, DataType::kBFloat16}) {
+    const size_t count = (size_t{4} << 20) / SizeOf(type) + 300;
+    std::vector<Bytes> summands;
+    for (const auto& s : Summands(3, count, 29)) {
+      summands.push_back(AsType(s, type));
+    }
+    Group one = HostBackends()[0].make(1);
+    Group three = HostBackends()[0].make(3);
+    EXPECT_TRUE(SumPlaced(one, {{0, 1, 2}}, summands, count, type) ==
+                SumPlaced(three, {{2}, {0, 1}, {}}, summands, count, type))
+        << Name(type);
+  }
+}
+
+// What the ring puts on the wire: with two ranks of one summand each, a
+// plain allreduce's bytes (values out, finished values back); with four,
+// words (8 bytes) only in the two middle steps of the reduce-scatter.
+TEST(ReproducibleSum, TheRingSendsWordsOnlyInItsMiddleSteps) {
+  constexpr size_t kCount = 4096 * 4;
+  const auto values = Summands(4, kCount, 31);
+  for (const int ranks : {2, 4}) {
+    Group group = HostBackends()[0].make(ranks);
+    std::vector<uint64_t> sent(ranks);
+    std::vector<std::vector<float>> out(ranks, std::vector<float>(kCount));
+    const std::vector<std::string> errors =
+        RunRanks(group, [&](Communicator& c) {
+          const uint64_t before = c.stats().bytes_sent;
+          ReproducibleAllReduce(c, values[c.rank()].data(),
+                                out[c.rank()].data(), kCount,
+                                DataType::kFloat32);
+          sent[c.rank()] = c.stats().bytes_sent - before;
+        });
+    ASSERT_EQ(errors, std::vector<std::string>(ranks, ""));
+    // A float32 ring's 2(n-1)/n of the buffer, and with four ranks the
+    // middle steps' words (2 chunks of 4 more bytes per element) and the
+    // blocks' maxima; the counts of summands (2 int32) go in 2(n-1) sends
+    // of a chunk of at most one.
+    const uint64_t plain = 2 * (ranks - 1) * kCount * 4 / ranks;
+    const uint64_t words = ranks == 2 ? 0 : 2 * (kCount / 4) * 4;
+    const uint64_t maxima =
+        ranks == 2 ? 0 : 2 * (ranks - 1) * (kCount / 256) * 4 / ranks;
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_LE(sent[r], plain + words + maxima + 2 * (ranks - 1) * 4)
+          << ranks << " ranks, rank " << r;
+      EXPECT_GE(sent[r], plain + words) << ranks << " ranks, rank " << r;
+    }
+  }
+}
+
 TEST(ReproducibleSum, CountZeroTouchesNothing) {
   Group group = HostBackends()[0].make(2);
   const std::vector<std::string> errors = RunRanks(group, [](Communicator& c) {

@@ -6,7 +6,8 @@ std::string Describe(const CallDesc& call, const char* algorithm_name) {
   std::string out = std::string(Name(call.kind)) + " #" +
                     std::to_string(call.seq) + " " + Name(call.type) + "[" +
                     std::to_string(call.count) + "]";
-  if (call.kind == OpKind::kAllReduce || call.kind == OpKind::kReduceScatter) {
+  if (call.kind == OpKind::kAllReduce || call.kind == OpKind::kReduceScatter ||
+      call.kind == OpKind::kWireAllReduce) {
     out += std::string(" ") + Name(call.op);
   }
   if (call.kind == OpKind::kBroadcast) {

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "collectives/api/types.h"
@@ -52,6 +53,17 @@ class Transport {
   virtual void RecvReduce(int peer, const Envelope& expected, void* dst,
                           const void* local, size_t count, DataType type,
                           ReduceOp op, bool finish) = 0;
+
+  // Waits for `peer`'s next message of `bytes`, checks its envelope, and
+  // runs combine(message) while the payload may be read (in place where the
+  // transport can): combinations the transport does not know, such as a
+  // WireReduction's. Host memory only (see reads_on_host()).
+  virtual void RecvCombine(
+      int peer, const Envelope& expected, size_t bytes,
+      const std::function<void(const void* message)>& combine) = 0;
+  // Whether RecvCombine can hand payloads to host code (not where they
+  // live in GPU memory).
+  virtual bool reads_on_host() const { return true; }
 
   // Waits for `peer`'s next message, checks it, and copies it to dst.
   virtual void RecvCopy(int peer, const Envelope& expected, void* dst,

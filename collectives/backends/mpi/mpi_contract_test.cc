@@ -184,38 +184,42 @@ TEST_P(MpiContractTest, EveryCollectiveStartedBackToBackGivesItsResult) {
   }));
 }
 
-// The reproducible sum across processes: the job's ranks share 12
+// The reproducible sum across processes: the job's ranks share the
 // summands (global rank g holds those with s % size == g), and every rank
-// gets the bits one rank holding all 12 gets (a group of one, here).
+// gets the bits one rank holding them all gets (a group of one, here).
+// One summand per rank sends values first (two ranks: grids found in the
+// ring, no maxima pass); twelve send words.
 TEST_P(MpiContractTest, ReproducibleSumGivesTheBitsOfOneRankHoldingAll) {
-  constexpr int kSummands = 12;
   constexpr size_t kCount = 4099;
-  std::vector<std::vector<float>> summands(kSummands,
-                                           std::vector<float>(kCount));
-  std::vector<const void*> all;
-  for (int s = 0; s < kSummands; ++s) {
-    for (size_t i = 0; i < kCount; ++i) {
-      summands[s][i] =
-          std::ldexp(static_cast<float>(TestValue(s, i)) + 0.1f * s,
-                     static_cast<int>((s * 7 + i) % 41) - 20);
+  for (const int summand_count : {world_->size(), 12}) {
+    std::vector<std::vector<float>> summands(summand_count,
+                                             std::vector<float>(kCount));
+    std::vector<const void*> all;
+    for (int s = 0; s < summand_count; ++s) {
+      for (size_t i = 0; i < kCount; ++i) {
+        summands[s][i] =
+            std::ldexp(static_cast<float>(TestValue(s, i)) + 0.1f * s,
+                       static_cast<int>((s * 7 + i) % 41) - 20);
+      }
+      all.push_back(summands[s].data());
     }
-    all.push_back(summands[s].data());
+    Group one = CreateHostGroup(1, {std::make_shared<RingAlgorithm>()}, {});
+    std::vector<float> expected(kCount);
+    ReproducibleAllReduce(*one[0], all, expected.data(), kCount,
+                          DataType::kFloat32);
+    ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
+      std::vector<const void*> mine;
+      for (int s = comm.rank(); s < summand_count; s += comm.size()) {
+        mine.push_back(summands[s].data());
+      }
+      std::vector<float> got(kCount);
+      ReproducibleAllReduce(comm, mine, got.data(), kCount, DataType::kFloat32);
+      EXPECT_EQ(
+          std::memcmp(got.data(), expected.data(), kCount * sizeof(float)), 0)
+          << "rank " << comm.rank() << " of " << comm.size() << ", "
+          << summand_count << " summands";
+    }));
   }
-  Group one = CreateHostGroup(1, {std::make_shared<RingAlgorithm>()}, {});
-  std::vector<float> expected(kCount);
-  ReproducibleAllReduce(*one[0], all, expected.data(), kCount,
-                        DataType::kFloat32);
-  ExpectNoErrors(RunRanks(group_, [&](Communicator& comm) {
-    std::vector<const void*> mine;
-    for (int s = comm.rank(); s < kSummands; s += comm.size()) {
-      mine.push_back(summands[s].data());
-    }
-    std::vector<float> got(kCount);
-    ReproducibleAllReduce(comm, mine, got.data(), kCount, DataType::kFloat32);
-    EXPECT_EQ(std::memcmp(got.data(), expected.data(), kCount * sizeof(float)),
-              0)
-        << "rank " << comm.rank() << " of " << comm.size();
-  }));
 }
 
 TEST_P(MpiContractTest, BroadcastFromEveryRoot) {

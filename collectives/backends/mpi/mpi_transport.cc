@@ -149,6 +149,19 @@ void MpiTransport::RecvReduce(int peer, const Envelope& expected, void* dst,
                     /*streaming=*/false);
 }
 
+void MpiTransport::RecvCombine(
+    int peer, const Envelope& expected, size_t bytes,
+    const std::function<void(const void* message)>& combine) {
+  if (IsLocal(peer)) {
+    HostTransport::RecvCombine(peer, expected, bytes, combine);
+    return;
+  }
+  RecvHeader(peer, expected, bytes);
+  if (staging_.size() < bytes) staging_.resize(bytes);
+  RecvPayload(peer, staging_.data(), bytes);
+  combine(staging_.data());
+}
+
 void MpiTransport::RecvCopy(int peer, const Envelope& expected, void* dst,
                             size_t bytes) {
   if (IsLocal(peer)) {

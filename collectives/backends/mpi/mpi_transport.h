@@ -37,6 +37,9 @@ class MpiTransport : public host::HostTransport {
   void RecvReduce(int peer, const Envelope& expected, void* dst,
                   const void* local, size_t count, DataType type, ReduceOp op,
                   bool finish) override;
+  void RecvCombine(
+      int peer, const Envelope& expected, size_t bytes,
+      const std::function<void(const void* message)>& combine) override;
   void RecvCopy(int peer, const Envelope& expected, void* dst,
                 size_t bytes) override;
   void WaitSends() override;

@@ -88,6 +88,14 @@ void CudaTransport::RecvReduce(int peer, const Envelope& expected, void* dst,
       "combine_forward_kernel");
 }
 
+void CudaTransport::RecvCombine(
+    int /*peer*/, const Envelope& /*expected*/, size_t /*bytes*/,
+    const std::function<void(const void* message)>& /*combine*/) {
+  Fail("rank " + std::to_string(rank()) + " " + Describe(call()) +
+       ": the CUDA transport's messages are in GPU memory, which host code "
+       "cannot combine");
+}
+
 void CudaTransport::RecvCopy(int peer, const Envelope& expected, void* dst,
                              size_t bytes) {
   const host::Message& message = Await(peer, expected, bytes);

@@ -60,6 +60,11 @@ class CudaTransport : public host::LinkEndpoint {
   void RecvReduce(int peer, const Envelope& expected, void* dst,
                   const void* local, size_t count, DataType type, ReduceOp op,
                   bool finish) override;
+  // Payloads live in GPU memory: refused (reads_on_host() is false).
+  void RecvCombine(
+      int peer, const Envelope& expected, size_t bytes,
+      const std::function<void(const void* message)>& combine) override;
+  bool reads_on_host() const override { return false; }
   void RecvCopy(int peer, const Envelope& expected, void* dst,
                 size_t bytes) override;
   void CopyLocal(void* dst, const void* src, size_t bytes) override;

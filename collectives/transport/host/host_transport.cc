@@ -27,6 +27,19 @@ void HostTransport::RecvReduce(int peer, const Envelope& expected, void* dst,
   Release(peer);
 }
 
+void HostTransport::RecvCombine(
+    int peer, const Envelope& expected, size_t bytes,
+    const std::function<void(const void* message)>& combine) {
+  const Message& message = Await(peer, expected, bytes);
+  try {
+    combine(message.data);
+  } catch (...) {
+    Release(peer);
+    throw;
+  }
+  Release(peer);
+}
+
 void HostTransport::RecvCopy(int peer, const Envelope& expected, void* dst,
                              size_t bytes) {
   const Message& message = Await(peer, expected, bytes);

@@ -26,6 +26,9 @@ class HostTransport : public LinkEndpoint {
   void RecvReduce(int peer, const Envelope& expected, void* dst,
                   const void* local, size_t count, DataType type, ReduceOp op,
                   bool finish) override;
+  void RecvCombine(
+      int peer, const Envelope& expected, size_t bytes,
+      const std::function<void(const void* message)>& combine) override;
   void RecvCopy(int peer, const Envelope& expected, void* dst,
                 size_t bytes) override;
   void CopyLocal(void* dst, const void* src, size_t bytes) override;
