@@ -28,7 +28,8 @@ class WireReduction {
   // Bytes of one element's word on the wire.
   virtual size_t wire_bytes() const = 0;
   // Ranges handed to Encode, Combine and Finish start at a multiple of
-  // grain() elements and end at one or at the call's count.
+  // grain() elements and end at one or at the call's count (empty ones
+  // aside, which any may be).
   virtual size_t grain() const { return 1; }
 
   // This rank's values, which a first send may carry as they are (the

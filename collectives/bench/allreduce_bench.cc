@@ -16,6 +16,8 @@
 // any rank sent per out-of-place call, as counted by the transport:
 // 2(n-1)/n x bytes for the ring, (n-1) x bytes at the naive root. The
 // footer gives the average bus bandwidth over every row and placement.
+// --op=repro_sum measures the plain sum first at each size, prints its row,
+// and ends the reproducible row with the two busbw ratios (vs sum).
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
 #include <algorithm>
@@ -94,13 +96,16 @@ struct RowResult {
   double wrong = 0;
 };
 
-// Rank 0 reports each size's out-of-place and in-place results.
-using Report = std::function<void(uint64_t bytes, const RowResult& out_of_place,
-                                  const RowResult& in_place)>;
+// Rank 0 reports each size's out-of-place and in-place results of `op`;
+// for repro_sum, `sum` holds the plain sum's of the same size, measured
+// just before (null otherwise).
+using Report = std::function<void(
+    uint64_t bytes, const std::string& op, const RowResult& out_of_place,
+    const RowResult& in_place, const RowResult* sum)>;
 
 // One placement of one size: check, warm up, time. Collective.
 RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
-                  bool in_place, DataType type, ReduceOp op,
+                  bool in_place, DataType type, ReduceOp op, bool reproducible,
                   std::vector<unsigned char>& host, RankBuffer& send,
                   RankBuffer& recv) {
   const int r = comm.rank();
@@ -109,7 +114,7 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
   // repro_sum: the reproducible sum (collectives/reproducible), whose busbw
   // counts the caller's bytes, as plain sum's does.
   const auto call = [&] {
-    if (flags.op == "repro_sum") {
+    if (reproducible) {
       ReproducibleAllReduce(comm, send.data(), out, count, type);
     } else {
       comm.AllReduce(send.data(), out, count, type, op);
@@ -179,12 +184,26 @@ void RunRank(Communicator& comm, const Flags& flags,
   std::vector<unsigned char> host(sizes.back());
   const bool on_device = RankBuffer::OnDevice(flags.backend);
   RankBuffer send(on_device, r, sizes.back()), recv(on_device, r, sizes.back());
+  const bool reproducible = flags.op == "repro_sum";
   for (uint64_t bytes : sizes) {
-    const RowResult out_of_place =
-        Measure(comm, flags, bytes, false, type, op, host, send, recv);
-    const RowResult in_place =
-        Measure(comm, flags, bytes, true, type, op, host, send, recv);
-    if (r == 0) report(bytes, out_of_place, in_place);
+    // The reproducible sum beside the plain one, size by size, so the
+    // ratio compares runs made moments apart.
+    RowResult sum[2];
+    if (reproducible) {
+      for (const bool in_place : {false, true}) {
+        sum[in_place] = Measure(comm, flags, bytes, in_place, type, op, false,
+                                host, send, recv);
+      }
+      if (r == 0) report(bytes, "sum", sum[0], sum[1], nullptr);
+    }
+    const RowResult out_of_place = Measure(comm, flags, bytes, false, type, op,
+                                           reproducible, host, send, recv);
+    const RowResult in_place = Measure(comm, flags, bytes, true, type, op,
+                                       reproducible, host, send, recv);
+    if (r == 0) {
+      report(bytes, flags.op, out_of_place, in_place,
+             reproducible ? sum : nullptr);
+    }
   }
 }
 
@@ -278,16 +297,21 @@ int Main(int argc, char** argv) {
     layout += " in " + std::to_string(world->processes()) + " processes";
   }
   const bool leader = group[0]->rank() == 0;
+  // repro_sum rows end with their busbw over the plain sum's (the row
+  // above), out-of-place and in-place.
+  const bool versus = flags.op == "repro_sum";
+  const char* versus_head = versus ? "      vs sum" : "";
   if (!flags.json && leader) {
     std::printf("# allreduce  backend %s  ranks %s\n", flags.backend.c_str(),
                 layout.c_str());
-    std::printf("# %10s %12s %8s %6s %5s   %35s   %35s %14s\n", "", "", "", "",
-                "", "out-of-place", "in-place", "");
+    std::printf("# %10s %12s %8s %6s %5s   %35s   %35s %14s%s\n", "", "", "",
+                "", "", "out-of-place", "in-place", "", versus_head);
     std::printf(
         "# %10s %12s %8s %6s %5s   %9s %8s %8s %7s   %9s %8s %8s "
-        "%7s %14s\n",
+        "%7s %14s%s\n",
         "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
-        "#wrong", "time", "algbw", "busbw", "#wrong", "sent/rank");
+        "#wrong", "time", "algbw", "busbw", "#wrong", "sent/rank",
+        versus ? "   oop     ip" : "");
     std::printf(
         "# %10s %12s %8s %6s %5s   %9s %8s %8s %7s   %9s %8s %8s "
         "%7s %14s\n",
@@ -298,23 +322,32 @@ int Main(int argc, char** argv) {
   double busbw_sum = 0;
   int busbw_rows = 0;
   size_t wrong_total = 0;
-  const auto report = [&](uint64_t bytes, const RowResult& oop,
-                          const RowResult& ip) {
+  const auto report = [&](uint64_t bytes, const std::string& row_op,
+                          const RowResult& oop, const RowResult& ip,
+                          const RowResult* sum) {
     const size_t count = bytes / SizeOf(type);
     const auto sent = static_cast<unsigned long long>(oop.bytes_sent_per_call);
     const double oop_algbw = bytes / oop.seconds_per_call / 1e9;
     const double ip_algbw = bytes / ip.seconds_per_call / 1e9;
-    busbw_sum += (oop_algbw + ip_algbw) * bus;
-    busbw_rows += 2;
+    // The footer's average is the asked op's.
+    if (row_op == flags.op) {
+      busbw_sum += (oop_algbw + ip_algbw) * bus;
+      busbw_rows += 2;
+    }
     wrong_total += static_cast<size_t>(oop.wrong + ip.wrong);
+    // Busbw ratios are time ratios inverted: the same bytes moved.
+    const double versus_oop =
+        sum != nullptr ? sum[0].seconds_per_call / oop.seconds_per_call : 0;
+    const double versus_ip =
+        sum != nullptr ? sum[1].seconds_per_call / ip.seconds_per_call : 0;
     if (flags.json) {
       for (const bool in_place : {false, true}) {
         const RowResult& row = in_place ? ip : oop;
         const double algbw = in_place ? ip_algbw : oop_algbw;
-        const nlohmann::ordered_json j = {
+        nlohmann::ordered_json j = {
             {"backend", flags.backend},
             {"ranks", total_ranks},
-            {"op", flags.op},
+            {"op", row_op},
             {"dtype", flags.dtype},
             {"in_place", in_place},
             {"bytes", bytes},
@@ -325,17 +358,20 @@ int Main(int argc, char** argv) {
             {"wrong", static_cast<uint64_t>(row.wrong)},
             {"bytes_sent_per_rank",
              static_cast<uint64_t>(row.bytes_sent_per_call)}};
+        if (sum != nullptr) j["vs_sum"] = in_place ? versus_ip : versus_oop;
         std::printf("%s\n", j.dump().c_str());
       }
     } else {
       std::printf(
           "  %10llu %12zu %8s %6s %5s   %9.2f %8.3f %8.3f %7zu   %9.2f "
-          "%8.3f %8.3f %7zu %14llu\n",
+          "%8.3f %8.3f %7zu %14llu",
           static_cast<unsigned long long>(bytes), count, Name(type),
-          flags.op.c_str(), "-", oop.seconds_per_call * 1e6, oop_algbw,
+          row_op.c_str(), "-", oop.seconds_per_call * 1e6, oop_algbw,
           oop_algbw * bus, static_cast<size_t>(oop.wrong),
           ip.seconds_per_call * 1e6, ip_algbw, ip_algbw * bus,
           static_cast<size_t>(ip.wrong), sent);
+      if (sum != nullptr) std::printf("  %5.2fx %5.2fx", versus_oop, versus_ip);
+      std::printf("\n");
     }
     std::fflush(stdout);
   };

@@ -53,6 +53,18 @@ for want in "out-of-place" "in-place" "redop" "(GB/s)" "(elements)" \
 done
 [[ "$(grep -c ' float32    sum ' <<<"$table")" == 3 ]] ||
   fail "table rows lack type and redop: $table"
+# repro_sum beside the plain sum, size by size, with the ratio of busbw.
+table="$("$bench" --ranks=3 --op=repro_sum --min_bytes=4K --max_bytes=8K \
+  --iters=2)" || fail "repro_sum: exit $?"
+[[ "$(grep -c ' float32    sum ' <<<"$table")" == 2 &&
+  "$(grep -c ' float32 repro_sum .*x .*x$' <<<"$table")" == 2 &&
+  "$table" == *"vs sum"*"# Out of bounds values : 0 OK"* ]] ||
+  fail "repro_sum rows lack the sum beside them: $table"
+out="$("$bench" --ranks=2 --op=repro_sum --dtype=bf16 -b 1K -e 1K --json)" ||
+  fail "repro_sum json: exit $?"
+[[ "$(grep -c '"op":"sum".*"wrong":0' <<<"$out")" == 2 &&
+  "$(grep -c '"op":"repro_sum".*"wrong":0.*"vs_sum":' <<<"$out")" == 2 ]] ||
+  fail "repro_sum json rows: $out"
 "$bench" --backend=carrier-pigeon >/dev/null 2>&1
 [[ $? == 2 ]] || fail "bad backend: exit code not 2"
 "$bench" --max_bytes=12X >/dev/null 2>&1 && fail "bad size accepted"
