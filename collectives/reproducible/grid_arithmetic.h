@@ -13,6 +13,9 @@
 //          for them does not depend on order either.
 //   finish word * 2^q (exact) rounded once, to nearest even, into float32
 //          or bfloat16; every NaN leaves as one quiet NaN.
+// Every product here is exact (a power of two times a value that fits), so
+// a compiler that fuses a product and a sum into one FMA (nvcc does by
+// default) gets the same bits.
 #ifndef RINGLET_COLLECTIVES_REPRODUCIBLE_GRID_ARITHMETIC_H_
 #define RINGLET_COLLECTIVES_REPRODUCIBLE_GRID_ARITHMETIC_H_
 
@@ -40,9 +43,17 @@ inline constexpr double kRoundToInteger = 6755399441055744.0;
 template <typename To, typename From>
 RINGLET_GRID_FN To BitCast(From from) {
   static_assert(sizeof(To) == sizeof(From));
+#ifdef __CUDA_ARCH__
+  union {
+    From from;
+    To to;
+  } bits{from};  // nvcc defines reading the other member.
+  return bits.to;
+#else
   To to;
   std::memcpy(&to, &from, sizeof to);
   return to;
+#endif
 }
 
 // 2^k as a double, for -1022 <= k <= 1023.
