@@ -207,8 +207,8 @@ DataParallel::DataParallel(const ModelFactory& make_model,
       });
     }
     if (options_.micro_shards > 0) {
-      r->micro_grads =
-          std::make_unique<ReproducibleGradients>(options_.grad_dtype);
+      r->micro_grads = std::make_unique<ReproducibleGradients>(
+          options_.grad_dtype, group_.devices()[d]);
       r->micro_buffers = std::make_unique<MicroShardBuffers>(r->buffers);
     }
     r->reducer = std::make_unique<BucketReducer>(
@@ -329,7 +329,9 @@ PendingStep DataParallel::QueueReproducibleStep(
         }
         Communicator& comm = group_.host_comm(d);
         const Clock::time_point start = Clock::now();
-        r.micro_grads->SumInto(comm, grads);
+        // On GPUs the gradients are summed where they are.
+        r.micro_grads->SumInto(
+            group_.on_gpus() ? group_.comm(d, kGradGroup) : comm, grads);
         r.micro_buffers->Finish(comm, used);
         q.comm_seconds = SecondsSince(start);
         // After the whole backward: none of it hidden.

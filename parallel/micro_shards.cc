@@ -6,6 +6,8 @@
 #include <string>
 
 #include "collectives/reproducible/reproducible_sum.h"
+#include "collectives/reproducible/reproducible_sum_device.h"
+#include "nn/device_event.h"
 #include "nn/dtype.h"
 
 namespace ringlet::nn {
@@ -51,8 +53,9 @@ int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
   return total;
 }
 
-ReproducibleGradients::ReproducibleGradients(collectives::DataType wire)
-    : wire_(wire) {
+ReproducibleGradients::ReproducibleGradients(collectives::DataType wire,
+                                             Device device)
+    : wire_(wire), device_(device) {
   if (wire != collectives::DataType::kFloat32 &&
       wire != collectives::DataType::kBFloat16) {
     throw std::invalid_argument(
@@ -79,8 +82,56 @@ int64_t BlockAlignedOffsets(const std::vector<Tensor*>& grads,
 
 }  // namespace
 
+void ReproducibleGradients::AddOnDevice(const std::vector<Tensor*>& grads,
+                                        int64_t count) {
+  Tensor flat({count}, device_);  // Zeros: the gaps.
+  for (size_t t = 0; t < grads.size(); ++t) {
+    CopyElements(*grads[t], 0, flat, offsets_[t], grads[t]->numel());
+  }
+  // float32 to bfloat16 rounds to nearest even, as the host's FloatToBf16.
+  on_device_.push_back(wire_ == collectives::DataType::kBFloat16
+                           ? flat.To(DType::kBFloat16)
+                           : flat);
+  ++used_;
+}
+
+void ReproducibleGradients::SumOnDeviceInto(collectives::Communicator& comm,
+                                            const std::vector<Tensor*>& grads,
+                                            int64_t count) {
+  // The summands' copies have run before the sum's own stream reads them.
+  DeviceEvent copied(device_);
+  copied.Record();
+  copied.Wait();
+  std::vector<const void*> summands;
+  for (const Tensor& summand : on_device_) {
+    if (summand.numel() != count) {
+      throw std::logic_error(
+          "reproducible gradients: a summand's size differs from the "
+          "gradients'");
+    }
+    summands.push_back(summand.raw_data());
+  }
+  const bool bf16 = wire_ == collectives::DataType::kBFloat16;
+  Tensor sum = Tensor::Uninitialized({count}, device_,
+                                     bf16 ? DType::kBFloat16 : DType::kFloat32);
+  // Returns with the sum written (its stream synchronised).
+  collectives::ReproducibleAllReduceOnDevice(comm, summands, sum.raw_data(),
+                                             static_cast<size_t>(count), wire_,
+                                             device_.index);
+  on_device_.clear();
+  used_ = 0;
+  if (bf16) sum = sum.To(DType::kFloat32);
+  for (size_t t = 0; t < grads.size(); ++t) {
+    CopyElements(sum, offsets_[t], *grads[t], 0, grads[t]->numel());
+  }
+}
+
 void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
   const int64_t count = BlockAlignedOffsets(grads, &offsets_);
+  if (device_.is_cuda()) {
+    AddOnDevice(grads, count);
+    return;
+  }
   const bool bf16 = wire_ == collectives::DataType::kBFloat16;
   // A float32 summand is kept as it is; a bfloat16 one passes through one
   // float32 staging buffer.
@@ -101,6 +152,10 @@ void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
 void ReproducibleGradients::SumInto(collectives::Communicator& comm,
                                     const std::vector<Tensor*>& grads) {
   const int64_t count = BlockAlignedOffsets(grads, &offsets_);
+  if (device_.is_cuda()) {
+    SumOnDeviceInto(comm, grads, count);
+    return;
+  }
   const bool bf16 = wire_ == collectives::DataType::kBFloat16;
   std::vector<const void*> summands;
   for (size_t s = 0; s < used_; ++s) {

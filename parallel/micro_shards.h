@@ -16,9 +16,10 @@
 //                 forward made of the step's starting values.
 //   loss          each micro-shard's loss in its own slot, the slots added
 //                 in order.
-// On GPUs the gradients and buffers pass through host memory (a copy per
-// micro-shard) and the sums run over host communicators
-// (ReplicaGroup::host_comm); the micro-shards' arithmetic stays on the GPU.
+// On GPUs the gradients stay in GPU memory and are summed there
+// (collectives' ReproducibleAllReduceOnDevice, the host sum's bits); the
+// batch-norm buffers pass through host memory and a host communicator
+// (ReplicaGroup::host_comm).
 #ifndef RINGLET_PARALLEL_MICRO_SHARDS_H_
 #define RINGLET_PARALLEL_MICRO_SHARDS_H_
 
@@ -52,22 +53,33 @@ class ReproducibleGradients {
  public:
   // wire: kFloat32, or kBFloat16 (each micro-shard's gradient rounded to
   // bfloat16 first and the sum rounded to bfloat16, as the bf16 wire does
-  // to a plain sum; the bytes on the wire are float64 either way).
-  explicit ReproducibleGradients(collectives::DataType wire);
+  // to a plain sum; the bytes on the wire are float64 either way). On a
+  // GPU `device` the summands stay in its memory.
+  explicit ReproducibleGradients(collectives::DataType wire,
+                                 Device device = Device::Cpu());
 
-  // Keeps a host copy of `grads` as one summand, each tensor in
-  // blocks of the sum's grid of its own (so a large gradient does not
-  // coarsen a small one's); storage is reused from step to step.
+  // Keeps a copy of `grads` (on the device's) as one summand, each tensor
+  // in blocks of the sum's grid of its own (so a large gradient does not
+  // coarsen a small one's); host storage is reused from step to step.
   void Add(const std::vector<Tensor*>& grads);
   // grads <- the sum of every rank's summands (none here: it adds
-  // nothing), the same bits on every rank; forgets the summands.
-  // Collective over `comm`, a communicator of host buffers.
+  // nothing), the same bits on every rank and on CPUs and GPUs; forgets
+  // the summands. Collective over `comm`: a communicator of host buffers,
+  // or on a GPU of that GPU's buffers (nccl, cuda_ring, host-staged).
   void SumInto(collectives::Communicator& comm,
                const std::vector<Tensor*>& grads);
 
  private:
+  // The GPU path of Add and SumInto.
+  void AddOnDevice(const std::vector<Tensor*>& grads, int64_t count);
+  void SumOnDeviceInto(collectives::Communicator& comm,
+                       const std::vector<Tensor*>& grads, int64_t count);
+
   collectives::DataType wire_;
-  size_t used_ = 0;                              // Summands added this step.
+  Device device_;
+  size_t used_ = 0;  // Summands added this step.
+  std::vector<Tensor>
+      on_device_;  // A GPU's summands, flat, of the wire's type.
   std::vector<std::vector<float>> float32_;      // The float32 wire's.
   std::vector<std::vector<uint16_t>> bfloat16_;  // The bfloat16 wire's.
   std::vector<float> staging_;    // A bfloat16 summand's copy; the sum.

@@ -52,8 +52,8 @@ LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
     r.optimizer = nn::MakeOptimizer(update.optimizer, r.params.All(),
                                     nn::LeNetParams::Names());
     if (micro_shards > 0) {
-      r.micro_grads =
-          std::make_unique<nn::ReproducibleGradients>(update.grad_dtype);
+      r.micro_grads = std::make_unique<nn::ReproducibleGradients>(
+          update.grad_dtype, group_.devices()[d]);
     }
   });
 }
@@ -178,7 +178,10 @@ nn::PendingStep LeNetReplicas::QueueReproducibleStep(
         // order that does not depend on the devices.
         nn::LeNetParams grads = CopyTo(nn::LeNetParams::Zeros(), device);
         const auto start = std::chrono::steady_clock::now();
-        r.micro_grads->SumInto(group_.host_comm(d), grads.All());
+        // On GPUs summed where they are (the chapter's device allreduce).
+        r.micro_grads->SumInto(
+            group_.on_gpus() ? group_.comm(d) : group_.host_comm(d),
+            grads.All());
         q.comm_seconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
