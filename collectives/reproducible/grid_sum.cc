@@ -181,7 +181,10 @@ void MaximaRange(const void* x, size_t count, int32_t* maxima) {
 // lanes and registers, which the finishing steps need) and for the build's
 // baseline, chosen when the program loads by what the CPU has. Flattened:
 // everything a kernel calls is compiled into each copy.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: the loader runs the choosing function before
+// the sanitizer's runtime is up, and the program dies there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define RINGLET_GRID_CLONES \
   __attribute__((flatten, target_clones("arch=x86-64-v4", "default")))
 #else
