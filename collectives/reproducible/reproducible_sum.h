@@ -4,17 +4,17 @@
 // buffer. What a run needs to give the same bits on 1 device and on 8.
 //
 // How (pre-rounding to a common grid, the simplest form of Demmel and
-// Nguyen's binned sums): the buffer is cut into blocks of kReproducibleBlock
-// elements.
-//   1. Each rank finds, per block, the largest finite magnitude among its
-//      summands; one MAX allreduce makes it the job's, m.
+// Nguyen's binned sums; the arithmetic in grid_arithmetic.h): the buffer is
+// cut into blocks of kReproducibleBlock elements.
+//   1. Each block's largest finite magnitude over every summand of the
+//      job, m.
 //   2. Every summand is rounded to a multiple of 2^q, where 2^(q+33) is
 //      the power of two just above m, and held as a float64 integer count
-//      of 2^q. At most 2^20 such values, each below 2^33 in magnitude, add
-//      up exactly in float64, so any order of additions, on any rank and in
-//      any backend, gives the same float64 sum.
-//   3. One float64 SUM allreduce, then each element is rounded once, to
-//      nearest even, into the output type.
+//      of 2^q (a word). At most 2^20 such values, each below 2^33 in
+//      magnitude, add up exactly in float64, so any order of additions, on
+//      any rank and in any backend, gives the same float64 sum.
+//   3. The words are summed over the ranks, then each element is rounded
+//      once, to nearest even, into the output type.
 // Accuracy: the result is the correctly rounded sum of the pre-rounded
 // summands; each pre-rounding moves a summand by at most m * 2^-33, so
 //   |result - exact sum| <= half an ulp of the result + N * m * 2^-33
@@ -22,8 +22,14 @@
 // the partial sums). Non-finite summands give the IEEE sum's answer,
 // which does not depend on order (inf, -inf, or a quiet NaN).
 // Blocks are short so that a large value dulls only its neighbours.
-// Cost: one MAX allreduce of count / kReproducibleBlock + 1 float32 values, and
-// a float64 allreduce of count values: twice the bytes of a float32 sum.
+// Cost, where the backend runs the ring over host memory
+// (Communicator::AllReduceWire): an 8-byte MAX allreduce of the summand
+// counts; then, with two ranks of one summand each, a ring with a plain
+// allreduce's bytes that finds m itself; otherwise, per 4 MiB piece, a
+// pass for the blocks' maxima, an int32 MAX allreduce of count / 256 values
+// and a ring whose n-2 middle steps carry words (8 bytes per element).
+// Elsewhere (naive, mpi, nccl on host buffers): the maxima's allreduce and
+// one float64 allreduce of count words, the same bits.
 #ifndef RINGLET_COLLECTIVES_REPRODUCIBLE_REPRODUCIBLE_SUM_H_
 #define RINGLET_COLLECTIVES_REPRODUCIBLE_REPRODUCIBLE_SUM_H_
 
@@ -46,9 +52,9 @@ inline constexpr int64_t kMaxReproducibleSummands = int64_t{1} << 20;
 // i < count, the same bits on every rank and for any placement of the
 // summands. A rank may hold any number of summands, none included (it adds
 // nothing). type: kFloat32 or kBFloat16 (the summands' and recv's). recv
-// may be one of the summands (in place). Buffers in host memory; the
-// communicator any host backend (it makes two calls, both ordinary
-// AllReduces). Collective: every rank calls with the same count and type.
+// may be one of the summands (in place). Buffers in host memory (GPU
+// buffers: reproducible_sum_device.h); the communicator any host backend.
+// Collective: every rank calls with the same count and type.
 // Throws std::invalid_argument for another type, a null buffer, or more
 // than kMaxReproducibleSummands summands over the job (every rank throws);
 // CollectiveError as the communicator does.
