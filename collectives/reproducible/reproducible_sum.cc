@@ -1,9 +1,8 @@
 #include "collectives/reproducible/reproducible_sum.h"
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 
+#include "collectives/reproducible/call_checks.h"
 #include "collectives/reproducible/grid_sum.h"
 
 namespace ringlet::collectives {
@@ -64,32 +63,13 @@ void ReproducibleAllReduce(Communicator& comm,
                            const std::vector<const void*>& summands, void* recv,
                            size_t count, DataType type,
                            const CallOptions& options) {
-  if (type != DataType::kFloat32 && type != DataType::kBFloat16) {
-    throw std::invalid_argument(
-        std::string("reproducible allreduce: takes float32 or bfloat16, not ") +
-        Name(type));
-  }
+  CheckReproducibleCall(summands, recv, count, type);
   if (count == 0) return;
-  if (recv == nullptr) {
-    throw std::invalid_argument("reproducible allreduce: recv is null");
-  }
-  for (const void* summand : summands) {
-    if (summand == nullptr) {
-      throw std::invalid_argument("reproducible allreduce: a summand is null");
-    }
-  }
   // The job's most and least summands on one rank.
   int32_t held[2] = {static_cast<int32_t>(summands.size()),
                      -static_cast<int32_t>(summands.size())};
   comm.AllReduce(held, held, 2, DataType::kInt32, ReduceOp::kMax, options);
-  const int64_t most = int64_t{held[0]} * comm.size();
-  if (most > kMaxReproducibleSummands) {
-    throw std::invalid_argument(
-        "reproducible allreduce: up to " + std::to_string(held[0]) +
-        " summands on each of " + std::to_string(comm.size()) +
-        " ranks may exceed the " + std::to_string(kMaxReproducibleSummands) +
-        " the grid holds exactly; add some up in fewer calls");
-  }
+  CheckSummandsFit(held[0], comm.size());
   // One summand on every rank: first sends carry it as it is. With two
   // ranks the first combination then sees every summand and finds the
   // grids itself: no pass over the buffer before the ring.

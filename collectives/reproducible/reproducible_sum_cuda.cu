@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/reproducible/call_checks.h"
 #include "collectives/reproducible/grid_arithmetic.h"
 #include "collectives/reproducible/reproducible_sum.h"
 #include "collectives/reproducible/reproducible_sum_device.h"
@@ -126,22 +127,11 @@ void RequireOnDevice(const void* p, int device, const char* what) {
 void SumOnDevice(Communicator& comm, const std::vector<const void*>& summands,
                  void* recv, size_t count, DataType type, int device,
                  const CallOptions& options) {
-  if (type != DataType::kFloat32 && type != DataType::kBFloat16) {
-    throw std::invalid_argument(
-        std::string("reproducible allreduce: takes float32 or bfloat16, not ") +
-        Name(type));
-  }
+  CheckReproducibleCall(summands, recv, count, type);
   if (count == 0) return;
-  if (recv == nullptr || summands.size() > size_t{1} << 31) {
-    throw std::invalid_argument(
-        "reproducible allreduce: recv is null, or the summands are too many");
-  }
   gpu::DeviceGuard guard(device);
   RequireOnDevice(recv, device, "recv");
   for (const void* summand : summands) {
-    if (summand == nullptr) {
-      throw std::invalid_argument("reproducible allreduce: a summand is null");
-    }
     RequireOnDevice(summand, device, "a summand");
   }
   const bool bf16 = type == DataType::kBFloat16;
@@ -160,13 +150,7 @@ void SumOnDevice(Communicator& comm, const std::vector<const void*>& summands,
   comm.AllReduce(held, held, 2, DataType::kInt32, ReduceOp::kMax, options);
   RINGLET_CUDA_CHECK(
       cudaMemcpy(counts, held, sizeof counts, cudaMemcpyDeviceToHost));
-  if (int64_t{counts[0]} * comm.size() > kMaxReproducibleSummands) {
-    throw std::invalid_argument(
-        "reproducible allreduce: up to " + std::to_string(counts[0]) +
-        " summands on each of " + std::to_string(comm.size()) +
-        " ranks may exceed the " + std::to_string(kMaxReproducibleSummands) +
-        " the grid holds exactly; add some up in fewer calls");
-  }
+  CheckSummandsFit(counts[0], comm.size());
 
   RINGLET_CUDA_CHECK(
       cudaMemsetAsync(maxima, 0, blocks * sizeof(int32_t), stream.get()));
