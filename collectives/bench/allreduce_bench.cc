@@ -36,6 +36,7 @@
 #include "collectives/bench/bench_flags.h"
 #include "collectives/collectives.h"
 #include "collectives/reproducible/reproducible_sum.h"
+#include "collectives/reproducible/reproducible_sum_device.h"
 #include "host/memory.h"
 #include "nlohmann/json.hpp"
 
@@ -111,10 +112,14 @@ RowResult Measure(Communicator& comm, const Flags& flags, uint64_t bytes,
   const int r = comm.rank();
   const size_t count = bytes / SizeOf(type);
   void* out = in_place ? send.data() : recv.data();
+  // nccl: rank r's buffers are on GPU r (RankBuffer).
+  const bool on_device = RankBuffer::OnDevice(flags.backend);
   // repro_sum: the reproducible sum (collectives/reproducible), whose busbw
   // counts the caller's bytes, as plain sum's does.
   const auto call = [&] {
-    if (reproducible) {
+    if (reproducible && on_device) {
+      ReproducibleAllReduceOnDevice(comm, {send.data()}, out, count, type, r);
+    } else if (reproducible) {
       ReproducibleAllReduce(comm, send.data(), out, count, type);
     } else {
       comm.AllReduce(send.data(), out, count, type, op);
@@ -231,7 +236,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
   app.add_option("--op", flags.op,
                  "sum, avg, max, min, or repro_sum (the same bits for any "
-                 "number of ranks; float32 or bfloat16, host backends)")
+                 "number of ranks; float32 or bfloat16; nccl: GPU buffers)")
       ->check(CLI::IsMember({"sum", "avg", "max", "min", "repro_sum"}));
   app.add_option("--dtype", flags.dtype,
                  "float32, float64, int32 or bfloat16 (bf16)")
@@ -243,12 +248,11 @@ int Main(int argc, char** argv) {
   const DataType type = ParseDataType(flags.dtype);
   const bool reproducible = flags.op == "repro_sum";
   const ReduceOp op = reproducible ? ReduceOp::kSum : ParseReduceOp(flags.op);
-  if (reproducible &&
-      ((type != DataType::kFloat32 && type != DataType::kBFloat16) ||
-       flags.backend == "nccl")) {
+  if (reproducible && type != DataType::kFloat32 &&
+      type != DataType::kBFloat16) {
     std::fprintf(stderr,
                  "allreduce_bench: --op=repro_sum takes --dtype=float32 or "
-                 "bfloat16 and a host backend (ring, naive, mpi)\n");
+                 "bfloat16\n");
     return 2;
   }
   std::vector<uint64_t> sizes;

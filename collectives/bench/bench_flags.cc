@@ -46,7 +46,8 @@ uint64_t BenchHostBytesPerRank(uint64_t max_bytes, size_t element_size,
                                bool on_device, bool reproducible) {
   long double bytes = max_bytes;  // The host copy.
   if (!on_device) bytes += 2.0L * max_bytes;
-  if (reproducible) bytes += 8.0L * (max_bytes / element_size);
+  // On GPUs the words live in GPU memory.
+  if (reproducible && !on_device) bytes += 8.0L * (max_bytes / element_size);
   return bytes >= 18e18L ? UINT64_MAX : static_cast<uint64_t>(bytes);
 }
 

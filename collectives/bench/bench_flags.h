@@ -16,8 +16,8 @@ uint64_t ParseBytes(const std::string& text);
 // What one rank of the benchmark allocates in host memory for a sweep up
 // to `max_bytes`: a host copy to fill and check, the send and receive
 // buffers where they are host memory (not `on_device`), and for the
-// reproducible sum its float64 word per element (`element_size` bytes
-// each in the caller's type).
+// reproducible sum of host buffers its float64 word per element
+// (`element_size` bytes each in the caller's type).
 uint64_t BenchHostBytesPerRank(uint64_t max_bytes, size_t element_size,
                                bool on_device, bool reproducible);
 

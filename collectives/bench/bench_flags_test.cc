@@ -38,6 +38,7 @@ TEST(CheckBenchMemory, CountsWhatEachRankAllocates) {
   EXPECT_EQ(BenchHostBytesPerRank(gib, 4, true, false), gib);
   EXPECT_EQ(BenchHostBytesPerRank(gib, 4, false, true), 5 * gib);
   EXPECT_EQ(BenchHostBytesPerRank(gib, 2, false, true), 7 * gib);
+  EXPECT_EQ(BenchHostBytesPerRank(gib, 4, true, true), gib);
   EXPECT_EQ(BenchHostBytesPerRank(UINT64_MAX, 4, false, true), UINT64_MAX);
 }
 

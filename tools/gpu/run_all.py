@@ -831,6 +831,12 @@ def part_bench(r):
     bench(r, "allreduce_nccl", [
         "collectives/bench/allreduce_bench", "--backend=nccl", "--ranks=1",
         "--min_bytes=1M", "--max_bytes=64M", "--factor=8", "--json"])
+    # The reproducible sum of GPU buffers beside plain sum, both types.
+    for dtype in ["float32", "bfloat16"]:
+        bench(r, "allreduce_nccl_repro_" + dtype, [
+            "collectives/bench/allreduce_bench", "--backend=nccl",
+            "--ranks=1", "--op=repro_sum", "--dtype=" + dtype,
+            "--min_bytes=1M", "--max_bytes=64M", "--factor=8", "--json"])
     # Two replicas sharing one GPU against one at the same total batch
     # (goals: step_time_ratio <= 1.05 for resnet_dp, 1.10 for
     # lenet_scratch), and what queueing each step before reading the last
