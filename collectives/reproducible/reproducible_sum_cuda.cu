@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -90,23 +91,59 @@ unsigned GridSize(size_t items) {
                                               : 65535);
 }
 
-// Device memory for one call, freed however the call ends.
-class DeviceBuffer {
+// What the calls of one thread on one GPU reuse: a stream, and the words
+// and maxima grown to the largest call (cudaMalloc and cudaFree each
+// synchronise the device; a training step makes one call per step).
+class Scratch {
  public:
-  explicit DeviceBuffer(size_t bytes) {
-    RINGLET_CUDA_CHECK(cudaMalloc(&data_, bytes > 0 ? bytes : 1));
+  explicit Scratch(int device) : device_(device), stream_(device) {}
+  ~Scratch() {
+    // At a thread's end; errors (a runtime already torn down) are moot.
+    cudaSetDevice(device_);
+    cudaFree(words_);
+    cudaFree(small_);
   }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(data_);
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+  int device() const { return device_; }
+  const gpu::Stream& stream() const { return stream_; }
+  int32_t* Small(size_t count) {
+    return static_cast<int32_t*>(Grow(&small_, &small_bytes_, count * 4));
+  }
+  double* Words(size_t count) {
+    return static_cast<double*>(Grow(&words_, &words_bytes_, count * 8));
   }
 
  private:
-  void* data_ = nullptr;
+  void* Grow(void** buffer, size_t* capacity, size_t bytes) {
+    if (bytes > *capacity) {
+      stream_.Synchronize();  // Nothing of ours still uses the old one.
+      RINGLET_CUDA_CHECK(cudaFree(*buffer));
+      *buffer = nullptr;
+      *capacity = 0;
+      RINGLET_CUDA_CHECK(cudaMalloc(buffer, bytes));
+      *capacity = bytes;
+    }
+    return *buffer;
+  }
+
+  const int device_;
+  gpu::Stream stream_;
+  void* small_ = nullptr;
+  size_t small_bytes_ = 0;
+  void* words_ = nullptr;
+  size_t words_bytes_ = 0;
 };
+
+Scratch& ScratchFor(int device) {
+  thread_local std::vector<std::unique_ptr<Scratch>> scratches;
+  for (const auto& s : scratches) {
+    if (s->device() == device) return *s;
+  }
+  scratches.push_back(std::make_unique<Scratch>(device));
+  return *scratches.back();
+}
 
 void RequireOnDevice(const void* p, int device, const char* what) {
   cudaPointerAttributes attributes{};
@@ -136,10 +173,10 @@ void SumOnDevice(Communicator& comm, const std::vector<const void*>& summands,
   }
   const bool bf16 = type == DataType::kBFloat16;
   const size_t blocks = (count + kThreads - 1) / kThreads;
-  gpu::Stream stream(device);
-  DeviceBuffer small((2 + blocks) * sizeof(int32_t));
-  DeviceBuffer words(count * sizeof(double));
-  int32_t* const held = small.as<int32_t>();
+  Scratch& scratch = ScratchFor(device);
+  const gpu::Stream& stream = scratch.stream();
+  int32_t* const held = scratch.Small(2 + blocks);
+  double* const w = scratch.Words(count);
   int32_t* const maxima = held + 2;
 
   // The job's most and least summands on one rank (the host's check).
@@ -170,7 +207,6 @@ void SumOnDevice(Communicator& comm, const std::vector<const void*>& summands,
   comm.AllReduce(maxima, maxima, blocks, DataType::kInt32, ReduceOp::kMax,
                  options);
 
-  double* const w = words.as<double>();
   if (summands.empty()) {
     RINGLET_CUDA_CHECK(
         cudaMemsetAsync(w, 0, count * sizeof(double), stream.get()));
