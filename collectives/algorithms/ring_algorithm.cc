@@ -151,12 +151,17 @@ void RingAlgorithm::AllReduceWire(Transport& t, const CallDesc& call,
   const Ring ring(t, call, call.count, false, segment_bytes_, 2 * (n - 1),
                   reduction.grain());
   const size_t wire = reduction.wire_bytes();
-  // Partial sums, indexed like the buffer: a message stays readable until
-  // the call's end, so no two steps share memory.
-  char* words = static_cast<char*>(t.Scratch(call.count * wire));
-  const auto words_at = [&](const Range& g) { return words + g.offset * wire; };
   const void* values = reduction.values();
   void* out = reduction.out();
+  // Partial sums, indexed like the buffer: a message stays readable until
+  // the call's end, so no two steps share memory. Two ranks sending values
+  // first make none.
+  char* words = n > 2 || values == nullptr
+                    ? static_cast<char*>(t.Scratch(call.count * wire))
+                    : nullptr;
+  const auto words_at = [&](const Range& g) {
+    return words != nullptr ? words + g.offset * wire : nullptr;
+  };
   // Chunk r leaves first, as values or as words.
   for (size_t k = 0; k < ring.segments(); ++k) {
     const Range g = ring.Segment(ring.chunk(0), k);
