@@ -1,8 +1,8 @@
 // The reproducible sum of GPU buffers against its CPU twin: the host sum's
 // bits (one rank holding every summand) on 1, 2 and 4 ranks of the CUDA
 // ring on ONE GPU, with NCCL on as many GPUs as there are; each case
-// prints its hash, for the GPU sitting's log. Skips, saying why, where
-// there is no GPU.
+// prints its hash (comparable across builds and GPUs). Skips, saying why,
+// where there is no GPU.
 #include "collectives/reproducible/reproducible_sum_device.h"
 
 #include <cuda_runtime.h>
