@@ -78,6 +78,54 @@ void FinishPair(const void* a, const void* b, size_t n, const Grid& grid,
   }
 }
 
+// Two ranks' bfloat16 values of one block (the grid found from them):
+// their largest finite magnitude, as float32 bits, and whether every finite
+// value is a multiple of the grid's unit. Then rounding onto the grid moves
+// nothing, the words' sum is the exact a + b, and float32 gets its
+// bfloat16 rounding right: a + b is exact in float32 unless the exponents
+// differ by 16 or more, and then a + b lies within 2^-15 of a's magnitude,
+// nowhere near a bfloat16 midpoint, before and after float32's rounding.
+struct BFloat16Pair {
+  int32_t largest = 0;
+  bool on_grid = false;
+};
+
+BFloat16Pair ScanBFloat16Pair(const void* a, const void* b, size_t n) {
+  const uint16_t* x = static_cast<const uint16_t*>(a);
+  const uint16_t* y = static_cast<const uint16_t*>(b);
+  // Magnitudes' bits; the least biased exponent of a finite non-zero value
+  // (a subnormal's spacing is a normal's of exponent 1).
+  int32_t largest = 0, least = 255;
+  const auto scan = [&](int32_t v) {
+    const bool finite = v < 0x7f80;
+    largest = std::max(largest, finite ? v : 0);
+    const int32_t exponent = std::max(v >> 7, 1);
+    least = std::min(least, finite && v != 0 ? exponent : 255);
+  };
+  for (size_t i = 0; i < n; ++i) scan(x[i] & 0x7fff);
+  for (size_t i = 0; i < n; ++i) scan(y[i] & 0x7fff);
+  // A value of biased exponent E has spacing 2^(E - 134); the grid's unit
+  // is 2^(E_m - 159) for the largest's E_m: multiples where E >= E_m - 25.
+  return {largest << 16, least >= (largest >> 7) - 25};
+}
+
+// out = a + b in float32, rounded to bfloat16 to nearest even; any NaN as
+// 0x7fc0; -0 + -0 as +0, as the words have it (+ 0.0f: a sum of zero
+// becomes +0, any other is unchanged).
+void FinishBFloat16PairInFloat(const void* a, const void* b, size_t n,
+                               void* out) {
+  const uint16_t* x = static_cast<const uint16_t*>(a);
+  const uint16_t* y = static_cast<const uint16_t*>(b);
+  uint16_t* o = static_cast<uint16_t*>(out);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits =
+        BitCast<uint32_t>(BFloat16Value(x[i]) + BFloat16Value(y[i]) + 0.0f);
+    const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    o[i] = nan ? uint16_t{0x7fc0} : static_cast<uint16_t>(bits >> 16);
+  }
+}
+
 // What a range's kernels need.
 struct Job {
   const std::vector<const void*>* summands;
@@ -135,14 +183,25 @@ void CombineRange(const Job& job, const void* message, bool message_is_values,
   ForBlocks(job, [&](size_t at, size_t n, Grid grid) {
     const size_t from = at - job.offset;
     const void* theirs = At<kType>(message, from);
-    if (job.grids == nullptr) {
-      grid = GridFor(RunMaximum<kType>(
-          theirs, n, RunMaximum<kType>(At<kType>(summands[0], at), n, 0)));
-    }
     // Finished values go through a block of stack, so out may be one of
     // the summands (every summand is read before out is written).
+    alignas(64) char finished[kBlock * sizeof(float)];
+    if (job.grids == nullptr) {
+      const void* mine = At<kType>(summands[0], at);
+      if constexpr (kType == DataType::kBFloat16) {
+        const BFloat16Pair pair = ScanBFloat16Pair(theirs, mine, n);
+        if (pair.on_grid) {
+          FinishBFloat16PairInFloat(theirs, mine, n, finished);
+          std::memcpy(At<kType>(job.out, at), finished, n * SizeOf(kType));
+          return;
+        }
+        grid = GridFor(pair.largest);
+      } else {
+        grid = GridFor(
+            RunMaximum<kType>(theirs, n, RunMaximum<kType>(mine, n, 0)));
+      }
+    }
     if (finish && message_is_values && summands.size() == 1) {
-      alignas(64) char finished[kBlock * sizeof(float)];
       FinishPair<kType>(theirs, At<kType>(summands[0], at), n, grid, finished);
       std::memcpy(At<kType>(job.out, at), finished, n * SizeOf(kType));
       return;

@@ -244,6 +244,81 @@ TEST_P(ReproducibleSumTest, TwoRanksWithOneSummandEachGiveOneRanksBits) {
   }
 }
 
+// Two ranks of one bfloat16 summand each, in blocks whose values all lie
+// on the grid (the sum is then found in float32): every kind of pair, ties
+// to even included, must give the words' bits, which one rank holding both
+// gets. Pairs of exponents 0-24 apart, ties (1 + 2^-8), the largest values
+// overflowing, subnormals, signed zeros, infinities and NaNs.
+TEST(ReproducibleSum, BFloat16PairsOnTheGridGiveTheWordsBits) {
+  constexpr size_t kCount = 256 * 64;
+  std::mt19937 rng(37);
+  std::vector<uint16_t> a(kCount), b(kCount);
+  const auto bf16 = [](int sign, int exponent, int mantissa) {
+    return static_cast<uint16_t>(sign << 15 | exponent << 7 | mantissa);
+  };
+  for (size_t block = 0; block < kCount / 256; ++block) {
+    // Each block's exponents within 24 of its largest: on the grid.
+    const int top = 1 + static_cast<int>(rng() % 254);
+    for (size_t i = block * 256; i < (block + 1) * 256; ++i) {
+      const int ea = std::max(1, top - static_cast<int>(rng() % 25));
+      const int eb = std::max(1, top - static_cast<int>(rng() % 25));
+      a[i] = bf16(rng() % 2, ea, rng() % 128);
+      b[i] = bf16(rng() % 2, eb, rng() % 128);
+    }
+  }
+  const uint16_t one = bf16(0, 127, 0), tie = bf16(0, 119, 0);  // 2^-8
+  const uint16_t one_and_ulp = bf16(0, 127, 1), most = bf16(0, 254, 127);
+  const uint16_t inf = 0x7f80, nan = 0x7fc1, negative_zero = 0x8000;
+  const std::vector<std::pair<uint16_t, uint16_t>> special = {
+      {one, tie},
+      {one_and_ulp, tie},
+      {most, most},
+      {most, bf16(0, 247, 0)},
+      {negative_zero, negative_zero},
+      {negative_zero, 0},
+      {one, bf16(1, 127, 0)},
+      {inf, one},
+      {inf, bf16(1, 255, 0)},
+      {nan, one},
+      {bf16(0, 0, 1), bf16(0, 0, 3)},
+      {bf16(0, 0, 127), bf16(0, 0, 1)},
+      {bf16(1, 0, 5), bf16(0, 0, 5)}};
+  // Each pair alone in a block of zeros (its own grid).
+  for (size_t p = 0; p < special.size(); ++p) {
+    const size_t at = (kCount / 256 - 1 - p) * 256;
+    std::fill(a.begin() + at, a.begin() + at + 256, 0);
+    std::fill(b.begin() + at, b.begin() + at + 256, 0);
+    a[at + 7] = special[p].first;
+    b[at + 7] = special[p].second;
+  }
+  std::vector<Bytes> summands(2, Bytes(kCount * 2));
+  std::memcpy(summands[0].data(), a.data(), kCount * 2);
+  std::memcpy(summands[1].data(), b.data(), kCount * 2);
+  Group one_rank = HostBackends()[0].make(1);
+  Group two = HostBackends()[0].make(2);
+  const Bytes words =
+      SumPlaced(one_rank, {{0, 1}}, summands, kCount, DataType::kBFloat16);
+  const Bytes pairs =
+      SumPlaced(two, {{0}, {1}}, summands, kCount, DataType::kBFloat16);
+  std::vector<uint16_t> w(kCount), got(kCount);
+  std::memcpy(w.data(), words.data(), words.size());
+  std::memcpy(got.data(), pairs.data(), pairs.size());
+  size_t wrong = 0;
+  for (size_t i = 0; i < kCount; ++i) {
+    if (got[i] != w[i] && wrong++ < 5) {
+      ADD_FAILURE() << std::hex << "element " << std::dec << i << ": "
+                    << std::hex << a[i] << " + " << b[i] << " gave " << got[i]
+                    << ", the words " << w[i];
+    }
+  }
+  EXPECT_EQ(wrong, 0u);
+  // The ties went to even, the zeros' sum is +0, the largest overflowed.
+  EXPECT_EQ(w[(kCount / 256 - 1) * 256 + 7], one);
+  EXPECT_EQ(w[(kCount / 256 - 2) * 256 + 7], bf16(0, 127, 2));
+  EXPECT_EQ(w[(kCount / 256 - 3) * 256 + 7], inf);
+  EXPECT_EQ(w[(kCount / 256 - 5) * 256 + 7], 0);
+}
+
 // Calls longer than a piece (4 MiB of values) are summed piece by piece;
 // the bits do not change.
 TEST(ReproducibleSum, CallsOfSeveralPiecesGiveOneRanksBits) {
