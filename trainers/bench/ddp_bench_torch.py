@@ -24,7 +24,7 @@ import torch.multiprocessing as mp
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "nn", "bench"))
+                                "..", "..", "nn", "bench"))
 from train_bench_torch import lenet, resnet18  # noqa: E402
 
 
