@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "collectives/api/collective_error.h"
@@ -36,7 +38,7 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
     bucket_of_[p] = static_cast<int>(buckets_.size()) - 1;
   }
   // One rank in the whole job: its gradients are the sums already (no flat
-  // buffers, no hooks, no thread).
+  // buffers, no hooks).
   if (alone_) return;
   for (Bucket& b : buckets_) {
     std::vector<Tensor*> grads;
@@ -75,7 +77,7 @@ void BucketReducer::BeginStep() {
   in_step_ = true;
 }
 
-void BucketReducer::MarkReadyLocked(Parameter* param) {
+void BucketReducer::CountReady(Parameter* param) {
   bool& ready = ready_[param];
   if (ready) return;  // Reported already (a parameter used twice).
   ready = true;
@@ -86,13 +88,13 @@ void BucketReducer::MarkReady(Parameter* param) {
   // Outside a step (the micro-batches before an accumulated step's last)
   // backward only adds to the gradients.
   if (!in_step_) return;
-  MarkReadyLocked(param);
+  CountReady(param);
   StartReadyBuckets();
 }
 
 void BucketReducer::MarkAllReady() {
   if (alone_ || !in_step_) return;
-  for (auto& [param, index] : bucket_of_) MarkReadyLocked(param);
+  for (auto& [param, index] : bucket_of_) CountReady(param);
   StartReadyBuckets();
 }
 
@@ -182,6 +184,48 @@ void BucketReducer::FinishStarted(bool rethrow) {
     b.flat.Unpack();  // Copies only a replaced gradient.
   }
   started_.clear();
+}
+
+namespace {
+
+class Bucketed : public GradientReducer {
+ public:
+  Bucketed(Module& model, const ReducerContext& c, int64_t bucket_bytes)
+      : reducer_(model, *c.comm, bucket_bytes, c.stream, c.wire) {}
+  void BeginLastMicroBatch() override { reducer_.BeginStep(); }
+  void AllReady() override { reducer_.MarkAllReady(); }
+  double Reduce(const std::vector<Tensor*>& grads) override {
+    (void)grads;  // Views into the buckets, summed in place.
+    return reducer_.FinishStep();
+  }
+  void Cancel() override {
+    reducer_.Cancel();
+    try {
+      reducer_.FinishStep();
+    } catch (const std::exception&) {
+      // The cause is the exception in flight.
+    }
+  }
+  int num_buckets() const override { return reducer_.num_buckets(); }
+
+ private:
+  BucketReducer reducer_;
+};
+
+}  // namespace
+
+ReducerFactory BucketedReducer(int64_t bucket_bytes) {
+  return [bucket_bytes](
+             const ReducerContext& c) -> std::unique_ptr<GradientReducer> {
+    Module* model = c.body != nullptr ? c.body->module() : nullptr;
+    if (model == nullptr) {
+      throw std::invalid_argument(
+          "bucketed reducer: buckets start from each parameter's hook, so "
+          "the body needs a Module; sum a body of functions with one flat "
+          "allreduce instead");
+    }
+    return std::make_unique<Bucketed>(*model, c, bucket_bytes);
+  };
 }
 
 }  // namespace ringlet::nn

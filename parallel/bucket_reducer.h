@@ -39,6 +39,7 @@
 #include "nn/layers/module.h"
 #include "parallel/bf16_wire.h"
 #include "parallel/flat_tensors.h"
+#include "parallel/gradient_reducer.h"
 
 namespace ringlet::nn {
 
@@ -83,7 +84,8 @@ class BucketReducer {
   };
 
   void MarkReady(Parameter* param);
-  void MarkReadyLocked(Parameter* param);
+  // Counts `param` final once (a parameter used twice reports twice).
+  void CountReady(Parameter* param);
   // Starts the buckets whose parameters have all reported, in order.
   void StartReadyBuckets();
   // Starts bucket's allreduce (its Work joins works_).
@@ -112,6 +114,12 @@ class BucketReducer {
   double host_seconds_ = 0;  // Starting and waiting for the step's calls.
   double comm_seconds_ = 0;
 };
+
+// A BucketReducer of `bucket_bytes` per bucket as the engine's reducer
+// (GradientReducer): its BeginLastMicroBatch is BeginStep, AllReady
+// MarkAllReady, Reduce FinishStep. Needs a body with a Module
+// (std::invalid_argument otherwise).
+ReducerFactory BucketedReducer(int64_t bucket_bytes);
 
 }  // namespace ringlet::nn
 

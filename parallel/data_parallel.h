@@ -1,10 +1,11 @@
 // DataParallel, in the manner of torch.nn.parallel.DistributedDataParallel:
-// one replica of any Module per device, parameters and buffers broadcast
-// from the first; each batch arrives scattered in shards, one per device;
-// forward, the caller's loss and backward run on every device at once (a
-// thread each); gradients are summed in buckets while backward still runs
-// (BucketReducer: the children of each Sequential inside the model report
-// as their backward ends; the rest is summed after backward) and every
+// the DDP-shaped front of the replicated-step engine (replica_engine.h)
+// with a Module as the step body (ModuleBody) and, by default, a bucketed
+// reducer. One replica of any Module per device, parameters and buffers
+// broadcast from the first; each batch arrives scattered in shards, one per
+// device; forward, the caller's loss and backward run on every device at once
+// (a thread each); gradients are summed in buckets while backward still runs
+// (BucketReducer: each parameter reports as its backward ends) and every
 // replica takes the same guarded optimizer step (GuardedUpdate), so
 // replicas stay bitwise identical.
 //
@@ -41,53 +42,15 @@
 #include "nn/compute_options.h"
 #include "nn/device.h"
 #include "nn/layers/module.h"
-#include "nn/ops/loss.h"
 #include "nn/optim/optimizer.h"
-#include "parallel/bucket_reducer.h"
+#include "parallel/gradient_reducer.h"
+#include "parallel/losses.h"
 #include "parallel/pending_step.h"
 #include "parallel/replica_checks.h"
+#include "parallel/replica_engine.h"
 #include "parallel/replica_group.h"
 
 namespace ringlet::nn {
-
-// The caller's loss on one shard: `output` is the model's output for the
-// shard's samples (on the replica's device). Returns the loss SUMMED over
-// those samples, its gradient with respect to `output`, and the count of
-// correct predictions (0 where that means nothing), as a PendingLoss
-// (PendingLoss::Ready for a loss computed at once). DataParallel divides
-// the gradient by the step's samples. Called on the replica's thread.
-using LossFunction =
-    std::function<PendingLoss(const Tensor& output, const Shard& shard)>;
-
-// Softmax cross-entropy against the shard's targets, one int32 class id a
-// sample (the default; other targets are refused, naming them); with
-// label smoothing in [0, 1) when given.
-LossFunction SoftmaxCrossEntropyLoss(float label_smoothing = 0);
-// Mean squared error against float32 targets with as many values a sample
-// as the model's output (a regression's).
-LossFunction MeanSquaredErrorLoss();
-// Binary cross-entropy with logits against float32 targets in [0, 1], as
-// many a sample as the output (multi-label: multi-hot vectors); a sample
-// counts as right when every output is on its target's side of 0.
-LossFunction BinaryCrossEntropyWithLogitsLoss();
-
-// A metric of the caller's over one shard in evaluation: `output` is the
-// model's output for the shard's samples; returns the metric SUMMED over
-// them (e.g. absolute errors). Called on the replica's thread.
-using MetricFunction =
-    std::function<double(const Tensor& output, const Shard& shard)>;
-
-struct EvalStats {
-  double loss_sum = 0;    // The loss function's, summed over the samples.
-  int64_t correct = 0;    // Its counts of correct predictions.
-  double metric_sum = 0;  // The metric's, when one was given.
-  int64_t samples = 0;
-};
-
-// An optimizer of `values` (a replica's parameters, on its device), named
-// `names`. Called once per replica, on its thread.
-using OptimizerFactory = std::function<std::unique_ptr<Optimizer>(
-    std::vector<Tensor*> values, std::vector<std::string> names)>;
 
 struct DataParallelOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
@@ -111,6 +74,9 @@ struct DataParallelOptions {
   // (half the bytes; each bucket cast once, summed with one rounding per
   // step, cast back: DDP's bf16_compress_hook).
   collectives::DataType grad_dtype = collectives::DataType::kFloat32;
+  // How gradients are summed (DDP's comm hook); null: BucketedReducer of
+  // bucket_bytes, or with micro_shards ReproducibleReducer.
+  ReducerFactory make_reducer;
   collectives::CommOptions comm;
   // The job's processes under mpirun; null: one process (see ReplicaGroup).
   std::shared_ptr<collectives::ProcessGroup> processes;
@@ -119,11 +85,10 @@ struct DataParallelOptions {
   // batch arrives cut into this many micro-shards (not one shard per
   // device), rank r runs ShardsOfRanks(micro_shards, r, 1, ranks) one at a
   // time, batch norm normalises per micro-shard, and the gradients are
-  // summed by collectives' ReproducibleAllReduce (no overlap with
-  // backward; on GPUs through host memory). Needs at least one micro-shard
-  // per device of the job; refuses sync_bn. Keep threads_per_device (CPU)
-  // or deterministic convolution algorithms (GPU) the same in the runs you
-  // compare.
+  // summed by ReproducibleReducer (no overlap with backward). Needs at least
+  // one micro-shard per device of the job; refuses sync_bn. Keep
+  // threads_per_device (CPU) or deterministic convolution algorithms (GPU) the
+  // same in the runs you compare.
   int micro_shards = 0;
 };
 
@@ -185,30 +150,21 @@ class DataParallel {
   // differs and where (see CompareReplicas). Collective over the job.
   std::string CompareReplicas();
 
-  void set_lr(float lr);
-  const ReplicaGroup& group() const { return group_; }
-  int num_buckets() const;  // Gradient buckets per step.
+  void set_lr(float lr) { engine_.set_lr(lr); }
+  const ReplicaGroup& group() const { return engine_.group(); }
+  // Collective calls per step (gradient buckets).
+  int num_buckets() const { return engine_.num_buckets(); }
   int micro_shards() const { return options_.micro_shards; }
-  int size() const { return group_.size(); }    // This process's devices.
-  int ranks() const { return group_.ranks(); }  // Devices of the whole job.
-  const std::vector<Device>& devices() const { return group_.devices(); }
+  int size() const { return engine_.size(); }    // This process's devices.
+  int ranks() const { return engine_.ranks(); }  // Devices of the whole job.
+  const std::vector<Device>& devices() const { return group().devices(); }
   Module& replica(int device);
+  // The engine underneath, as the training loop drives it.
+  ReplicaEngine& engine() { return engine_; }
 
  private:
-  struct Replica;  // Model, optimizer and reducer of one device.
-
-  // State()'s tensors themselves, on the replica's device.
-  NamedTensors LiveState(int device);
-  // QueueStep with options_.micro_shards.
-  PendingStep QueueReproducibleStep(
-      const std::vector<std::vector<Shard>>& micro_batches);
-
-  // Declared before the replicas: their reducer threads use its
-  // communicators, so the replicas must go first.
-
   DataParallelOptions options_;
-  ReplicaGroup group_;
-  std::vector<std::unique_ptr<Replica>> replicas_;
+  ReplicaEngine engine_;
 };
 
 }  // namespace ringlet::nn

@@ -11,13 +11,12 @@
 // the parameters, the flat gradient buffer and the update stay in device
 // memory.
 //
-// Reproducible steps (micro_shards above 0): each batch comes
-// cut into that many micro-shards, whatever the devices; each device runs
-// its own (nn::ShardsOfRanks) one at a time and the micro-shards' gradients
-// are summed by collectives' ReproducibleAllReduce in place of the
-// allreduce, so the parameters are the same bits on any number of devices
-// and processes (parallel/micro_shards.h; on GPUs the sums go through
-// host memory).
+// The step itself is parallel/'s engine (replica_engine.h); this file holds
+// the chapter's own parts: the parameters, forward and backward (the step
+// body) and the allreduce (the gradient reducer). Reproducible steps
+// (micro_shards above 0) swap the allreduce for the engine's
+// ReproducibleReducer: the same parameters, bit for bit, on any number of
+// devices and processes (parallel/micro_shards.h).
 #ifndef RINGLET_TRAINERS_LENET_REPLICAS_H_
 #define RINGLET_TRAINERS_LENET_REPLICAS_H_
 
@@ -27,9 +26,9 @@
 
 #include "nn/models/lenet.h"
 #include "nn/optim/optimizer.h"
-#include "parallel/micro_shards.h"
 #include "parallel/pending_step.h"
 #include "parallel/replica_checks.h"
+#include "parallel/replica_engine.h"
 #include "parallel/replica_group.h"
 #include "trainers/common/training_loop.h"
 
@@ -60,56 +59,48 @@ class LeNetReplicas : public ParallelTrainer {
                 const nn::ReplicaGroupOptions& group_options,
                 const LeNetUpdate& update, int micro_shards = 0);
 
-  int num_devices() const override { return group_.ranks(); }
+  int num_devices() const override { return engine_.ranks(); }
   nn::Range LocalShards(int shards) const override {
-    return nn::ShardsOfRanks(shards, group_.first_rank(), group_.size(),
-                             group_.ranks());
+    return engine_.LocalShards(shards);
   }
-  int num_shards() const override {
-    return micro_shards_ > 0 ? micro_shards_ : num_devices();
-  }
+  int num_shards() const override { return engine_.shards_per_batch(); }
   // Loss is the sum over the batch (the chapter's reduction='none' then
   // sum); the step divides by the batch's true size, however it was split.
-  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override;
+  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override {
+    return QueueStep(shards).Finish();
+  }
   // The same step, queued: on GPUs the host does not wait for it (see
   // nn::PendingStep); the statistics come from Finish().
-  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override;
+  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override {
+    return engine_.QueueStep({shards});
+  }
   // One step over several micro-batches: their gradients added up, then
   // summed across devices once (gradient accumulation).
   nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::Shard>>& micro_batches) override;
-  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override;
+      const std::vector<std::vector<nn::Shard>>& micro_batches) override {
+    return engine_.QueueStep(micro_batches);
+  }
+  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override {
+    return engine_.Evaluate(shards).correct;
+  }
   // The parameters, then the optimizer's state (Optimizer::State); device
   // 0's.
-  nn::NamedTensors State() override { return StateOf(0); }
-  void SetLearningRate(double lr) override;
-  void LoadState(const std::vector<const float*>& values) override;
-  std::string CompareReplicas() override;
+  nn::NamedTensors State() override { return engine_.State(0); }
+  void SetLearningRate(double lr) override {
+    engine_.set_lr(static_cast<float>(lr));
+  }
+  void LoadState(const std::vector<const float*>& values) override {
+    engine_.LoadState(values);
+  }
+  std::string CompareReplicas() override { return engine_.CompareReplicas(); }
 
   // This process's device `device` (0 .. local devices - 1); on a GPU the
   // tensors are device memory.
-  const nn::LeNetParams& params(int device) const {
-    return replicas_[device].params;
-  }
+  const nn::LeNetParams& params(int device);
+  nn::ReplicaEngine& engine() { return engine_; }
 
  private:
-  // The live tensors (device memory on a GPU), and host copies of them.
-  nn::NamedTensors LiveStateOf(int device);
-  nn::NamedTensors StateOf(int device);
-  nn::PendingStep QueueReproducibleStep(
-      const std::vector<std::vector<nn::Shard>>& micro_batches);
-
-  struct Replica {
-    nn::LeNetParams params;
-    std::unique_ptr<nn::Optimizer> optimizer;  // Of `params`.
-    std::vector<nn::Tensor> host_state;        // StateOf's copies on a GPU.
-    std::unique_ptr<nn::ReproducibleGradients> micro_grads;
-  };
-
-  nn::ReplicaGroup group_;
-  LeNetUpdate update_;
-  int micro_shards_ = 0;
-  std::vector<Replica> replicas_;
+  nn::ReplicaEngine engine_;
 };
 
 }  // namespace ringlet::trainers

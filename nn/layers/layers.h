@@ -135,6 +135,10 @@ class BatchNorm2d : public Module {
   // Synchronised batch norm: training statistics summed across replicas
   // through `sum` (see ReplicaSum); null (the default) keeps them local.
   void set_replica_sum(ReplicaSum sum) { replica_sum_ = std::move(sum); }
+  // Takes the context's sum (synchronised batch norm when it has one).
+  void SetReplicaContext(const ReplicaContext& context) override {
+    set_replica_sum(context.sum);
+  }
   // The per-channel bias its input lacks (Conv2d::FoldBiasInto): added to
   // the running mean in training, subtracted from it in evaluation.
   void set_input_bias(const Parameter* bias) { input_bias_ = bias; }
@@ -169,8 +173,8 @@ class GELU : public Module {
 // Inverted dropout with probability p in [0, 1) (ShapeError otherwise), off
 // in evaluation mode. Each training Forward draws a new mask from (seed,
 // replica, the count of training Forwards so far) alone: deterministic per
-// step and replica, the same on CPUs and GPUs. DataParallel numbers the
-// replicas (set_replica) so they draw different masks.
+// step and replica, the same on CPUs and GPUs. Each replica of a
+// data-parallel job draws its own (SetReplicaContext's index).
 class Dropout : public Module {
  public:
   explicit Dropout(float p = 0.5f, uint64_t seed = 0);
@@ -178,6 +182,9 @@ class Dropout : public Module {
   Tensor Backward(const Tensor& dy) override;
   std::string kind() const override { return "dropout"; }
   void set_replica(int replica) { replica_ = replica; }
+  void SetReplicaContext(const ReplicaContext& context) override {
+    set_replica(context.index);
+  }
   float p() const { return p_; }
 
  private:

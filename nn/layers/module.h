@@ -10,6 +10,7 @@
 #ifndef RINGLET_NN_LAYERS_MODULE_H_
 #define RINGLET_NN_LAYERS_MODULE_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +44,18 @@ void GradReady(Parameter& p);
 struct Buffer {
   std::string name;
   Tensor value;
+};
+
+// Where a module's replica sits in a data-parallel job, for layers whose
+// work depends on it (parallel/'s engine gives it to every module of every
+// replica through Module::SetReplicaContext).
+struct ReplicaContext {
+  int index = 0;  // This replica's rank in the job, 0 .. count - 1.
+  int count = 1;  // Replicas in the job.
+  // Sums `count` doubles over every replica of the job in place (memory on
+  // the replica's device), called by all replicas alike; null: the layer
+  // keeps its statistics to itself (batch norm's default).
+  std::function<void(double* values, int64_t count)> sum = nullptr;
 };
 
 // A call in the wrong order or mode (e.g. Backward without a training
@@ -93,6 +106,14 @@ class Module {
   // input-gradient pass. Modules that compute it anyway may still return
   // it; a Conv2d returns an undefined tensor.
   virtual void SetInputGradientNeeded(bool needed) { (void)needed; }
+
+  // The replica this module runs as (ReplicaContext). Layers that draw
+  // per-replica randomness (dropout) or sum statistics across replicas
+  // (batch norm) keep what they need; others ignore it. Not passed on to
+  // children: the engine visits every module (VisitModules).
+  virtual void SetReplicaContext(const ReplicaContext& context) {
+    (void)context;
+  }
 
   // Training mode (the default) caches for Backward and, for batch norm,
   // uses batch statistics; evaluation mode uses running statistics.

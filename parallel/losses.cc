@@ -1,0 +1,55 @@
+#include "parallel/losses.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace ringlet::nn {
+
+LossFunction SoftmaxCrossEntropyLoss(float label_smoothing) {
+  if (label_smoothing == 0) {  // On a GPU, without waiting.
+    return [](const Tensor& output, const Shard& shard) {
+      return StartSoftmaxCrossEntropy(
+          output, ClassIds(shard, "softmax cross-entropy"), Reduction::kSum);
+    };
+  }
+  return [label_smoothing](const Tensor& output, const Shard& shard) {
+    return PendingLoss::Ready(
+        SoftmaxCrossEntropy(output, ClassIds(shard, "softmax cross-entropy"),
+                            Reduction::kSum, label_smoothing));
+  };
+}
+
+namespace {
+
+// The shard's targets as float32, as many a sample as `output` has.
+const float* FloatTargets(const Tensor& output, const Shard& shard,
+                          const char* who) {
+  const float* targets = shard.targets.As<float>(who);
+  const int64_t per_sample = shard.count > 0 ? output.numel() / shard.count : 0;
+  if (shard.count > 0 && shard.targets.elements() != per_sample) {
+    throw std::invalid_argument(
+        std::string(who) + ": the model gives " + std::to_string(per_sample) +
+        " values a sample, the targets are " + shard.targets.Describe());
+  }
+  return targets;
+}
+
+}  // namespace
+
+LossFunction MeanSquaredErrorLoss() {
+  return [](const Tensor& output, const Shard& shard) {
+    return PendingLoss::Ready(MeanSquaredError(
+        output, FloatTargets(output, shard, "mean squared error"),
+        Reduction::kSum));
+  };
+}
+
+LossFunction BinaryCrossEntropyWithLogitsLoss() {
+  return [](const Tensor& output, const Shard& shard) {
+    return PendingLoss::Ready(BinaryCrossEntropyWithLogits(
+        output, FloatTargets(output, shard, "binary cross-entropy"),
+        Reduction::kSum));
+  };
+}
+
+}  // namespace ringlet::nn

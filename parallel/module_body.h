@@ -1,0 +1,44 @@
+// The step body of any Module: its Forward and Backward and a loss of the
+// caller's (DataParallel's body; a program of its own may hand one to
+// ReplicaEngine directly). Its parameters report their gradients as
+// backward finishes them (Parameter::on_grad_ready), so a bucketed reducer
+// overlaps the sums with backward.
+#ifndef RINGLET_PARALLEL_MODULE_BODY_H_
+#define RINGLET_PARALLEL_MODULE_BODY_H_
+
+#include <memory>
+#include <vector>
+
+#include "nn/device.h"
+#include "nn/layers/module.h"
+#include "parallel/losses.h"
+#include "parallel/replica_body.h"
+
+namespace ringlet::nn {
+
+class ModuleBody : public ReplicaBody {
+ public:
+  // Moves `model` to `device` (a GPU's) and tells it the input's gradient
+  // is not needed (the step discards it). `loss` must not be null.
+  ModuleBody(std::unique_ptr<Module> model, Device device, LossFunction loss);
+
+  Tensor Forward(const Tensor& inputs, bool training) override;
+  PendingLoss Loss(const Tensor& output, const Shard& shard) override {
+    return loss_(output, shard);
+  }
+  void Backward(const Tensor& dlogits) override { model_->Backward(dlogits); }
+  void ZeroGrad() override { model_->ZeroGrad(); }
+  NamedValues Parameters() override;
+  std::vector<Tensor*> Gradients() override;
+  NamedValues Buffers() override;
+  Module* module() override { return model_.get(); }
+
+ private:
+  std::unique_ptr<Module> model_;
+  LossFunction loss_;
+  std::vector<Parameter*> params_;  // The model's, in its order.
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_PARALLEL_MODULE_BODY_H_

@@ -1,0 +1,165 @@
+// The replicated-step engine: the one training step every data-parallel
+// model here takes, DataParallel's (a Module and a loss) and the
+// from-scratch chapter's (LeNet's functions) alike. It owns the replicas,
+// one per device, each on its own thread (ReplicaGroup); the first
+// replica's parameters and buffers broadcast to the others; the queued
+// step (PendingStep); the guarded update (GuardedUpdate); evaluation;
+// state, loading and the replicas' comparison; the learning rate.
+//
+// Two plug points:
+//   the step body (ReplicaBody)           forward, loss and backward of
+//                                         one replica on its shards;
+//   the gradient reducer (GradientReducer) how the replicas' gradients
+//                                         become the job's sums.
+//
+// Shards: a batch arrives cut into shards_per_batch() shards, one per rank
+// of the job, or with micro_shards a fixed number of micro-shards, of which
+// rank r runs ShardsOfRanks(micro_shards, r, 1, ranks), one at a time. A
+// reproducible step is micro-shards plus ReproducibleReducer (the default
+// reducer with micro_shards): the same parameters, bit for bit, on any
+// number of devices and processes (parallel/micro_shards.h).
+//
+// Layers meet their replica through Module::SetReplicaContext: each
+// replica's index in the job and, with cross_replica_sums, a sum across
+// replicas on a communicator of its own (synchronised batch norm).
+#ifndef RINGLET_PARALLEL_REPLICA_ENGINE_H_
+#define RINGLET_PARALLEL_REPLICA_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/device.h"
+#include "nn/layers/module.h"
+#include "nn/optim/optimizer.h"
+#include "parallel/gradient_reducer.h"
+#include "parallel/pending_step.h"
+#include "parallel/replica_body.h"
+#include "parallel/replica_checks.h"
+#include "parallel/replica_group.h"
+#include "parallel/shard.h"
+
+namespace ringlet::nn {
+
+// A metric of the caller's over one shard in evaluation: `output` is the
+// model's output for the shard's samples; returns the metric SUMMED over
+// them (e.g. absolute errors). Called on the replica's thread.
+using MetricFunction =
+    std::function<double(const Tensor& output, const Shard& shard)>;
+
+struct EvalStats {
+  double loss_sum = 0;    // The body's loss, summed over the samples.
+  int64_t correct = 0;    // Its counts of correct predictions.
+  double metric_sum = 0;  // The metric's, when one was given.
+  int64_t samples = 0;
+};
+
+// An optimizer of `values` (a replica's parameters, on its device), named
+// `names`. Called once per replica, on its thread.
+using OptimizerFactory = std::function<std::unique_ptr<Optimizer>(
+    std::vector<Tensor*> values, std::vector<std::string> names)>;
+// MakeOptimizer(options) as a factory; bad options throw here, at once.
+OptimizerFactory OptimizerOf(const OptimizerOptions& options);
+
+// Builds device `device`'s body (this process's index), on its thread; the
+// values may be anything of the right shapes (the first replica's are
+// broadcast).
+using BodyFactory = std::function<std::unique_ptr<ReplicaBody>(int device)>;
+
+struct ReplicaEngineOptions {
+  // Devices' backend, threads, compute options, communicator options and
+  // the job's processes (comm_groups and host_comms are the engine's).
+  ReplicaGroupOptions group;
+  OptimizerFactory make_optimizer;  // Required.
+  // Above 0: the batch's mean gradient is clipped to this global L2 norm
+  // before the optimizer's step (torch.nn.utils.clip_grad_norm_).
+  double clip_grad_norm = 0;
+  // The gradients' type on the wire: float32, or bfloat16 (half the
+  // bytes; cast once, summed, cast back: DDP's bf16_compress_hook).
+  collectives::DataType grad_dtype = collectives::DataType::kFloat32;
+  // Above 0: each batch arrives as this many micro-shards (see the file
+  // comment); needs one per rank of the job at least, 4096 at most.
+  int micro_shards = 0;
+  // Each replica's reducer; null: ReproducibleReducer with micro_shards,
+  // else std::invalid_argument.
+  ReducerFactory make_reducer;
+  // Layers get a cross-replica sum in their ReplicaContext (synchronised
+  // batch norm); every replica then runs even an empty shard, and the
+  // buffers, summed alike, are not broadcast after the step.
+  bool cross_replica_sums = false;
+  // Starts every error message ("data parallel", "lenet").
+  std::string who = "data parallel";
+};
+
+class ReplicaEngine {
+ public:
+  // Builds every replica (BodyFactory, the optimizer, the reducer), each
+  // on its device's thread, and broadcasts the first one's parameters and
+  // buffers. Throws DeviceError for a device this build cannot run on,
+  // std::invalid_argument for bad options, CollectiveError when the
+  // backend cannot run here.
+  ReplicaEngine(const BodyFactory& make_body,
+                const std::vector<Device>& devices,
+                const ReplicaEngineOptions& options);
+  ~ReplicaEngine();
+
+  // One optimizer step over `micro_batches` (one batch, or several whose
+  // gradients add up before the one sum: gradient accumulation), each cut
+  // into shards_per_batch() shards of the whole job; this process reads
+  // only its own ranks' shards (the others may carry counts alone). The
+  // loss is the mean over every sample of the step. On GPUs the host
+  // returns once every device's work is queued; the statistics come from
+  // the result's Finish(). Finish each step before the next Evaluate,
+  // State or LoadState. A failure on any device is rethrown after every
+  // device has stopped.
+  PendingStep QueueStep(const std::vector<std::vector<Shard>>& micro_batches);
+  // The batch in evaluation mode, one shard per rank of the job, summed
+  // over the job: the body's losses and correct predictions and, when
+  // given, `metric`'s values.
+  EvalStats Evaluate(const std::vector<Shard>& shards,
+                     const MetricFunction& metric = nullptr);
+
+  // Every tensor training changes on local device `device`, named:
+  // parameters, buffers, then the optimizer's state. Always host memory:
+  // for a replica on a GPU, copies valid until the next State() call for
+  // that device.
+  NamedTensors State(int device);
+  // Copies `values` (host memory, in State()'s order and sizes) into every
+  // local replica. Throws std::invalid_argument for a wrong count.
+  void LoadState(const std::vector<const float*>& values);
+  // "" when every replica of the job holds the same state, else which one
+  // differs and where. Collective over the job.
+  std::string CompareReplicas();
+
+  void set_lr(float lr);
+  // Shards a training batch is cut into: the micro-shards, or one per rank.
+  int shards_per_batch() const;
+  // The shards of a batch of `shards` that this process's devices run.
+  Range LocalShards(int shards) const;
+  int micro_shards() const { return options_.micro_shards; }
+  int num_buckets() const;
+  ReplicaGroup& group() { return group_; }
+  const ReplicaGroup& group() const { return group_; }
+  int size() const { return group_.size(); }    // This process's devices.
+  int ranks() const { return group_.ranks(); }  // Devices of the whole job.
+  ReplicaBody& body(int device);
+
+ private:
+  struct Replica;
+
+  NamedTensors LiveState(int device);
+  // Device d's part of a step: its shards' forward and backward, the sum,
+  // the update.
+  void StepReplica(int d, const std::vector<std::vector<Shard>>& micro_batches,
+                   int64_t total, const StepPlan& plan, QueuedReplicaStep& q);
+
+  ReplicaEngineOptions options_;
+  ReplicaGroup group_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+};
+
+}  // namespace ringlet::nn
+
+#endif  // RINGLET_PARALLEL_REPLICA_ENGINE_H_
