@@ -89,6 +89,13 @@ void Batch::CheckTargetType(ElementType wanted) const {
   }
 }
 
+LocalBatch Batch::Local() const {
+  return CutBatch(
+      size, layout,
+      SampleArray{{ElementType::kFloat32, input_shape}, inputs.data()},
+      SampleArray{target, targets.data()});
+}
+
 DatasetPtr SplitDataset(std::shared_ptr<const Split> split) {
   return std::make_shared<SplitSamples>(std::move(split));
 }
@@ -109,6 +116,7 @@ BatchLoader::BatchLoader(DatasetPtr data, const LoaderOptions& options)
     throw std::invalid_argument("prefetch must not be negative, got " +
                                 std::to_string(options.prefetch));
   }
+  options.layout.Check("loader");
   const int64_t n = data_->size();
   // n / b, plus one for a partial batch: (n + b - 1) / b overflows for a
   // batch size near the largest int64.
@@ -157,22 +165,14 @@ void BatchLoader::Fill(const EpochPlan& plan, int64_t index,
   const SampleSpec& in = data_->input();
   const int64_t in_elements = in.elements();
   const int64_t target_bytes = data_->target().bytes();
-  int64_t first = 0, end = size;
-  if (options_.share) {
-    std::tie(first, end) = options_.share(size);
-    if (first < 0 || end < first || end > size) {
-      throw std::logic_error("the loader's share [" + std::to_string(first) +
-                             ", " + std::to_string(end) +
-                             ") lies outside a batch of " +
-                             std::to_string(size));
-    }
-  }
-  const int64_t held = end - first;
+  const Range mine = options_.layout.LocalSamples(size);
+  const int64_t first = mine.begin, held = mine.end - mine.begin;
   batch->epoch = plan.epoch;
   batch->index = index;
   batch->size = size;
   batch->first = first;
   batch->held = held;
+  batch->layout = options_.layout;
   batch->input_shape = in.shape;
   batch->target = data_->target();
   batch->inputs.resize(held * in_elements);

@@ -22,6 +22,7 @@
 
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"
+#include "data/shard.h"
 #include "data/transforms.h"
 
 namespace ringlet::data {
@@ -35,24 +36,31 @@ struct LoaderOptions {
   // Applied in order to each sample's float input, with randomness from
   // (seed, epoch, sample) alone (data/transforms.h).
   std::vector<Transform> transforms;
-  // This process's share of every batch (DistributedSampler's): given a
-  // batch's size, the [begin, end) of its samples to load; the others are
-  // other processes' to read. Null: the whole batch.
-  std::function<std::pair<int64_t, int64_t>(int64_t batch_size)> share;
+  // How every batch is cut into shards and which of them this process
+  // loads (DistributedSampler's share; the engine's TrainLayout or
+  // EvalLayout); the other shards are other processes' to read. The
+  // default: the whole batch as one shard.
+  ShardLayout layout;
 };
 
 struct Batch {
   int64_t epoch = 0;
   int64_t index = 0;  // Position of this batch within its epoch.
   int64_t size = 0;   // Samples in this batch; the last one may be smaller.
-  // The samples held: [first, first + held) of the batch's (all but with
-  // LoaderOptions::share); input(i) and the targets start at `first`.
+  // The samples held: [first, first + held) of the batch's (this
+  // process's shards of `layout`); input(i) and the targets start at
+  // `first`.
   int64_t first = 0;
   int64_t held = 0;
+  ShardLayout layout;
   std::vector<int64_t> input_shape;  // One sample's ({1, 28, 28}).
   std::vector<float> inputs;         // held x input_shape, as float32.
   SampleSpec target;                 // One sample's target.
   std::vector<uint8_t> targets;      // held x target.bytes().
+
+  // This process's shards, views into this batch (valid while it holds
+  // them: until the loader refills it).
+  LocalBatch Local() const;
 
   const float* input(int64_t i) const {
     return inputs.data() + i * ElementsOf(input_shape, INT64_MAX);

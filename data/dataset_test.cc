@@ -188,30 +188,49 @@ TEST(DatasetTest, TheLoaderBatchesAnyDataSet) {
   EXPECT_EQ(batch.targets_as<int16_t>()[0], -3);
 }
 
-// A process's share of each batch: the samples the whole batch holds at
-// those places, nothing else loaded.
-TEST(DatasetTest, TheLoaderLoadsAShareOfEachBatch) {
+// A process's shards of each batch (DistributedSampler's share): the
+// samples the whole batch holds at those places, cut as the whole batch's
+// shards are, nothing else loaded.
+TEST(DatasetTest, TheLoaderLoadsThisProcesssShardsOfEachBatch) {
   LoaderOptions whole, part;
-  whole.batch_size = part.batch_size = 4;
+  whole.batch_size = part.batch_size = 5;
   whole.prefetch = part.prefetch = 0;
   whole.seed = part.seed = 3;
-  part.share = [](int64_t size) { return std::make_pair(size / 2, size); };
-  BatchLoader all(Regression(10), whole), half(Regression(10), part);
+  whole.layout = {3, {0, 3}};
+  part.layout = {3, {1, 3}};  // Shards 1 and 2 of 3.
+  BatchLoader all(Regression(12), whole), mine(Regression(12), part);
   all.StartEpoch(1);
-  half.StartEpoch(1);
+  mine.StartEpoch(1);
   Batch a, h;
+  int batches = 0;
   while (all.Next(&a)) {
-    ASSERT_TRUE(half.Next(&h));
+    ASSERT_TRUE(mine.Next(&h));
+    ++batches;
     EXPECT_EQ(h.size, a.size);
-    EXPECT_EQ(h.first, a.size / 2);
-    EXPECT_EQ(h.held, a.size - a.size / 2);
-    ASSERT_EQ(h.inputs.size(), h.held * 2u);
-    for (int64_t i = 0; i < h.held; ++i) {
-      EXPECT_EQ(h.input(i)[0], a.input(h.first + i)[0]);
-      EXPECT_EQ(h.targets_as<float>()[i], a.targets_as<float>()[h.first + i]);
+    const LocalBatch everything = a.Local(), local = h.Local();
+    ASSERT_EQ(everything.shards.size(), 3u);
+    ASSERT_EQ(local.shards.size(), 2u);
+    EXPECT_EQ(local.size, a.size);
+    EXPECT_TRUE(local.layout == part.layout);
+    EXPECT_EQ(h.held, a.size - everything.shards[0].count);
+    for (int s = 0; s < 2; ++s) {
+      const Shard& want = everything.shards[s + 1];
+      const Shard& got = local.shards[s];
+      ASSERT_EQ(got.count, want.count);
+      for (int64_t i = 0; i < got.count; ++i) {
+        EXPECT_EQ(got.inputs.As<float>("test")[2 * i],
+                  want.inputs.As<float>("test")[2 * i]);
+        EXPECT_EQ(got.targets.As<float>("test")[i],
+                  want.targets.As<float>("test")[i]);
+      }
     }
+    EXPECT_NO_THROW(CheckLocalBatch(local, part.layout, "test"));
   }
-  EXPECT_FALSE(half.Next(&h));
+  EXPECT_EQ(batches, 3);  // 5, 5 and 2: the last has an empty shard.
+  EXPECT_FALSE(mine.Next(&h));
+  LoaderOptions bad = part;
+  bad.layout = {3, {2, 4}};
+  EXPECT_THROW(BatchLoader(Regression(12), bad), std::invalid_argument);
 }
 
 }  // namespace

@@ -56,17 +56,31 @@ DataParallel::DataParallel(const ModelFactory& make_model,
 
 DataParallel::~DataParallel() = default;
 
+TrainStepStats DataParallel::TrainStep(const LocalBatch& batch) {
+  return engine_.QueueStep(std::vector<LocalBatch>{batch}).Finish();
+}
+
 TrainStepStats DataParallel::TrainStep(const std::vector<Shard>& shards) {
   return QueueStep(shards).Finish();
 }
 
+PendingStep DataParallel::QueueStep(
+    const std::vector<LocalBatch>& micro_batches) {
+  return engine_.QueueStep(micro_batches);
+}
+
 PendingStep DataParallel::QueueStep(const std::vector<Shard>& shards) {
-  return engine_.QueueStep({shards});
+  return engine_.QueueStep(std::vector<std::vector<Shard>>{shards});
 }
 
 PendingStep DataParallel::QueueStep(
     const std::vector<std::vector<Shard>>& micro_batches) {
   return engine_.QueueStep(micro_batches);
+}
+
+EvalStats DataParallel::Evaluate(const LocalBatch& batch,
+                                 const MetricFunction& metric) {
+  return engine_.Evaluate(batch, metric);
 }
 
 EvalStats DataParallel::Evaluate(const std::vector<Shard>& shards,

@@ -108,30 +108,45 @@ class DataParallel {
                const DataParallelOptions& options);
   ~DataParallel();
 
-  // One optimizer step on the batch whose shard for rank r of the job is
-  // shards[r] (in one process, rank r is device r; with micro_shards, the
-  // batch's micro-shards in order instead); returns the job's statistics. A
-  // failure on any device (bad labels, a collective error) is rethrown here
-  // after every device has stopped.
+  // How the batches it takes are cut, for the loader
+  // (data::LoaderOptions::layout): training batches in one shard per rank
+  // of the job (with micro_shards, that many), evaluation batches in one
+  // per rank; this process's ranks' shards are local.
+  ShardLayout TrainLayout() const { return engine_.TrainLayout(); }
+  ShardLayout EvalLayout() const { return engine_.EvalLayout(); }
+
+  // One optimizer step on a batch given as this process's shards of
+  // TrainLayout() (what data::Batch::Local() gives); returns the job's
+  // statistics. A failure on any device (bad labels, a collective error)
+  // is rethrown here after every device has stopped.
+  TrainStepStats TrainStep(const LocalBatch& batch);
+  // The same, the batch given whole: shards[r] is rank r's shard (in one
+  // process, rank r is device r; with micro_shards, the batch's
+  // micro-shards in order instead).
   TrainStepStats TrainStep(const std::vector<Shard>& shards);
   // One optimizer step over several micro-batches (gradient accumulation,
   // DDP's no_sync): each micro-batch's forward and backward add to the
   // gradients, which are summed across devices once, after the last; the
   // loss is the mean over every sample of every micro-batch. Without batch
   // norm, k micro-batches of b samples take the step of one batch of k b.
-  // micro_batches[j] holds micro-batch j's shards, as `shards` below.
+  // Queued: on GPUs the host returns once every device's work (the update
+  // included) is queued, without waiting for it; the statistics come from
+  // the result's Finish(). A non-finite gradient sum skips the update on
+  // the device. Finish each step before the next Evaluate, State or
+  // LoadState (they wait for the devices anyway).
+  PendingStep QueueStep(const std::vector<LocalBatch>& micro_batches);
+  // The same, each micro-batch given whole, as TrainStep's `shards`.
   PendingStep QueueStep(const std::vector<std::vector<Shard>>& micro_batches);
-  // The same step, queued: on GPUs the host returns once every device's
-  // work (the update included) is queued, without waiting for it; the
-  // statistics come from the result's Finish(). A non-finite gradient sum
-  // skips the update on the device. Finish each step before the next
-  // CountCorrect, State or LoadState (they wait for the devices anyway).
   PendingStep QueueStep(const std::vector<Shard>& shards);
 
   // The batch in evaluation mode (running statistics), every device
   // evaluating its shard at once, summed over the job: the loss function's
   // losses and counts of correct predictions and, when given, `metric`'s
   // values (each the sum over its shard's samples: a metric of your own).
+  // This process's shards of EvalLayout(), or the batch whole (one shard
+  // per rank).
+  EvalStats Evaluate(const LocalBatch& batch,
+                     const MetricFunction& metric = nullptr);
   EvalStats Evaluate(const std::vector<Shard>& shards,
                      const MetricFunction& metric = nullptr);
   // Evaluate's count of correct predictions (the accuracy's numerator).

@@ -27,32 +27,6 @@ void CheckMicroShards(int micro_shards, int ranks, const char* who) {
   }
 }
 
-int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
-                          int micro_shards, const char* who,
-                          std::vector<char>* used, Range local) {
-  int64_t total = 0;
-  for (const std::vector<Shard>& shards : micro_batches) {
-    if (static_cast<int>(shards.size()) != micro_shards) {
-      throw std::invalid_argument(
-          std::string(who) + ": got " + std::to_string(shards.size()) +
-          " shards for " + std::to_string(micro_shards) +
-          " micro-shards; cut each batch into that many");
-    }
-    CheckShards(std::vector<Shard>(shards.begin() + local.begin,
-                                   shards.begin() + local.end),
-                who, local.begin);
-    for (const Shard& s : shards) {
-      total += s.count;
-      if (used != nullptr) used->push_back(s.count > 0);
-    }
-  }
-  if (total == 0) {
-    throw std::invalid_argument(std::string(who) +
-                                ": a training step needs samples");
-  }
-  return total;
-}
-
 ReproducibleGradients::ReproducibleGradients(collectives::DataType wire,
                                              Device device)
     : wire_(wire), device_(device) {

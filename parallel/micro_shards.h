@@ -37,17 +37,6 @@ namespace ringlet::nn {
 // rank needs one) and micro_shards <= 4096; `who` starts the message.
 void CheckMicroShards(int micro_shards, int ranks, const char* who);
 
-// Checks a reproducible step's input: each micro-batch (one per
-// accumulated batch) cut into `micro_shards` shards, with data for their
-// counts in `local` (this process's micro-shards; other processes load and
-// check their own). Returns the samples over all; `used`, when given, gets
-// a slot per micro-shard (j * micro_shards + i), non-zero where it has
-// samples. Throws std::invalid_argument, starting with `who`, otherwise or
-// for no samples at all.
-int64_t CheckMicroBatches(const std::vector<std::vector<Shard>>& micro_batches,
-                          int micro_shards, const char* who,
-                          std::vector<char>* used, Range local);
-
 // One replica's micro-shard gradients, summed over the job.
 class ReproducibleGradients {
  public:

@@ -70,7 +70,8 @@ const TrainStepStats& PendingStep::Finish() {
 
 PendingStep QueueReplicaSteps(
     ReplicaGroup& group,
-    const std::function<void(int device, QueuedReplicaStep& q)>& step) {
+    const std::function<void(int device, QueuedReplicaStep& q)>& step,
+    std::function<void()> finished) {
   std::vector<QueuedReplicaStep> queued(group.size());
   group.RunQueued([&](int d) {
     QueuedReplicaStep& q = queued[d];
@@ -79,27 +80,13 @@ PendingStep QueueReplicaSteps(
     step(d, q);
     q.done.Record();
   });
-  return PendingStep(std::move(queued), [&group](const TrainStepStats& local) {
-    return group.SumOverProcesses(local);
-  });
-}
-
-std::vector<std::vector<Shard>> LocalMicroBatches(
-    const ReplicaGroup& group,
-    const std::vector<std::vector<Shard>>& micro_batches, const char* who,
-    int64_t* total) {
-  std::vector<std::vector<Shard>> local;
-  // Every shard of the job counts, including other processes'.
-  *total = 0;
-  for (const std::vector<Shard>& all_shards : micro_batches) {
-    local.push_back(group.LocalShards(all_shards, who));
-    for (const Shard& s : all_shards) *total += s.count;
-  }
-  if (*total == 0) {
-    throw std::invalid_argument(std::string(who) +
-                                ": a training step needs samples");
-  }
-  return local;
+  return PendingStep(
+      std::move(queued),
+      [&group, finished = std::move(finished)](const TrainStepStats& local) {
+        const TrainStepStats job = group.SumOverProcesses(local);
+        if (finished) finished();
+        return job;
+      });
 }
 
 }  // namespace ringlet::nn

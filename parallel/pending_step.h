@@ -79,22 +79,15 @@ class PendingStep {
   TrainStepStats stats_;
 };
 
-// The step skeleton every trainer's replicas share, DataParallel's and the
-// from-scratch chapter's: `step(d, q)` runs on every local device of
-// `group` at once (ReplicaGroup::RunQueued), with q's device and done event
-// set; q.done is recorded after what it queued; the statistics of the
-// returned step are summed over the job's processes when it is finished.
+// The step skeleton of the engine (replica_engine.h): `step(d, q)` runs on
+// every local device of `group` at once (ReplicaGroup::RunQueued), with
+// q's device and done event set; q.done is recorded after what it queued;
+// the statistics of the returned step are summed over the job's processes
+// when it is finished, and then `finished` (when given) is called.
 PendingStep QueueReplicaSteps(
     ReplicaGroup& group,
-    const std::function<void(int device, QueuedReplicaStep& q)>& step);
-
-// Each micro-batch's local shards (ReplicaGroup::LocalShards) and, in
-// *total, the samples of the whole job's step; std::invalid_argument naming
-// `who` when it has none.
-std::vector<std::vector<Shard>> LocalMicroBatches(
-    const ReplicaGroup& group,
-    const std::vector<std::vector<Shard>>& micro_batches, const char* who,
-    int64_t* total);
+    const std::function<void(int device, QueuedReplicaStep& q)>& step,
+    std::function<void()> finished = nullptr);
 
 }  // namespace ringlet::nn
 

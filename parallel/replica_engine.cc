@@ -161,28 +161,57 @@ int ReplicaEngine::shards_per_batch() const {
   return options_.micro_shards > 0 ? options_.micro_shards : ranks();
 }
 
-Range ReplicaEngine::LocalShards(int shards) const {
-  return ShardsOfRanks(shards, group_.first_rank(), size(), ranks());
+ShardLayout ReplicaEngine::TrainLayout() const {
+  return ShardLayout::OfRanks(shards_per_batch(), group_.first_rank(), size(),
+                              ranks());
+}
+
+ShardLayout ReplicaEngine::EvalLayout() const {
+  return ShardLayout::OfRanks(ranks(), group_.first_rank(), size(), ranks());
 }
 
 PendingStep ReplicaEngine::QueueStep(
     const std::vector<std::vector<Shard>>& micro_batches) {
-  const int m = options_.micro_shards;
+  std::vector<LocalBatch> local;
+  for (const std::vector<Shard>& shards : micro_batches) {
+    local.push_back(LocalOf(shards, TrainLayout(), options_.who.c_str()));
+  }
+  return QueueStep(local);
+}
+
+PendingStep ReplicaEngine::QueueStep(
+    const std::vector<LocalBatch>& micro_batches) {
   const char* who = options_.who.c_str();
+  const ShardLayout layout = TrainLayout();
+  const int m = options_.micro_shards;
   int64_t total = 0;
-  std::vector<char> used;  // Slot j * m + i: micro-batch j's micro-shard i.
+  // Slot j * m + i: whether micro-batch j's micro-shard i has samples on
+  // some rank (the same everywhere: the cut follows from the size).
+  std::vector<char> used;
+  for (const LocalBatch& batch : micro_batches) {
+    CheckLocalBatch(batch, layout, who);
+    total += batch.size;
+    for (int i = 0; i < m; ++i) {
+      const Range r = SamplesOfShards(batch.size, m, i, i + 1);
+      used.push_back(r.end > r.begin);
+    }
+  }
+  if (total == 0) {
+    throw std::invalid_argument(options_.who +
+                                ": a training step needs samples");
+  }
   StepPlan plan;
   if (m > 0) {
-    total = CheckMicroBatches(micro_batches, m, who, &used, LocalShards(m));
     plan.slots = static_cast<int64_t>(used.size());
     plan.used = &used;
-  } else {
-    LocalMicroBatches(group_, micro_batches, who, &total);  // Checks them.
   }
-  PendingStep step =
-      QueueReplicaSteps(group_, [&](int d, QueuedReplicaStep& q) {
+  ++steps_queued_;
+  PendingStep step = QueueReplicaSteps(
+      group_,
+      [&](int d, QueuedReplicaStep& q) {
         StepReplica(d, micro_batches, total, plan, q);
-      });
+      },
+      [finished = steps_finished_] { ++*finished; });
   if (m > 0) {
     step.AddLossesBySlot(plan.slots, [this](std::vector<double>* v) {
       group_.SumOverProcesses(v);
@@ -191,9 +220,10 @@ PendingStep ReplicaEngine::QueueStep(
   return step;
 }
 
-void ReplicaEngine::StepReplica(
-    int d, const std::vector<std::vector<Shard>>& micro_batches, int64_t total,
-    const StepPlan& plan, QueuedReplicaStep& q) {
+void ReplicaEngine::StepReplica(int d,
+                                const std::vector<LocalBatch>& micro_batches,
+                                int64_t total, const StepPlan& plan,
+                                QueuedReplicaStep& q) {
   Replica& r = *replicas_[d];
   ReplicaBody& body = *r.body;
   GradientReducer& reducer = *r.reducer;
@@ -201,9 +231,10 @@ void ReplicaEngine::StepReplica(
   const bool apart = reducer.KeepsShardsApart();
   const bool sums = body.GradientsAreSums();
   // This replica's shards of every micro-batch: its rank's one, or its
-  // micro-shards.
+  // micro-shards; a batch holds this process's from `local` on.
   const Range mine =
       ShardsOfRanks(shards_per_batch(), group_.first_rank() + d, 1, ranks());
+  const int64_t local = TrainLayout().local.begin;
   r.layer_sum_seconds = 0;
   if (!apart) body.ZeroGrad();
   reducer.BeginStep(plan);
@@ -211,7 +242,7 @@ void ReplicaEngine::StepReplica(
     for (size_t j = 0; j < micro_batches.size(); ++j) {
       if (j + 1 == micro_batches.size()) reducer.BeginLastMicroBatch();
       for (int64_t i = mine.begin; i < mine.end; ++i) {
-        const Shard& shard = micro_batches[j][i];
+        const Shard& shard = micro_batches[j].shards[i - local];
         q.samples += shard.count;
         // Layers summing across replicas need every replica's forward.
         if (shard.count == 0 && !options_.cross_replica_sums) continue;
@@ -258,10 +289,15 @@ void ReplicaEngine::StepReplica(
   }
 }
 
-EvalStats ReplicaEngine::Evaluate(const std::vector<Shard>& all_shards,
+EvalStats ReplicaEngine::Evaluate(const std::vector<Shard>& shards,
                                   const MetricFunction& metric) {
-  const std::vector<Shard> shards =
-      group_.LocalShards(all_shards, options_.who.c_str());
+  return Evaluate(LocalOf(shards, EvalLayout(), options_.who.c_str()), metric);
+}
+
+EvalStats ReplicaEngine::Evaluate(const LocalBatch& batch,
+                                  const MetricFunction& metric) {
+  CheckLocalBatch(batch, EvalLayout(), options_.who.c_str());
+  const std::vector<Shard>& shards = batch.shards;
   // Per device: loss, correct, metric.
   std::vector<std::array<double, 3>> sums(size(), {0, 0, 0});
   group_.Run([&](int d) {

@@ -12,9 +12,11 @@
 //   the gradient reducer (GradientReducer) how the replicas' gradients
 //                                         become the job's sums.
 //
-// Shards: a batch arrives cut into shards_per_batch() shards, one per rank
-// of the job, or with micro_shards a fixed number of micro-shards, of which
-// rank r runs ShardsOfRanks(micro_shards, r, 1, ranks), one at a time. A
+// Shards: a batch arrives as this process's shards (data::LocalBatch, as
+// the loader yields them with TrainLayout()) of shards_per_batch(): one per
+// rank of the job, or with micro_shards a fixed number of micro-shards, of
+// which rank r runs ShardsOfRanks(micro_shards, r, 1, ranks), one at a
+// time. Nothing here re-cuts a batch. A
 // reproducible step is micro-shards plus ReproducibleReducer (the default
 // reducer with micro_shards): the same parameters, bit for bit, on any
 // number of devices and processes (parallel/micro_shards.h).
@@ -105,21 +107,35 @@ class ReplicaEngine {
                 const ReplicaEngineOptions& options);
   ~ReplicaEngine();
 
+  // The layouts of the batches it takes, for the loader
+  // (data::LoaderOptions::layout): a training batch in
+  // shards_per_batch() shards, an evaluation batch in one per rank; this
+  // process's ranks' shards local.
+  ShardLayout TrainLayout() const;
+  ShardLayout EvalLayout() const;
+
   // One optimizer step over `micro_batches` (one batch, or several whose
-  // gradients add up before the one sum: gradient accumulation), each cut
-  // into shards_per_batch() shards of the whole job; this process reads
-  // only its own ranks' shards (the others may carry counts alone). The
-  // loss is the mean over every sample of the step. On GPUs the host
-  // returns once every device's work is queued; the statistics come from
-  // the result's Finish(). Finish each step before the next Evaluate,
-  // State or LoadState. A failure on any device is rethrown after every
-  // device has stopped.
+  // gradients add up before the one sum: gradient accumulation), each this
+  // process's shards of TrainLayout() (std::invalid_argument, saying what
+  // differs, for another layout or cut). The loss is the mean over every
+  // sample of the step. On GPUs the host returns once every device's work
+  // is queued; the statistics come from the result's Finish(). Finish each
+  // step before the next Evaluate, State or LoadState. A failure on any
+  // device is rethrown after every device has stopped.
+  PendingStep QueueStep(const std::vector<LocalBatch>& micro_batches);
+  // The same, each batch given whole: all shards_per_batch() shards of the
+  // job (other processes' may carry their counts alone).
   PendingStep QueueStep(const std::vector<std::vector<Shard>>& micro_batches);
-  // The batch in evaluation mode, one shard per rank of the job, summed
-  // over the job: the body's losses and correct predictions and, when
-  // given, `metric`'s values.
+  // A batch of EvalLayout() in evaluation mode, summed over the job: the
+  // body's losses and correct predictions and, when given, `metric`'s.
+  EvalStats Evaluate(const LocalBatch& batch,
+                     const MetricFunction& metric = nullptr);
+  // The same, the batch given whole: one shard per rank of the job.
   EvalStats Evaluate(const std::vector<Shard>& shards,
                      const MetricFunction& metric = nullptr);
+  // Steps queued, and finished (their PendingStep's Finish), so far.
+  int64_t steps_queued() const { return steps_queued_; }
+  int64_t steps_finished() const { return *steps_finished_; }
 
   // Every tensor training changes on local device `device`, named:
   // parameters, buffers, then the optimizer's state. Always host memory:
@@ -136,8 +152,6 @@ class ReplicaEngine {
   void set_lr(float lr);
   // Shards a training batch is cut into: the micro-shards, or one per rank.
   int shards_per_batch() const;
-  // The shards of a batch of `shards` that this process's devices run.
-  Range LocalShards(int shards) const;
   int micro_shards() const { return options_.micro_shards; }
   int num_buckets() const;
   ReplicaGroup& group() { return group_; }
@@ -152,12 +166,15 @@ class ReplicaEngine {
   NamedTensors LiveState(int device);
   // Device d's part of a step: its shards' forward and backward, the sum,
   // the update.
-  void StepReplica(int d, const std::vector<std::vector<Shard>>& micro_batches,
+  void StepReplica(int d, const std::vector<LocalBatch>& micro_batches,
                    int64_t total, const StepPlan& plan, QueuedReplicaStep& q);
 
   ReplicaEngineOptions options_;
   ReplicaGroup group_;
   std::vector<std::unique_ptr<Replica>> replicas_;
+  int64_t steps_queued_ = 0;
+  // Counted by the steps' Finish, which may outlive a moved engine.
+  std::shared_ptr<int64_t> steps_finished_ = std::make_shared<int64_t>(0);
 };
 
 }  // namespace ringlet::nn

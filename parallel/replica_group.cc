@@ -188,19 +188,4 @@ int64_t ReplicaGroup::SumOverProcesses(int64_t local) {
   return static_cast<int64_t>(value);
 }
 
-std::vector<Shard> ReplicaGroup::LocalShards(const std::vector<Shard>& shards,
-                                             const char* who) const {
-  if (static_cast<int>(shards.size()) != ranks()) {
-    throw std::invalid_argument(
-        std::string(who) + ": got " + std::to_string(shards.size()) +
-        " shards for " + std::to_string(ranks()) +
-        " ranks; split each batch into one shard per device of the job");
-  }
-  // Other processes' shards are theirs to load and check.
-  std::vector<Shard> local(shards.begin() + first_rank(),
-                           shards.begin() + first_rank() + size());
-  CheckShards(local, who, first_rank());
-  return local;
-}
-
 }  // namespace ringlet::nn

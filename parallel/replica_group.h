@@ -112,11 +112,6 @@ class ReplicaGroup {
   TrainStepStats SumOverProcesses(const TrainStepStats& local);
   int64_t SumOverProcesses(int64_t local);
   void SumOverProcesses(std::vector<double>* values);
-  // The shards of this process's devices: local device d gets
-  // shards[first_rank() + d]. Throws std::invalid_argument unless there is
-  // one shard per rank of the job, each with data for its count.
-  std::vector<Shard> LocalShards(const std::vector<Shard>& shards,
-                                 const char* who) const;
   const std::vector<Device>& devices() const { return devices_; }
   // Device d's stream: on a GPU its own stream, handles and memory, so
   // replicas sharing a GPU neither share a cuDNN handle nor wait on each

@@ -1,98 +1,29 @@
-// A device's part of a batch, and d2l's split_batch: the one shard type
-// every data-parallel step takes (DataParallel, the from-scratch trainer's
-// replicas, the training loop, a user's own loop).
-//
-// A shard is `count` samples, each an input and a target, held in host
-// memory the caller owns (a view: nothing is copied). Inputs and targets
-// each have one sample's shape and an element type of their own: a
-// Fashion-MNIST image is a float32 input of shape {1, 28, 28} with an int32
-// class id of shape {} as target; a regression's target is float32 {k}; a
-// multi-label one float32 {classes}. The model takes the inputs as a
-// [count, input shape...] tensor; the loss reads the targets.
-#ifndef RINGLET_NN_PARALLEL_SHARD_H_
-#define RINGLET_NN_PARALLEL_SHARD_H_
+// Shards are data's (data/shard.h): the loader cuts them, the engine runs
+// them. parallel/ and its users name them in nn:: as well.
+#ifndef RINGLET_PARALLEL_SHARD_H_
+#define RINGLET_PARALLEL_SHARD_H_
 
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <vector>
-
-#include "data/array.h"
+#include "data/shard.h"
 
 namespace ringlet::nn {
 
-// Element types are data's (data/array.h: uint8, int8, int16, int32,
-// int64, float32, float64), so a loaded batch is a shard as it is.
+using data::CheckLocalBatch;
+using data::CheckShards;
+using data::ClassIds;
+using data::CutBatch;
 using data::ElementType;
 using data::ElementTypeOf;
-
-// One kind of value (a SampleSpec: type and one sample's shape) of
-// consecutive samples in host memory: sample i's elements start at
-// data + i * bytes().
-struct SampleArray : data::SampleSpec {
-  const void* data = nullptr;
-
-  // The samples from `first` on (first >= 0; not checked against a count,
-  // which the array does not know).
-  SampleArray From(int64_t first) const;
-  // The elements as T; throws std::invalid_argument, starting with `who`,
-  // naming both types when they are not T.
-  template <typename T>
-  const T* As(const char* who) const {
-    CheckType(ElementTypeOf<T>(), who);
-    return static_cast<const T*>(data);
-  }
-
- private:
-  void CheckType(ElementType wanted, const char* who) const;
-};
-
-// `data` as samples of `shape` (one sample's).
-template <typename T>
-SampleArray SamplesOf(const T* data, std::vector<int64_t> shape) {
-  return SampleArray{{ElementTypeOf<T>(), std::move(shape)}, data};
-}
-
-struct Shard {
-  int64_t count = 0;
-  SampleArray inputs;
-  SampleArray targets;
-};
-
-// The targets as one int32 class id a sample (what softmax cross-entropy
-// and accuracy read). Throws std::invalid_argument, starting with `who`,
-// for targets of another type or shape.
-const int32_t* ClassIds(const Shard& shard, const char* who);
-
-// d2l's split_batch: the batch's samples in `shards` contiguous shards, in
-// order, whose sizes differ by at most one (the first count % shards get
-// one more); when there are fewer samples than shards the last ones are
-// empty (count 0, no data). Throws std::invalid_argument for shards < 1, a
-// negative count, or a dimension below 0.
-std::vector<Shard> ShardBatch(const Shard& batch, int shards);
-
-// [begin, end) of a batch's samples, or of its shards.
-struct Range {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
-
-// The samples that shards [first, end) of `shards` hold when ShardBatch cuts
-// a batch of `batch` samples: what a process computing those shards needs
-// to load.
-Range SamplesOfShards(int64_t batch, int shards, int first, int end);
-
-// The shards of `shards` that ranks [first_rank, first_rank + local_ranks)
-// of `ranks` compute: rank r takes [r S / R, (r + 1) S / R) (one each when
-// S = R; a reproducible run's micro-shards otherwise).
-Range ShardsOfRanks(int shards, int first_rank, int local_ranks, int ranks);
-
-// Throws std::invalid_argument, starting with `who`, for a shard with a
-// negative count, samples without inputs or targets, or a dimension below
-// 0 (shard first + r is named: `shards` may be a slice).
-void CheckShards(const std::vector<Shard>& shards, const char* who,
-                 int first = 0);
+using data::LocalBatch;
+using data::LocalOf;
+using data::Range;
+using data::SampleArray;
+using data::SamplesOf;
+using data::SamplesOfShards;
+using data::Shard;
+using data::ShardBatch;
+using data::ShardLayout;
+using data::ShardsOfRanks;
 
 }  // namespace ringlet::nn
 
-#endif  // RINGLET_NN_PARALLEL_SHARD_H_
+#endif  // RINGLET_PARALLEL_SHARD_H_

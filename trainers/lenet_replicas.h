@@ -30,7 +30,6 @@
 #include "parallel/replica_checks.h"
 #include "parallel/replica_engine.h"
 #include "parallel/replica_group.h"
-#include "trainers/common/training_loop.h"
 
 namespace ringlet::trainers {
 
@@ -50,7 +49,7 @@ inline LeNetUpdate PlainSgd(float lr) {
   return update;
 }
 
-class LeNetReplicas : public ParallelTrainer {
+class LeNetReplicas {
  public:
   // Copies `params` to every device of `group_options` (see ReplicaGroup
   // for the errors). Throws std::invalid_argument for a bad `update`.
@@ -59,40 +58,33 @@ class LeNetReplicas : public ParallelTrainer {
                 const nn::ReplicaGroupOptions& group_options,
                 const LeNetUpdate& update, int micro_shards = 0);
 
-  int num_devices() const override { return engine_.ranks(); }
-  nn::Range LocalShards(int shards) const override {
-    return engine_.LocalShards(shards);
-  }
-  int num_shards() const override { return engine_.shards_per_batch(); }
   // Loss is the sum over the batch (the chapter's reduction='none' then
   // sum); the step divides by the batch's true size, however it was split.
-  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override {
+  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) {
     return QueueStep(shards).Finish();
   }
   // The same step, queued: on GPUs the host does not wait for it (see
   // nn::PendingStep); the statistics come from Finish().
-  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override {
-    return engine_.QueueStep({shards});
+  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) {
+    return engine_.QueueStep(std::vector<std::vector<nn::Shard>>{shards});
   }
   // One step over several micro-batches: their gradients added up, then
   // summed across devices once (gradient accumulation).
   nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::Shard>>& micro_batches) override {
+      const std::vector<std::vector<nn::Shard>>& micro_batches) {
     return engine_.QueueStep(micro_batches);
   }
-  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override {
+  int64_t CountCorrect(const std::vector<nn::Shard>& shards) {
     return engine_.Evaluate(shards).correct;
   }
   // The parameters, then the optimizer's state (Optimizer::State); device
   // 0's.
-  nn::NamedTensors State() override { return engine_.State(0); }
-  void SetLearningRate(double lr) override {
-    engine_.set_lr(static_cast<float>(lr));
-  }
-  void LoadState(const std::vector<const float*>& values) override {
+  nn::NamedTensors State() { return engine_.State(0); }
+  void SetLearningRate(double lr) { engine_.set_lr(static_cast<float>(lr)); }
+  void LoadState(const std::vector<const float*>& values) {
     engine_.LoadState(values);
   }
-  std::string CompareReplicas() override { return engine_.CompareReplicas(); }
+  std::string CompareReplicas() { return engine_.CompareReplicas(); }
 
   // This process's device `device` (0 .. local devices - 1); on a GPU the
   // tensors are device memory.

@@ -169,7 +169,7 @@ void ExpectReproducibleOnOneToFourDevices(
   for (int k = 1; k <= 4; ++k) {
     LeNetReplicas replicas(init, place(k), nn::ReplicaGroupOptions(), update,
                            /*micro_shards=*/4);
-    EXPECT_EQ(replicas.num_shards(), 4);
+    EXPECT_EQ(replicas.engine().shards_per_batch(), 4);
     for (int step = 0; step < 3; ++step) {
       const Batch b = RandomBatch(step == 2 ? 3 : 29, 40 + step);
       replicas.TrainStep(Shards(b, 4));

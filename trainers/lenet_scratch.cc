@@ -39,7 +39,7 @@ int Main(int argc, char** argv) {
     update.grad_dtype = GradWireType(flags);
     LeNetReplicas replicas(nn::LeNetParams::Init(flags.seed), p.devices, group,
                            update, MicroShardCount(flags));
-    return TrainAndReport(flags, program, p, replicas);
+    return TrainAndReport(flags, program, p, replicas.engine());
   });
 }
 

@@ -13,44 +13,6 @@
 namespace ringlet::trainers {
 namespace {
 
-// The training loop's view of a DataParallel model.
-class DataParallelTrainer : public ParallelTrainer {
- public:
-  explicit DataParallelTrainer(nn::DataParallel& dp) : dp_(dp) {}
-  int num_devices() const override { return dp_.ranks(); }
-  nn::Range LocalShards(int shards) const override {
-    return nn::ShardsOfRanks(shards, dp_.group().first_rank(), dp_.size(),
-                             dp_.ranks());
-  }
-  int num_shards() const override {
-    return dp_.micro_shards() > 0 ? dp_.micro_shards() : num_devices();
-  }
-  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override {
-    return dp_.TrainStep(shards);
-  }
-  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override {
-    return dp_.QueueStep(shards);
-  }
-  nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::Shard>>& micro_batches) override {
-    return dp_.QueueStep(micro_batches);
-  }
-  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override {
-    return dp_.CountCorrect(shards);
-  }
-  nn::NamedTensors State() override { return dp_.State(0); }
-  void LoadState(const std::vector<const float*>& values) override {
-    dp_.LoadState(values);
-  }
-  std::string CompareReplicas() override { return dp_.CompareReplicas(); }
-  void SetLearningRate(double lr) override {
-    dp_.set_lr(static_cast<float>(lr));
-  }
-
- private:
-  nn::DataParallel& dp_;
-};
-
 int Main(int argc, char** argv) {
   const TrainerProgram program{
       "resnet_dp", "resnet18", {256, 0.1, /*per_device=*/true}};
@@ -97,8 +59,7 @@ int Main(int argc, char** argv) {
           return net;
         },
         p.devices, options);
-    DataParallelTrainer trainer(dp);
-    return TrainAndReport(flags, program, p, trainer,
+    return TrainAndReport(flags, program, p, dp.engine(),
                           sync_bn ? ", synchronised batch norm" : "");
   });
 }

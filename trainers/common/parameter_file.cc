@@ -181,9 +181,9 @@ void WriteParameterFile(const std::string& path, const std::string& model,
   WriteOutputFile(path, EncodeCheckpoint(file), "--params_out");
 }
 
-void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
+void LoadParameterFile(nn::ReplicaEngine& engine, const std::string& path,
                        const std::string& model) {
-  const nn::NamedTensors state = trainer.State();
+  const nn::NamedTensors state = engine.State(0);
   Checkpoint file;
   if (IsSafetensors(path)) {
     file.tensors = ReadSafetensorsFile(path, model, state);
@@ -239,7 +239,7 @@ void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
     CheckTensorValues(*found, "--params_in: " + path);
     values.push_back(found->values.data());
   }
-  trainer.LoadState(values);
+  engine.LoadState(values);
 }
 
 }  // namespace ringlet::trainers

@@ -27,11 +27,11 @@ bool IsOptimizerState(const std::string& name);
 void WriteParameterFile(const std::string& path, const std::string& model,
                         const nn::NamedTensors& state);
 
-// Sets every model tensor of `trainer`'s state (every local replica) from
+// Sets every model tensor of `engine`'s state (every local replica) from
 // the file at `path`, matched by name and checked by shape; optimizer state
 // keeps its values. Throws CheckpointError naming the file and what does not
 // fit (another model, a missing tensor, another shape).
-void LoadParameterFile(ParallelTrainer& trainer, const std::string& path,
+void LoadParameterFile(nn::ReplicaEngine& engine, const std::string& path,
                        const std::string& model);
 
 }  // namespace ringlet::trainers

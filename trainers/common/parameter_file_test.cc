@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "trainers/common/safetensors.h"
@@ -10,31 +13,70 @@
 namespace ringlet::trainers {
 namespace {
 
-// A trainer whose state is two model tensors and one momentum buffer.
-class StateOnlyTrainer : public ParallelTrainer {
+// An engine on one CPU device whose state is two model tensors, w and b,
+// and one optimizer buffer, b.momentum, all held here. The loaders take it
+// as the engine (the conversion below).
+class StateOnlyTrainer {
  public:
   StateOnlyTrainer() : w_({2, 3}), b_({3}), v_({3}) {
     for (int i = 0; i < 6; ++i) w_.data()[i] = i + 1;
     for (int i = 0; i < 3; ++i) b_.data()[i] = -i;
     for (int i = 0; i < 3; ++i) v_.data()[i] = 0.5f;
+    nn::ReplicaEngineOptions options;
+    options.who = "state only";
+    options.make_optimizer = [this](std::vector<nn::Tensor*>,
+                                    std::vector<std::string>) {
+      return std::make_unique<Momentum>(&v_);
+    };
+    options.make_reducer = [](const nn::ReducerContext&) {
+      return std::make_unique<NoReducer>();
+    };
+    engine_ = std::make_unique<nn::ReplicaEngine>(
+        [this](int) { return std::make_unique<Body>(this); },
+        std::vector<nn::Device>{nn::Device::Cpu()}, options);
   }
-  int num_devices() const override { return 1; }
-  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>&) override {
-    return {};
-  }
-  int64_t CountCorrect(const std::vector<nn::Shard>&) override { return 0; }
-  nn::NamedTensors State() override {
-    return {{"w", "b", "b.momentum"}, {&w_, &b_, &v_}};
-  }
-  void LoadState(const std::vector<const float*>& values) override {
-    for (int i = 0; i < 6; ++i) w_.data()[i] = values[0][i];
-    for (int i = 0; i < 3; ++i) b_.data()[i] = values[1][i];
-    for (int i = 0; i < 3; ++i) v_.data()[i] = values[2][i];
-  }
-  std::string CompareReplicas() override { return ""; }
-  void SetLearningRate(double) override {}
+  operator nn::ReplicaEngine&() { return *engine_; }
+  nn::NamedTensors State() { return engine_->State(0); }
 
   nn::Tensor w_, b_, v_;
+
+ private:
+  class Body : public nn::ReplicaBody {
+   public:
+    explicit Body(StateOnlyTrainer* t) : t_(t) {}
+    nn::Tensor Forward(const nn::Tensor& x, bool) override { return x; }
+    nn::PendingLoss Loss(const nn::Tensor&, const nn::Shard&) override {
+      return nn::PendingLoss::Ready({});
+    }
+    void Backward(const nn::Tensor&) override {}
+    void ZeroGrad() override {}
+    nn::NamedValues Parameters() override {
+      return {{"w", "b"}, {&t_->w_, &t_->b_}};
+    }
+    std::vector<nn::Tensor*> Gradients() override { return {}; }
+
+   private:
+    StateOnlyTrainer* t_;
+  };
+  class Momentum : public nn::Optimizer {
+   public:
+    explicit Momentum(nn::Tensor* v) : v_(v) {}
+    void Step(const std::vector<const nn::Tensor*>&,
+              const nn::NonFiniteCounts*) override {}
+    void set_lr(float) override {}
+    std::vector<std::pair<std::string, nn::Tensor*>> State() override {
+      return {{"b.momentum", v_}};
+    }
+
+   private:
+    nn::Tensor* v_;
+  };
+  class NoReducer : public nn::GradientReducer {
+   public:
+    double Reduce(const std::vector<nn::Tensor*>&) override { return 0; }
+  };
+
+  std::unique_ptr<nn::ReplicaEngine> engine_;
 };
 
 std::string Temp(const std::string& name) {

@@ -63,14 +63,14 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
 }
 
 int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
-                   PreparedRun& p, ParallelTrainer& trainer,
+                   PreparedRun& p, nn::ReplicaEngine& engine,
                    const std::string& header_suffix) {
   std::ostream& out = p.job.LeaderOnly(std::cout);
   std::ostream& err = p.job.LeaderOnly(std::cerr);
   LoopOptions loop = TrainerLoopOptions(flags, program.name, p.job, p.where,
                                         p.run, p.settings, p.resume);
   loop.validation = p.data.validation;
-  if (LoadParamsAndMaybeEvaluate(flags, trainer, program.model, p.data.test,
+  if (LoadParamsAndMaybeEvaluate(flags, engine, program.model, p.data.test,
                                  p.run.batch_size, p.where, loop.terminal, out,
                                  err)) {
     return 0;
@@ -81,10 +81,10 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
                    threads, p.data)
       << header_suffix << std::endl;
   const std::vector<EpochMetrics> epochs =
-      TrainEpochs(trainer, p.data.train, p.data.test, loop, out, err);
+      TrainEpochs(engine, p.data.train, p.data.test, loop, out, err);
   out << ClosingLine(epochs, p.where) << std::endl;
   if (p.job.leader())
-    WriteTrainedParameters(flags, program.model, trainer.State());
+    WriteTrainedParameters(flags, program.model, engine.State(0));
   return 0;
 }
 

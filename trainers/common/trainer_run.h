@@ -50,12 +50,12 @@ struct PreparedRun {
 PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
                        const RunSettings& extra = {});
 
-// Runs `trainer` as the flags say: loads --params_in, evaluates and stops
+// Runs `engine` as the flags say: loads --params_in, evaluates and stops
 // with --eval_only, else prints the header (`header_suffix` after it),
 // trains, prints d2l's closing line and writes --params_out. Returns the
 // exit code.
 int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
-                   PreparedRun& prepared, ParallelTrainer& trainer,
+                   PreparedRun& prepared, nn::ReplicaEngine& engine,
                    const std::string& header_suffix = "");
 
 }  // namespace ringlet::trainers

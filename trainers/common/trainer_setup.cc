@@ -282,23 +282,23 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
 }
 
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
-                                ParallelTrainer& trainer,
+                                nn::ReplicaEngine& engine,
                                 const std::string& model,
                                 const data::DatasetPtr& test,
                                 int64_t batch_size, const std::string& where,
                                 bool terminal, std::ostream& out,
                                 std::ostream& progress) {
   if (!flags.params_in.empty()) {
-    LoadParameterFile(trainer, ResolveUserPath(flags.params_in), model);
+    LoadParameterFile(engine, ResolveUserPath(flags.params_in), model);
   }
   if (!flags.eval_only) return false;
   const auto start = std::chrono::steady_clock::now();
   ProgressBar bar(progress, terminal, "eval", test->size());
   double accuracy = 0;
   try {
-    accuracy = EvaluateAccuracy(trainer, test, batch_size, &bar);
+    accuracy = EvaluateAccuracy(engine, test, batch_size, &bar);
   } catch (const std::bad_alloc& e) {
-    ThrowOutOfMemory(e, batch_size, trainer.num_devices());
+    ThrowOutOfMemory(e, batch_size, engine.ranks());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

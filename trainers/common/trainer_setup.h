@@ -82,11 +82,11 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
                              const Checkpoint* resume);
 
 // --params_in before training, --eval_only instead of it: loads the file
-// into `trainer` (when given); with --eval_only evaluates on `test`, prints
+// into `engine` (when given); with --eval_only evaluates on `test`, prints
 // "test acc: 0.912 on 10000 images in 4.1 s on [cpu:0]" on `out` and
 // returns true (the program is done).
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
-                                ParallelTrainer& trainer,
+                                nn::ReplicaEngine& engine,
                                 const std::string& model,
                                 const data::DatasetPtr& test,
                                 int64_t batch_size, const std::string& where,

@@ -19,41 +19,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The batch in `shards` shards; those within the samples this process
-// holds (the loader's share) point at them, the other processes' shards
-// carry their counts alone.
-std::vector<nn::Shard> Scatter(const data::Batch& batch, int shards) {
-  const nn::Shard whole{batch.size,
-                        {{data::ElementType::kFloat32, batch.input_shape}},
-                        {batch.target}};
-  std::vector<nn::Shard> out = nn::ShardBatch(whole, shards);
-  const int64_t target_bytes = batch.target.bytes();
-  int64_t begin = 0;
-  for (nn::Shard& s : out) {
-    const int64_t at = begin - batch.first;
-    if (s.count > 0 && at >= 0 && at + s.count <= batch.held) {
-      s.inputs.data = batch.input(at);
-      s.targets.data = batch.targets.data() + at * target_bytes;
-    }
-    begin += s.count;
-  }
-  return out;
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// This process's share of every batch cut into `shards`: the samples of
-// the shards its devices compute.
-std::function<std::pair<int64_t, int64_t>(int64_t)> ShareOf(
-    const ParallelTrainer& trainer, int shards) {
-  const nn::Range mine = trainer.LocalShards(shards);
-  return [shards, mine](int64_t batch) {
-    const nn::Range samples =
-        nn::SamplesOfShards(batch, shards, static_cast<int>(mine.begin),
-                            static_cast<int>(mine.end));
-    return std::make_pair(samples.begin, samples.end);
-  };
-}
-
-Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
+Checkpoint Snapshot(nn::ReplicaEngine& engine, const LoopOptions& options,
                     const RunPosition& position,
                     const std::vector<EpochMetrics>& history,
                     const std::vector<StepEval>& evals) {
@@ -64,7 +34,7 @@ Checkpoint Snapshot(ParallelTrainer& trainer, const LoopOptions& options,
   c.position = position;
   c.history = history;
   c.evals = evals;
-  const nn::NamedTensors state = trainer.State();
+  const nn::NamedTensors state = engine.State(0);
   for (size_t i = 0; i < state.tensors.size(); ++i) {
     const nn::Tensor& t = *state.tensors[i];
     CheckpointTensor saved;
@@ -90,32 +60,418 @@ std::string ResumedLine(const Checkpoint& c, const std::string& path) {
   return line;
 }
 
-// Loads the checkpoint into the trainer after checking it fits.
-void Resume(ParallelTrainer& trainer, const LoopOptions& options) {
+// Loads the checkpoint into the engine after checking it fits.
+void Resume(nn::ReplicaEngine& engine, const LoopOptions& options) {
   const Checkpoint& c = *options.resume;
-  const nn::NamedTensors state = trainer.State();
+  const nn::NamedTensors state = engine.State(0);
   std::vector<int64_t> sizes;
   for (const nn::Tensor* t : state.tensors) sizes.push_back(t->numel());
   CheckResumable(c, options.resume_path, options.settings, state.names, sizes);
   std::vector<const float*> values;
   for (const CheckpointTensor& t : c.tensors) values.push_back(t.values.data());
-  trainer.LoadState(values);
+  engine.LoadState(values);
+}
+
+// One run of the loop: the epochs' step pump, the checks and evaluations
+// between steps, checkpoints and signals, and each epoch's report.
+class EpochRunner {
+ public:
+  EpochRunner(nn::ReplicaEngine& engine, const data::DatasetPtr& train,
+              const data::DatasetPtr& test, const LoopOptions& options,
+              std::ostream& out, std::ostream& progress)
+      : engine_(engine),
+        train_(train),
+        test_(test),
+        options_(options),
+        out_(out),
+        progress_(progress),
+        k_(std::max(1, options.accumulate_steps)),
+        micro_(k_) {}
+
+  std::vector<EpochMetrics> Run();
+
+ private:
+  // What one epoch carries from step to step.
+  struct Epoch {
+    int number = 0;
+    std::string of;  // "2/10"
+    RunPosition at;
+    std::unique_ptr<ProgressBar> bar;
+    Clock::time_point start;
+    double seconds_before = 0;    // A resumed epoch's.
+    double seconds_excluded = 0;  // Checks and checkpoints.
+    nn::PendingStep in_flight;
+    bool has_in_flight = false;
+    double lr = 0;
+  };
+
+  bool StartRun();
+  void StartLoader();
+  void TrainEpoch(int number);
+  bool QueueNextStep(Epoch& e);
+  void FinishInFlight(Epoch& e);
+  void AfterStep(Epoch& e);
+  void EvaluateMidEpoch(Epoch& e, int64_t step_of_run);
+  [[noreturn]] void Stop(Epoch& e, int signal);
+  void ReportEpoch(Epoch& e);
+  void WriteEpochOutputs();
+  void WriteCheckpointAt(const RunPosition& at);
+  data::DataError CheckpointFor(const data::DataError& e,
+                                const RunPosition& at);
+  double Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
+                  const RunPosition& at);
+
+  nn::ReplicaEngine& engine_;
+  const data::DatasetPtr& train_;
+  const data::DatasetPtr& test_;
+  const LoopOptions& options_;
+  std::ostream& out_;
+  std::ostream& progress_;
+  const int64_t k_;  // Batches per step.
+
+  std::vector<EpochMetrics> history_;
+  std::vector<StepEval> evals_;
+  RunPosition position_;
+  std::unique_ptr<MetricsFile> metrics_file_;
+  std::unique_ptr<data::BatchLoader> loader_;
+  LrSchedule schedule_;
+  std::vector<data::Batch> micro_;  // The batches of one step.
+  // For the run's ETA: the last epoch's training and evaluation seconds.
+  double last_train_seconds_ = 0, last_eval_seconds_ = 0;
+  int64_t steps_this_run_ = 0;
+  int64_t next_replica_check_ = 0;
+};
+
+std::vector<EpochMetrics> EpochRunner::Run() {
+  if (!StartRun()) return history_;
+  StartLoader();
+  next_replica_check_ = options_.replica_check_every;
+  for (int epoch = position_.epoch; epoch <= options_.epochs; ++epoch) {
+    TrainEpoch(epoch);
+  }
+  return history_;
+}
+
+// Resumes from the checkpoint, if any, and opens the metrics; false when
+// the checkpoint's run has nothing left to train.
+bool EpochRunner::StartRun() {
+  if (options_.resume != nullptr) {
+    Resume(engine_, options_);
+    history_ = options_.resume->history;
+    evals_ = options_.resume->evals;
+    position_ = options_.resume->position;
+    out_ << ResumedLine(*options_.resume, options_.resume_path) << std::endl;
+  }
+  if (!options_.metrics_out.empty()) {
+    metrics_file_ = std::make_unique<MetricsFile>(
+        options_.metrics_out, history_, options_.run_line, evals_);
+  }
+  if (options_.resume == nullptr || position_.epoch <= options_.epochs) {
+    return true;
+  }
+  // Nothing left to train: say so, and give the outputs asked for.
+  out_ << "nothing to train: the checkpoint's run has finished "
+       << position_.epoch - 1 << " epochs and --epochs is " << options_.epochs
+       << "; raise --epochs to train further, or leave out --resume to "
+          "start afresh"
+       << std::endl;
+  if (metrics_file_) metrics_file_->Write();
+  if (!history_.empty()) WriteEpochOutputs();
+  return false;
+}
+
+// The training loader, cut as the engine runs its shards, and the
+// schedule over its steps.
+void EpochRunner::StartLoader() {
+  data::LoaderOptions loader_options;
+  loader_options.batch_size = options_.batch_size;
+  loader_options.seed = options_.seed;
+  loader_options.transforms = options_.augment;
+  loader_options.layout = engine_.TrainLayout();
+  loader_ = std::make_unique<data::BatchLoader>(train_, loader_options);
+  schedule_ = options_.schedule;
+  schedule_.epochs = options_.epochs;
+  schedule_.steps_per_epoch =
+      std::max<int64_t>(1, (loader_->batches_per_epoch() + k_ - 1) / k_);
+  schedule_.Check();
+}
+
+// One epoch's step pump. One step in flight: step t + 1 is queued before
+// step t is finished, so on GPUs the devices compute step t + 1 while the
+// host reads step t's loss and prepares batch t + 2. The epoch's seconds
+// are the wall time of its steps, the waits for data included (as d2l's
+// timer, which runs around its whole batch loop), the replica checks and
+// checkpoints excluded.
+void EpochRunner::TrainEpoch(int number) {
+  Epoch e;
+  e.number = number;
+  // A resumed epoch starts where the checkpoint left it, sums included.
+  e.at = number == position_.epoch ? position_ : RunPosition();
+  e.at.epoch = number;
+  e.of = std::to_string(number) + "/" + std::to_string(options_.epochs);
+  const int later_epochs = options_.epochs - number;
+  e.bar = std::make_unique<ProgressBar>(progress_, options_.terminal,
+                                        "epoch " + e.of, train_->size());
+  e.bar->set_images_before(e.at.images);
+  e.bar->set_seconds_after([this, later_epochs](double rate) {
+    const double train_each =
+        last_train_seconds_ > 0 ? last_train_seconds_ : train_->size() / rate;
+    // Before the first evaluation, a guess: forward only, a third of a
+    // training step's time per image.
+    const double eval_each = last_eval_seconds_ > 0
+                                 ? last_eval_seconds_
+                                 : test_->size() / (3 * rate);
+    return later_epochs * train_each + (later_epochs + 1) * eval_each;
+  });
+  loader_->StartEpoch(number - 1,
+                      std::min(e.at.steps * k_, loader_->batches_per_epoch()));
+  e.start = Clock::now();
+  e.seconds_before = e.at.seconds;
+  e.lr = schedule_.At(number, e.at.steps);
+  while (QueueNextStep(e)) AfterStep(e);
+  FinishInFlight(e);
+  e.bar->Finish();
+  ReportEpoch(e);
+}
+
+// Loads the next step's batches and queues the step, then finishes the
+// one before it; false at the end of the epoch.
+bool EpochRunner::QueueNextStep(Epoch& e) {
+  int64_t got = 0;
+  try {
+    while (got < k_ && loader_->Next(&micro_[got])) ++got;
+  } catch (const data::DataError& error) {
+    FinishInFlight(e);
+    e.bar->Finish();
+    throw CheckpointFor(error, e.at);
+  }
+  if (got == 0) return false;
+  e.lr = schedule_.At(e.number, e.at.steps + (e.has_in_flight ? 1 : 0));
+  engine_.set_lr(static_cast<float>(e.lr));
+  std::vector<nn::LocalBatch> batches;
+  for (int64_t j = 0; j < got; ++j) batches.push_back(micro_[j].Local());
+  nn::PendingStep queued = engine_.QueueStep(batches);
+  FinishInFlight(e);
+  e.in_flight = std::move(queued);
+  e.has_in_flight = true;
+  if (!options_.overlap_steps) FinishInFlight(e);
+  return true;
+}
+
+// Reads the step in flight: its statistics join the epoch's, and a
+// non-finite loss or gradient ends the run.
+void EpochRunner::FinishInFlight(Epoch& e) {
+  if (!e.has_in_flight) return;
+  e.has_in_flight = false;
+  const nn::TrainStepStats step = e.in_flight.Finish();
+  RunPosition& at = e.at;
+  at.seconds = e.seconds_before - e.seconds_excluded + SecondsSince(e.start);
+  ++at.steps;
+  ++steps_this_run_;
+  if (!step.divergence.empty() || !std::isfinite(step.loss_sum)) {
+    const std::string what = !step.divergence.empty()
+                                 ? step.divergence
+                                 : "the loss became " +
+                                       nn::NonFiniteName(step.loss_sum) +
+                                       " on another process";
+    throw TrainingDiverged(
+        "training diverged at epoch " + std::to_string(e.number) + ", step " +
+        std::to_string(at.steps) + ": " + what +
+        "; try a smaller --lr (the metrics and plot keep the epochs before)");
+  }
+  at.loss_sum += step.loss_sum;
+  at.correct += step.correct;
+  at.images += step.samples;
+  at.comm_seconds += step.comm_seconds;
+  at.exposed_comm_seconds += step.exposed_comm_seconds;
+  // The share of step time in collectives, once there are several devices
+  // to talk to.
+  e.bar->Update(at.images, at.loss_sum / at.images,
+                engine_.ranks() > 1 && at.seconds > 0
+                    ? at.comm_seconds / at.seconds
+                    : NAN);
+}
+
+// Between steps: a stop asked for (a signal, or output nobody can read),
+// the replicas' comparison and --eval_every's evaluation, each seeing
+// every queued step finished.
+void EpochRunner::AfterStep(Epoch& e) {
+  int signal = options_.stop != nullptr ? *options_.stop : 0;
+  // Output nobody can read any more (a closed pipe, a full disk) stops the
+  // run as a signal would.
+  if (signal == 0 && (out_.bad() || progress_.bad())) signal = SIGPIPE;
+  if (options_.agree_stop) signal = options_.agree_stop(signal);
+  const bool check = options_.replica_check_every > 0 &&
+                     steps_this_run_ + 1 >= next_replica_check_;
+  // The queued step's number over the whole run.
+  const int64_t step_of_run =
+      (e.number - 1) * schedule_.steps_per_epoch + e.at.steps + 1;
+  const bool eval =
+      options_.eval_every > 0 && step_of_run % options_.eval_every == 0;
+  if (signal == 0 && !check && !eval) return;
+  FinishInFlight(e);
+  const Clock::time_point checks_start = Clock::now();
+  if (check) {
+    next_replica_check_ += options_.replica_check_every;
+    const std::string differs = engine_.CompareReplicas();
+    if (!differs.empty()) {
+      throw ReplicasDiffer("after epoch " + std::to_string(e.number) +
+                           ", step " + std::to_string(e.at.steps) + ": " +
+                           differs);
+    }
+  }
+  if (eval) EvaluateMidEpoch(e, step_of_run);
+  if (signal != 0) Stop(e, signal);
+  e.seconds_excluded += SecondsSince(checks_start);
+}
+
+// --eval_every: the held-out images (else the test set), a line and a
+// metrics record.
+void EpochRunner::EvaluateMidEpoch(Epoch& e, int64_t step_of_run) {
+  const bool validation = options_.validation != nullptr;
+  const data::DatasetPtr& split = validation ? options_.validation : test_;
+  StepEval eval;
+  eval.epoch = e.number;
+  eval.step = step_of_run;
+  eval.split = validation ? "validation" : "test";
+  const Clock::time_point start = Clock::now();
+  eval.accuracy = Evaluate(split, nullptr, e.at);
+  eval.images = split->size();
+  eval.seconds = SecondsSince(start);
+  e.bar->Finish();
+  out_ << EvalLine(eval) << std::endl;
+  evals_.push_back(eval);
+  if (metrics_file_) metrics_file_->Append(eval);
+}
+
+// Writes a checkpoint (where there is a path) and throws
+// TrainingInterrupted saying where and how to go on.
+void EpochRunner::Stop(Epoch& e, int signal) {
+  e.bar->Finish();
+  WriteCheckpointAt(e.at);
+  const std::string after = " after epoch " + std::to_string(e.number) +
+                            ", step " + std::to_string(e.at.steps);
+  std::string what;
+  if (signal == SIGPIPE) {
+    what = (options_.output_failure ? options_.output_failure()
+                                    : "the output could not be written") +
+           "; stopped" + after;
+  } else {
+    what = std::string("stopped by ") + SignalName(signal) + after;
+  }
+  what += options_.checkpoint_path.empty()
+              ? "; no checkpoint (pass --checkpoint_dir to keep one)"
+              : "; checkpoint written to " + options_.checkpoint_path +
+                    "; continue with the same flags and --resume";
+  throw TrainingInterrupted(signal, what);
+}
+
+// The epoch's evaluations, its line and metrics record, the outputs, and
+// its checkpoint.
+void EpochRunner::ReportEpoch(Epoch& e) {
+  const RunPosition& at = e.at;
+  EpochMetrics m;
+  m.epoch = e.number;
+  m.loss = at.images > 0 ? at.loss_sum / at.images : 0;
+  m.train_acc = at.images > 0 ? static_cast<double>(at.correct) / at.images : 0;
+  const Clock::time_point eval_start = Clock::now();
+  {
+    ProgressBar eval_bar(progress_, options_.terminal, "eval " + e.of,
+                         test_->size());
+    const int later_epochs = options_.epochs - e.number;
+    const double train_seconds = at.seconds;
+    const int64_t test_images = test_->size();
+    eval_bar.set_seconds_after(
+        [later_epochs, train_seconds, test_images](double rate) {
+          return later_epochs * (train_seconds + test_images / rate);
+        });
+    m.test_acc = Evaluate(test_, &eval_bar, at);
+  }
+  if (options_.validation != nullptr) {
+    ProgressBar val_bar(progress_, options_.terminal, "val " + e.of,
+                        options_.validation->size());
+    m.val_acc = Evaluate(options_.validation, &val_bar, at);
+  }
+  m.eval_seconds = SecondsSince(eval_start);
+  last_eval_seconds_ = m.eval_seconds;
+  last_train_seconds_ = at.seconds;
+  m.seconds = at.seconds;
+  m.images_per_sec = at.seconds > 0 ? at.images / at.seconds : 0;
+  m.comm_fraction = at.seconds > 0 ? at.comm_seconds / at.seconds : 0;
+  m.comm_exposed_fraction =
+      at.seconds > 0 ? at.exposed_comm_seconds / at.seconds : 0;
+  m.lr = e.lr;
+  history_.push_back(m);
+  out_ << EpochLine(m, options_.epochs) << std::endl;
+  if (metrics_file_) metrics_file_->Append(m);
+  WriteEpochOutputs();
+  if (e.number == options_.epochs ||
+      (options_.checkpoint_every > 0 &&
+       e.number % options_.checkpoint_every == 0)) {
+    RunPosition next;
+    next.epoch = e.number + 1;
+    WriteCheckpointAt(next);
+  }
+}
+
+void EpochRunner::WriteEpochOutputs() {
+  if (!options_.csv_out.empty()) {
+    WriteOutputFile(options_.csv_out, ToCsv(history_), "--csv_out");
+  }
+  if (!options_.plot_out.empty()) {
+    WriteTrainingPlot(options_.plot_out, options_.plot_title, history_);
+  }
+}
+
+void EpochRunner::WriteCheckpointAt(const RunPosition& at) {
+  if (options_.checkpoint_path.empty()) return;
+  WriteCheckpoint(options_.checkpoint_path,
+                  Snapshot(engine_, options_, at, history_, evals_));
+}
+
+// Data that fails to read mid-run (a file cut short or replaced while it
+// is read in place) leaves the model as the last finished step left it:
+// that position is checkpointed, and the run goes on from it once the data
+// is whole again. Returns the error to throw.
+data::DataError EpochRunner::CheckpointFor(const data::DataError& e,
+                                           const RunPosition& at) {
+  std::string what = e.what();
+  if (!options_.checkpoint_path.empty()) {
+    WriteCheckpointAt(at);
+    what += "; checkpoint written to " + options_.checkpoint_path +
+            " at epoch " + std::to_string(at.epoch) + ", step " +
+            std::to_string(at.steps) +
+            ": restore the data, then continue with the same flags and "
+            "--resume";
+  }
+  return data::DataError(what);
+}
+
+double EpochRunner::Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
+                             const RunPosition& at) {
+  try {
+    return EvaluateAccuracy(engine_, split, options_.batch_size, bar);
+  } catch (const data::DataError& e) {
+    if (bar != nullptr) bar->Finish();
+    throw CheckpointFor(e, at);
+  }
 }
 
 }  // namespace
 
-double EvaluateAccuracy(ParallelTrainer& trainer, const data::DatasetPtr& split,
-                        int64_t batch_size, ProgressBar* progress) {
+double EvaluateAccuracy(nn::ReplicaEngine& engine,
+                        const data::DatasetPtr& split, int64_t batch_size,
+                        ProgressBar* progress) {
   data::LoaderOptions options;
   options.batch_size = batch_size;
   options.shuffle = false;
-  options.share = ShareOf(trainer, trainer.num_devices());
+  options.layout = engine.EvalLayout();
   data::BatchLoader loader(split, options);
   loader.StartEpoch(0);
   data::Batch batch;
   int64_t correct = 0, seen = 0;
   while (loader.Next(&batch)) {
-    correct += trainer.CountCorrect(Scatter(batch, trainer.num_devices()));
+    correct += engine.Evaluate(batch.Local()).correct;
     seen += batch.size;
     if (progress != nullptr) progress->Update(seen);
   }
@@ -144,315 +500,16 @@ std::string OutOfMemoryAdvice(const nn::MemoryShortage& s, int64_t batch_size,
   return advice + ": use a smaller --batch_size, or more devices";
 }
 
-namespace {
-
-std::vector<EpochMetrics> RunEpochs(ParallelTrainer& trainer,
-                                    const data::DatasetPtr& train,
-                                    const data::DatasetPtr& test,
-                                    const LoopOptions& options,
-                                    std::ostream& out, std::ostream& progress) {
-  std::vector<EpochMetrics> history;
-  std::vector<StepEval> evals;
-  RunPosition position;
-  if (options.resume != nullptr) {
-    Resume(trainer, options);
-    history = options.resume->history;
-    evals = options.resume->evals;
-    position = options.resume->position;
-    out << ResumedLine(*options.resume, options.resume_path) << std::endl;
-  }
-  std::unique_ptr<MetricsFile> metrics_file;
-  if (!options.metrics_out.empty()) {
-    metrics_file = std::make_unique<MetricsFile>(options.metrics_out, history,
-                                                 options.run_line, evals);
-  }
-  auto write_epoch_outputs = [&] {
-    if (!options.csv_out.empty()) {
-      WriteOutputFile(options.csv_out, ToCsv(history), "--csv_out");
-    }
-    if (!options.plot_out.empty()) {
-      WriteTrainingPlot(options.plot_out, options.plot_title, history);
-    }
-  };
-  if (options.resume != nullptr && position.epoch > options.epochs) {
-    // Nothing left to train: say so, and give the outputs asked for.
-    out << "nothing to train: the checkpoint's run has finished "
-        << position.epoch - 1 << " epochs and --epochs is " << options.epochs
-        << "; raise --epochs to train further, or leave out --resume to "
-           "start afresh"
-        << std::endl;
-    if (metrics_file) metrics_file->Write();
-    if (!history.empty()) write_epoch_outputs();
-    return history;
-  }
-  data::LoaderOptions loader_options;
-  loader_options.batch_size = options.batch_size;
-  loader_options.seed = options.seed;
-  loader_options.transforms = options.augment;
-  loader_options.share = ShareOf(trainer, trainer.num_shards());
-  data::BatchLoader loader(train, loader_options);
-  LrSchedule schedule = options.schedule;
-  schedule.epochs = options.epochs;
-  const int64_t k = std::max(1, options.accumulate_steps);
-  schedule.steps_per_epoch =
-      std::max<int64_t>(1, (loader.batches_per_epoch() + k - 1) / k);
-  schedule.Check();
-
-  // For the run's ETA: the last epoch's training and evaluation seconds
-  // (before the first evaluation, a guess: forward only, a third of a
-  // training step's time per image).
-  double last_train_seconds = 0, last_eval_seconds = 0;
-  auto eval_estimate = [&](double train_rate) {
-    return last_eval_seconds > 0 ? last_eval_seconds
-                                 : test->size() / (3 * train_rate);
-  };
-
-  auto write_checkpoint = [&](const RunPosition& at) {
-    if (options.checkpoint_path.empty()) return;
-    WriteCheckpoint(options.checkpoint_path,
-                    Snapshot(trainer, options, at, history, evals));
-  };
-  // Data that fails to read mid-run (a file cut short or replaced while it
-  // is read in place) leaves the model as the last finished step left it:
-  // that position is checkpointed, and the run goes on from it once the
-  // data is whole again. Returns the error to throw.
-  auto checkpoint_for = [&](const data::DataError& e, const RunPosition& at) {
-    std::string what = e.what();
-    if (!options.checkpoint_path.empty()) {
-      write_checkpoint(at);
-      what += "; checkpoint written to " + options.checkpoint_path +
-              " at epoch " + std::to_string(at.epoch) + ", step " +
-              std::to_string(at.steps) +
-              ": restore the data, then continue with the same flags and "
-              "--resume";
-    }
-    return data::DataError(what);
-  };
-  auto evaluate = [&](const data::DatasetPtr& split, ProgressBar* bar,
-                      const RunPosition& at) {
-    try {
-      return EvaluateAccuracy(trainer, split, options.batch_size, bar);
-    } catch (const data::DataError& e) {
-      if (bar != nullptr) bar->Finish();
-      throw checkpoint_for(e, at);
-    }
-  };
-
-  int64_t steps_this_run = 0;
-  int64_t next_replica_check = options.replica_check_every;
-  std::vector<data::Batch> micro(k);  // The batches of one step.
-  for (int epoch = position.epoch; epoch <= options.epochs; ++epoch) {
-    // A resumed epoch starts where the checkpoint left it, sums included.
-    RunPosition at = epoch == position.epoch ? position : RunPosition();
-    at.epoch = epoch;
-    const std::string of =
-        std::to_string(epoch) + "/" + std::to_string(options.epochs);
-    const int later_epochs = options.epochs - epoch;
-    ProgressBar bar(progress, options.terminal, "epoch " + of, train->size());
-    bar.set_images_before(at.images);
-    bar.set_seconds_after([&, later_epochs](double rate) {
-      const double train_each =
-          last_train_seconds > 0 ? last_train_seconds : train->size() / rate;
-      return later_epochs * train_each +
-             (later_epochs + 1) * eval_estimate(rate);
-    });
-    loader.StartEpoch(epoch - 1,
-                      std::min(at.steps * k, loader.batches_per_epoch()));
-    // One step in flight: step t + 1 is queued before step t is finished,
-    // so on GPUs the devices compute step t + 1 while the host reads step
-    // t's loss and prepares batch t + 2. The epoch's seconds are the wall
-    // time of its steps, the waits for data included (as d2l's timer, which
-    // runs around its whole batch loop), the replica checks and checkpoints
-    // excluded.
-    const Clock::time_point epoch_start = Clock::now();
-    const double seconds_before = at.seconds;  // A resumed epoch's.
-    double seconds_excluded = 0;
-    nn::PendingStep in_flight;
-    bool has_in_flight = false;
-    auto finish_in_flight = [&] {
-      if (!has_in_flight) return;
-      has_in_flight = false;
-      const nn::TrainStepStats step = in_flight.Finish();
-      at.seconds =
-          seconds_before - seconds_excluded +
-          std::chrono::duration<double>(Clock::now() - epoch_start).count();
-      ++at.steps;
-      ++steps_this_run;
-      if (!step.divergence.empty() || !std::isfinite(step.loss_sum)) {
-        const std::string what = !step.divergence.empty()
-                                     ? step.divergence
-                                     : "the loss became " +
-                                           nn::NonFiniteName(step.loss_sum) +
-                                           " on another process";
-        throw TrainingDiverged(
-            "training diverged at epoch " + std::to_string(epoch) + ", step " +
-            std::to_string(at.steps) + ": " + what +
-            "; try a smaller --lr (the metrics and plot keep the epochs "
-            "before)");
-      }
-      at.loss_sum += step.loss_sum;
-      at.correct += step.correct;
-      at.images += step.samples;
-      at.comm_seconds += step.comm_seconds;
-      at.exposed_comm_seconds += step.exposed_comm_seconds;
-      // The share of step time in collectives, once there are several
-      // devices to talk to.
-      bar.Update(at.images, at.loss_sum / at.images,
-                 trainer.num_devices() > 1 && at.seconds > 0
-                     ? at.comm_seconds / at.seconds
-                     : NAN);
-    };
-    double lr = schedule.At(epoch, at.steps);
-    while (true) {
-      int64_t got = 0;
-      try {
-        while (got < k && loader.Next(&micro[got])) ++got;
-      } catch (const data::DataError& e) {
-        finish_in_flight();
-        bar.Finish();
-        throw checkpoint_for(e, at);
-      }
-      if (got == 0) break;
-      lr = schedule.At(epoch, at.steps + (has_in_flight ? 1 : 0));
-      trainer.SetLearningRate(lr);
-      nn::PendingStep queued;
-      if (k == 1) {
-        queued = trainer.QueueStep(Scatter(micro[0], trainer.num_shards()));
-      } else {
-        std::vector<std::vector<nn::Shard>> micro_batches;
-        for (int64_t j = 0; j < got; ++j) {
-          micro_batches.push_back(Scatter(micro[j], trainer.num_shards()));
-        }
-        queued = trainer.QueueAccumulatedStep(micro_batches);
-      }
-      finish_in_flight();
-      in_flight = std::move(queued);
-      has_in_flight = true;
-      if (!options.overlap_steps) finish_in_flight();
-      int signal = options.stop != nullptr ? *options.stop : 0;
-      // Output nobody can read any more (a closed pipe, a full disk) stops
-      // the run as a signal would.
-      if (signal == 0 && (out.bad() || progress.bad())) signal = SIGPIPE;
-      if (options.agree_stop) signal = options.agree_stop(signal);
-      const bool stop = signal != 0;
-      const bool check = options.replica_check_every > 0 &&
-                         steps_this_run + 1 >= next_replica_check;
-      // The queued step's number over the whole run.
-      const int64_t step_of_run =
-          (epoch - 1) * schedule.steps_per_epoch + at.steps + 1;
-      const bool eval =
-          options.eval_every > 0 && step_of_run % options.eval_every == 0;
-      if (!stop && !check && !eval) continue;
-      // Checks and checkpoints see every queued step finished.
-      finish_in_flight();
-      const Clock::time_point checks_start = Clock::now();
-      if (check) {
-        next_replica_check += options.replica_check_every;
-        const std::string differs = trainer.CompareReplicas();
-        if (!differs.empty()) {
-          throw ReplicasDiffer("after epoch " + std::to_string(epoch) +
-                               ", step " + std::to_string(at.steps) + ": " +
-                               differs);
-        }
-      }
-      if (eval) {
-        const data::DatasetPtr& split =
-            options.validation != nullptr ? options.validation : test;
-        StepEval e;
-        e.epoch = epoch;
-        e.step = step_of_run;
-        e.split = options.validation != nullptr ? "validation" : "test";
-        const Clock::time_point eval_start = Clock::now();
-        e.accuracy = evaluate(split, nullptr, at);
-        e.images = split->size();
-        e.seconds =
-            std::chrono::duration<double>(Clock::now() - eval_start).count();
-        bar.Finish();
-        out << EvalLine(e) << std::endl;
-        evals.push_back(e);
-        if (metrics_file) metrics_file->Append(e);
-      }
-      if (stop) {
-        bar.Finish();
-        write_checkpoint(at);
-        const std::string after = " after epoch " + std::to_string(epoch) +
-                                  ", step " + std::to_string(at.steps);
-        std::string what =
-            signal == SIGPIPE
-                ? (options.output_failure ? options.output_failure()
-                                          : std::string("the output could "
-                                                        "not be written")) +
-                      "; stopped" + after
-                : std::string("stopped by ") + SignalName(signal) + after;
-        what += options.checkpoint_path.empty()
-                    ? "; no checkpoint (pass --checkpoint_dir to keep one)"
-                    : "; checkpoint written to " + options.checkpoint_path +
-                          "; continue with the same flags and --resume";
-        throw TrainingInterrupted(signal, what);
-      }
-      seconds_excluded +=
-          std::chrono::duration<double>(Clock::now() - checks_start).count();
-    }
-    finish_in_flight();
-    bar.Finish();
-    EpochMetrics m;
-    m.epoch = epoch;
-    m.loss = at.images > 0 ? at.loss_sum / at.images : 0;
-    m.train_acc =
-        at.images > 0 ? static_cast<double>(at.correct) / at.images : 0;
-    const Clock::time_point eval_start = Clock::now();
-    {
-      ProgressBar eval_bar(progress, options.terminal, "eval " + of,
-                           test->size());
-      const double train_seconds = at.seconds;
-      const int64_t test_images = test->size();
-      eval_bar.set_seconds_after(
-          [later_epochs, train_seconds, test_images](double rate) {
-            return later_epochs * (train_seconds + test_images / rate);
-          });
-      m.test_acc = evaluate(test, &eval_bar, at);
-    }
-    if (options.validation != nullptr) {
-      ProgressBar val_bar(progress, options.terminal, "val " + of,
-                          options.validation->size());
-      m.val_acc = evaluate(options.validation, &val_bar, at);
-    }
-    m.eval_seconds =
-        std::chrono::duration<double>(Clock::now() - eval_start).count();
-    last_eval_seconds = m.eval_seconds;
-    last_train_seconds = at.seconds;
-    m.seconds = at.seconds;
-    m.images_per_sec = at.seconds > 0 ? at.images / at.seconds : 0;
-    m.comm_fraction = at.seconds > 0 ? at.comm_seconds / at.seconds : 0;
-    m.comm_exposed_fraction =
-        at.seconds > 0 ? at.exposed_comm_seconds / at.seconds : 0;
-    m.lr = lr;
-    history.push_back(m);
-    out << EpochLine(m, options.epochs) << std::endl;
-    if (metrics_file) metrics_file->Append(m);
-    write_epoch_outputs();
-    if (epoch == options.epochs || (options.checkpoint_every > 0 &&
-                                    epoch % options.checkpoint_every == 0)) {
-      RunPosition next;
-      next.epoch = epoch + 1;
-      write_checkpoint(next);
-    }
-  }
-  return history;
-}
-
-}  // namespace
-
-std::vector<EpochMetrics> TrainEpochs(ParallelTrainer& trainer,
+std::vector<EpochMetrics> TrainEpochs(nn::ReplicaEngine& engine,
                                       const data::DatasetPtr& train,
                                       const data::DatasetPtr& test,
                                       const LoopOptions& options,
                                       std::ostream& out,
                                       std::ostream& progress) {
   try {
-    return RunEpochs(trainer, train, test, options, out, progress);
+    return EpochRunner(engine, train, test, options, out, progress).Run();
   } catch (const std::bad_alloc& e) {
-    ThrowOutOfMemory(e, options.batch_size, trainer.num_devices());
+    ThrowOutOfMemory(e, options.batch_size, engine.ranks());
   }
 }
 

@@ -1,5 +1,7 @@
-// The epoch loop both trainers share: shuffled batches split across the
-// devices (d2l's split_batch), a training step on all devices, progress,
+// The epoch loop both trainers share, driving parallel/'s engine directly:
+// shuffled batches, each loaded as this process's shards (the loader cuts
+// them with the engine's layout: d2l's split_batch), a training step on
+// all devices, progress,
 // evaluation on all devices, one line and one metrics record per epoch,
 // and the plot. It also keeps the run honest and resumable: a non-finite
 // loss or gradient stops it at once, replicas are compared every so many
@@ -18,68 +20,16 @@
 #include <string>
 #include <vector>
 
-#include "data/fashion_mnist.h"
+#include "data/dataset.h"
 #include "data/transforms.h"
 #include "nn/out_of_memory.h"
-#include "parallel/pending_step.h"
-#include "parallel/replica_checks.h"
-#include "parallel/replica_group.h"
+#include "parallel/replica_engine.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/lr_schedule.h"
 #include "trainers/common/metrics.h"
 #include "trainers/common/run_settings.h"
 
 namespace ringlet::trainers {
-
-// What the loop drives: a model replicated on `num_devices()` devices, all
-// of the job's (under mpirun, every process runs the same loop on the same
-// batches, and each computes the shards of its own devices).
-class ParallelTrainer {
- public:
-  virtual ~ParallelTrainer() = default;
-  virtual int num_devices() const = 0;
-  // How many shards a training batch is cut into: one per device, or a
-  // reproducible trainer's fixed micro-shards (evaluation always takes one
-  // per device).
-  virtual int num_shards() const { return num_devices(); }
-  // The shards, of `shards` (num_devices() or num_shards()), this process's
-  // devices compute; the others are other processes' (mpirun). By default
-  // all of them.
-  virtual nn::Range LocalShards(int shards) const { return {0, shards}; }
-  // One step on a batch given as one shard per device; the job's statistics.
-  virtual nn::TrainStepStats TrainStep(
-      const std::vector<nn::Shard>& shards) = 0;
-  // The same step, queued (nn::PendingStep): the loop queues step t + 1
-  // before it finishes step t, so on GPUs the host prepares the next batch
-  // while the devices compute. By default the step runs at once.
-  virtual nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) {
-    return nn::PendingStep::Finished(TrainStep(shards));
-  }
-  // One step over several micro-batches (gradient accumulation): each
-  // micro_batches[j] as QueueStep's shards; their gradients are added up
-  // and summed across devices once. By default only one micro-batch.
-  virtual nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::Shard>>& micro_batches) {
-    if (micro_batches.size() != 1) {
-      throw std::invalid_argument(
-          "this trainer takes one batch per step (no --accumulate_steps)");
-    }
-    return QueueStep(micro_batches.front());
-  }
-  // Correct predictions over the job, every device classifying its shard.
-  virtual int64_t CountCorrect(const std::vector<nn::Shard>& shards) = 0;
-  // Every tensor training changes, named, as this process's first device
-  // holds it (host memory): what a checkpoint saves.
-  virtual nn::NamedTensors State() = 0;
-  // Sets every local replica's state (State()'s order and sizes).
-  virtual void LoadState(const std::vector<const float*>& values) = 0;
-  // "" when every replica of the job holds the same state, else what
-  // differs. Collective over the job.
-  virtual std::string CompareReplicas() = 0;
-  // The SGD learning rate of the next steps (the loop's schedule sets it
-  // before every step).
-  virtual void SetLearningRate(double lr) = 0;
-};
 
 // Training stopped because a loss or gradient became inf or NaN.
 class TrainingDiverged : public std::runtime_error {
@@ -184,15 +134,17 @@ struct LoopOptions {
   std::function<int(int)> agree_stop;
 };
 
-// Trains up to options.epochs; prints an EpochLine per epoch on `out` and
-// the progress on `progress`. Returns every epoch's metrics (a resumed
-// run's earlier epochs included). Throws TrainingDiverged, ReplicasDiffer,
-// TrainingInterrupted, CheckpointError, TrainingOutOfMemory (for any
-// std::bad_alloc; checkpoints written so far stay as they are),
+// Trains `engine`'s replicas (every device of the job: under mpirun each
+// process runs the same loop on the same batches, loading and computing
+// its own devices' shards) up to options.epochs; prints an EpochLine per
+// epoch on `out` and the progress on `progress`. Returns every epoch's
+// metrics (a resumed run's earlier epochs included). Throws TrainingDiverged,
+// ReplicasDiffer, TrainingInterrupted, CheckpointError, TrainingOutOfMemory
+// (for any std::bad_alloc; checkpoints written so far stay as they are),
 // data::DataError when the data fails to read (the last finished step
 // checkpointed first, where there is a path, and the message says so), and
-// whatever else the trainer throws.
-std::vector<EpochMetrics> TrainEpochs(ParallelTrainer& trainer,
+// whatever else the engine throws.
+std::vector<EpochMetrics> TrainEpochs(nn::ReplicaEngine& engine,
                                       const data::DatasetPtr& train,
                                       const data::DatasetPtr& test,
                                       const LoopOptions& options,
@@ -202,8 +154,9 @@ std::vector<EpochMetrics> TrainEpochs(ParallelTrainer& trainer,
 // Accuracy on `split`, in batches of `batch_size` split across the devices
 // (d2l's evaluate_accuracy_gpus); `progress`, when given, is updated.
 class ProgressBar;
-double EvaluateAccuracy(ParallelTrainer& trainer, const data::DatasetPtr& split,
-                        int64_t batch_size, ProgressBar* progress = nullptr);
+double EvaluateAccuracy(nn::ReplicaEngine& engine,
+                        const data::DatasetPtr& split, int64_t batch_size,
+                        ProgressBar* progress = nullptr);
 
 // d2l's closing line: "test acc: 0.91, 13.4 sec/epoch on [cpu:0, cpu:1]".
 std::string ClosingLine(const std::vector<EpochMetrics>& epochs,

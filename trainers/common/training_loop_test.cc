@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -32,104 +35,181 @@ data::DatasetPtr MakeSplit(int64_t n) {
   return data::SplitDataset(std::move(split));
 }
 
-// Records the shards; "predicts" label 0, so accuracy is the share of 0s.
-// Its state, one number, follows the batches in order (w = w / 2 + the
-// batch's first pixels / 1000) and sets the loss (w per image), so a
-// resumed run matches an uninterrupted one only if it sees the same
-// batches in the same order from the same state.
-class FakeTrainer : public ParallelTrainer {
+// A job the loop drives as it drives the trainers: a real engine
+// (parallel/replica_engine.h) on `devices` CPU devices, with a body, a
+// reducer and an optimizer of the test's own. The model "predicts" label 0,
+// so accuracy is the share of 0s. Its state, one number, follows the
+// batches in order (w = w / 2 + the batch's mean label / 1000; the labels
+// summed exactly, so the same on any number of devices) and sets the loss
+// (2 per image plus w per shard), so a resumed run matches an uninterrupted
+// one only if it sees the same batches in the same order from the same
+// state. The loop takes it as the engine (the conversion below).
+class FakeTrainer {
  public:
-  explicit FakeTrainer(int devices) : devices_(devices), weight_({1}) {}
-  int num_devices() const override { return devices_; }
-  // Queued as a GPU trainer's: the statistics are computed now but handed
-  // over only when the loop finishes the step, and every queue and finish
-  // is logged ("q3", "f3") to check the loop's order.
-  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) override {
-    const nn::TrainStepStats stats = TrainStep(shards);
-    const int step = steps;
-    log.push_back("q" + std::to_string(step));
-    std::vector<nn::QueuedReplicaStep> devices(1);
-    return nn::PendingStep(std::move(devices),
-                           [this, stats, step](const nn::TrainStepStats&) {
-                             log.push_back("f" + std::to_string(step));
-                             ++finished;
-                             return stats;
-                           });
+  explicit FakeTrainer(int devices);
+  operator nn::ReplicaEngine&() { return *engine_; }
+  nn::ReplicaEngine& engine() { return *engine_; }
+  float weight() { return engine_->State(0).tensors.at(0)->data()[0]; }
+  int64_t finished() const { return engine_->steps_finished(); }
+  // "q3" when step 3 was queued, "f3" once the loop finished it, in order
+  // (a finish is seen at the next queue, or here).
+  std::vector<std::string> Log() {
+    LogFinishedSteps();
+    return log_;
   }
-  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) override {
-    nn::TrainStepStats stats;
-    EXPECT_EQ(static_cast<int>(shards.size()), devices_);
-    int64_t smallest = 1 << 30, largest = 0;
-    float batch_pixels = 0;
-    for (const nn::Shard& s : shards) {
-      smallest = std::min(smallest, s.count);
-      largest = std::max(largest, s.count);
-      const int32_t* labels = nn::ClassIds(s, "test");
-      const float* images = s.inputs.As<float>("test");
-      EXPECT_EQ(s.inputs.shape, (std::vector<int64_t>{1, 28, 28}));
-      for (int64_t i = 0; i < s.count; ++i) {
-        seen_labels.insert(labels[i]);
-        pixel_sum += images[i * data::kImagePixels];
-        batch_pixels += images[i * data::kImagePixels];
-        stats.correct += labels[i] == 0;
-      }
-      stats.samples += s.count;
-    }
-    EXPECT_LE(largest - smallest, 1);  // split_batch's balance.
-    float& w = weight_.data()[0];
-    w = w * 0.5f + batch_pixels / 1000.0f;
-    stats.loss_sum = loss_per_image * stats.samples + w;
-    stats.comm_seconds = 0;
-    ++steps;
-    if (steps == out_of_memory_at_step) throw nn::OutOfMemory(shortage);
-    if (steps == diverge_at_step) stats.divergence = divergence;
-    if (steps == stop_at_step) *stop = SIGTERM;
-    return stats;
-  }
-  int64_t CountCorrect(const std::vector<nn::Shard>& shards) override {
-    int64_t correct = 0;
-    for (const nn::Shard& s : shards) {
-      for (int64_t i = 0; i < s.count; ++i) {
-        correct += nn::ClassIds(s, "test")[i] == 0;
-      }
-    }
-    return correct;
-  }
-  nn::NamedTensors State() override {
-    EXPECT_EQ(finished, steps) << "a checkpoint with a step in flight";
-    return {{"w"}, {&weight_}};
-  }
-  void LoadState(const std::vector<const float*>& values) override {
-    weight_.data()[0] = values.at(0)[0];
-  }
-  std::string CompareReplicas() override {
-    EXPECT_EQ(finished, steps) << "replicas compared with a step in flight";
-    ++comparisons;
-    return comparisons == differ_at_comparison ? "rank 1 differs in w" : "";
-  }
-  void SetLearningRate(double lr) override { lrs.push_back(lr); }
-  float weight() const { return weight_.data()[0]; }
 
-  std::vector<double> lrs;  // Every SetLearningRate, in order.
+  std::vector<double> lrs;  // Every rate set, in order.
   double loss_per_image = 2.0;
-  int steps = 0;     // Queued.
-  int finished = 0;  // Finished by the loop.
-  std::vector<std::string> log;
-  double pixel_sum = 0;
+  int steps = 0;  // Queued (device 0's count).
   std::set<int32_t> seen_labels;
-  int diverge_at_step = -1;
-  std::string divergence;
-  int comparisons = 0;
-  int differ_at_comparison = -1;
+  double pixel_sum = 0;      // Of every training image's first pixel.
+  int diverge_at_step = -1;  // Device 1's loss becomes NaN.
+  int drift_at_step = -1;    // Device 1's w moves off the others'.
+  int comparisons = 0;       // Reads of device 0's state (replica checks).
   int stop_at_step = -1;
   volatile std::sig_atomic_t* stop = nullptr;
   int out_of_memory_at_step = -1;
   nn::MemoryShortage shortage;
+  std::mutex mu;             // Replicas run on threads of their own.
+  int device_steps[8] = {};  // Each device's, counted on its own thread.
 
  private:
-  int devices_;
-  nn::Tensor weight_;
+  class Body;
+  class Reducer;
+  class Optimizer;
+  void LogFinishedSteps() {
+    while (logged_finished_ < engine_->steps_finished()) {
+      log_.push_back("f" + std::to_string(++logged_finished_));
+    }
+  }
+
+  std::vector<std::string> log_;
+  int64_t logged_finished_ = 0;
+  std::map<const nn::Tensor*, int> device_of_;  // Each replica's w.
+  std::unique_ptr<nn::ReplicaEngine> engine_;
 };
+
+class FakeTrainer::Body : public nn::ReplicaBody {
+ public:
+  Body(FakeTrainer* t, int device) : t_(t), device_(device), w_({1}), g_({1}) {
+    std::lock_guard<std::mutex> lock(t->mu);
+    t->device_of_[&w_] = device;
+  }
+  nn::Tensor Forward(const nn::Tensor& x, bool training) override {
+    if (training && device_ == 0 &&
+        t_->device_steps[0] == t_->out_of_memory_at_step) {
+      throw nn::OutOfMemory(t_->shortage);
+    }
+    x_ = x;
+    training_ = training;
+    return nn::Tensor({x.dim(0), 1});
+  }
+  nn::PendingLoss Loss(const nn::Tensor& output, const nn::Shard& s) override {
+    EXPECT_EQ(s.inputs.shape, (std::vector<int64_t>{1, 28, 28}));
+    nn::LossResult r;
+    r.dlogits = nn::Tensor(output.shape());
+    const int32_t* labels = nn::ClassIds(s, "test");
+    for (int64_t i = 0; i < s.count; ++i) r.correct += labels[i] == 0;
+    r.loss = t_->loss_per_image * s.count + w_.data()[0];
+    if (training_) {
+      std::lock_guard<std::mutex> lock(t_->mu);
+      for (int64_t i = 0; i < s.count; ++i) {
+        t_->seen_labels.insert(labels[i]);
+        t_->pixel_sum += x_.data()[i * data::kImagePixels];
+        label_sum_ += labels[i];
+      }
+      if (device_ == 1 && t_->device_steps[1] == t_->diverge_at_step) {
+        r.loss = NAN;
+      }
+    }
+    return nn::PendingLoss::Ready(std::move(r));
+  }
+  void Backward(const nn::Tensor&) override {
+    g_.data()[0] += static_cast<float>(label_sum_);
+    label_sum_ = 0;
+  }
+  void ZeroGrad() override { g_.data()[0] = 0; }
+  nn::NamedValues Parameters() override { return {{"w"}, {&w_}}; }
+  std::vector<nn::Tensor*> Gradients() override { return {&g_}; }
+  bool GradientsAreSums() const override { return true; }
+
+ private:
+  FakeTrainer* t_;
+  int device_;
+  nn::Tensor w_, g_, x_;
+  bool training_ = false;
+  int64_t label_sum_ = 0;
+};
+
+// Sums the gradient over the devices; device 0 counts and logs the steps.
+class FakeTrainer::Reducer : public nn::GradientReducer {
+ public:
+  Reducer(FakeTrainer* t, const nn::ReducerContext& c)
+      : t_(t), device_(c.device), comm_(*c.comm) {}
+  void BeginStep(const nn::StepPlan&) override {
+    ++t_->device_steps[device_];
+    if (device_ != 0) return;
+    t_->LogFinishedSteps();
+    ++t_->steps;
+    t_->log_.push_back("q" + std::to_string(t_->steps));
+    if (t_->steps == t_->stop_at_step) *t_->stop = SIGTERM;
+  }
+  double Reduce(const std::vector<nn::Tensor*>& grads) override {
+    comm_.AllReduce(grads[0]->data(), grads[0]->data(), 1,
+                    collectives::DataType::kFloat32,
+                    collectives::ReduceOp::kSum);
+    return 0;
+  }
+
+ private:
+  FakeTrainer* t_;
+  int device_;
+  collectives::Communicator& comm_;
+};
+
+class FakeTrainer::Optimizer : public nn::Optimizer {
+ public:
+  Optimizer(FakeTrainer* t, int device, nn::Tensor* w)
+      : t_(t), device_(device), w_(w) {}
+  void Step(const std::vector<const nn::Tensor*>& grads,
+            const nn::NonFiniteCounts*) override {
+    float& w = w_->data()[0];
+    w = w * 0.5f + grads[0]->data()[0] / 1000.0f;
+    if (device_ == 1 && t_->device_steps[1] == t_->drift_at_step) w += 1.0f;
+  }
+  void set_lr(float lr) override {
+    if (device_ == 0) t_->lrs.push_back(lr);
+  }
+  std::vector<std::pair<std::string, nn::Tensor*>> State() override {
+    // The loop reads the state for checkpoints and replica checks alone.
+    if (device_ == 0) ++t_->comparisons;
+    return {};
+  }
+
+ private:
+  FakeTrainer* t_;
+  int device_;
+  nn::Tensor* w_;
+};
+
+FakeTrainer::FakeTrainer(int devices) {
+  std::vector<nn::Device> cpus;
+  for (int d = 0; d < devices; ++d) cpus.push_back(nn::Device::Cpu(d));
+  nn::ReplicaEngineOptions options;
+  options.who = "fake";
+  options.make_optimizer = [this](std::vector<nn::Tensor*> values,
+                                  std::vector<std::string>) {
+    // Each replica's thread makes its own; its w tells which.
+    std::lock_guard<std::mutex> lock(mu);
+    return std::make_unique<Optimizer>(this, device_of_.at(values.at(0)),
+                                       values.at(0));
+  };
+  options.make_reducer = [this](const nn::ReducerContext& c) {
+    return std::make_unique<Reducer>(this, c);
+  };
+  engine_ = std::make_unique<nn::ReplicaEngine>(
+      [this](int d) { return std::make_unique<Body>(this, d); }, cpus, options);
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -214,7 +294,7 @@ TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {
   EXPECT_DOUBLE_EQ(trainer.lrs[0], 0.5 / 4);
   EXPECT_DOUBLE_EQ(trainer.lrs[3], 0.5);
   EXPECT_DOUBLE_EQ(trainer.lrs[6], 0.5);
-  EXPECT_DOUBLE_EQ(trainer.lrs[7], 0.05);  // Epoch 2 of 2: past half.
+  EXPECT_FLOAT_EQ(trainer.lrs[7], 0.05);  // Epoch 2 of 2: past half.
   // Evaluation is timed and shown.
   EXPECT_GT(epochs[0].eval_seconds, 0);
   EXPECT_NE(progress.str().find("eval 1/2 ["), std::string::npos);
@@ -232,7 +312,6 @@ TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
   const data::DatasetPtr train = MakeSplit(100), test = MakeSplit(30);
   FakeTrainer trainer(2);
   trainer.diverge_at_step = 10;  // 7 steps an epoch: epoch 2, step 3.
-  trainer.divergence = "the loss became nan on cpu:1";
   LoopOptions options;
   options.epochs = 5;
   options.batch_size = 16;
@@ -253,7 +332,7 @@ TEST(TrainingLoopTest, DivergenceStopsAtOnceNamingEpochStepAndDevice) {
   // Step 11 was queued before step 10's statistics were read (a GPU
   // computes it meanwhile); the loop stops before queuing step 12.
   EXPECT_EQ(trainer.steps, 11);
-  EXPECT_EQ(trainer.finished, 10);
+  EXPECT_EQ(trainer.finished(), 10);
   EXPECT_EQ(CountLines(options.metrics_out), 1);  // Epoch 1 kept.
   EXPECT_NE(ReadFile(options.plot_out).find("</svg>"), std::string::npos);
 }
@@ -269,7 +348,7 @@ TEST(TrainingLoopTest, TheNextStepIsQueuedBeforeTheLastOneIsFinished) {
   std::ostringstream out, progress;
   const std::vector<EpochMetrics> epochs =
       TrainEpochs(trainer, MakeSplit(40), MakeSplit(8), options, out, progress);
-  EXPECT_EQ(trainer.log,
+  EXPECT_EQ(trainer.Log(),
             (std::vector<std::string>{"q1", "q2", "f1", "q3", "f2", "f3", "q4",
                                       "q5", "f4", "q6", "f5", "f6"}));
   ASSERT_EQ(epochs.size(), 2u);
@@ -283,13 +362,13 @@ TEST(TrainingLoopTest, TheNextStepIsQueuedBeforeTheLastOneIsFinished) {
   options.overlap_steps = false;
   const std::vector<EpochMetrics> same =
       TrainEpochs(waiting, MakeSplit(40), MakeSplit(8), options, out, progress);
-  EXPECT_EQ(waiting.log,
+  EXPECT_EQ(waiting.Log(),
             (std::vector<std::string>{"q1", "f1", "q2", "f2", "q3", "f3", "q4",
                                       "f4", "q5", "f5", "q6", "f6"}));
   EXPECT_EQ(MetricsNumbers(same), MetricsNumbers(epochs));
 }
 
-TEST(TrainingLoopTest, NonFiniteLossFromAnotherProcessAlsoStops) {
+TEST(TrainingLoopTest, AnInfiniteLossStopsNamingTheDevice) {
   FakeTrainer trainer(1);
   trainer.loss_per_image = std::numeric_limits<double>::infinity();
   LoopOptions options;
@@ -301,7 +380,7 @@ TEST(TrainingLoopTest, NonFiniteLossFromAnotherProcessAlsoStops) {
     FAIL() << "expected TrainingDiverged";
   } catch (const TrainingDiverged& e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "epoch 1, step 1: the loss became inf on another process"),
+                  "epoch 1, step 1: the loss became inf on cpu:0"),
               std::string::npos)
         << e.what();
   }
@@ -319,13 +398,17 @@ TEST(TrainingLoopTest, ReplicasAreComparedEveryNStepsAndADifferenceStops) {
   EXPECT_EQ(quiet.comparisons, 4);  // Steps 3, 6, 9, 12.
 
   FakeTrainer drifting(3);
-  drifting.differ_at_comparison = 3;  // Step 9: epoch 2, step 2.
+  drifting.drift_at_step = 8;  // Seen at step 9: epoch 2, step 2.
   try {
     TrainEpochs(drifting, train, test, options, out, progress);
     FAIL() << "expected ReplicasDiffer";
   } catch (const ReplicasDiffer& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "after epoch 2, step 2: rank 1 differs in w");
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "after epoch 2, step 2: replica of rank 1 differs from "
+                  "rank 0's in w",
+                  0),
+              0u)
+        << e.what();
   }
   FakeTrainer unchecked(3);
   options.replica_check_every = 0;
@@ -474,7 +557,7 @@ TEST(TrainingLoopTest, AReadErrorMidRunCheckpointsTheLastStepAndResumes) {
   const Checkpoint saved = ReadCheckpoint(ckpt);
   EXPECT_EQ(saved.position.epoch, 2);
   EXPECT_EQ(saved.position.steps, 3);
-  EXPECT_EQ(trainer.finished, trainer.steps);
+  EXPECT_EQ(trainer.finished(), trainer.steps);
   failing = false;  // The data restored.
   const RunResult resumed = TrainFake(2, 3, ckpt, "");
   EXPECT_EQ(resumed.weight, straight.weight);

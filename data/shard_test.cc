@@ -1,4 +1,4 @@
-#include "parallel/shard.h"
+#include "data/shard.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace ringlet::nn {
+namespace ringlet::data {
 namespace {
 
 using ::testing::HasSubstr;
@@ -128,5 +128,56 @@ TEST(CheckShards, NamesTheShardWithoutData) {
   CheckShards(shards, "x");  // An empty shard needs no data.
 }
 
+TEST(LocalBatch, CutHoldsTheLocalShardsOfTheWholeCut) {
+  // A batch of 11 in 4 shards (3, 3, 3, 2); this process holds 1 and 2.
+  std::vector<float> whole(11 * 2);
+  std::vector<int32_t> labels(11);
+  for (int i = 0; i < 11; ++i) {
+    whole[2 * i] = whole[2 * i + 1] = static_cast<float>(i);
+    labels[i] = i;
+  }
+  const ShardLayout layout{4, {1, 3}};
+  const Range mine = layout.LocalSamples(11);
+  EXPECT_EQ(mine.begin, 3);
+  EXPECT_EQ(mine.end, 9);
+  const LocalBatch local =
+      CutBatch(11, layout, SamplesOf(whole.data() + 2 * mine.begin, {2}),
+               SamplesOf(labels.data() + mine.begin, {}));
+  ASSERT_EQ(local.shards.size(), 2u);
+  EXPECT_EQ(local.shards[0].count, 3);
+  EXPECT_EQ(local.shards[1].count, 3);
+  EXPECT_EQ(local.shards[1].targets.As<int32_t>("test")[0], 6);
+  EXPECT_NO_THROW(CheckLocalBatch(local, layout, "test"));
+
+  const std::vector<Shard> all =
+      ShardBatch(Shard{11, SamplesOf(whole.data(), {2}),
+                       SamplesOf(labels.data(), {})},
+                 4);
+  const LocalBatch picked = LocalOf(all, layout, "test");
+  EXPECT_EQ(picked.size, 11);
+  ASSERT_EQ(picked.shards.size(), 2u);
+  EXPECT_EQ(picked.shards[0].targets.As<int32_t>("test")[0], 3);
+  EXPECT_THROW(LocalOf(all, ShardLayout{3, {0, 1}}, "test"),
+               std::invalid_argument);
+}
+
+TEST(LocalBatch, ABatchOfAnotherLayoutOrCutIsRefusedSayingWhy) {
+  std::vector<float> x(8);
+  std::vector<int32_t> y(8);
+  LocalBatch b = CutBatch(8, ShardLayout{2, {0, 1}}, SamplesOf(x.data(), {}),
+                          SamplesOf(y.data(), {}));
+  EXPECT_THAT(
+      [&] { CheckLocalBatch(b, ShardLayout{4, {0, 2}}, "engine"); },
+      ::testing::ThrowsMessage<std::invalid_argument>(
+          HasSubstr("engine: a batch of shards [0, 1) of 2, where this "
+                    "process runs [0, 2) of 4")));
+  b.shards[0].count = 3;
+  EXPECT_THAT([&] { CheckLocalBatch(b, ShardLayout{2, {0, 1}}, "engine"); },
+              ::testing::ThrowsMessage<std::invalid_argument>(
+                  HasSubstr("shard 0 of a batch of 8 cut into 2 holds 4 "
+                            "samples, not 3")));
+  EXPECT_THROW(ShardLayout({2, {1, 3}}).Check("x"), std::invalid_argument);
+}
+
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::data
