@@ -63,6 +63,10 @@ class LeNetReplicas {
   nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) {
     return QueueStep(shards).Finish();
   }
+  // The same, given this process's shards (data::Batch::Local()).
+  nn::TrainStepStats TrainStep(const nn::LocalBatch& batch) {
+    return engine_.QueueStep(std::vector<nn::LocalBatch>{batch}).Finish();
+  }
   // The same step, queued: on GPUs the host does not wait for it (see
   // nn::PendingStep); the statistics come from Finish().
   nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) {

@@ -47,16 +47,6 @@ class Mlp : public nn::Module {
   nn::Linear out_{256, data::kNumClasses};
 };
 
-// One shard of `batch` per device. The data says what a sample is (here
-// an image of {1, 28, 28} floats and one class id).
-std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
-  const nn::Shard whole{
-      batch.size,
-      {{data::ElementType::kFloat32, batch.input_shape}, batch.inputs.data()},
-      {batch.target, batch.targets.data()}};
-  return nn::ShardBatch(whole, devices);
-}
-
 int Main(int argc, char** argv) {
   CLI::App app(
       "Trains a two-layer perceptron of its own (an nn::Module written in "
@@ -92,9 +82,14 @@ int Main(int argc, char** argv) {
         return model;
       },
       devices, options);
-  data::LoaderOptions test_order;
+  // The loaders cut each batch into one shard per device, as DataParallel
+  // runs them; the data says what a sample is (here an image of {1, 28,
+  // 28} floats and one class id).
+  data::LoaderOptions train_order, test_order;
+  train_order.layout = dp.TrainLayout();
+  test_order.layout = dp.EvalLayout();
   test_order.shuffle = false;
-  data::BatchLoader train(mnist.train, data::LoaderOptions());
+  data::BatchLoader train(mnist.train, train_order);
   data::BatchLoader test(mnist.test, test_order);
   data::Batch batch;
   for (int epoch = 0; epoch < epochs; ++epoch) {
@@ -102,7 +97,7 @@ int Main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     train.StartEpoch(epoch);
     while (train.Next(&batch)) {
-      const nn::TrainStepStats step = dp.TrainStep(Scatter(batch, dp.size()));
+      const nn::TrainStepStats step = dp.TrainStep(batch.Local());
       loss += step.loss_sum;
       comm += step.comm_seconds;
       exposed += step.exposed_comm_seconds;
@@ -112,8 +107,7 @@ int Main(int argc, char** argv) {
             .count();
     int64_t correct = 0;
     test.StartEpoch(0);
-    while (test.Next(&batch))
-      correct += dp.CountCorrect(Scatter(batch, dp.size()));
+    while (test.Next(&batch)) correct += dp.Evaluate(batch.Local()).correct;
     // Gradients reduce in buckets while backward runs: "exposed" is the
     // part of the communication the devices waited for after it.
     std::printf(

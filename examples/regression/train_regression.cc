@@ -106,14 +106,6 @@ data::DatasetPtr Load(const std::string& dir, const std::string& split) {
                             std::move(targets));
 }
 
-std::vector<nn::Shard> Scatter(const data::Batch& batch, int devices) {
-  const nn::Shard whole{
-      batch.size,
-      {{data::ElementType::kFloat32, batch.input_shape}, batch.inputs.data()},
-      {batch.target, batch.targets.data()}};
-  return nn::ShardBatch(whole, devices);
-}
-
 int Main(int argc, char** argv) {
   CLI::App app(
       "Fits a perceptron of its own to float targets read from .npy files, "
@@ -171,6 +163,9 @@ int Main(int argc, char** argv) {
       devices, options);
   data::LoaderOptions train_order, test_order;
   train_order.batch_size = test_order.batch_size = 128;
+  // Cut as DataParallel runs them: one shard per device.
+  train_order.layout = dp.TrainLayout();
+  test_order.layout = dp.EvalLayout();
   test_order.shuffle = false;
   data::BatchLoader train_batches(train, train_order);
   data::BatchLoader test_batches(test, test_order);
@@ -179,12 +174,12 @@ int Main(int argc, char** argv) {
     double loss = 0;
     train_batches.StartEpoch(epoch);
     while (train_batches.Next(&batch)) {
-      loss += dp.TrainStep(Scatter(batch, dp.size())).loss_sum;
+      loss += dp.TrainStep(batch.Local()).loss_sum;
     }
     double test_loss = 0;
     test_batches.StartEpoch(0);
     while (test_batches.Next(&batch)) {
-      test_loss += dp.Evaluate(Scatter(batch, dp.size())).loss_sum;
+      test_loss += dp.Evaluate(batch.Local()).loss_sum;
     }
     std::printf("epoch %d: train mse %.5f, test mse %.5f\n", epoch + 1,
                 loss / train->size(), test_loss / test->size());

@@ -60,21 +60,14 @@ class PixelTokens : public nn::Module {
   nn::Linear out_{data::kImagePixels * kWidth, data::kNumClasses};
 };
 
-// The batch's pixels as token ids (floats holding integers, as an
-// Embedding takes them), one shard per device.
-std::vector<nn::Shard> Tokens(const data::Batch& batch, int devices,
-                              std::vector<float>* ids) {
-  ids->resize(batch.inputs.size());
-  std::transform(batch.inputs.begin(), batch.inputs.end(), ids->begin(),
-                 [](float v) {
-                   return static_cast<float>(std::clamp<int64_t>(
-                       static_cast<int64_t>(v * kLevels), 0, kLevels - 1));
-                 });
-  const nn::Shard whole{
-      batch.size,
-      {{data::ElementType::kFloat32, {data::kImagePixels}}, ids->data()},
-      {batch.target, batch.targets.data()}};
-  return nn::ShardBatch(whole, devices);
+// The batch's pixels as token ids, in place (floats holding integers, as
+// an Embedding takes them), each image a row of ids.
+void ToTokens(data::Batch* batch) {
+  for (float& v : batch->inputs) {
+    v = static_cast<float>(
+        std::clamp<int64_t>(static_cast<int64_t>(v * kLevels), 0, kLevels - 1));
+  }
+  batch->input_shape = {data::kImagePixels};
 }
 
 int Main(int argc, char** argv) {
@@ -117,19 +110,22 @@ int Main(int argc, char** argv) {
         return model;
       },
       devices, options);
-  data::LoaderOptions test_order;
+  // The loaders cut each batch into one shard per device, as DataParallel
+  // runs them.
+  data::LoaderOptions train_order, test_order;
+  train_order.layout = dp.TrainLayout();
+  test_order.layout = dp.EvalLayout();
   test_order.shuffle = false;
-  data::BatchLoader train(mnist.train, data::LoaderOptions());
+  data::BatchLoader train(mnist.train, train_order);
   data::BatchLoader test(mnist.test, test_order);
   data::Batch batch;
-  std::vector<float> ids;
   for (int epoch = 0; epoch < epochs; ++epoch) {
     double loss = 0, comm = 0, exposed = 0;
     const auto start = std::chrono::steady_clock::now();
     train.StartEpoch(epoch);
     while (train.Next(&batch)) {
-      const nn::TrainStepStats step =
-          dp.TrainStep(Tokens(batch, dp.size(), &ids));
+      ToTokens(&batch);
+      const nn::TrainStepStats step = dp.TrainStep(batch.Local());
       loss += step.loss_sum;
       comm += step.comm_seconds;
       exposed += step.exposed_comm_seconds;
@@ -139,8 +135,10 @@ int Main(int argc, char** argv) {
             .count();
     int64_t correct = 0;
     test.StartEpoch(0);
-    while (test.Next(&batch))
-      correct += dp.CountCorrect(Tokens(batch, dp.size(), &ids));
+    while (test.Next(&batch)) {
+      ToTokens(&batch);
+      correct += dp.Evaluate(batch.Local()).correct;
+    }
     // Gradients reduce in buckets while backward runs: "exposed" is the
     // part of the communication the devices waited for after it.
     std::printf(

@@ -88,19 +88,19 @@ Row Measure(const std::string& model, int64_t batch,
   return row;
 }
 
-std::vector<nn::Shard> RandomShards(int devices, int64_t batch,
-                                    std::vector<float>* images,
-                                    std::vector<int32_t>* labels) {
+// A random batch of Fashion-MNIST's shapes, cut as `engine` runs it.
+nn::LocalBatch RandomBatch(const nn::ReplicaEngine& engine, int64_t batch,
+                           std::vector<float>* images,
+                           std::vector<int32_t>* labels) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
   images->resize(batch * 784);
   labels->resize(batch);
   for (float& p : *images) p = pixel(rng);
   for (int32_t& l : *labels) l = static_cast<int32_t>(rng() % 10);
-  return nn::ShardBatch(
-      nn::Shard{batch, nn::SamplesOf(images->data(), {1, 28, 28}),
-                nn::SamplesOf(labels->data(), {})},
-      devices);
+  return nn::CutBatch(batch, engine.TrainLayout(),
+                      nn::SamplesOf(images->data(), {1, 28, 28}),
+                      nn::SamplesOf(labels->data(), {}));
 }
 
 int Main(int argc, char** argv) {
@@ -131,7 +131,8 @@ int Main(int argc, char** argv) {
     nn::ReplicaGroupOptions group;
     group.threads_per_device = threads;
     LeNetReplicas lenet(nn::LeNetParams::Init(0), list, group, PlainSgd(0.1f));
-    const auto shards = RandomShards(devices, lenet_batch, &images, &labels);
+    const nn::LocalBatch shards =
+        RandomBatch(lenet.engine(), lenet_batch, &images, &labels);
     rows.push_back(Measure(
         "lenet", lenet_batch, [&] { lenet.TrainStep(shards); },
         [&] { return lenet.State(); }, [&] { return lenet.CompareReplicas(); },
@@ -147,7 +148,8 @@ int Main(int argc, char** argv) {
           return net;
         },
         list, options);
-    const auto shards = RandomShards(devices, resnet_batch, &images, &labels);
+    const nn::LocalBatch shards =
+        RandomBatch(dp.engine(), resnet_batch, &images, &labels);
     rows.push_back(Measure(
         "resnet18", resnet_batch, [&] { dp.TrainStep(shards); },
         [&] { return dp.State(0); }, [&] { return dp.CompareReplicas(); },
