@@ -96,13 +96,10 @@ const CLI::Validator kDeviceSpec(
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
-}  // namespace
-
-void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
-                     const std::string& batch_default,
-                     const std::string& lr_default) {
-  f->epochs = default_epochs;
-  cli::UseConventions(app);
+// The devices, their backend, and each step's size and rate.
+void AddDeviceAndStepFlags(CLI::App& app, TrainerFlags* f,
+                           const std::string& batch_default,
+                           const std::string& lr_default) {
   app.add_option("--devices", f->devices,
                  "auto (every GPU, else one CPU device); cpu:K (K CPU "
                  "devices: cpu:2 is cpu:0 and cpu:1) or cpu:I,J (those CPU "
@@ -135,6 +132,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
       ->type_name("NUMBER")
       ->transform(Positive(/*auto_ok=*/true))
       ->default_str("auto");
+}
+
+// The optimizer and what shapes its steps: schedule, warmup, clipping.
+void AddOptimizerFlags(CLI::App& app, TrainerFlags* f) {
   app.add_option("--optimizer", f->optimizer,
                  "sgd (torch.optim.SGD; the chapters'), adam or adamw "
                  "(torch.optim.Adam, AdamW)")
@@ -172,6 +173,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "clip the batch's mean gradient to this global L2 norm "
                  "(0: no clipping)")
       ->check(cli::RealIn(0, std::numeric_limits<double>::infinity()));
+}
+
+// How the devices compute and send: precision, the wire, cuDNN's choices.
+void AddComputeFlags(CLI::App& app, TrainerFlags* f) {
   app.add_option("--precision", f->precision,
                  "fp32; tf32 on GPUs (tensor cores, as PyTorch's "
                  "allow_tf32); or bf16, mixed precision as torch.autocast "
@@ -203,6 +208,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "convolution")
       ->check(CLI::IsMember({"nchw", "nhwc"}))
       ->capture_default_str();
+}
+
+// What to train on: the seed, the data set, augmentation.
+void AddDataFlags(CLI::App& app, TrainerFlags* f) {
   app.add_option("--seed", f->seed,
                  "initial weights and the order of the batches")
       ->check(cli::Unsigned64())
@@ -235,6 +244,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "the data set's folder (Fashion-MNIST's default: "
                  "$FASHION_MNIST_DIR, else " +
                      std::string(data::kDefaultFashionMnistDir) + ")");
+}
+
+// Threads per device, and --reproducible's cut.
+void AddReproducibleFlags(CLI::App& app, TrainerFlags* f) {
   app.add_option("--threads_per_device", f->threads_per_device,
                  "cores each device's ops use (0: the machine's cores shared "
                  "out; 1 with --reproducible)")
@@ -254,6 +267,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "8; at least the devices; keep it the same in the runs you "
                  "compare)")
       ->check(WholeNumber(0, 4096));
+}
+
+// How much to train and evaluate on, and what to write.
+void AddOutputFlags(CLI::App& app, TrainerFlags* f) {
   app.add_option("--limit", f->limit,
                  "train on the first N training images only (quick runs; 0: "
                  "all)")
@@ -288,6 +305,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "a checkpoint)");
   app.add_flag("--eval_only", f->eval_only,
                "evaluate --params_in on the test set and exit, no training");
+}
+
+// Checkpoints, replica checks and the steps' overlap.
+void AddCheckpointFlags(CLI::App& app, TrainerFlags* f) {
   app.add_option("--checkpoint_dir", f->checkpoint_dir,
                  "write a checkpoint (parameters, batch-norm statistics, "
                  "optimizer state, position, metrics) to DIR/<program>.ckpt "
@@ -311,7 +332,10 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                  "GPU computes while the host prepares the next batch; "
                  "false waits for every step (to measure what it buys)")
       ->capture_default_str();
-  // Flags that bound each other: a usage error before any work (exit 2).
+}
+
+// Flags that bound each other: a usage error before any work (exit 2).
+void AddFlagBounds(CLI::App& app, TrainerFlags* f) {
   app.final_callback([f] {
     if (f->micro_shards != 0 && !f->reproducible) {
       throw CLI::ValidationError("--micro_shards",
@@ -325,6 +349,24 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
                                      FormatNumber(f->warmup_epochs));
     }
   });
+}
+
+}  // namespace
+
+void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
+                     const std::string& batch_default,
+                     const std::string& lr_default) {
+  f->epochs = default_epochs;
+  cli::UseConventions(app);
+  // In --help's order.
+  AddDeviceAndStepFlags(app, f, batch_default, lr_default);
+  AddOptimizerFlags(app, f);
+  AddComputeFlags(app, f);
+  AddDataFlags(app, f);
+  AddReproducibleFlags(app, f);
+  AddOutputFlags(app, f);
+  AddCheckpointFlags(app, f);
+  AddFlagBounds(app, f);
 }
 
 collectives::DataType GradWireType(const TrainerFlags& flags) {
