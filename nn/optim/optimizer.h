@@ -1,11 +1,7 @@
 // Optimizers behind one interface, as torch.optim: the trainers and
-// DataParallel hold an Optimizer and never name SGD or AdamW.
-//   sgd    p -= lr (g + wd p), or with momentum v = m v + g + wd p,
-//          p -= lr v (torch.optim.SGD)
-//   adamw  torch.optim.AdamW: p -= lr wd p (decoupled weight decay), then
-//   adam   the Adam step below; torch.optim.Adam adds wd p to g instead
-//          m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
-//          p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// DataParallel hold an Optimizer and never name one. Each registers itself
+// by name from its own file (nn/optim/registry.h): sgd (sgd_optimizer.cc),
+// adam and adamw (adam_optimizer.cc), lion (lion_optimizer.cc).
 // On a GPU each step is one launch per 48 tensors (a listed kernel, as
 // torch's foreach optimizers), and a step guarded by non-finite counts is
 // skipped on the device.
@@ -24,11 +20,13 @@
 namespace ringlet::nn {
 
 struct OptimizerOptions {
-  std::string name = "sgd";  // sgd, adam or adamw.
+  std::string name = "sgd";  // A registered optimizer (OptimizerNames()).
   float lr = 0.1f;
   float weight_decay = 0.0f;
-  float momentum = 0.0f;  // sgd only.
-  float beta1 = 0.9f;     // adam and adamw.
+  // Each optimizer reads some of these (OptimizerSpec::reads), with
+  // defaults of its own that the trainers apply (lion's beta2 is 0.99).
+  float momentum = 0.0f;  // sgd.
+  float beta1 = 0.9f;     // adam, adamw, lion.
   float beta2 = 0.999f;
   float eps = 1e-8f;
 };
@@ -42,11 +40,8 @@ inline OptimizerOptions FromSgd(const SgdOptions& sgd) {
   return o;
 }
 
-// The optimizer names MakeOptimizer takes.
-inline const std::vector<std::string>& OptimizerNames() {
-  static const std::vector<std::string> names = {"sgd", "adam", "adamw"};
-  return names;
-}
+// The optimizer names MakeOptimizer takes (nn/optim/registry.h), sorted.
+std::vector<std::string> OptimizerNames();
 
 // One optimizer step of Adam or AdamW on each listed tensor, all on one
 // device; `step` is t, counted from 1. Throws std::invalid_argument for lists

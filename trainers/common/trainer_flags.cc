@@ -3,6 +3,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "data/fashion_mnist.h"
 #include "data/transforms.h"
 #include "nn/device.h"
+#include "nn/optim/registry.h"
 #include "trainers/common/metrics.h"
 
 namespace ringlet::trainers {
@@ -96,6 +98,27 @@ const CLI::Validator kDeviceSpec(
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
+// The float as written (0.99, not 0.9900000095): what --beta2=0.99 gives.
+double DecimalOf(float value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.7g", value);
+  return std::strtod(text, nullptr);
+}
+
+// "; read by adam (default 0.999), lion (0.99)": who reads an optimizer
+// setting, and its own default, from the registry (nn/optim/registry.h).
+std::string ReadBy(const std::string& setting) {
+  std::string out;
+  for (const nn::OptimizerSpec* spec : nn::RegisteredOptimizers()) {
+    float value = 0;
+    if (!nn::Reads(*spec, setting, &value)) continue;
+    out += (out.empty() ? "; read by " : ", ") + spec->name + " (" +
+           (out.empty() ? "default " : "") + FormatNumber(DecimalOf(value)) +
+           ")";
+  }
+  return out.empty() ? "; read by no optimizer" : out;
+}
+
 // The devices, their backend, and each step's size and rate.
 void AddDeviceAndStepFlags(CLI::App& app, TrainerFlags* f,
                            const std::string& batch_default,
@@ -136,28 +159,36 @@ void AddDeviceAndStepFlags(CLI::App& app, TrainerFlags* f,
 
 // The optimizer and what shapes its steps: schedule, warmup, clipping.
 void AddOptimizerFlags(CLI::App& app, TrainerFlags* f) {
-  app.add_option("--optimizer", f->optimizer,
-                 "sgd (torch.optim.SGD; the chapters'), adam or adamw "
-                 "(torch.optim.Adam, AdamW)")
+  std::string summaries;
+  for (const nn::OptimizerSpec* spec : nn::RegisteredOptimizers()) {
+    summaries += (summaries.empty() ? "" : "; ") + spec->summary;
+  }
+  app.add_option("--optimizer", f->optimizer, summaries)
       ->check(CLI::IsMember(nn::OptimizerNames()))
       ->capture_default_str();
   app.add_option("--momentum", f->momentum,
                  "SGD momentum, as torch.optim.SGD (0: the chapter's plain "
-                 "SGD)")
+                 "SGD)" +
+                     ReadBy("momentum"))
       ->check(cli::RealIn(0, 1));
-  app.add_option("--weight_decay", f->weight_decay,
-                 "sgd, adam: L2 penalty added to each gradient; adamw: the "
-                 "decoupled decay (as torch.optim's)")
+  std::string decays;
+  for (const nn::OptimizerSpec* spec : nn::RegisteredOptimizers()) {
+    decays +=
+        (decays.empty() ? "" : "; ") + spec->name + ": " + spec->weight_decay;
+  }
+  app.add_option("--weight_decay", f->weight_decay, decays)
       ->check(cli::RealIn(0, 1));
   app.add_option("--beta1", f->beta1,
-                 "adam, adamw: decay of the gradient's running mean")
+                 "decay of the gradient's running mean" + ReadBy("beta1"))
       ->check(cli::RealIn(0, 1))
       ->capture_default_str();
   app.add_option("--beta2", f->beta2,
-                 "adam, adamw: decay of the squared gradient's running mean")
+                 "decay of the optimizer's second running average (Adam's "
+                 "squared gradients)" +
+                     ReadBy("beta2"))
       ->check(cli::RealIn(0, 1))
       ->capture_default_str();
-  app.add_option("--eps", f->eps, "adam, adamw: added to the denominator")
+  app.add_option("--eps", f->eps, "added to the denominator" + ReadBy("eps"))
       ->check(Positive(/*auto_ok=*/false))
       ->capture_default_str();
   app.add_option("--lr_schedule", f->lr_schedule,
@@ -335,8 +366,20 @@ void AddCheckpointFlags(CLI::App& app, TrainerFlags* f) {
 }
 
 // Flags that bound each other: a usage error before any work (exit 2).
+// Settings of the optimizer left out take its own defaults.
 void AddFlagBounds(CLI::App& app, TrainerFlags* f) {
-  app.final_callback([f] {
+  app.final_callback([&app, f] {
+    const nn::OptimizerSpec& spec = nn::FindOptimizer(f->optimizer);
+    for (auto [setting, value] :
+         {std::pair<const char*, double*>{"beta1", &f->beta1},
+          {"beta2", &f->beta2},
+          {"eps", &f->eps}}) {
+      float own = 0;
+      if (app.count(std::string("--") + setting) == 0 &&
+          nn::Reads(spec, setting, &own)) {
+        *value = DecimalOf(own);
+      }
+    }
     if (f->micro_shards != 0 && !f->reproducible) {
       throw CLI::ValidationError("--micro_shards",
                                  "cuts batches for --reproducible only; add "
@@ -386,6 +429,24 @@ nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr) {
   return o;
 }
 
+std::string OptimizerLine(const TrainerFlags& flags) {
+  const nn::OptimizerSpec& spec = nn::FindOptimizer(flags.optimizer);
+  std::string parts;
+  auto add = [&](const std::string& part) {
+    parts += (parts.empty() ? "" : ", ") + part;
+  };
+  if (nn::Reads(spec, "momentum")) {
+    add("momentum " + FormatNumber(flags.momentum));
+  }
+  if (nn::Reads(spec, "beta1") && nn::Reads(spec, "beta2")) {
+    add("betas " + FormatNumber(flags.beta1) + ", " +
+        FormatNumber(flags.beta2));
+  }
+  if (nn::Reads(spec, "eps")) add("eps " + FormatNumber(flags.eps));
+  add("weight decay " + FormatNumber(flags.weight_decay));
+  return flags.optimizer + " (" + parts + ")";
+}
+
 void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   const auto number = FormatNumber;
   settings->push_back(
@@ -402,9 +463,15 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
            ? std::to_string(MicroShardCount(flags)) + " micro-shards"
            : "off",
        flags.reproducible, "off"});
-  if (flags.optimizer != "sgd") {
+  // The settings its optimizer reads: another value is another run.
+  const nn::OptimizerSpec& spec = nn::FindOptimizer(flags.optimizer);
+  if (nn::Reads(spec, "beta1")) {
     settings->push_back({"beta1", number(flags.beta1), true});
+  }
+  if (nn::Reads(spec, "beta2")) {
     settings->push_back({"beta2", number(flags.beta2), true});
+  }
+  if (nn::Reads(spec, "eps")) {
     settings->push_back({"eps", number(flags.eps), true});
   }
   settings->push_back({"momentum", number(flags.momentum), true});

@@ -41,10 +41,11 @@ struct TrainerFlags {
   std::string params_out;
   std::string params_in;          // Start from these parameters.
   bool eval_only = false;         // Evaluate --params_in, do not train.
-  std::string optimizer = "sgd";  // sgd, adam or adamw (nn/optim).
+  std::string optimizer = "sgd";  // A registered one (nn/optim/registry.h).
   double momentum = 0;            // SGD as torch.optim.SGD; 0: d2l's plain SGD.
   double weight_decay = 0;
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam's and AdamW's.
+  // Adam's; left out, the chosen optimizer's own (lion's beta2: 0.99).
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   std::string lr_schedule = "constant";
   double warmup_epochs = 0;
   double clip_grad_norm = 0;   // 0: no clipping.
@@ -74,6 +75,10 @@ inline int MicroShardCount(const TrainerFlags& flags) {
 void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs,
                      const std::string& batch_default,
                      const std::string& lr_default);
+
+// "adamw (betas 0.9, 0.999, eps 1e-08, weight decay 0)": the optimizer and
+// the settings it reads (nn/optim/registry.h).
+std::string OptimizerLine(const TrainerFlags& flags);
 
 // Appends the training knobs (--momentum, --weight_decay, --lr_schedule,
 // --warmup_epochs, --clip_grad_norm, --params_in) to `settings`: they

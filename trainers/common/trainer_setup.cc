@@ -334,15 +334,7 @@ std::string SetupLine(const std::string& program, const std::string& where,
   }
   line += ", lr " + FormatNumber(run.lr);
   if (!run.lr_note.empty()) line += " (" + run.lr_note + ")";
-  if (flags.optimizer == "sgd") {
-    line += ", sgd (momentum " + FormatNumber(flags.momentum) +
-            ", weight decay " + FormatNumber(flags.weight_decay) + ")";
-  } else {
-    line += ", " + flags.optimizer + " (betas " + FormatNumber(flags.beta1) +
-            ", " + FormatNumber(flags.beta2) + ", eps " +
-            FormatNumber(flags.eps) + ", weight decay " +
-            FormatNumber(flags.weight_decay) + ")";
-  }
+  line += ", " + OptimizerLine(flags);
   line += ", " + flags.lr_schedule + " schedule";
   if (flags.warmup_epochs > 0) {
     line += " (warmup " + FormatNumber(flags.warmup_epochs) + " epochs)";

@@ -248,6 +248,57 @@ TEST_F(CudaOpsTest, ListedAdamMatchesTheCpu) {
   }
 }
 
+// Lion through the listed kernel: the CPU step (the same element function;
+// a sign may differ only where nvcc's fused multiply-add moves an
+// interpolation across 0), skipped when guarded.
+TEST_F(CudaOpsTest, ListedLionMatchesTheCpu) {
+  OptimizerOptions options;
+  options.name = "lion";
+  options.lr = 0.001f;
+  options.weight_decay = 0.1f;
+  options.beta2 = 0.99f;
+  std::vector<Tensor> p_cpu, g_cpu, p_gpu, g_gpu;
+  std::vector<std::string> names;
+  for (int t = 0; t < 70; ++t) {
+    const Shape shape = {t % 11 == 0 ? 1 : 37 * t + 3};
+    p_cpu.push_back(Random(shape, 600 + t));
+    g_cpu.push_back(Random(shape, 700 + t));
+    p_gpu.push_back(p_cpu.back().To(gpu_));
+    g_gpu.push_back(g_cpu.back().To(gpu_));
+    names.push_back("t" + std::to_string(t));
+  }
+  std::vector<Tensor*> values_cpu, values_gpu;
+  std::vector<const Tensor*> grads_cpu, grads_gpu;
+  for (int t = 0; t < 70; ++t) {
+    values_cpu.push_back(&p_cpu[t]);
+    values_gpu.push_back(&p_gpu[t]);
+    grads_cpu.push_back(&g_cpu[t]);
+    grads_gpu.push_back(&g_gpu[t]);
+  }
+  auto cpu = MakeOptimizer(options, values_cpu, names);
+  auto gpu = MakeOptimizer(options, values_gpu, names);
+  const std::vector<float> before = Values(p_gpu[5]);
+  const Tensor nan = Tensor::FromVector({1}, {std::nanf("")}).To(gpu_);
+  const NonFiniteCounts bad = QueueCountNonFinite({&nan});
+  gpu->Step(grads_gpu, &bad);
+  EXPECT_EQ(Values(p_gpu[5]), before) << "a guarded list was updated";
+  for (int step = 0; step < 3; ++step) {
+    cpu->Step(grads_cpu);
+    gpu->Step(grads_gpu);
+  }
+  int64_t flipped = 0, total = 0;
+  for (int t = 0; t < 70; ++t) {
+    const std::vector<float> got = Values(p_gpu[t]), want = Values(p_cpu[t]);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ++total;
+      if (std::abs(got[i] - want[i]) > 1e-6f * (1 + std::abs(want[i]))) {
+        ++flipped;
+      }
+    }
+  }
+  EXPECT_LE(flipped, total / 100000 + 1) << "of " << total << " elements";
+}
+
 // Largest |a - b| over the values, against a tolerance relative to the
 // largest |a|: cuDNN and cuBLAS sum in other orders than the CPU path.
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,
