@@ -12,7 +12,9 @@
 
 namespace ringlet::collectives {
 
-// The backends this build has: "ring", "naive", and "nccl" where CUDA is.
+// The backends this build runs in one process, by name (each registers
+// itself: backends/registry.h): naive, ring, and nccl where CUDA and NCCL
+// are.
 std::vector<std::string> AvailableBackends();
 
 // One communicator per rank of a new in-process group, rank i at index i.

@@ -49,7 +49,7 @@ for bin in "$1" "$2"; do
   expect_usage_error "$bin" "--devices=gpu:0 is not understood" --devices=gpu:0
   expect_usage_error "$bin" "'O' is not a whole number of CPU devices" \
     --devices=cpu:O
-  expect_usage_error "$bin" "--backend: 'ncll' is not one of auto, ring, naive, nccl, mpi" \
+  expect_usage_error "$bin" "--backend: 'ncll' is not one of auto, mpi, naive, nccl, ring" \
     --backend=ncll
   expect_usage_error "$bin" "--epochs: must be a whole number above 0, got 'x'" \
     --epochs=x

@@ -7,12 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "collectives/backends/registry.h"
+
 namespace ringlet::collectives {
 
 class RankBuffer {
  public:
-  // True when `backend` works on GPU memory.
-  static bool OnDevice(const std::string& backend) { return backend == "nccl"; }
+  // True when `backend` works on GPU memory (registry.h's device_memory).
+  static bool OnDevice(const std::string& backend) {
+    const BackendSpec* spec = FindBackend(backend);
+    return spec != nullptr && spec->device_memory;
+  }
 
   // `bytes` on GPU `rank` when on_device (throws CollectiveError in a build
   // without CUDA or on a CUDA error), else in host memory.

@@ -33,6 +33,7 @@
 #include "cli/run_main.h"
 #include "collectives/backends/mpi/mpi_world.h"
 #include "collectives/backends/rank_buffer.h"
+#include "collectives/backends/registry.h"
 #include "collectives/bench/bench_flags.h"
 #include "collectives/collectives.h"
 #include "collectives/reproducible/reproducible_sum.h"
@@ -220,9 +221,14 @@ int Main(int argc, char** argv) {
       "work here too).",
       "allreduce_bench"};
   ringlet::cli::UseConventions(app);
-  app.add_option("--backend", flags.backend,
-                 "ring, naive, nccl (one GPU per rank) or, under mpirun, mpi")
-      ->check(CLI::IsMember({"ring", "naive", "nccl", "mpi"}));
+  std::vector<std::string> backends;
+  std::string summaries;
+  for (const BackendSpec* spec : RegisteredBackends()) {
+    backends.push_back(spec->name);
+    summaries += (summaries.empty() ? "" : "; ") + spec->summary;
+  }
+  app.add_option("--backend", flags.backend, summaries)
+      ->check(CLI::IsMember(backends));
   app.add_option("-g,--ranks", flags.ranks,
                  "ranks (threads); under mpirun, per process")
       ->check(CLI::Range(1, 64));
@@ -283,10 +289,11 @@ int Main(int argc, char** argv) {
     if (mpi::LaunchedByMpirun()) {
       world = mpi::MpiWorld::Join(flags.ranks);
       group = world->CreateGroup(flags.backend, CommOptions{});
-    } else if (flags.backend == "mpi") {
+    } else if (FindBackend(flags.backend)->needs_processes) {
       throw std::invalid_argument(
-          "--backend=mpi runs under mpirun: mpirun -np 2 allreduce_bench "
-          "--backend=mpi --ranks=1");
+          "--backend=" + flags.backend +
+          " runs under mpirun: mpirun -np 2 allreduce_bench --backend=" +
+          flags.backend + " --ranks=1");
     } else {
       group = CreateGroup(flags.backend, flags.ranks);
     }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/conventions.h"
+#include "collectives/backends/registry.h"
 #include "data/fashion_mnist.h"
 #include "data/transforms.h"
 #include "nn/device.h"
@@ -130,11 +131,18 @@ void AddDeviceAndStepFlags(CLI::App& app, TrainerFlags* f,
                  "repeat)")
       ->check(kDeviceSpec)
       ->capture_default_str();
+  std::vector<std::string> backends = {"auto"};
+  std::string summaries;
+  for (const collectives::BackendSpec* spec :
+       collectives::RegisteredBackends()) {
+    backends.push_back(spec->name);
+    summaries += "; " + spec->summary;
+  }
   app.add_option("--backend", f->backend,
-                 "how gradients are summed: ring, naive or nccl (under "
-                 "mpirun also mpi); auto: nccl when every device is its own "
-                 "GPU, else ring")
-      ->check(CLI::IsMember({"auto", "ring", "naive", "nccl", "mpi"}))
+                 "how gradients are summed: auto (nccl when every device is "
+                 "its own GPU, else ring)" +
+                     summaries)
+      ->check(CLI::IsMember(backends))
       ->capture_default_str();
   app.add_option("--epochs", f->epochs, "passes over the training set")
       ->check(WholeNumber(1, kMaxInt))

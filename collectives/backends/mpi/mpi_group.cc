@@ -15,6 +15,7 @@
 #include "collectives/backends/mpi/mpi_communicator.h"
 #include "collectives/backends/mpi/mpi_transport.h"
 #include "collectives/backends/nccl.h"
+#include "collectives/backends/registry.h"
 #include "collectives/backends/transport_communicator.h"
 
 namespace ringlet::collectives::mpi {
@@ -157,9 +158,8 @@ std::vector<std::unique_ptr<Communicator>> MpiWorld::CreateGroup(
         options);
   }
   throw std::invalid_argument("unknown backend '" + backend +
-                              "'; under mpirun this build has: ring "
-                              "naive mpi" +
-                              std::string(NcclCompiledIn() ? " nccl" : ""));
+                              "'; under mpirun this build has " +
+                              BackendList(/*processes=*/true));
 }
 
 }  // namespace ringlet::collectives::mpi
