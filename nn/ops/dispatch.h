@@ -1,7 +1,7 @@
-// The dispatch point of every op: an op runs on the device of its tensor
-// inputs, CPU kernels here in nn/ops, CUDA ones in nn/ops/cuda. Inputs on
-// different devices, or an op whose CUDA implementation is not written
-// yet, are DeviceErrors naming the op and the devices.
+// The checks every op's front makes before its kernel table picks the
+// kernel (kernel_table.h): an op runs on the device of its tensor inputs,
+// and inputs on different devices are DeviceErrors naming the op and the
+// devices.
 //
 // Element types: every op takes, accumulates in and returns float32 unless
 // its header says more; OpDevice refuses any other input with a DTypeError

@@ -105,6 +105,8 @@ OptimizerSpec AdamSpec(const std::string& name) {
   spec.summary =
       name == "adam" ? "adam (torch.optim.Adam)" : "adamw (torch.optim.AdamW)";
   spec.reads = {{"beta1", 0.9f}, {"beta2", 0.999f}, {"eps", 1e-8f}};
+  spec.default_lr = 0.001f;
+  spec.default_lr_source = "torch's default for " + name;
   spec.weight_decay = name == "adam" ? "an L2 penalty added to each gradient"
                                      : "the decoupled decay";
   spec.make = [](const OptimizerOptions& o, std::vector<Tensor*> values,

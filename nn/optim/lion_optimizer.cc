@@ -51,6 +51,8 @@ OptimizerSpec LionSpec() {
   spec.name = "lion";
   spec.summary = "lion (Chen et al. 2023: the sign of the momentum)";
   spec.reads = {{"beta1", 0.9f}, {"beta2", 0.99f}};
+  spec.default_lr = 1e-4f;
+  spec.default_lr_source = "lion-pytorch's default";
   spec.weight_decay = "the decoupled decay";
   spec.make = [](const OptimizerOptions& o, std::vector<Tensor*> values,
                  std::vector<std::string> names) {

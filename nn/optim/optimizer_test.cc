@@ -203,8 +203,7 @@ TEST(Optimizer, BadOptionsAreClearErrors) {
   };
   OptimizerOptions o;
   o.name = "lamb";
-  EXPECT_EQ(error(o),
-            "unknown optimizer 'lamb'; use adam, adamw, lion, sgd");
+  EXPECT_EQ(error(o), "unknown optimizer 'lamb'; use adam, adamw, lion, sgd");
   o.name = "adamw";
   o.beta2 = 1.0f;
   EXPECT_EQ(error(o), "adamw: beta1 and beta2 must be in [0, 1)");
@@ -252,7 +251,10 @@ TEST(Optimizer, LionMatchesItsReferenceAndIsRegistered) {
   for (size_t i = 0; i < n; ++i) start[i] = 0.5f - 0.2f * i;
   Tensor value = Tensor::FromVector({static_cast<int64_t>(n)}, start);
   auto opt = MakeOptimizer(o, {&value}, {"w"});
-  ReferenceLion ref{o.lr, o.beta1, o.beta2, o.weight_decay,
+  ReferenceLion ref{o.lr,
+                    o.beta1,
+                    o.beta2,
+                    o.weight_decay,
                     std::vector<double>(start.begin(), start.end()),
                     std::vector<double>(n, 0.0)};
   for (int step = 1; step <= 20; ++step) {
@@ -263,8 +265,8 @@ TEST(Optimizer, LionMatchesItsReferenceAndIsRegistered) {
     opt->Step({&grad});
     ref.Step(g);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_NEAR(value.data()[i], ref.p[i], 1e-5) << "step " << step << ", "
-                                                   << i;
+      ASSERT_NEAR(value.data()[i], ref.p[i], 1e-5)
+          << "step " << step << ", " << i;
     }
   }
   const auto state = opt->State();

@@ -21,6 +21,10 @@ struct OptimizerSpec {
   // The settings of OptimizerOptions it reads beyond lr and weight_decay
   // ("momentum", "beta1", "beta2", "eps"), each with its own default.
   std::vector<std::pair<std::string, float>> reads;
+  // The rate a trainer takes when --lr is left out, and whose it is
+  // ("torch's default for adam"); 0: the trainer's own (the chapters' SGD).
+  float default_lr = 0;
+  std::string default_lr_source;
   // What its weight decay does, for --weight_decay's help.
   std::string weight_decay;
   // Its own checks beyond the shared ranges (may be null); throws

@@ -99,13 +99,6 @@ const CLI::Validator kDeviceSpec(
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
-// The float as written (0.99, not 0.9900000095): what --beta2=0.99 gives.
-double DecimalOf(float value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.7g", value);
-  return std::strtod(text, nullptr);
-}
-
 // "; read by adam (default 0.999), lion (0.99)": who reads an optimizer
 // setting, and its own default, from the registry (nn/optim/registry.h).
 std::string ReadBy(const std::string& setting) {
@@ -435,6 +428,12 @@ nn::OptimizerOptions OptimizerOf(const TrainerFlags& flags, double lr) {
   o.beta2 = static_cast<float>(flags.beta2);
   o.eps = static_cast<float>(flags.eps);
   return o;
+}
+
+double DecimalOf(float value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.7g", value);
+  return std::strtod(text, nullptr);
 }
 
 std::string OptimizerLine(const TrainerFlags& flags) {

@@ -76,6 +76,9 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* flags, int default_epochs,
                      const std::string& batch_default,
                      const std::string& lr_default);
 
+// A float as written (0.99, not 0.9900000095): what --beta2=0.99 gives.
+double DecimalOf(float value);
+
 // "adamw (betas 0.9, 0.999, eps 1e-08, weight decay 0)": the optimizer and
 // the settings it reads (nn/optim/registry.h).
 std::string OptimizerLine(const TrainerFlags& flags);

@@ -20,6 +20,7 @@
 #include "cli/standard_streams.h"
 #include "data/fashion_mnist.h"
 #include "nlohmann/json.hpp"
+#include "nn/optim/registry.h"
 #include "trainers/common/checkpoint.h"
 #include "trainers/common/folder_lock.h"
 #include "trainers/common/job.h"
@@ -270,9 +271,10 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
   } else if (const Setting* s = saved("lr")) {
     out.lr = number(*s);
     out.lr_note = "the checkpoint's";
-  } else if (flags.optimizer != "sgd") {
-    out.lr = 0.001;
-    out.lr_note = "torch's default for " + flags.optimizer;
+  } else if (const nn::OptimizerSpec& spec = nn::FindOptimizer(flags.optimizer);
+             spec.default_lr > 0) {
+    out.lr = DecimalOf(spec.default_lr);
+    out.lr_note = spec.default_lr_source;
   } else {
     const int scale = defaults.per_device ? ranks : 1;
     out.lr = defaults.lr * scale;
