@@ -149,10 +149,8 @@ TEST(LocalBatch, CutHoldsTheLocalShardsOfTheWholeCut) {
   EXPECT_EQ(local.shards[1].targets.As<int32_t>("test")[0], 6);
   EXPECT_NO_THROW(CheckLocalBatch(local, layout, "test"));
 
-  const std::vector<Shard> all =
-      ShardBatch(Shard{11, SamplesOf(whole.data(), {2}),
-                       SamplesOf(labels.data(), {})},
-                 4);
+  const std::vector<Shard> all = ShardBatch(
+      Shard{11, SamplesOf(whole.data(), {2}), SamplesOf(labels.data(), {})}, 4);
   const LocalBatch picked = LocalOf(all, layout, "test");
   EXPECT_EQ(picked.size, 11);
   ASSERT_EQ(picked.shards.size(), 2u);
@@ -167,15 +165,20 @@ TEST(LocalBatch, ABatchOfAnotherLayoutOrCutIsRefusedSayingWhy) {
   LocalBatch b = CutBatch(8, ShardLayout{2, {0, 1}}, SamplesOf(x.data(), {}),
                           SamplesOf(y.data(), {}));
   EXPECT_THAT(
-      [&] { CheckLocalBatch(b, ShardLayout{4, {0, 2}}, "engine"); },
+      [&] {
+        CheckLocalBatch(b, ShardLayout{4, {0, 2}}, "engine");
+      },
       ::testing::ThrowsMessage<std::invalid_argument>(
           HasSubstr("engine: a batch of shards [0, 1) of 2, where this "
                     "process runs [0, 2) of 4")));
   b.shards[0].count = 3;
-  EXPECT_THAT([&] { CheckLocalBatch(b, ShardLayout{2, {0, 1}}, "engine"); },
-              ::testing::ThrowsMessage<std::invalid_argument>(
-                  HasSubstr("shard 0 of a batch of 8 cut into 2 holds 4 "
-                            "samples, not 3")));
+  EXPECT_THAT(
+      [&] {
+        CheckLocalBatch(b, ShardLayout{2, {0, 1}}, "engine");
+      },
+      ::testing::ThrowsMessage<std::invalid_argument>(
+          HasSubstr("shard 0 of a batch of 8 cut into 2 holds 4 "
+                    "samples, not 3")));
   EXPECT_THROW(ShardLayout({2, {1, 3}}).Check("x"), std::invalid_argument);
 }
 
