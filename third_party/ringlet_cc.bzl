@@ -23,3 +23,12 @@ _CRASH_REPORT = Label("//cli:crash_report")
 def ringlet_cc_test(**kwargs):
     kwargs["deps"] = kwargs.pop("deps", []) + [_CRASH_REPORT]
     native.cc_test(**_with_copts(kwargs))
+
+def ringlet_library_sources(name = "library_sources"):
+    """The package's C++ sources but its tests, for the source checks in
+    //tests (a layer named in parallel/, a batch cut twice)."""
+    native.filegroup(
+        name = name,
+        srcs = native.glob(["*.h", "*.cc"], exclude = ["*_test.cc"]),
+        visibility = ["//tests:__pkg__"],
+    )

@@ -1,47 +1,25 @@
 #include "collectives/backends/registry.h"
 
-#include <map>
-#include <mutex>
+#include "gpu/named_registry.h"
 
 namespace ringlet::collectives {
 namespace {
 
-struct Registry {
-  std::mutex mu;
-  std::map<std::string, BackendSpec> specs;  // By name.
-};
-
-// Built on first use: registrations run from other files' static
-// initialisers, in an order nobody chooses.
-Registry& TheRegistry() {
-  static Registry* registry = new Registry;
-  return *registry;
+gpu::NamedRegistry<BackendSpec>& Specs() {
+  return gpu::NamedRegistry<BackendSpec>::Get();
 }
 
 }  // namespace
 
 bool RegisterBackend(BackendSpec spec) {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  const std::string name = spec.name;
-  r.specs[name] = std::move(spec);
-  return true;
+  return Specs().Register(std::move(spec));
 }
 
 const BackendSpec* FindBackend(const std::string& name) {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  const auto it = r.specs.find(name);
-  return it == r.specs.end() ? nullptr : &it->second;
+  return Specs().Find(name);
 }
 
-std::vector<const BackendSpec*> RegisteredBackends() {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  std::vector<const BackendSpec*> out;
-  for (const auto& [name, spec] : r.specs) out.push_back(&spec);
-  return out;
-}
+std::vector<const BackendSpec*> RegisteredBackends() { return Specs().All(); }
 
 std::string BackendList(bool processes) {
   std::vector<std::string> names;

@@ -1,52 +1,34 @@
 #include "nn/optim/registry.h"
 
-#include <map>
-#include <mutex>
 #include <stdexcept>
+
+#include "gpu/named_registry.h"
 
 namespace ringlet::nn {
 namespace {
 
-struct Registry {
-  std::mutex mu;
-  std::map<std::string, OptimizerSpec> specs;  // By name.
-};
-
-// Built on first use: registrations run from other files' static
-// initialisers, in an order nobody chooses.
-Registry& TheRegistry() {
-  static Registry* registry = new Registry;
-  return *registry;
+gpu::NamedRegistry<OptimizerSpec>& Specs() {
+  return gpu::NamedRegistry<OptimizerSpec>::Get();
 }
 
 }  // namespace
 
 bool RegisterOptimizer(OptimizerSpec spec) {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  const std::string name = spec.name;
-  r.specs[name] = std::move(spec);
-  return true;
+  return Specs().Register(std::move(spec));
 }
 
 const OptimizerSpec& FindOptimizer(const std::string& name) {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  const auto it = r.specs.find(name);
-  if (it != r.specs.end()) return it->second;
+  if (const OptimizerSpec* spec = Specs().Find(name)) return *spec;
   std::string names;
-  for (const auto& [known, spec] : r.specs) {
-    names += (names.empty() ? "" : ", ") + known;
+  for (const OptimizerSpec* spec : Specs().All()) {
+    names += (names.empty() ? "" : ", ") + spec->name;
   }
-  throw std::invalid_argument("unknown optimizer '" + name + "'; use " + names);
+  throw std::invalid_argument("unknown optimizer '" + name + "'; use " +
+                              names);
 }
 
 std::vector<const OptimizerSpec*> RegisteredOptimizers() {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  std::vector<const OptimizerSpec*> out;
-  for (const auto& [name, spec] : r.specs) out.push_back(&spec);
-  return out;
+  return Specs().All();
 }
 
 bool Reads(const OptimizerSpec& spec, const std::string& setting,
