@@ -6,7 +6,6 @@
 
 #include "parallel/bucket_reducer.h"
 #include "parallel/module_body.h"
-#include "parallel/reproducible_reducer.h"
 
 namespace ringlet::nn {
 namespace {
@@ -16,10 +15,9 @@ DataParallelOptions WithDefaults(DataParallelOptions options) {
   if (!options.make_optimizer) {
     options.make_optimizer = OptimizerOf(options.optimizer);
   }
-  if (!options.make_reducer) {
-    options.make_reducer = options.micro_shards > 0
-                               ? ReproducibleReducer::Factory()
-                               : BucketedReducer(options.bucket_bytes);
+  // With micro_shards the engine's default, the reproducible reducer.
+  if (!options.make_reducer && options.micro_shards == 0) {
+    options.make_reducer = BucketedReducer(options.bucket_bytes);
   }
   return options;
 }

@@ -23,8 +23,7 @@ const OptimizerSpec& FindOptimizer(const std::string& name) {
   for (const OptimizerSpec* spec : Specs().All()) {
     names += (names.empty() ? "" : ", ") + spec->name;
   }
-  throw std::invalid_argument("unknown optimizer '" + name + "'; use " +
-                              names);
+  throw std::invalid_argument("unknown optimizer '" + name + "'; use " + names);
 }
 
 std::vector<const OptimizerSpec*> RegisteredOptimizers() {
