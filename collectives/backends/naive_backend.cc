@@ -7,6 +7,7 @@
 #include "collectives/algorithms/ring_algorithm.h"
 #include "collectives/backends/cuda_ring.h"
 #include "collectives/backends/host_group_factory.h"
+#include "collectives/backends/process_world.h"
 #include "collectives/backends/registry.h"
 
 namespace ringlet::collectives {
@@ -24,6 +25,12 @@ BackendSpec NaiveSpec() {
   };
   spec.gpus = [](const std::vector<int>& gpus, const CommOptions& options) {
     return CreateCudaRingGroup(gpus, "naive", options);
+  };
+  spec.processes = [](ProcessWorld& world, const CommOptions& options) {
+    return CreateTransportGroup(
+        world,
+        {std::make_shared<NaiveAlgorithm>(), std::make_shared<RingAlgorithm>()},
+        options);
   };
   return spec;
 }

@@ -25,7 +25,7 @@ std::string BackendList(bool processes) {
   std::vector<std::string> names;
   for (const BackendSpec* spec : RegisteredBackends()) {
     if (spec->available && !spec->available()) continue;
-    if (spec->needs_processes && !processes) continue;
+    if (processes ? !spec->processes : spec->needs_processes) continue;
     names.push_back(spec->name);
   }
   std::string out;

@@ -15,6 +15,7 @@
 
 namespace ringlet::collectives {
 
+class ProcessWorld;  // backends/process_world.h
 using Communicators = std::vector<std::unique_ptr<Communicator>>;
 
 struct BackendSpec {
@@ -23,7 +24,7 @@ struct BackendSpec {
   // Its buffers are GPU memory (nccl); else host memory, or on GPU ranks
   // whatever the ranks hold.
   bool device_memory = false;
-  // Only across the processes of an mpirun job (mpi).
+  // Only across the processes of a job (mpi: under mpirun).
   bool needs_processes = false;
   // Built into this binary (null: always).
   std::function<bool()> available;
@@ -38,6 +39,11 @@ struct BackendSpec {
   std::function<Communicators(const std::vector<int>& gpus, const CommOptions&)>
       gpus;
   std::string gpu_refusal;
+  // This process's ranks of a job of several processes (ProcessWorld::
+  // CreateGroup, which stages a host-memory backend's calls on GPU ranks);
+  // null: the backend runs within one process only.
+  std::function<Communicators(ProcessWorld& world, const CommOptions&)>
+      processes;
 };
 
 // Registers `spec` (a later one of the same name replaces it).

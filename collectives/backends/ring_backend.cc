@@ -8,6 +8,7 @@
 #include "collectives/algorithms/ring_algorithm.h"
 #include "collectives/backends/cuda_ring.h"
 #include "collectives/backends/host_group_factory.h"
+#include "collectives/backends/process_world.h"
 #include "collectives/backends/registry.h"
 
 namespace ringlet::collectives {
@@ -25,6 +26,12 @@ BackendSpec RingSpec() {
   };
   spec.gpus = [](const std::vector<int>& gpus, const CommOptions& options) {
     return CreateCudaRingGroup(gpus, "ring", options);
+  };
+  spec.processes = [](ProcessWorld& world, const CommOptions& options) {
+    return CreateTransportGroup(
+        world,
+        {std::make_shared<RingAlgorithm>(), std::make_shared<NaiveAlgorithm>()},
+        options);
   };
   return spec;
 }

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/api/process_group.h"
+#include "collectives/backends/process_world.h"
 
 namespace ringlet::collectives::mpi {
 
@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 // environment is set), so a program knows to call MpiWorld::Join.
 bool LaunchedByMpirun();
 
-class MpiWorld : public ProcessGroup,
+class MpiWorld : public ProcessWorld,
                  public std::enable_shared_from_this<MpiWorld> {
  public:
   // Starts MPI in this process (the first call only; it is finalised at
@@ -47,20 +47,23 @@ class MpiWorld : public ProcessGroup,
   int LocalIndexOf(int rank) const {
     return rank - first_rank_[ProcessOf(rank)];
   }
-  const std::string& host() const { return host_; }
+  const std::string& host() const override { return host_; }
+  // OpenMPI's local rank (OMPI_COMM_WORLD_LOCAL_RANK); 0 without it.
+  int process_on_host() const override;
 
   void SetLocalDevices(const std::vector<RankDevice>& devices) override;
   std::vector<RankDevice> local_devices() const override {
     return local_devices_;
   }
 
-  // Backends: ring and naive (MPI between processes, host memory within
-  // one), mpi (MPI's own collectives; one rank per process), nccl (GPUs,
-  // in CUDA builds). On GPU devices the ring, naive and mpi backends move
-  // device buffers through host memory (StageThroughHost); nccl needs
-  // every rank on a GPU, and no GPU of a host twice in the job.
-  std::vector<std::unique_ptr<Communicator>> CreateGroup(
-      const std::string& backend, const CommOptions& options) override;
+  // Point to point over MPI between processes and host memory within one
+  // (the ring and naive backends; tags name the link, so a ring needs
+  // size() * size() of them).
+  std::vector<std::unique_ptr<Transport>> CreateTransports() override;
+  void BroadcastBytes(void* data, size_t bytes) override;
+  // MPI_Allreduce (the mpi backend).
+  std::unique_ptr<Communicator> CreateNativeCommunicator(
+      const CommOptions& options) override;
   void SumOverProcesses(double* values, size_t count) override;
   std::vector<std::string> GatherFromProcesses(
       const std::string& mine) override;
