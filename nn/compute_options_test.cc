@@ -61,7 +61,7 @@ TEST(ComputeOptions, DeviceWorkersTakeTheirMakersOptionsOrTheirOwn) {
   {
     const auto bf16 =
         ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
-    DeviceWorkers workers(2, /*threads_per_device=*/2);
+    parallel::DeviceWorkers workers(2, /*threads_per_device=*/2);
     workers.Run([&](int d) {
       seen[d] = autocast();
       threads[d] = OpThreads();
@@ -71,10 +71,10 @@ TEST(ComputeOptions, DeviceWorkersTakeTheirMakersOptionsOrTheirOwn) {
   EXPECT_EQ(threads, (std::vector<int>{2, 2}));
   ComputeOptions fp32, bf16;
   bf16.autocast = DType::kBFloat16;
-  DeviceWorkers per_device(2, 1, {fp32, bf16});
+  parallel::DeviceWorkers per_device(2, 1, {fp32, bf16});
   per_device.Run([&](int d) { seen[d] = autocast(); });
   EXPECT_EQ(seen, (std::vector<DType>{DType::kFloat32, DType::kBFloat16}));
-  EXPECT_THROW(DeviceWorkers(2, 1, {fp32}), std::invalid_argument);
+  EXPECT_THROW(parallel::DeviceWorkers(2, 1, {fp32}), std::invalid_argument);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 void CheckGradWire(collectives::DataType wire) {
   if (wire == collectives::DataType::kFloat32) return;
@@ -14,20 +14,20 @@ void CheckGradWire(collectives::DataType wire) {
   }
 }
 
-GradWire::GradWire(collectives::DataType wire, const Tensor& flat)
+GradWire::GradWire(collectives::DataType wire, const nn::Tensor& flat)
     : type_(wire), flat_(flat) {
   CheckGradWire(wire);
   if (type_ == collectives::DataType::kBFloat16) {
-    wire_ =
-        Tensor::Uninitialized({flat.numel()}, flat.device(), DType::kBFloat16);
-    cast_ = DeviceEvent(flat.device());
+    wire_ = nn::Tensor::Uninitialized({flat.numel()}, flat.device(),
+                                      nn::DType::kBFloat16);
+    cast_ = nn::DeviceEvent(flat.device());
   }
 }
 
-const DeviceEvent& GradWire::Prepare(const DeviceEvent& flat_ready,
-                                     bool host_wait) {
+const nn::DeviceEvent& GradWire::Prepare(const nn::DeviceEvent& flat_ready,
+                                         bool host_wait) {
   if (!wire_.defined()) return flat_ready;
-  ConvertElements(flat_, wire_);  // Queued after what wrote the buffer.
+  nn::ConvertElements(flat_, wire_);  // Queued after what wrote the buffer.
   cast_.Record();
   if (host_wait) cast_.Wait();
   return cast_;
@@ -38,7 +38,7 @@ void* GradWire::data() {
 }
 
 void GradWire::Finish() {
-  if (wire_.defined()) ConvertElements(wire_, flat_);
+  if (wire_.defined()) nn::ConvertElements(wire_, flat_);
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -14,7 +14,7 @@
 #include "nn/device_event.h"
 #include "nn/tensor.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // Throws std::invalid_argument unless `wire` is float32 or bfloat16.
 void CheckGradWire(collectives::DataType wire);
@@ -26,13 +26,14 @@ class GradWire {
   GradWire() = default;
   // `flat`: the float32 buffer (on any device) that this wire carries;
   // its storage must outlive this. Throws as CheckGradWire.
-  GradWire(collectives::DataType wire, const Tensor& flat);
+  GradWire(collectives::DataType wire, const nn::Tensor& flat);
 
   // Queues the cast to the wire (nothing for float32) after what the
   // device has queued so far, and returns the event after which data() is
   // ready. With `host_wait` the host waits for it too (a collective that
   // reads the buffer at once).
-  const DeviceEvent& Prepare(const DeviceEvent& flat_ready, bool host_wait);
+  const nn::DeviceEvent& Prepare(const nn::DeviceEvent& flat_ready,
+                                 bool host_wait);
   // The buffer to sum, its element count and type.
   void* data();
   size_t count() const { return static_cast<size_t>(flat_.numel()); }
@@ -43,11 +44,11 @@ class GradWire {
 
  private:
   collectives::DataType type_ = collectives::DataType::kFloat32;
-  Tensor flat_;  // A view of the caller's float32 buffer.
-  Tensor wire_;  // bfloat16, flat_'s size: the one cast of the step.
-  DeviceEvent cast_;
+  nn::Tensor flat_;  // A view of the caller's float32 buffer.
+  nn::Tensor wire_;  // bfloat16, flat_'s size: the one cast of the step.
+  nn::DeviceEvent cast_;
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_BF16_WIRE_H_

@@ -10,10 +10,11 @@
 #include "nn/device_event.h"
 #include "parallel/bf16_wire.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
-BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
-                             int64_t bucket_bytes, const DeviceStream& stream,
+BucketReducer::BucketReducer(nn::Module& model, collectives::Communicator& comm,
+                             int64_t bucket_bytes,
+                             const nn::DeviceStream& stream,
                              collectives::DataType wire)
     : comm_(comm),
       stream_(stream),
@@ -21,12 +22,12 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
       on_device_(stream.device().is_cuda() && comm.OrdersOnDevice()),
       alone_(comm.size() == 1) {
   CheckGradWire(wire);
-  std::vector<Parameter*> params = model.Parameters();
+  std::vector<nn::Parameter*> params = model.Parameters();
 
   // Backward finishes the last parameters first: bucket in reverse order.
   std::reverse(params.begin(), params.end());
   int64_t bucket_elements = 0;
-  for (Parameter* p : params) {
+  for (nn::Parameter* p : params) {
     if (buckets_.empty() ||
         bucket_elements * static_cast<int64_t>(sizeof(float)) >= bucket_bytes) {
       buckets_.emplace_back();
@@ -41,20 +42,20 @@ BucketReducer::BucketReducer(Module& model, collectives::Communicator& comm,
   // buffers, no hooks).
   if (alone_) return;
   for (Bucket& b : buckets_) {
-    std::vector<Tensor*> grads;
-    for (Parameter* p : b.params) grads.push_back(&p->grad);
+    std::vector<nn::Tensor*> grads;
+    for (nn::Parameter* p : b.params) grads.push_back(&p->grad);
     b.flat = FlatTensors(grads, FlatTensors::kViews);
     b.wire = GradWire(wire_, b.flat.flat());
   }
   // Each parameter reports its own gradient, wherever it lives in the model.
-  for (Parameter* p : params) {
-    p->on_grad_ready = [this](Parameter& param) { MarkReady(&param); };
+  for (nn::Parameter* p : params) {
+    p->on_grad_ready = [this](nn::Parameter& param) { MarkReady(&param); };
     hooked_.push_back(p);
   }
 }
 
 BucketReducer::~BucketReducer() {
-  for (Parameter* p : hooked_) p->on_grad_ready = nullptr;
+  for (nn::Parameter* p : hooked_) p->on_grad_ready = nullptr;
   // A step left unfinished (its replica threw and never finished it): its
   // calls still use the buckets, so they end before the buckets go.
   for (auto& work : started_) {
@@ -77,14 +78,14 @@ void BucketReducer::BeginStep() {
   in_step_ = true;
 }
 
-void BucketReducer::CountReady(Parameter* param) {
+void BucketReducer::CountReady(nn::Parameter* param) {
   bool& ready = ready_[param];
   if (ready) return;  // Reported already (a parameter used twice).
   ready = true;
   --buckets_[bucket_of_.at(param)].pending;
 }
 
-void BucketReducer::MarkReady(Parameter* param) {
+void BucketReducer::MarkReady(nn::Parameter* param) {
   // Outside a step (the micro-batches before an accumulated step's last)
   // backward only adds to the gradients.
   if (!in_step_) return;
@@ -131,7 +132,7 @@ void BucketReducer::StartBucket(Bucket& b) {
   // on queueing the earlier layers' backward).
   b.flat.Pack();
   const auto start = std::chrono::steady_clock::now();
-  const DeviceEvent& ready =
+  const nn::DeviceEvent& ready =
       b.wire.Prepare(b.flat.packed(), /*host_wait=*/false);
   collectives::CallOptions options;
   if (!on_device_) options.before = [&ready] { ready.Wait(); };
@@ -176,7 +177,7 @@ void BucketReducer::FinishStarted(bool rethrow) {
     // Queued before FinishStep returns, so the optimizer's step (queued
     // after it on the stream) sees the sums.
     if (const gpu::Event* done = started_[i]->event()) {
-      QueueWaitForEvent(stream_.device(), *done);
+      nn::QueueWaitForEvent(stream_.device(), *done);
     }
     Bucket& b = buckets_[i];
     // After the sum, on the stream (at once on a CPU).
@@ -190,11 +191,11 @@ namespace {
 
 class Bucketed : public GradientReducer {
  public:
-  Bucketed(Module& model, const ReducerContext& c, int64_t bucket_bytes)
+  Bucketed(nn::Module& model, const ReducerContext& c, int64_t bucket_bytes)
       : reducer_(model, *c.comm, bucket_bytes, c.stream, c.wire) {}
   void BeginLastMicroBatch() override { reducer_.BeginStep(); }
   void AllReady() override { reducer_.MarkAllReady(); }
-  double Reduce(const std::vector<Tensor*>& grads) override {
+  double Reduce(const std::vector<nn::Tensor*>& grads) override {
     (void)grads;  // Views into the buckets, summed in place.
     return reducer_.FinishStep();
   }
@@ -217,7 +218,7 @@ class Bucketed : public GradientReducer {
 ReducerFactory BucketedReducer(int64_t bucket_bytes) {
   return [bucket_bytes](
              const ReducerContext& c) -> std::unique_ptr<GradientReducer> {
-    Module* model = c.body != nullptr ? c.body->module() : nullptr;
+    nn::Module* model = c.body != nullptr ? c.body->module() : nullptr;
     if (model == nullptr) {
       throw std::invalid_argument(
           "bucketed reducer: buckets start from each parameter's hook, so "
@@ -228,4 +229,4 @@ ReducerFactory BucketedReducer(int64_t bucket_bytes) {
   };
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

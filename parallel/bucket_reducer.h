@@ -41,7 +41,7 @@
 #include "parallel/flat_tensors.h"
 #include "parallel/gradient_reducer.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 class BucketReducer {
  public:
@@ -53,9 +53,9 @@ class BucketReducer {
   // the replica's (the one that thread has bound).
   // `wire`: kFloat32 or kBFloat16 (std::invalid_argument otherwise, before
   // anything starts).
-  BucketReducer(Module& model, collectives::Communicator& comm,
+  BucketReducer(nn::Module& model, collectives::Communicator& comm,
                 int64_t bucket_bytes,
-                const DeviceStream& stream = DeviceStream(),
+                const nn::DeviceStream& stream = nn::DeviceStream(),
                 collectives::DataType wire = collectives::DataType::kFloat32);
   ~BucketReducer();
   BucketReducer(const BucketReducer&) = delete;
@@ -77,15 +77,15 @@ class BucketReducer {
 
  private:
   struct Bucket {
-    std::vector<Parameter*> params;
+    std::vector<nn::Parameter*> params;
     FlatTensors flat;  // Their gradients are views into it.
     int pending = 0;   // Parameters whose gradient is not final yet.
     GradWire wire;     // What the allreduce sums: flat, or a bfloat16 copy.
   };
 
-  void MarkReady(Parameter* param);
+  void MarkReady(nn::Parameter* param);
   // Counts `param` final once (a parameter used twice reports twice).
-  void CountReady(Parameter* param);
+  void CountReady(nn::Parameter* param);
   // Starts the buckets whose parameters have all reported, in order.
   void StartReadyBuckets();
   // Starts bucket's allreduce (its Work joins works_).
@@ -96,18 +96,18 @@ class BucketReducer {
   void FinishStarted(bool rethrow);
 
   collectives::Communicator& comm_;
-  DeviceStream stream_;
+  nn::DeviceStream stream_;
   collectives::DataType wire_;
   bool on_device_ = false;  // Calls ordered by events, not host waits.
   // The job has one rank: its gradients are the sums already (no buckets'
   // storage, no hooks, and no host wait timing backward as "comm").
   bool alone_ = false;
   std::vector<Bucket> buckets_;
-  std::unordered_map<Parameter*, int> bucket_of_;
-  std::vector<Parameter*> hooked_;
+  std::unordered_map<nn::Parameter*, int> bucket_of_;
+  std::vector<nn::Parameter*> hooked_;
   // This step's started calls, in bucket order.
   std::vector<std::unique_ptr<collectives::Work>> started_;
-  std::unordered_map<Parameter*, bool> ready_;
+  std::unordered_map<nn::Parameter*, bool> ready_;
   size_t next_ = 0;          // The next bucket to start.
   bool in_step_ = false;     // Between BeginStep and FinishStep.
   bool cancelled_ = false;   // Set by Cancel for the current step.
@@ -121,6 +121,6 @@ class BucketReducer {
 // (std::invalid_argument otherwise).
 ReducerFactory BucketedReducer(int64_t bucket_bytes);
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_BUCKET_REDUCER_H_

@@ -15,7 +15,7 @@
 #include "nn/layers/layers.h"
 #include "nn/testing/gradient_check.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 using collectives::CallOptions;
@@ -71,21 +71,21 @@ class RecordingComm : public collectives::Communicator {
 };
 
 // Two linear layers as plain members: no Sequential anywhere.
-struct TwoLayers : Module {
-  Linear first{4, 3}, second{3, 2};
-  Tensor Forward(const Tensor& x) override {
+struct TwoLayers : nn::Module {
+  nn::Linear first{4, 3}, second{3, 2};
+  nn::Tensor Forward(const nn::Tensor& x) override {
     return second.Forward(first.Forward(x));
   }
-  Tensor Backward(const Tensor& dy) override {
+  nn::Tensor Backward(const nn::Tensor& dy) override {
     return first.Backward(second.Backward(dy));
   }
   std::string kind() const override { return "two_layers"; }
   void CollectParameters(const std::string& prefix,
-                         std::vector<Parameter*>* out) override {
+                         std::vector<nn::Parameter*>* out) override {
     first.CollectParameters(prefix + "first", out);
     second.CollectParameters(prefix + "second", out);
   }
-  std::vector<Module*> Children() override { return {&first, &second}; }
+  std::vector<nn::Module*> Children() override { return {&first, &second}; }
 };
 
 TEST(BucketReducer, ABucketStartsOnceItsParametersReportInAnyModule) {
@@ -96,9 +96,11 @@ TEST(BucketReducer, ABucketStartsOnceItsParametersReportInAnyModule) {
   BucketReducer reducer(model, comm, /*bucket_bytes=*/1);
   ASSERT_EQ(reducer.num_buckets(), 4);
   reducer.BeginStep();
-  const Tensor h = model.first.Forward(testing::RandomTensor({5, 4}, 1));
+  const nn::Tensor h =
+      model.first.Forward(nn::testing::RandomTensor({5, 4}, 1));
   model.second.Forward(h);
-  const Tensor dh = model.second.Backward(testing::RandomTensor({5, 2}, 2));
+  const nn::Tensor dh =
+      model.second.Backward(nn::testing::RandomTensor({5, 2}, 2));
   // The second layer's two buckets start while the first layer has not
   // run its backward yet.
   EXPECT_EQ(comm.WaitForCalls(2), 2u);
@@ -112,8 +114,8 @@ TEST(BucketReducer, ItUnhooksTheModelWhenItGoes) {
   TwoLayers model;
   RecordingComm comm;
   { BucketReducer reducer(model, comm, 1); }
-  for (Parameter* p : model.Parameters()) EXPECT_FALSE(p->on_grad_ready);
+  for (nn::Parameter* p : model.Parameters()) EXPECT_FALSE(p->on_grad_ready);
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

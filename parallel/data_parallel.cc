@@ -7,7 +7,7 @@
 #include "parallel/bucket_reducer.h"
 #include "parallel/module_body.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 DataParallelOptions WithDefaults(DataParallelOptions options) {
@@ -42,7 +42,7 @@ ReplicaEngineOptions EngineOptions(const DataParallelOptions& options) {
 }  // namespace
 
 DataParallel::DataParallel(const ModelFactory& make_model,
-                           const std::vector<Device>& devices,
+                           const std::vector<nn::Device>& devices,
                            const DataParallelOptions& options)
     : options_(WithDefaults(options)),
       engine_(
@@ -54,39 +54,39 @@ DataParallel::DataParallel(const ModelFactory& make_model,
 
 DataParallel::~DataParallel() = default;
 
-TrainStepStats DataParallel::TrainStep(const LocalBatch& batch) {
-  return engine_.QueueStep(std::vector<LocalBatch>{batch}).Finish();
+TrainStepStats DataParallel::TrainStep(const data::LocalBatch& batch) {
+  return engine_.QueueStep(std::vector<data::LocalBatch>{batch}).Finish();
 }
 
-TrainStepStats DataParallel::TrainStep(const std::vector<Shard>& shards) {
+TrainStepStats DataParallel::TrainStep(const std::vector<data::Shard>& shards) {
   return QueueStep(shards).Finish();
 }
 
 PendingStep DataParallel::QueueStep(
-    const std::vector<LocalBatch>& micro_batches) {
+    const std::vector<data::LocalBatch>& micro_batches) {
   return engine_.QueueStep(micro_batches);
 }
 
-PendingStep DataParallel::QueueStep(const std::vector<Shard>& shards) {
-  return engine_.QueueStep(std::vector<std::vector<Shard>>{shards});
+PendingStep DataParallel::QueueStep(const std::vector<data::Shard>& shards) {
+  return engine_.QueueStep(std::vector<std::vector<data::Shard>>{shards});
 }
 
 PendingStep DataParallel::QueueStep(
-    const std::vector<std::vector<Shard>>& micro_batches) {
+    const std::vector<std::vector<data::Shard>>& micro_batches) {
   return engine_.QueueStep(micro_batches);
 }
 
-EvalStats DataParallel::Evaluate(const LocalBatch& batch,
+EvalStats DataParallel::Evaluate(const data::LocalBatch& batch,
                                  const MetricFunction& metric) {
   return engine_.Evaluate(batch, metric);
 }
 
-EvalStats DataParallel::Evaluate(const std::vector<Shard>& shards,
+EvalStats DataParallel::Evaluate(const std::vector<data::Shard>& shards,
                                  const MetricFunction& metric) {
   return engine_.Evaluate(shards, metric);
 }
 
-int64_t DataParallel::CountCorrect(const std::vector<Shard>& shards) {
+int64_t DataParallel::CountCorrect(const std::vector<data::Shard>& shards) {
   return engine_.Evaluate(shards).correct;
 }
 
@@ -100,8 +100,8 @@ std::string DataParallel::CompareReplicas() {
   return engine_.CompareReplicas();
 }
 
-Module& DataParallel::replica(int device) {
+nn::Module& DataParallel::replica(int device) {
   return *engine_.body(device).module();
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -50,7 +50,7 @@
 #include "parallel/replica_engine.h"
 #include "parallel/replica_group.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 struct DataParallelOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
@@ -58,7 +58,7 @@ struct DataParallelOptions {
   LossFunction loss;
   // Null: MakeOptimizer(optimizer, ...), SGD, Adam or AdamW (nn/optim).
   OptimizerFactory make_optimizer;
-  OptimizerOptions optimizer;
+  nn::OptimizerOptions optimizer;
   // Above 0: the batch's mean gradient is clipped to this global L2 norm
   // before the optimizer's step (torch.nn.utils.clip_grad_norm_; see
   // QueueGuardedUpdate); every replica clips alike.
@@ -68,7 +68,7 @@ struct DataParallelOptions {
   // How each replica computes (precision, layout, algorithms; one per
   // device), bound to its thread: empty, the options of the thread that
   // makes the DataParallel (nn/compute_options.h).
-  std::vector<ComputeOptions> compute;
+  std::vector<nn::ComputeOptions> compute;
   int64_t bucket_bytes = 4 << 20;
   // The gradients' type on the wire: float32, or bfloat16 on CPU devices
   // (half the bytes; each bucket cast once, summed with one rounding per
@@ -97,14 +97,14 @@ class DataParallel {
   // Builds one replica: called once per device, each on its own thread, and
   // every call must give the same architecture (the values are the first
   // replica's, broadcast).
-  using ModelFactory = std::function<std::unique_ptr<Module>()>;
+  using ModelFactory = std::function<std::unique_ptr<nn::Module>()>;
 
   // Builds a replica on every device (each on its own thread) and broadcasts
   // the first one's parameters and buffers to the others. Throws DeviceError
   // for a device this build of nn cannot run on, std::invalid_argument for
   // bad options, CollectiveError when the backend cannot run here.
   DataParallel(const ModelFactory& make_model,
-               const std::vector<Device>& devices,
+               const std::vector<nn::Device>& devices,
                const DataParallelOptions& options);
   ~DataParallel();
 
@@ -112,18 +112,18 @@ class DataParallel {
   // (data::LoaderOptions::layout): training batches in one shard per rank
   // of the job (with micro_shards, that many), evaluation batches in one
   // per rank; this process's ranks' shards are local.
-  ShardLayout TrainLayout() const { return engine_.TrainLayout(); }
-  ShardLayout EvalLayout() const { return engine_.EvalLayout(); }
+  data::ShardLayout TrainLayout() const { return engine_.TrainLayout(); }
+  data::ShardLayout EvalLayout() const { return engine_.EvalLayout(); }
 
   // One optimizer step on a batch given as this process's shards of
   // TrainLayout() (what data::Batch::Local() gives); returns the job's
   // statistics. A failure on any device (bad labels, a collective error)
   // is rethrown here after every device has stopped.
-  TrainStepStats TrainStep(const LocalBatch& batch);
+  TrainStepStats TrainStep(const data::LocalBatch& batch);
   // The same, the batch given whole: shards[r] is rank r's shard (in one
   // process, rank r is device r; with micro_shards, the batch's
   // micro-shards in order instead).
-  TrainStepStats TrainStep(const std::vector<Shard>& shards);
+  TrainStepStats TrainStep(const std::vector<data::Shard>& shards);
   // One optimizer step over several micro-batches (gradient accumulation,
   // DDP's no_sync): each micro-batch's forward and backward add to the
   // gradients, which are summed across devices once, after the last; the
@@ -134,10 +134,11 @@ class DataParallel {
   // the result's Finish(). A non-finite gradient sum skips the update on
   // the device. Finish each step before the next Evaluate, State or
   // LoadState (they wait for the devices anyway).
-  PendingStep QueueStep(const std::vector<LocalBatch>& micro_batches);
+  PendingStep QueueStep(const std::vector<data::LocalBatch>& micro_batches);
   // The same, each micro-batch given whole, as TrainStep's `shards`.
-  PendingStep QueueStep(const std::vector<std::vector<Shard>>& micro_batches);
-  PendingStep QueueStep(const std::vector<Shard>& shards);
+  PendingStep QueueStep(
+      const std::vector<std::vector<data::Shard>>& micro_batches);
+  PendingStep QueueStep(const std::vector<data::Shard>& shards);
 
   // The batch in evaluation mode (running statistics), every device
   // evaluating its shard at once, summed over the job: the loss function's
@@ -145,12 +146,12 @@ class DataParallel {
   // values (each the sum over its shard's samples: a metric of your own).
   // This process's shards of EvalLayout(), or the batch whole (one shard
   // per rank).
-  EvalStats Evaluate(const LocalBatch& batch,
+  EvalStats Evaluate(const data::LocalBatch& batch,
                      const MetricFunction& metric = nullptr);
-  EvalStats Evaluate(const std::vector<Shard>& shards,
+  EvalStats Evaluate(const std::vector<data::Shard>& shards,
                      const MetricFunction& metric = nullptr);
   // Evaluate's count of correct predictions (the accuracy's numerator).
-  int64_t CountCorrect(const std::vector<Shard>& shards);
+  int64_t CountCorrect(const std::vector<data::Shard>& shards);
 
   // Every tensor training changes on local device `device`, named:
   // parameters, batch-norm statistics, then the optimizer's state (momentum
@@ -172,8 +173,8 @@ class DataParallel {
   int micro_shards() const { return options_.micro_shards; }
   int size() const { return engine_.size(); }    // This process's devices.
   int ranks() const { return engine_.ranks(); }  // Devices of the whole job.
-  const std::vector<Device>& devices() const { return group().devices(); }
-  Module& replica(int device);
+  const std::vector<nn::Device>& devices() const { return group().devices(); }
+  nn::Module& replica(int device);
   // The engine underneath, as the training loop drives it.
   ReplicaEngine& engine() { return engine_; }
 
@@ -182,6 +183,6 @@ class DataParallel {
   ReplicaEngine engine_;
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_DATA_PARALLEL_H_

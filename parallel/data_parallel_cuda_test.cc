@@ -28,7 +28,7 @@
 #include "parallel/data_parallel.h"
 #include "parallel/testing/batches.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 using testing::Batch;
@@ -42,15 +42,15 @@ using testing::SmallNet;
 // Without batch norm, k replicas' step equals one replica's up to float
 // rounding whatever the shards (batch norm without sync_bn uses each
 // shard's statistics).
-std::unique_ptr<Sequential> NetWithoutBatchNorm() {
-  auto net = std::make_unique<Sequential>();
-  net->Add(std::make_unique<Conv2d>(1, 4, 3, 1, 1));
-  net->Add(std::make_unique<ReLU>());
-  net->Add(std::make_unique<Conv2d>(4, 8, 3, 2, 1));
-  net->Add(std::make_unique<ReLU>());
-  net->Add(std::make_unique<GlobalAvgPool>());
-  net->Add(std::make_unique<Flatten>());
-  net->Add(std::make_unique<Linear>(8, 10));
+std::unique_ptr<nn::Sequential> NetWithoutBatchNorm() {
+  auto net = std::make_unique<nn::Sequential>();
+  net->Add(std::make_unique<nn::Conv2d>(1, 4, 3, 1, 1));
+  net->Add(std::make_unique<nn::ReLU>());
+  net->Add(std::make_unique<nn::Conv2d>(4, 8, 3, 2, 1));
+  net->Add(std::make_unique<nn::ReLU>());
+  net->Add(std::make_unique<nn::GlobalAvgPool>());
+  net->Add(std::make_unique<nn::Flatten>());
+  net->Add(std::make_unique<nn::Linear>(8, 10));
   return net;
 }
 
@@ -64,11 +64,11 @@ class OnOneGpu : public ::testing::Test {
     }
     const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
     if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
-    gpu_ = Device::Cuda(report.usable[0]);
+    gpu_ = nn::Device::Cuda(report.usable[0]);
   }
   // k replicas on the GPU (the harness: k CPU devices).
-  std::vector<Device> Replicas(int k) const {
-    return on_cpu_ ? Cpus(k) : std::vector<Device>(k, gpu_);
+  std::vector<nn::Device> Replicas(int k) const {
+    return on_cpu_ ? Cpus(k) : std::vector<nn::Device>(k, gpu_);
   }
   static DataParallelOptions Options(const std::string& backend) {
     DataParallelOptions options;
@@ -78,7 +78,7 @@ class OnOneGpu : public ::testing::Test {
     options.bucket_bytes = 256;  // Several buckets even for a tiny model.
     return options;
   }
-  Device gpu_;
+  nn::Device gpu_;
   bool on_cpu_ = false;
 };
 
@@ -94,14 +94,14 @@ void ExpectStatesNear(const NamedTensors& got, const NamedTensors& want,
                       double tol, const std::string& what) {
   ASSERT_EQ(got.tensors.size(), want.tensors.size());
   double state_scale = 0;
-  for (const Tensor* b : want.tensors) {
+  for (const nn::Tensor* b : want.tensors) {
     for (int64_t i = 0; i < b->numel(); ++i) {
       state_scale = std::max(state_scale, std::fabs(double(b->data()[i])));
     }
   }
   for (size_t t = 0; t < want.tensors.size(); ++t) {
-    const Tensor& a = *got.tensors[t];
-    const Tensor& b = *want.tensors[t];
+    const nn::Tensor& a = *got.tensors[t];
+    const nn::Tensor& b = *want.tensors[t];
     ASSERT_EQ(a.numel(), b.numel());
     double diff = 0, scale = 0;
     for (int64_t i = 0; i < b.numel(); ++i) {
@@ -141,8 +141,8 @@ double RelativeStateDifference(const NamedTensors& got,
                                const NamedTensors& want) {
   double diff = 0, scale = 0;
   for (size_t t = 0; t < want.tensors.size(); ++t) {
-    const Tensor& a = *got.tensors[t];
-    const Tensor& b = *want.tensors[t];
+    const nn::Tensor& a = *got.tensors[t];
+    const nn::Tensor& b = *want.tensors[t];
     for (int64_t i = 0; i < b.numel(); ++i) {
       diff = std::max(diff, std::fabs(double(a.data()[i]) - b.data()[i]));
       scale = std::max(scale, std::fabs(double(b.data()[i])));
@@ -252,8 +252,8 @@ TEST_F(OnOneGpu, OneReplicaPerGpuThroughNcclTakesTheRingSteps) {
     GTEST_SKIP() << "needs 2 GPUs; the CUDA runtime reports "
                  << report.usable.size();
   }
-  std::vector<Device> gpus;
-  for (int g : report.usable) gpus.push_back(Device::Cuda(g));
+  std::vector<nn::Device> gpus;
+  for (int g : report.usable) gpus.push_back(nn::Device::Cuda(g));
   const int k = static_cast<int>(gpus.size());
   const auto factory = Seeded(SmallNet, 12);
   DataParallel ring(factory, gpus, Options("ring"));
@@ -311,8 +311,8 @@ TEST_F(OnOneGpu, HostLossesOnReplicasMatchTheCpuDevices) {
   const Batch b = RandomBatch(12, 8, 61);
   std::vector<float> targets(b.size() * 10);
   for (size_t i = 0; i < targets.size(); ++i) targets[i] = (i * 3 % 10) < 2;
-  const Shard whole{b.size(), Shards(b, 1)[0].inputs,
-                    SamplesOf(targets.data(), {10})};
+  const data::Shard whole{b.size(), Shards(b, 1)[0].inputs,
+                          data::SamplesOf(targets.data(), {10})};
   for (const auto& [name, loss, float_targets] :
        std::vector<std::tuple<std::string, LossFunction, bool>>{
            {"label smoothing", SoftmaxCrossEntropyLoss(0.1f), false},
@@ -323,8 +323,8 @@ TEST_F(OnOneGpu, HostLossesOnReplicasMatchTheCpuDevices) {
     const auto factory = Seeded(SmallNet, 7);
     DataParallel cpu(factory, Cpus(2), options);
     DataParallel gpu(factory, Replicas(2), options);
-    const std::vector<Shard> shards =
-        float_targets ? ShardBatch(whole, 2) : Shards(b, 2);
+    const std::vector<data::Shard> shards =
+        float_targets ? data::ShardBatch(whole, 2) : Shards(b, 2);
     for (int step = 0; step < 2; ++step) {
       const double want = cpu.TrainStep(shards).loss_sum;
       EXPECT_NEAR(gpu.TrainStep(shards).loss_sum, want, 1e-4 * want) << name;
@@ -342,12 +342,12 @@ TEST_F(OnOneGpu, HostLossesOnReplicasMatchTheCpuDevices) {
 // differs (cuDNN's and cuBLAS's kernels against oneDNN's and Eigen's), so
 // there only within a tolerance.
 TEST_F(OnOneGpu, ReproducibleStepsAreTheSameBitsOnOneTwoAndFourReplicas) {
-  const auto algorithms2 = ScopedCompute(&ComputeOptions::conv_algorithms,
-                                         ConvAlgorithms::kDeterministic);
+  const auto algorithms2 = nn::ScopedCompute(
+      &nn::ComputeOptions::conv_algorithms, nn::ConvAlgorithms::kDeterministic);
   DataParallelOptions options = Options("ring");
   options.micro_shards = 4;
   options.optimizer.weight_decay = 1e-3f;
-  const auto train = [&](const std::vector<Device>& devices,
+  const auto train = [&](const std::vector<nn::Device>& devices,
                          std::vector<double>* losses) {
     auto dp =
         std::make_unique<DataParallel>(Seeded(SmallNet, 3), devices, options);
@@ -385,8 +385,8 @@ TEST_F(OnOneGpu, ReproducibleStepsAreTheSameBitsOnOneTwoAndFourReplicas) {
 // queues its steps without the host waiting for the GPU at all. Both runs
 // use deterministic algorithms, so they must agree bit for bit.
 TEST_F(OnOneGpu, QueuedStepsAreTheSynchronousStepsAndWaitForNothing) {
-  const auto algorithms3 = ScopedCompute(&ComputeOptions::conv_algorithms,
-                                         ConvAlgorithms::kDeterministic);
+  const auto algorithms3 = nn::ScopedCompute(
+      &nn::ComputeOptions::conv_algorithms, nn::ConvAlgorithms::kDeterministic);
   for (int k : {1, 2}) {
     const auto factory = Seeded(SmallNet, 8);
     DataParallel sync(factory, Replicas(k), Options("ring"));
@@ -399,11 +399,11 @@ TEST_F(OnOneGpu, QueuedStepsAreTheSynchronousStepsAndWaitForNothing) {
     for (int step = 0; step < 3; ++step) {
       want.push_back(sync.TrainStep(Shards(RandomBatch(12, 8, 31 + step), k)));
     }
-    const uint64_t waits_before = HostWaitsForGpus();
+    const uint64_t waits_before = nn::HostWaitsForGpus();
     PendingStep a = queued.QueueStep(Shards(RandomBatch(12, 8, 31), k));
     PendingStep b = queued.QueueStep(Shards(RandomBatch(12, 8, 32), k));
     if (k == 1) {
-      EXPECT_EQ(HostWaitsForGpus() - waits_before, 0u)
+      EXPECT_EQ(nn::HostWaitsForGpus() - waits_before, 0u)
           << "the host waited while queuing two steps of one replica";
     }
     const std::string what = std::to_string(k) + " replicas";
@@ -425,8 +425,9 @@ TEST_F(OnOneGpu, ANonFiniteStepIsSkippedOnTheDevice) {
   for (int k : {1, 2}) {
     DataParallel dp(Seeded(SmallNet, 9), Replicas(k), Options("ring"));
     dp.TrainStep(Shards(RandomBatch(8, 8, 40), k));
-    std::vector<Tensor> before;
-    for (const Tensor* t : dp.State(0).tensors) before.push_back(t->Clone());
+    std::vector<nn::Tensor> before;
+    for (const nn::Tensor* t : dp.State(0).tensors)
+      before.push_back(t->Clone());
     Batch bad = RandomBatch(8, 8, 41);
     bad.images.data()[3] = std::nanf("");
     const TrainStepStats stats = dp.QueueStep(Shards(bad, k)).Finish();
@@ -487,26 +488,26 @@ TEST_F(OnOneGpu, AnAllocationFailingAnywhereInAStepIsOutOfMemory) {
     {
       DataParallel dp(Seeded(SmallNet, 5), Replicas(c.replicas), options);
       dp.TrainStep(Shards(b, c.replicas));
-      const int64_t before = AllocationsSoFar();
+      const int64_t before = nn::AllocationsSoFar();
       dp.TrainStep(Shards(b, c.replicas));
-      count = AllocationsSoFar() - before;
+      count = nn::AllocationsSoFar() - before;
     }
     ASSERT_GT(count, 10) << what;
     for (int64_t k = 0; k < count; ++k) {
       DataParallel dp(Seeded(SmallNet, 5), Replicas(c.replicas), options);
-      InjectAllocationFailure(k);
+      nn::InjectAllocationFailure(k);
       try {
         dp.TrainStep(Shards(b, c.replicas));
         ADD_FAILURE() << what << ": allocation " << k << " of " << count
                       << " failed and the step did not";
-      } catch (const OutOfMemory& e) {
+      } catch (const nn::OutOfMemory& e) {
         EXPECT_THAT(e.what(), HasSubstr("is out of memory"));
       } catch (const std::exception& e) {
         ADD_FAILURE() << what << ": allocation " << k << " of " << count
                       << " failed, yet the error was not the cause: "
                       << e.what();
       }
-      InjectAllocationFailure(-1);
+      nn::InjectAllocationFailure(-1);
     }
   }
 }
@@ -519,9 +520,9 @@ TEST_F(OnOneGpu, RefusalsNameTheDevicesAndTheWayOut) {
   } catch (const collectives::CollectiveError& e) {
     EXPECT_THAT(e.what(), HasSubstr("both on " + ToString(gpu_)));
   }
-  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {gpu_, Device::Cpu(0)},
+  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {gpu_, nn::Device::Cpu(0)},
                             Options("ring")),
-               DeviceError);
+               nn::DeviceError);
 }
 
 // Runs everywhere: without a GPU, asking for one says so.
@@ -529,13 +530,13 @@ TEST(DataParallelCuda, AGpuThatDoesNotExistIsNamed) {
   const int gpus = gpu::CountCudaDevices();
   DataParallelOptions options;
   try {
-    DataParallel(Seeded(SmallNet, 1), {Device::Cuda(gpus)}, options);
+    DataParallel(Seeded(SmallNet, 1), {nn::Device::Cuda(gpus)}, options);
     FAIL() << "expected DeviceError";
-  } catch (const DeviceError& e) {
+  } catch (const nn::DeviceError& e) {
     EXPECT_THAT(e.what(),
                 HasSubstr("cuda:" + std::to_string(gpus) + " does not exist"));
   }
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

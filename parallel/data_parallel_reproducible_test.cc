@@ -11,7 +11,7 @@
 #include "parallel/data_parallel.h"
 #include "parallel/testing/batches.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 using testing::Batch;
@@ -34,14 +34,14 @@ Run Train(int devices, const DataParallelOptions& options, bool accumulate) {
     // 19 samples: micro-shards of 5, 5, 5 and 4; the last step's batch of
     // 3 leaves one micro-shard empty.
     const Batch b = RandomBatch(step == 2 ? 3 : 19, 8, 100 + step);
-    std::vector<std::vector<Shard>> micro = {Shards(b, m)};
+    std::vector<std::vector<data::Shard>> micro = {Shards(b, m)};
     const Batch extra = RandomBatch(7, 8, 200 + step);
     if (accumulate) micro.push_back(Shards(extra, m));
     run.losses.push_back(dp.QueueStep(micro).Finish().loss_sum);
   }
   EXPECT_EQ(dp.CompareReplicas(), "");
   const NamedTensors state = dp.State(0);
-  for (const Tensor* t : state.tensors) {
+  for (const nn::Tensor* t : state.tensors) {
     run.state.insert(run.state.end(), t->data(), t->data() + t->numel());
   }
   return run;
@@ -108,8 +108,8 @@ TEST(DataParallelReproducibleTest, PlainStepsDifferAcrossDevicesAndBothLearn) {
     if (step == 0) first = loss;
     last = loss;
   }
-  const Tensor* a = one.State(0).tensors[0];
-  const Tensor* c = three.State(0).tensors[0];
+  const nn::Tensor* a = one.State(0).tensors[0];
+  const nn::Tensor* c = three.State(0).tensors[0];
   EXPECT_NE(std::memcmp(a->data(), c->data(), a->numel() * sizeof(float)), 0);
   EXPECT_LT(last, 0.5 * first);
 }
@@ -136,4 +136,4 @@ TEST(DataParallelReproducibleTest, RefusesWhatCannotKeepThePromise) {
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -26,7 +26,7 @@
 #include "parallel/bf16_wire.h"
 #include "parallel/testing/batches.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 using testing::Batch;
@@ -37,13 +37,13 @@ using testing::Shards;
 using testing::SmallNet;
 
 // The reference: the same steps on one model with the whole batch.
-void ReferenceSteps(Module& net, const std::vector<Batch>& batches,
-                    const SgdOptions& sgd) {
-  Sgd optimizer(net.Parameters(), sgd);
+void ReferenceSteps(nn::Module& net, const std::vector<Batch>& batches,
+                    const nn::SgdOptions& sgd) {
+  nn::Sgd optimizer(net.Parameters(), sgd);
   for (const Batch& b : batches) {
     net.ZeroGrad();
-    LossResult loss = SoftmaxCrossEntropy(net.Forward(b.images),
-                                          b.labels.data(), Reduction::kSum);
+    nn::LossResult loss = nn::SoftmaxCrossEntropy(
+        net.Forward(b.images), b.labels.data(), nn::Reduction::kSum);
     for (int64_t i = 0; i < loss.dlogits.numel(); ++i) {
       loss.dlogits.data()[i] /= b.size();
     }
@@ -52,10 +52,10 @@ void ReferenceSteps(Module& net, const std::vector<Batch>& batches,
   }
 }
 
-std::vector<Tensor> State(Module& net) {
-  std::vector<Tensor> out;
-  for (Parameter* p : net.Parameters()) out.push_back(p->value);
-  for (Buffer* b : net.Buffers()) out.push_back(b->value);
+std::vector<nn::Tensor> State(nn::Module& net) {
+  std::vector<nn::Tensor> out;
+  for (nn::Parameter* p : net.Parameters()) out.push_back(p->value);
+  for (nn::Buffer* b : net.Buffers()) out.push_back(b->value);
   return out;
 }
 
@@ -63,10 +63,10 @@ std::vector<Tensor> State(Module& net) {
 // absolute floor of 1e-7: a convolution bias right before batch norm has a
 // true gradient of zero, so its value is rounding noise (about 1e-8) that no
 // relative bound can hold.
-void ExpectStateNear(Module& got, Module& want, double rel_tol,
+void ExpectStateNear(nn::Module& got, nn::Module& want, double rel_tol,
                      const std::string& what) {
-  const std::vector<Tensor> a = State(got), b = State(want);
-  const std::vector<Parameter*> names = want.Parameters();
+  const std::vector<nn::Tensor> a = State(got), b = State(want);
+  const std::vector<nn::Parameter*> names = want.Parameters();
   ASSERT_EQ(a.size(), b.size());
   for (size_t t = 0; t < a.size(); ++t) {
     double diff = 0, norm = 0;
@@ -81,8 +81,9 @@ void ExpectStateNear(Module& got, Module& want, double rel_tol,
   }
 }
 
-void ExpectStateIdentical(Module& a, Module& b, const std::string& what) {
-  const std::vector<Tensor> x = State(a), y = State(b);
+void ExpectStateIdentical(nn::Module& a, nn::Module& b,
+                          const std::string& what) {
+  const std::vector<nn::Tensor> x = State(a), y = State(b);
   ASSERT_EQ(x.size(), y.size());
   for (size_t t = 0; t < x.size(); ++t) {
     EXPECT_EQ(
@@ -106,16 +107,16 @@ std::vector<std::string> HostBackends() {
 // by up to 300 in channels that are nearly constant (measured: 4e-5 after
 // two steps on random data), which says nothing about data parallelism.
 TEST(DataParallelTest, SyncBnResNet18StepOnKDevicesEqualsOneDevice) {
-  const SgdOptions sgd{0.1f, 0.9f, 0.0f};
+  const nn::SgdOptions sgd{0.1f, 0.9f, 0.0f};
   const std::vector<Batch> batches = {RandomBatch(7, 28, 1)};
-  auto factory = Seeded([] { return MakeResNet18(); }, 11);
+  auto factory = Seeded([] { return nn::MakeResNet18(); }, 11);
   auto reference = factory();
   ReferenceSteps(*reference, batches, sgd);
   for (const std::string& backend : HostBackends()) {
     for (int k = 1; k <= 4; ++k) {
       DataParallelOptions options;
       options.backend = backend;
-      options.optimizer = FromSgd(sgd);
+      options.optimizer = nn::FromSgd(sgd);
       options.sync_bn = true;
       DataParallel dp(factory, Cpus(k), options);
       for (const Batch& b : batches) dp.TrainStep(Shards(b, k));
@@ -137,29 +138,32 @@ TEST(DataParallelTest, SyncBnResNet18StepOnKDevicesEqualsOneDevice) {
 // the change with oneDNN's kernels, up to 1% with the float32 reference
 // kernels, whose per-image sums depend on the batch's size).
 TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
-  const auto bf16 = ScopedCompute(&ComputeOptions::autocast, DType::kBFloat16);
-  const SgdOptions sgd{0.1f, 0.9f, 0.0f};
+  const auto bf16 =
+      nn::ScopedCompute(&nn::ComputeOptions::autocast, nn::DType::kBFloat16);
+  const nn::SgdOptions sgd{0.1f, 0.9f, 0.0f};
   const std::vector<Batch> batches = {RandomBatch(7, 28, 1)};
-  auto factory = Seeded([] { return MakeResNet18(); }, 11);
+  auto factory = Seeded([] { return nn::MakeResNet18(); }, 11);
   auto initial = factory();
   auto reference = factory();
   ReferenceSteps(*reference, batches, sgd);
   auto plain = factory();
   {
-    const auto fp32 = ScopedCompute(&ComputeOptions::autocast, DType::kFloat32);
+    const auto fp32 =
+        nn::ScopedCompute(&nn::ComputeOptions::autocast, nn::DType::kFloat32);
     ReferenceSteps(*plain, batches, sgd);
   }
-  const std::vector<Tensor> start = State(*initial), want = State(*reference);
-  const std::vector<Parameter*> names = reference->Parameters();
+  const std::vector<nn::Tensor> start = State(*initial),
+                                want = State(*reference);
+  const std::vector<nn::Parameter*> names = reference->Parameters();
   double worst = 0;
   for (int k : {2, 3}) {
     DataParallelOptions options;
     options.backend = "ring";
-    options.optimizer = FromSgd(sgd);
+    options.optimizer = nn::FromSgd(sgd);
     options.sync_bn = true;
     DataParallel dp(factory, Cpus(k), options);
     for (const Batch& b : batches) dp.TrainStep(Shards(b, k));
-    const std::vector<Tensor> got = State(dp.replica(0));
+    const std::vector<nn::Tensor> got = State(dp.replica(0));
     for (size_t t = 0; t < got.size(); ++t) {
       double diff = 0, change = 0;
       for (int64_t i = 0; i < got[t].numel(); ++i) {
@@ -181,7 +185,7 @@ TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
   }
   std::printf("largest difference from one device: %.2g of the step\n", worst);
   // And the bfloat16 step is not the float32 one: autocast took effect.
-  const std::vector<Tensor> b = State(*plain);
+  const std::vector<nn::Tensor> b = State(*plain);
   bool differs = false;
   for (size_t t = 0; t < want.size() && !differs; ++t) {
     differs = std::memcmp(want[t].data(), b[t].data(), want[t].nbytes()) != 0;
@@ -190,14 +194,14 @@ TEST(DataParallelTest, SyncBnResNet18StepUnderAutocastStaysNearOneDevice) {
 }
 
 TEST(DataParallelTest, SyncBnWithEmptyAndUnevenShardsEqualsOneDevice) {
-  const SgdOptions sgd{0.2f, 0.0f, 0.0f};
+  const nn::SgdOptions sgd{0.2f, 0.0f, 0.0f};
   for (int64_t batch : {3, 5, 9}) {  // 3 on 4 devices leaves one empty.
     const std::vector<Batch> batches = {RandomBatch(batch, 8, batch)};
     auto factory = Seeded(SmallNet, 5);
     auto reference = factory();
     ReferenceSteps(*reference, batches, sgd);
     DataParallelOptions options;
-    options.optimizer = FromSgd(sgd);
+    options.optimizer = nn::FromSgd(sgd);
     options.sync_bn = true;
     DataParallel dp(factory, Cpus(4), options);
     const TrainStepStats stats = dp.TrainStep(Shards(batches[0], 4));
@@ -209,19 +213,19 @@ TEST(DataParallelTest, SyncBnWithEmptyAndUnevenShardsEqualsOneDevice) {
 
 // A model without batch norm (whose statistics would see each micro-batch
 // apart): flatten, linear, ReLU, linear.
-std::unique_ptr<Sequential> Mlp() {
-  auto net = std::make_unique<Sequential>();
-  net->Add(std::make_unique<Flatten>());
-  net->Add(std::make_unique<Linear>(64, 16));
-  net->Add(std::make_unique<ReLU>());
-  net->Add(std::make_unique<Linear>(16, 10));
+std::unique_ptr<nn::Sequential> Mlp() {
+  auto net = std::make_unique<nn::Sequential>();
+  net->Add(std::make_unique<nn::Flatten>());
+  net->Add(std::make_unique<nn::Linear>(64, 16));
+  net->Add(std::make_unique<nn::ReLU>());
+  net->Add(std::make_unique<nn::Linear>(16, 10));
   return net;
 }
 
 // `a` and `b` as one batch.
 Batch Joined(const Batch& a, const Batch& b) {
   Batch out;
-  out.images = Tensor::Uninitialized({a.size() + b.size(), 1, 8, 8});
+  out.images = nn::Tensor::Uninitialized({a.size() + b.size(), 1, 8, 8});
   std::memcpy(out.images.data(), a.images.data(),
               a.images.numel() * sizeof(float));
   std::memcpy(out.images.data() + a.images.numel(), b.images.data(),
@@ -263,19 +267,21 @@ TEST(DataParallelTest, AccumulatedMicroBatchesTakeTheWholeBatchStep) {
 }
 
 // Records the summed gradients the reducer hands to the update.
-class RecordingOptimizer : public Optimizer {
+class RecordingOptimizer : public nn::Optimizer {
  public:
   explicit RecordingOptimizer(std::vector<std::vector<float>>* sums)
       : sums_(sums) {}
-  void Step(const std::vector<const Tensor*>& grads,
-            const NonFiniteCounts*) override {
+  void Step(const std::vector<const nn::Tensor*>& grads,
+            const nn::NonFiniteCounts*) override {
     sums_->clear();
-    for (const Tensor* g : grads) {
+    for (const nn::Tensor* g : grads) {
       sums_->emplace_back(g->data(), g->data() + g->numel());
     }
   }
   void set_lr(float) override {}
-  std::vector<std::pair<std::string, Tensor*>> State() override { return {}; }
+  std::vector<std::pair<std::string, nn::Tensor*>> State() override {
+    return {};
+  }
 
  private:
   std::vector<std::vector<float>>* sums_;
@@ -283,9 +289,9 @@ class RecordingOptimizer : public Optimizer {
 
 float RoundToBf16(float x) {
   uint16_t bits;
-  FloatToBf16(&x, &bits, 1);
+  nn::FloatToBf16(&x, &bits, 1);
   float out;
-  Bf16ToFloat(&bits, &out, 1);
+  nn::Bf16ToFloat(&bits, &out, 1);
   return out;
 }
 
@@ -295,22 +301,22 @@ float RoundToBf16(float x) {
 // float32 on the wire it is their float32 sum, and the two differ.
 TEST(DataParallelTest, Bf16GradientsOnTheWireAreTheRoundedSums) {
   const Batch b = RandomBatch(9, 8, 41);
-  const std::vector<Shard> shards = Shards(b, 2);
+  const std::vector<data::Shard> shards = Shards(b, 2);
   // Each shard's gradient, on a plain model: of its summed loss over the
   // batch's size, as DataParallel's replicas compute it.
   std::vector<std::vector<std::vector<float>>> shard_grads;
-  for (const Shard& shard : shards) {
+  for (const data::Shard& shard : shards) {
     auto net = Seeded(Mlp, 4)();
     net->ZeroGrad();
-    LossResult loss =
-        SoftmaxCrossEntropy(net->Forward(ShardInputs(shard, Device::Cpu())),
-                            ClassIds(shard, "test"), Reduction::kSum);
+    nn::LossResult loss = nn::SoftmaxCrossEntropy(
+        net->Forward(ShardInputs(shard, nn::Device::Cpu())),
+        data::ClassIds(shard, "test"), nn::Reduction::kSum);
     for (int64_t i = 0; i < loss.dlogits.numel(); ++i) {
       loss.dlogits.data()[i] /= static_cast<float>(b.size());
     }
     net->Backward(loss.dlogits);
     shard_grads.emplace_back();
-    for (Parameter* p : net->Parameters()) {
+    for (nn::Parameter* p : net->Parameters()) {
       shard_grads.back().emplace_back(p->grad.data(),
                                       p->grad.data() + p->grad.numel());
     }
@@ -324,7 +330,7 @@ TEST(DataParallelTest, Bf16GradientsOnTheWireAreTheRoundedSums) {
     options.bucket_bytes = 256;  // Several buckets.
     options.grad_dtype = bf16 ? collectives::DataType::kBFloat16
                               : collectives::DataType::kFloat32;
-    options.make_optimizer = [&](std::vector<Tensor*>,
+    options.make_optimizer = [&](std::vector<nn::Tensor*>,
                                  std::vector<std::string>) {
       std::lock_guard<std::mutex> lock(mu);
       records.push_back(std::make_shared<std::vector<std::vector<float>>>());
@@ -372,15 +378,15 @@ TEST(DataParallelTest, Bf16OnTheWireIsRefusedForOtherTypes) {
 }
 
 TEST(DataParallelTest, OneDeviceIsExactlyThePlainStep) {
-  const SgdOptions sgd{0.1f, 0.9f, 1e-4f};
+  const nn::SgdOptions sgd{0.1f, 0.9f, 1e-4f};
   const std::vector<Batch> batches = {RandomBatch(6, 8, 1),
                                       RandomBatch(4, 8, 2)};
   auto factory = Seeded(SmallNet, 3);
   auto reference = factory();
   ReferenceSteps(*reference, batches, sgd);
   DataParallelOptions options;
-  options.optimizer = FromSgd(sgd);
-  DataParallel dp(factory, {Device::Cpu()}, options);
+  options.optimizer = nn::FromSgd(sgd);
+  DataParallel dp(factory, {nn::Device::Cpu()}, options);
   double loss_sum = 0;
   for (const Batch& b : batches) {
     const TrainStepStats stats = dp.TrainStep(Shards(b, 1));
@@ -397,11 +403,11 @@ TEST(DataParallelTest, ReplicasStartFromTheFirstAndStayBitwiseIdentical) {
   // Each replica is initialised differently; the broadcast must fix that.
   auto factory = [&seed] {
     auto net = SmallNet();
-    InitParameters(*net, InitScheme::kKaimingNormal, seed++);
+    nn::InitParameters(*net, nn::InitScheme::kKaimingNormal, seed++);
     return net;
   };
   DataParallelOptions options;
-  options.optimizer = FromSgd({0.05f, 0.9f, 0.0f});
+  options.optimizer = nn::FromSgd({0.05f, 0.9f, 0.0f});
   options.bucket_bytes = 256;  // Many buckets.
   DataParallel dp(factory, Cpus(3), options);
   for (int d = 1; d < 3; ++d) {
@@ -442,9 +448,10 @@ TEST(DataParallelTest, EvaluationCountsEveryShard) {
   // The one-model reference in evaluation mode.
   auto reference = Seeded(SmallNet, 2)();
   reference->SetTraining(false);
-  const int64_t want = SoftmaxCrossEntropy(reference->Forward(b.images),
-                                           b.labels.data(), Reduction::kSum)
-                           .correct;
+  const int64_t want =
+      nn::SoftmaxCrossEntropy(reference->Forward(b.images), b.labels.data(),
+                              nn::Reduction::kSum)
+          .correct;
   EXPECT_EQ(dp.CountCorrect(Shards(b, 3)), want);
   EXPECT_TRUE(dp.replica(0).training());  // Back in training mode.
 }
@@ -459,7 +466,7 @@ TEST(DataParallelTest, ABadShardFailsEveryDeviceWithTheCause) {
   try {
     dp.TrainStep(Shards(b, 2));
     FAIL() << "expected an error";
-  } catch (const ShapeError& e) {
+  } catch (const nn::ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("12"), std::string::npos) << e.what();
   }
   // Device 0 was released by the abort, not by the 20 s timeout.
@@ -468,81 +475,83 @@ TEST(DataParallelTest, ABadShardFailsEveryDeviceWithTheCause) {
 
 TEST(DataParallelTest, BadArgumentsAreClearErrors) {
   DataParallelOptions options;
-  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {}, options), DeviceError);
+  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {}, options), nn::DeviceError);
   try {
-    DataParallel(Seeded(SmallNet, 1), {Device::Cuda(0)}, options);
+    DataParallel(Seeded(SmallNet, 1), {nn::Device::Cuda(0)}, options);
     FAIL() << "expected DeviceError";
-  } catch (const DeviceError& e) {
+  } catch (const nn::DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos);
   }
   options.backend = "carrier-pigeon";
-  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {Device::Cpu()}, options),
+  EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), {nn::Device::Cpu()}, options),
                std::invalid_argument);
   try {
-    DataParallel(Seeded(SmallNet, 1), {Device::Cpu(0), Device::Cpu(0)},
+    DataParallel(Seeded(SmallNet, 1), {nn::Device::Cpu(0), nn::Device::Cpu(0)},
                  options);
     FAIL() << "expected DeviceError";
-  } catch (const DeviceError& e) {
+  } catch (const nn::DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("twice"), std::string::npos);
   }
   options.backend = "ring";
   DataParallel dp(Seeded(SmallNet, 1), Cpus(2), options);
   const Batch b = RandomBatch(4, 8, 1);
   EXPECT_THROW(dp.TrainStep(Shards(b, 3)), std::invalid_argument);
-  EXPECT_THROW(dp.TrainStep({Shard(), Shard()}), std::invalid_argument);
+  EXPECT_THROW(dp.TrainStep({data::Shard(), data::Shard()}),
+               std::invalid_argument);
 }
 
 // What a user writes: a model that is not nn's (no Sequential inside, so
 // the reducer sums everything after backward), a loss of their own (half
 // the squared error against one-hot labels, computed at once on the host)
 // and an optimizer of their own (SGD that counts its steps).
-class TwoLayerPerceptron : public Module {
+class TwoLayerPerceptron : public nn::Module {
  public:
-  Tensor Forward(const Tensor& x) override {
+  nn::Tensor Forward(const nn::Tensor& x) override {
     return out_.Forward(relu_.Forward(hidden_.Forward(flat_.Forward(x))));
   }
-  Tensor Backward(const Tensor& dy) override {
+  nn::Tensor Backward(const nn::Tensor& dy) override {
     return flat_.Backward(hidden_.Backward(relu_.Backward(out_.Backward(dy))));
   }
   std::string kind() const override { return "two_layer_perceptron"; }
   void CollectParameters(const std::string& prefix,
-                         std::vector<Parameter*>* out) override {
+                         std::vector<nn::Parameter*>* out) override {
     hidden_.CollectParameters(prefix + "hidden", out);
     out_.CollectParameters(prefix + "out", out);
   }
-  std::vector<Module*> Children() override {
+  std::vector<nn::Module*> Children() override {
     return {&flat_, &hidden_, &relu_, &out_};
   }
 
  private:
-  Flatten flat_;
-  Linear hidden_{64, 16};
-  ReLU relu_;
-  Linear out_{16, 10};
+  nn::Flatten flat_;
+  nn::Linear hidden_{64, 16};
+  nn::ReLU relu_;
+  nn::Linear out_{16, 10};
 };
 
-PendingLoss HalfSquaredError(const Tensor& output, const Shard& shard) {
-  LossResult r;
-  r.dlogits = Tensor::Uninitialized(output.shape());
+nn::PendingLoss HalfSquaredError(const nn::Tensor& output,
+                                 const data::Shard& shard) {
+  nn::LossResult r;
+  r.dlogits = nn::Tensor::Uninitialized(output.shape());
   const int64_t classes = output.dim(1);
   for (int64_t i = 0; i < shard.count; ++i) {
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t at = i * classes + c;
-      const float d =
-          output.data()[at] - (c == ClassIds(shard, "test")[i] ? 1.0f : 0.0f);
+      const float d = output.data()[at] -
+                      (c == data::ClassIds(shard, "test")[i] ? 1.0f : 0.0f);
       r.loss += 0.5 * d * d;
       r.dlogits.data()[at] = d;
     }
   }
-  return PendingLoss::Ready(std::move(r));
+  return nn::PendingLoss::Ready(std::move(r));
 }
 
-class CountingSgd : public Optimizer {
+class CountingSgd : public nn::Optimizer {
  public:
-  CountingSgd(std::vector<Tensor*> values, std::atomic<int>* steps)
+  CountingSgd(std::vector<nn::Tensor*> values, std::atomic<int>* steps)
       : values_(std::move(values)), steps_(steps) {}
-  void Step(const std::vector<const Tensor*>& grads,
-            const NonFiniteCounts*) override {
+  void Step(const std::vector<const nn::Tensor*>& grads,
+            const nn::NonFiniteCounts*) override {
     ++*steps_;
     for (size_t t = 0; t < values_.size(); ++t) {
       for (int64_t i = 0; i < values_[t]->numel(); ++i) {
@@ -551,10 +560,12 @@ class CountingSgd : public Optimizer {
     }
   }
   void set_lr(float lr) override { lr_ = lr; }
-  std::vector<std::pair<std::string, Tensor*>> State() override { return {}; }
+  std::vector<std::pair<std::string, nn::Tensor*>> State() override {
+    return {};
+  }
 
  private:
-  std::vector<Tensor*> values_;
+  std::vector<nn::Tensor*> values_;
   std::atomic<int>* steps_;
   float lr_ = 0.05f;
 };
@@ -564,7 +575,7 @@ TEST(DataParallelTest, AUsersModelLossAndOptimizerOnKDevicesEqualOneDevice) {
       RandomBatch(9, 8, 21), RandomBatch(9, 8, 22), RandomBatch(9, 8, 23)};
   const DataParallel::ModelFactory make = [] {
     auto model = std::make_unique<TwoLayerPerceptron>();
-    InitParameters(*model, InitScheme::kKaimingNormal, 5);
+    nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, 5);
     return model;
   };
   std::vector<std::unique_ptr<DataParallel>> runs;
@@ -573,7 +584,7 @@ TEST(DataParallelTest, AUsersModelLossAndOptimizerOnKDevicesEqualOneDevice) {
     std::atomic<int> steps{0};
     DataParallelOptions options;
     options.loss = HalfSquaredError;
-    options.make_optimizer = [&steps](std::vector<Tensor*> values,
+    options.make_optimizer = [&steps](std::vector<nn::Tensor*> values,
                                       std::vector<std::string>) {
       return std::make_unique<CountingSgd>(std::move(values), &steps);
     };
@@ -600,7 +611,7 @@ TEST(DataParallelTest, AUsersModelLossAndOptimizerOnKDevicesEqualOneDevice) {
   DataParallelOptions options;
   options.loss = HalfSquaredError;
   DataParallel fresh(make, Cpus(1), options);
-  const std::vector<Shard> last = Shards(batches[2], 1);
+  const std::vector<data::Shard> last = Shards(batches[2], 1);
   const double untrained =
       HalfSquaredError(make()->Forward(batches[2].images), last[0])
           .Finish()
@@ -611,17 +622,17 @@ TEST(DataParallelTest, AUsersModelLossAndOptimizerOnKDevicesEqualOneDevice) {
 
 // Half the squared error against float targets of any shape (each sample's
 // target as many values as the output has columns).
-PendingLoss HalfSquaredErrorOfFloatTargets(const Tensor& output,
-                                           const Shard& shard) {
+nn::PendingLoss HalfSquaredErrorOfFloatTargets(const nn::Tensor& output,
+                                               const data::Shard& shard) {
   const float* targets = shard.targets.As<float>("half squared error");
-  LossResult r;
-  r.dlogits = Tensor::Uninitialized(output.shape());
+  nn::LossResult r;
+  r.dlogits = nn::Tensor::Uninitialized(output.shape());
   for (int64_t at = 0; at < output.numel(); ++at) {
     const float d = output.data()[at] - targets[at];
     r.loss += 0.5 * d * d;
     r.dlogits.data()[at] = d;
   }
-  return PendingLoss::Ready(std::move(r));
+  return nn::PendingLoss::Ready(std::move(r));
 }
 
 // Targets of a shape and type of their own (a float vector a sample, as a
@@ -633,7 +644,7 @@ TEST(DataParallelTest, FloatTargetsOfAnyShapeReachTheUsersLoss) {
   for (int64_t i = 0; i < b.size(); ++i) one_hot[i * 10 + b.labels[i]] = 1;
   const DataParallel::ModelFactory make = [] {
     auto model = std::make_unique<TwoLayerPerceptron>();
-    InitParameters(*model, InitScheme::kKaimingNormal, 5);
+    nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, 5);
     return model;
   };
   for (int k : {1, 3}) {
@@ -641,18 +652,19 @@ TEST(DataParallelTest, FloatTargetsOfAnyShapeReachTheUsersLoss) {
     by_id.loss = HalfSquaredError;
     by_vector.loss = HalfSquaredErrorOfFloatTargets;
     DataParallel ids(make, Cpus(k), by_id), vectors(make, Cpus(k), by_vector);
-    std::vector<Shard> shards = Shards(b, k);
+    std::vector<data::Shard> shards = Shards(b, k);
     const double id_loss = ids.TrainStep(shards).loss_sum;
-    const Shard whole{b.size(), shards[0].inputs,
-                      SamplesOf(one_hot.data(), {10})};
-    const double vector_loss = vectors.TrainStep(ShardBatch(whole, k)).loss_sum;
+    const data::Shard whole{b.size(), shards[0].inputs,
+                            data::SamplesOf(one_hot.data(), {10})};
+    const double vector_loss =
+        vectors.TrainStep(data::ShardBatch(whole, k)).loss_sum;
     EXPECT_EQ(vector_loss, id_loss) << k << " devices";
     ExpectStateIdentical(vectors.replica(0), ids.replica(0),
                          std::to_string(k) + " devices");
   }
   DataParallel default_loss(make, Cpus(1), DataParallelOptions());
-  const Shard floats{b.size(), Shards(b, 1)[0].inputs,
-                     SamplesOf(one_hot.data(), {10})};
+  const data::Shard floats{b.size(), Shards(b, 1)[0].inputs,
+                           data::SamplesOf(one_hot.data(), {10})};
   try {
     default_loss.TrainStep({floats});
     FAIL() << "expected std::invalid_argument";
@@ -674,27 +686,29 @@ TEST(DataParallelTest, MeanSquaredAndBinaryCrossEntropyLossesOnKDevices) {
   for (size_t i = 0; i < targets.size(); ++i) targets[i] = (i * 7 % 10) < 3;
   const DataParallel::ModelFactory make = [] {
     auto model = std::make_unique<TwoLayerPerceptron>();
-    InitParameters(*model, InitScheme::kKaimingNormal, 5);
+    nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, 5);
     return model;
   };
   for (const auto& [name, loss] :
        std::vector<std::pair<std::string, LossFunction>>{
            {"mse", MeanSquaredErrorLoss()},
            {"bce", BinaryCrossEntropyWithLogitsLoss()}}) {
-    const Shard whole{b.size(), Shards(b, 1)[0].inputs,
-                      SamplesOf(targets.data(), {10})};
-    const Tensor out = make()->Forward(b.images);
+    const data::Shard whole{b.size(), Shards(b, 1)[0].inputs,
+                            data::SamplesOf(targets.data(), {10})};
+    const nn::Tensor out = make()->Forward(b.images);
     const double want =
-        (name == "mse" ? MeanSquaredError(out, targets.data(), Reduction::kMean)
-                       : BinaryCrossEntropyWithLogits(out, targets.data(),
-                                                      Reduction::kMean))
+        (name == "mse"
+             ? nn::MeanSquaredError(out, targets.data(), nn::Reduction::kMean)
+             : nn::BinaryCrossEntropyWithLogits(out, targets.data(),
+                                                nn::Reduction::kMean))
             .loss;
     std::vector<std::unique_ptr<DataParallel>> runs;
     for (int k : {1, 3}) {
       DataParallelOptions options;
       options.loss = loss;
       runs.push_back(std::make_unique<DataParallel>(make, Cpus(k), options));
-      const TrainStepStats stats = runs.back()->TrainStep(ShardBatch(whole, k));
+      const TrainStepStats stats =
+          runs.back()->TrainStep(data::ShardBatch(whole, k));
       EXPECT_NEAR(stats.loss_sum / b.size(), want, 1e-6) << name << " " << k;
     }
     ExpectStateNear(runs[1]->replica(0), runs[0]->replica(0), 1e-6,
@@ -704,8 +718,8 @@ TEST(DataParallelTest, MeanSquaredAndBinaryCrossEntropyLossesOnKDevices) {
   DataParallelOptions options;
   options.loss = MeanSquaredErrorLoss();
   DataParallel dp(make, Cpus(1), options);
-  const Shard short_targets{b.size(), Shards(b, 1)[0].inputs,
-                            SamplesOf(targets.data(), {3})};
+  const data::Shard short_targets{b.size(), Shards(b, 1)[0].inputs,
+                                  data::SamplesOf(targets.data(), {3})};
   try {
     dp.TrainStep({short_targets});
     FAIL() << "expected std::invalid_argument";
@@ -724,8 +738,8 @@ TEST(DataParallelTest, MeanSquaredAndBinaryCrossEntropyLossesOnKDevices) {
 // not touch it again in that backward.)
 class GradientReplacingPerceptron : public TwoLayerPerceptron {
  public:
-  Tensor Backward(const Tensor& dy) override {
-    for (Parameter* p : Parameters()) p->grad = p->grad.Clone();
+  nn::Tensor Backward(const nn::Tensor& dy) override {
+    for (nn::Parameter* p : Parameters()) p->grad = p->grad.Clone();
     return TwoLayerPerceptron::Backward(dy);
   }
 };
@@ -735,13 +749,13 @@ TEST(DataParallelTest, AModuleReplacingItsGradientsStillGetsTheSums) {
                                       RandomBatch(8, 8, 32)};
   const auto train = [&](bool replacing, int k) {
     const DataParallel::ModelFactory make = [replacing]() {
-      std::unique_ptr<Module> model;
+      std::unique_ptr<nn::Module> model;
       if (replacing) {
         model = std::make_unique<GradientReplacingPerceptron>();
       } else {
         model = std::make_unique<TwoLayerPerceptron>();
       }
-      InitParameters(*model, InitScheme::kKaimingNormal, 6);
+      nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, 6);
       return model;
     };
     auto dp =
@@ -763,12 +777,12 @@ TEST(DataParallelTest, AModuleReplacingItsGradientsStillGetsTheSums) {
 TEST(DataParallelTest, AShardWithoutItsInputShapeIsAShapeError) {
   DataParallel dp(Seeded(SmallNet, 1), Cpus(1), DataParallelOptions());
   const Batch b = RandomBatch(2, 8, 1);
-  std::vector<Shard> shards = Shards(b, 1);
+  std::vector<data::Shard> shards = Shards(b, 1);
   shards[0].inputs.shape.clear();
   try {
     dp.TrainStep(shards);
     FAIL() << "expected ShapeError";
-  } catch (const ShapeError& e) {
+  } catch (const nn::ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("no input shape"), std::string::npos)
         << e.what();
   }
@@ -778,9 +792,9 @@ TEST(DataParallelTest, AFactoryGivingDifferentModelsIsAnErrorNotAHang) {
   // Replica 1 gets a wider hidden layer: the first broadcast cannot match.
   std::atomic<int> calls{0};
   const DataParallel::ModelFactory uneven = [&calls] {
-    auto net = std::make_unique<Sequential>();
-    net->Add(std::make_unique<Flatten>());
-    net->Add(std::make_unique<Linear>(64, calls++ == 0 ? 8 : 9));
+    auto net = std::make_unique<nn::Sequential>();
+    net->Add(std::make_unique<nn::Flatten>());
+    net->Add(std::make_unique<nn::Linear>(64, calls++ == 0 ? 8 : 9));
     return net;
   };
   DataParallelOptions options;
@@ -794,15 +808,16 @@ TEST(DataParallelTest, AFactoryGivingDifferentModelsIsAnErrorNotAHang) {
 
 TEST(DataParallelTest, NullFactoriesAreClearErrors) {
   DataParallelOptions options;
-  EXPECT_THROW(
-      DataParallel([] { return std::unique_ptr<Module>(); }, Cpus(2), options),
-      std::invalid_argument);
-  options.make_optimizer = [](std::vector<Tensor*>, std::vector<std::string>) {
-    return std::unique_ptr<Optimizer>();
+  EXPECT_THROW(DataParallel([] { return std::unique_ptr<nn::Module>(); },
+                            Cpus(2), options),
+               std::invalid_argument);
+  options.make_optimizer = [](std::vector<nn::Tensor*>,
+                              std::vector<std::string>) {
+    return std::unique_ptr<nn::Optimizer>();
   };
   EXPECT_THROW(DataParallel(Seeded(SmallNet, 1), Cpus(2), options),
                std::invalid_argument);
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

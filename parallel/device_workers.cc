@@ -5,10 +5,10 @@
 
 #include "nn/compute_options.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 DeviceWorkers::DeviceWorkers(int count, int threads_per_device,
-                             const std::vector<ComputeOptions>& compute) {
+                             const std::vector<nn::ComputeOptions>& compute) {
   if (count < 1 || threads_per_device < 1) {
     throw std::invalid_argument(
         "device workers: need at least one device and one thread per "
@@ -22,8 +22,8 @@ DeviceWorkers::DeviceWorkers(int count, int threads_per_device,
         " devices; give one per device, or none");
   }
   for (int d = 0; d < count; ++d) {
-    ComputeOptions options =
-        compute.empty() ? CurrentComputeOptions() : compute[d];
+    nn::ComputeOptions options =
+        compute.empty() ? nn::CurrentComputeOptions() : compute[d];
     options.op_threads = threads_per_device;
     threads_.emplace_back([this, d, options] { Loop(d, options); });
   }
@@ -50,8 +50,8 @@ void DeviceWorkers::Run(const std::function<void(int)>& fn) {
   if (first_error_) std::rethrow_exception(first_error_);
 }
 
-void DeviceWorkers::Loop(int device, const ComputeOptions& compute) {
-  const ComputeScope scope(compute);
+void DeviceWorkers::Loop(int device, const nn::ComputeOptions& compute) {
+  const nn::ComputeScope scope(compute);
   uint64_t seen = 0;
   while (true) {
     const std::function<void(int)>* job;
@@ -74,4 +74,4 @@ void DeviceWorkers::Loop(int device, const ComputeOptions& compute) {
   }
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

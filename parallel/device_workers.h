@@ -1,7 +1,7 @@
 // One long-lived thread per device: a CPU device is a model replica driven
 // by its own thread, with its own share of the cores for the ops it runs.
-#ifndef RINGLET_NN_PARALLEL_DEVICE_WORKERS_H_
-#define RINGLET_NN_PARALLEL_DEVICE_WORKERS_H_
+#ifndef RINGLET_PARALLEL_DEVICE_WORKERS_H_
+#define RINGLET_PARALLEL_DEVICE_WORKERS_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "nn/compute_options.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 class DeviceWorkers {
  public:
@@ -22,7 +22,7 @@ class DeviceWorkers {
   // its ops on `threads_per_device` cores. Throws std::invalid_argument
   // when either count is below 1 or compute has another size.
   DeviceWorkers(int count, int threads_per_device,
-                const std::vector<ComputeOptions>& compute = {});
+                const std::vector<nn::ComputeOptions>& compute = {});
   ~DeviceWorkers();
   DeviceWorkers(const DeviceWorkers&) = delete;
   DeviceWorkers& operator=(const DeviceWorkers&) = delete;
@@ -35,7 +35,7 @@ class DeviceWorkers {
   int size() const { return static_cast<int>(threads_.size()); }
 
  private:
-  void Loop(int device, const ComputeOptions& compute);
+  void Loop(int device, const nn::ComputeOptions& compute);
 
   std::mutex mu_;
   std::condition_variable work_ready_, work_done_;
@@ -47,6 +47,6 @@ class DeviceWorkers {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
-#endif  // RINGLET_NN_PARALLEL_DEVICE_WORKERS_H_
+#endif  // RINGLET_PARALLEL_DEVICE_WORKERS_H_

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "nn/ops/op_threads.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 TEST(DeviceWorkersTest, RunsEveryDeviceOnItsOwnThreadWithItsCores) {
@@ -21,7 +21,7 @@ TEST(DeviceWorkersTest, RunsEveryDeviceOnItsOwnThreadWithItsCores) {
       std::lock_guard<std::mutex> lock(mu);
       devices.insert(d);
       threads.insert(std::this_thread::get_id());
-      EXPECT_EQ(OpThreads(), 2);
+      EXPECT_EQ(nn::OpThreads(), 2);
     });
   }
   EXPECT_EQ(devices, (std::set<int>{0, 1, 2}));
@@ -54,4 +54,4 @@ TEST(DeviceWorkersTest, RejectsBadCounts) {
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -4,28 +4,28 @@
 
 #include "nn/ops/dispatch.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 // 256 bytes of floats: where cudaMalloc's blocks start.
 constexpr int64_t kViewAlignment = 64;
 
-Device CommonDeviceOf(const std::vector<Tensor*>& tensors) {
-  if (tensors.empty()) return Device::Cpu();
-  const Device device = tensors.front()->device();
+nn::Device CommonDeviceOf(const std::vector<nn::Tensor*>& tensors) {
+  if (tensors.empty()) return nn::Device::Cpu();
+  const nn::Device device = tensors.front()->device();
   // nn's rule for mixing devices (CPU devices share host memory).
-  for (const Tensor* t : tensors) {
-    CommonDevice("flat tensors", {device, t->device()});
+  for (const nn::Tensor* t : tensors) {
+    nn::CommonDevice("flat tensors", {device, t->device()});
   }
   return device;
 }
 
 }  // namespace
 
-FlatTensors::FlatTensors(std::vector<Tensor*> tensors, Layout layout)
+FlatTensors::FlatTensors(std::vector<nn::Tensor*> tensors, Layout layout)
     : tensors_(std::move(tensors)) {
-  const Device device = CommonDeviceOf(tensors_);
-  for (const Tensor* t : tensors_) {
+  const nn::Device device = CommonDeviceOf(tensors_);
+  for (const nn::Tensor* t : tensors_) {
     if (layout == kViews) {
       count_ = (count_ + kViewAlignment - 1) / kViewAlignment * kViewAlignment;
     }
@@ -33,16 +33,16 @@ FlatTensors::FlatTensors(std::vector<Tensor*> tensors, Layout layout)
     count_ += t->numel();
   }
   if (layout == kCopies) {
-    flat_ = Tensor::Uninitialized({count_}, device);
+    flat_ = nn::Tensor::Uninitialized({count_}, device);
   } else {
-    flat_ = Tensor({count_}, device);  // Zeros: the gaps.
+    flat_ = nn::Tensor({count_}, device);  // Zeros: the gaps.
     for (size_t i = 0; i < tensors_.size(); ++i) {
-      Tensor& t = *tensors_[i];
-      CopyElements(t, 0, flat_, offsets_[i], t.numel());
+      nn::Tensor& t = *tensors_[i];
+      nn::CopyElements(t, 0, flat_, offsets_[i], t.numel());
       t = flat_.ViewAt(offsets_[i], t.shape());
     }
   }
-  packed_ = DeviceEvent(device);
+  packed_ = nn::DeviceEvent(device);
 }
 
 bool FlatTensors::IsView(size_t i) const {
@@ -52,7 +52,7 @@ bool FlatTensors::IsView(size_t i) const {
 void FlatTensors::Pack() {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     if (IsView(i)) continue;
-    CopyElements(*tensors_[i], 0, flat_, offsets_[i], tensors_[i]->numel());
+    nn::CopyElements(*tensors_[i], 0, flat_, offsets_[i], tensors_[i]->numel());
   }
   packed_.Record();
 }
@@ -67,8 +67,8 @@ void FlatTensors::PackForCollective() {
 void FlatTensors::Unpack() {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     if (IsView(i)) continue;
-    CopyElements(flat_, offsets_[i], *tensors_[i], 0, tensors_[i]->numel());
+    nn::CopyElements(flat_, offsets_[i], *tensors_[i], 0, tensors_[i]->numel());
   }
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -28,7 +28,7 @@
 #include "nn/device_event.h"
 #include "nn/tensor.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 class FlatTensors {
  public:
@@ -38,7 +38,8 @@ class FlatTensors {
   // The flat tensor is allocated on the tensors' device (CPU for an empty
   // list). Throws DeviceError when they are on different devices. The
   // tensors must outlive this object and keep their sizes.
-  explicit FlatTensors(std::vector<Tensor*> tensors, Layout layout = kCopies);
+  explicit FlatTensors(std::vector<nn::Tensor*> tensors,
+                       Layout layout = kCopies);
 
   // flat <- tensors. The packed values are visible to host code and to
   // other streams only after WaitUntilPacked (PackForCollective does both).
@@ -54,24 +55,24 @@ class FlatTensors {
 
   // The flat buffer's storage (device memory on a GPU), for collectives.
   float* data() { return flat_.device_data(); }
-  Tensor& flat() { return flat_; }  // [count()], on device().
+  nn::Tensor& flat() { return flat_; }  // [count()], on device().
   // Passed once the last Pack() has run on the device.
-  const DeviceEvent& packed() const { return packed_; }
+  const nn::DeviceEvent& packed() const { return packed_; }
   // Elements of the flat tensor, the kViews layout's gaps included.
   int64_t count() const { return count_; }
-  Device device() const { return flat_.device(); }
-  const std::vector<Tensor*>& tensors() const { return tensors_; }
+  nn::Device device() const { return flat_.device(); }
+  const std::vector<nn::Tensor*>& tensors() const { return tensors_; }
   // Tensor i's storage is its place in the flat tensor (no copy needed).
   bool IsView(size_t i) const;
 
  private:
-  std::vector<Tensor*> tensors_;
+  std::vector<nn::Tensor*> tensors_;
   std::vector<int64_t> offsets_;  // Of each tensor in the flat tensor.
-  Tensor flat_;
+  nn::Tensor flat_;
   int64_t count_ = 0;
-  DeviceEvent packed_;
+  nn::DeviceEvent packed_;
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_FLAT_TENSORS_H_

@@ -30,7 +30,7 @@
 #include "nn/tensor.h"
 #include "parallel/replica_body.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // What the engine knows of a step before it runs.
 struct StepPlan {
@@ -59,7 +59,7 @@ class GradientReducer {
   virtual void BeginLastMicroBatch() {}
   // Shard `slot` (its micro-shard slot; -1 without) has run its backward;
   // `grads` hold its gradient alone.
-  virtual void AfterShard(int64_t slot, const std::vector<Tensor*>& grads) {
+  virtual void AfterShard(int64_t slot, const std::vector<nn::Tensor*>& grads) {
     (void)slot;
     (void)grads;
   }
@@ -68,7 +68,7 @@ class GradientReducer {
   // Sets `grads` to the job's sums (what every replica then holds), in
   // place; returns the seconds spent in collective calls. Rethrows the
   // communication's error.
-  virtual double Reduce(const std::vector<Tensor*>& grads) = 0;
+  virtual double Reduce(const std::vector<nn::Tensor*>& grads) = 0;
   // The replica failed before Reduce: stop what was started, throwing
   // nothing (the failure in flight is the cause).
   virtual void Cancel() {}
@@ -80,13 +80,13 @@ class GradientReducer {
 // What a replica's reducer is made with (on the replica's thread).
 struct ReducerContext {
   int device = 0;  // This process's device index.
-  Device where;
+  nn::Device where;
   ReplicaBody* body = nullptr;
   // The gradients' communicator (memory on the replica's device), and one
   // of host buffers (the same on CPU devices).
   collectives::Communicator* comm = nullptr;
   collectives::Communicator* host_comm = nullptr;
-  DeviceStream stream;
+  nn::DeviceStream stream;
   // The gradients' type on the wire: float32 or bfloat16.
   collectives::DataType wire = collectives::DataType::kFloat32;
 };
@@ -94,6 +94,6 @@ struct ReducerContext {
 using ReducerFactory =
     std::function<std::unique_ptr<GradientReducer>(const ReducerContext&)>;
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_GRADIENT_REDUCER_H_

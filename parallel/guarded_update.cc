@@ -5,10 +5,10 @@
 #include "nn/optim/grad_clip.h"
 #include "parallel/replica_checks.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 bool QueueGuardedUpdate(const SummedGradients& g, double clip_grad_norm,
-                        Optimizer& optimizer, QueuedReplicaStep* step) {
+                        nn::Optimizer& optimizer, QueuedReplicaStep* step) {
   if (g.names == nullptr || g.names->size() != g.grads.size()) {
     throw std::invalid_argument(
         "guarded update: one name per gradient is needed");
@@ -16,8 +16,8 @@ bool QueueGuardedUpdate(const SummedGradients& g, double clip_grad_norm,
   if (g.samples < 1) {
     throw std::invalid_argument("guarded update: samples must be 1 or more");
   }
-  const std::vector<const Tensor*> read(g.grads.begin(), g.grads.end());
-  step->gradients = QueueCountNonFinite(read);
+  const std::vector<const nn::Tensor*> read(g.grads.begin(), g.grads.end());
+  step->gradients = nn::QueueCountNonFinite(read);
   step->gradient_names = g.names;
   if (step->device.is_cpu()) {
     // The values are here: say which value it was.
@@ -32,10 +32,11 @@ bool QueueGuardedUpdate(const SummedGradients& g, double clip_grad_norm,
     // The norm is read on the host (on a GPU a wait), after the check.
     if (step->gradients.FirstBad() >= 0) return false;
     if (g.samples == 1) {
-      ClipGradNorm(g.grads, clip_grad_norm);  // torch's clip_grad_norm_.
+      nn::ClipGradNorm(g.grads, clip_grad_norm);  // torch's clip_grad_norm_.
     } else {
       // The sums' division takes the coefficient with it: one pass.
-      divisor /= ClipCoefficient(GlobalNorm(read) / divisor, clip_grad_norm);
+      divisor /=
+          nn::ClipCoefficient(nn::GlobalNorm(read) / divisor, clip_grad_norm);
     }
   }
   if (divisor == 1) {
@@ -46,4 +47,4 @@ bool QueueGuardedUpdate(const SummedGradients& g, double clip_grad_norm,
   return true;
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -19,10 +19,10 @@
 #include "nn/tensor.h"
 #include "parallel/pending_step.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 struct SummedGradients {
-  std::vector<Tensor*> grads;  // On the replica's device; may be changed.
+  std::vector<nn::Tensor*> grads;  // On the replica's device; may be changed.
   // The parameters' names, in the same order; they outlive the step (the
   // pending step names a non-finite gradient by them).
   const std::vector<std::string>* names = nullptr;
@@ -36,8 +36,8 @@ struct SummedGradients {
 // clipping. Returns false when the step stopped on the host (clipping
 // cannot take a non-finite norm); the update is skipped then too.
 bool QueueGuardedUpdate(const SummedGradients& g, double clip_grad_norm,
-                        Optimizer& optimizer, QueuedReplicaStep* step);
+                        nn::Optimizer& optimizer, QueuedReplicaStep* step);
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_GUARDED_UPDATE_H_

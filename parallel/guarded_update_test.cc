@@ -11,24 +11,24 @@
 #include "nn/optim/optimizer.h"
 #include "nn/tensor.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 const std::vector<std::string> kNames = {"w", "b"};
 
-std::vector<float> Values(const Tensor& t) {
+std::vector<float> Values(const nn::Tensor& t) {
   return std::vector<float>(t.data(), t.data() + t.numel());
 }
 
 // Two parameters and their gradients, with an optimizer over them.
 struct Params {
-  Tensor w = Tensor::FromVector({3}, {1.0f, 2.0f, 3.0f});
-  Tensor b = Tensor::FromVector({1}, {0.5f});
-  Tensor gw = Tensor::FromVector({3}, {4.0f, -8.0f, 2.0f});
-  Tensor gb = Tensor::FromVector({1}, {6.0f});
-  std::unique_ptr<Optimizer> optimizer;
-  explicit Params(const OptimizerOptions& o)
-      : optimizer(MakeOptimizer(o, {&w, &b}, kNames)) {}
+  nn::Tensor w = nn::Tensor::FromVector({3}, {1.0f, 2.0f, 3.0f});
+  nn::Tensor b = nn::Tensor::FromVector({1}, {0.5f});
+  nn::Tensor gw = nn::Tensor::FromVector({3}, {4.0f, -8.0f, 2.0f});
+  nn::Tensor gb = nn::Tensor::FromVector({1}, {6.0f});
+  std::unique_ptr<nn::Optimizer> optimizer;
+  explicit Params(const nn::OptimizerOptions& o)
+      : optimizer(nn::MakeOptimizer(o, {&w, &b}, kNames)) {}
   SummedGradients Summed(int64_t samples) {
     SummedGradients g;
     g.grads = {&gw, &gb};
@@ -38,8 +38,8 @@ struct Params {
   }
 };
 
-OptimizerOptions Sgd(float lr, float momentum = 0) {
-  OptimizerOptions o;
+nn::OptimizerOptions Sgd(float lr, float momentum = 0) {
+  nn::OptimizerOptions o;
   o.lr = lr;
   o.momentum = momentum;
   return o;
@@ -47,7 +47,7 @@ OptimizerOptions Sgd(float lr, float momentum = 0) {
 
 QueuedReplicaStep CpuStep() {
   QueuedReplicaStep step;
-  step.device = Device::Cpu(0);
+  step.device = nn::Device::Cpu(0);
   return step;
 }
 
@@ -67,7 +67,7 @@ TEST(GuardedUpdate, SumsTakeTheStepOfTheirMean) {
   // first. Both must be the step of the mean gradient.
   for (const float momentum : {0.0f, 0.9f}) {
     Params sums(Sgd(0.5f, momentum)), means(Sgd(0.5f, momentum));
-    for (Tensor* g : {&means.gw, &means.gb}) {
+    for (nn::Tensor* g : {&means.gw, &means.gb}) {
       for (int64_t i = 0; i < g->numel(); ++i) g->data()[i] /= 4;
     }
     QueuedReplicaStep a = CpuStep(), b = CpuStep();
@@ -85,7 +85,7 @@ TEST(GuardedUpdate, ClippingBoundsTheMeanGradientsNorm) {
   for (const int64_t samples : {1, 2}) {
     Params p(Sgd(1.0f));
     if (samples == 1) {
-      for (Tensor* g : {&p.gw, &p.gb}) {
+      for (nn::Tensor* g : {&p.gw, &p.gb}) {
         for (int64_t i = 0; i < g->numel(); ++i) g->data()[i] /= 2;
       }
     }
@@ -141,4 +141,4 @@ TEST(GuardedUpdate, NamesAndSamplesAreChecked) {
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

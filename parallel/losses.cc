@@ -3,26 +3,27 @@
 #include <stdexcept>
 #include <string>
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 LossFunction SoftmaxCrossEntropyLoss(float label_smoothing) {
   if (label_smoothing == 0) {  // On a GPU, without waiting.
-    return [](const Tensor& output, const Shard& shard) {
-      return StartSoftmaxCrossEntropy(
-          output, ClassIds(shard, "softmax cross-entropy"), Reduction::kSum);
+    return [](const nn::Tensor& output, const data::Shard& shard) {
+      return nn::StartSoftmaxCrossEntropy(
+          output, data::ClassIds(shard, "softmax cross-entropy"),
+          nn::Reduction::kSum);
     };
   }
-  return [label_smoothing](const Tensor& output, const Shard& shard) {
-    return PendingLoss::Ready(
-        SoftmaxCrossEntropy(output, ClassIds(shard, "softmax cross-entropy"),
-                            Reduction::kSum, label_smoothing));
+  return [label_smoothing](const nn::Tensor& output, const data::Shard& shard) {
+    return nn::PendingLoss::Ready(nn::SoftmaxCrossEntropy(
+        output, data::ClassIds(shard, "softmax cross-entropy"),
+        nn::Reduction::kSum, label_smoothing));
   };
 }
 
 namespace {
 
 // The shard's targets as float32, as many a sample as `output` has.
-const float* FloatTargets(const Tensor& output, const Shard& shard,
+const float* FloatTargets(const nn::Tensor& output, const data::Shard& shard,
                           const char* who) {
   const float* targets = shard.targets.As<float>(who);
   const int64_t per_sample = shard.count > 0 ? output.numel() / shard.count : 0;
@@ -37,19 +38,19 @@ const float* FloatTargets(const Tensor& output, const Shard& shard,
 }  // namespace
 
 LossFunction MeanSquaredErrorLoss() {
-  return [](const Tensor& output, const Shard& shard) {
-    return PendingLoss::Ready(MeanSquaredError(
+  return [](const nn::Tensor& output, const data::Shard& shard) {
+    return nn::PendingLoss::Ready(nn::MeanSquaredError(
         output, FloatTargets(output, shard, "mean squared error"),
-        Reduction::kSum));
+        nn::Reduction::kSum));
   };
 }
 
 LossFunction BinaryCrossEntropyWithLogitsLoss() {
-  return [](const Tensor& output, const Shard& shard) {
-    return PendingLoss::Ready(BinaryCrossEntropyWithLogits(
+  return [](const nn::Tensor& output, const data::Shard& shard) {
+    return nn::PendingLoss::Ready(nn::BinaryCrossEntropyWithLogits(
         output, FloatTargets(output, shard, "binary cross-entropy"),
-        Reduction::kSum));
+        nn::Reduction::kSum));
   };
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

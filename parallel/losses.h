@@ -6,11 +6,11 @@
 
 #include <functional>
 
+#include "data/shard.h"
 #include "nn/ops/loss.h"
 #include "nn/tensor.h"
-#include "parallel/shard.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // The caller's loss on one shard: `output` is the model's output for the
 // shard's samples (on the replica's device). Returns the loss SUMMED over
@@ -18,8 +18,8 @@ namespace ringlet::nn {
 // correct predictions (0 where that means nothing), as a PendingLoss
 // (PendingLoss::Ready for a loss computed at once). Called on the
 // replica's thread.
-using LossFunction =
-    std::function<PendingLoss(const Tensor& output, const Shard& shard)>;
+using LossFunction = std::function<nn::PendingLoss(const nn::Tensor& output,
+                                                   const data::Shard& shard)>;
 
 // Softmax cross-entropy against the shard's targets, one int32 class id a
 // sample (the default; other targets are refused, naming them); with
@@ -33,6 +33,6 @@ LossFunction MeanSquaredErrorLoss();
 // counts as right when every output is on its target's side of 0.
 LossFunction BinaryCrossEntropyWithLogitsLoss();
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_LOSSES_H_

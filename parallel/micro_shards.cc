@@ -10,7 +10,7 @@
 #include "nn/device_event.h"
 #include "nn/dtype.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 void CheckMicroShards(int micro_shards, int ranks, const char* who) {
   if (micro_shards < 1 || micro_shards > 4096) {
@@ -28,7 +28,7 @@ void CheckMicroShards(int micro_shards, int ranks, const char* who) {
 }
 
 ReproducibleGradients::ReproducibleGradients(collectives::DataType wire,
-                                             Device device)
+                                             nn::Device device)
     : wire_(wire), device_(device) {
   if (wire != collectives::DataType::kFloat32 &&
       wire != collectives::DataType::kBFloat16) {
@@ -42,12 +42,12 @@ namespace {
 // Where each gradient starts in the flat summand: at a block of the
 // reproducible sum's grid of its own, so a large gradient never coarsens a
 // small one's grid. Returns the flat count; the gaps stay zeros.
-int64_t BlockAlignedOffsets(const std::vector<Tensor*>& grads,
+int64_t BlockAlignedOffsets(const std::vector<nn::Tensor*>& grads,
                             std::vector<int64_t>* offsets) {
   constexpr int64_t kBlock = collectives::kReproducibleBlock;
   offsets->clear();
   int64_t at = 0;
-  for (const Tensor* g : grads) {
+  for (const nn::Tensor* g : grads) {
     offsets->push_back(at);
     at += (g->numel() + kBlock - 1) / kBlock * kBlock;
   }
@@ -56,28 +56,28 @@ int64_t BlockAlignedOffsets(const std::vector<Tensor*>& grads,
 
 }  // namespace
 
-void ReproducibleGradients::AddOnDevice(const std::vector<Tensor*>& grads,
+void ReproducibleGradients::AddOnDevice(const std::vector<nn::Tensor*>& grads,
                                         int64_t count) {
-  Tensor flat({count}, device_);  // Zeros: the gaps.
+  nn::Tensor flat({count}, device_);  // Zeros: the gaps.
   for (size_t t = 0; t < grads.size(); ++t) {
-    CopyElements(*grads[t], 0, flat, offsets_[t], grads[t]->numel());
+    nn::CopyElements(*grads[t], 0, flat, offsets_[t], grads[t]->numel());
   }
   // float32 to bfloat16 rounds to nearest even, as the host's FloatToBf16.
   on_device_.push_back(wire_ == collectives::DataType::kBFloat16
-                           ? flat.To(DType::kBFloat16)
+                           ? flat.To(nn::DType::kBFloat16)
                            : flat);
   ++used_;
 }
 
-void ReproducibleGradients::SumOnDeviceInto(collectives::Communicator& comm,
-                                            const std::vector<Tensor*>& grads,
-                                            int64_t count) {
+void ReproducibleGradients::SumOnDeviceInto(
+    collectives::Communicator& comm, const std::vector<nn::Tensor*>& grads,
+    int64_t count) {
   // The summands' copies have run before the sum's own stream reads them.
-  DeviceEvent copied(device_);
+  nn::DeviceEvent copied(device_);
   copied.Record();
   copied.Wait();
   std::vector<const void*> summands;
-  for (const Tensor& summand : on_device_) {
+  for (const nn::Tensor& summand : on_device_) {
     if (summand.numel() != count) {
       throw std::logic_error(
           "reproducible gradients: a summand's size differs from the "
@@ -86,21 +86,21 @@ void ReproducibleGradients::SumOnDeviceInto(collectives::Communicator& comm,
     summands.push_back(summand.raw_data());
   }
   const bool bf16 = wire_ == collectives::DataType::kBFloat16;
-  Tensor sum = Tensor::Uninitialized({count}, device_,
-                                     bf16 ? DType::kBFloat16 : DType::kFloat32);
+  nn::Tensor sum = nn::Tensor::Uninitialized(
+      {count}, device_, bf16 ? nn::DType::kBFloat16 : nn::DType::kFloat32);
   // Returns with the sum written (its stream synchronised).
   collectives::ReproducibleAllReduceOnDevice(comm, summands, sum.raw_data(),
                                              static_cast<size_t>(count), wire_,
                                              device_.index);
   on_device_.clear();
   used_ = 0;
-  if (bf16) sum = sum.To(DType::kFloat32);
+  if (bf16) sum = sum.To(nn::DType::kFloat32);
   for (size_t t = 0; t < grads.size(); ++t) {
-    CopyElements(sum, offsets_[t], *grads[t], 0, grads[t]->numel());
+    nn::CopyElements(sum, offsets_[t], *grads[t], 0, grads[t]->numel());
   }
 }
 
-void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
+void ReproducibleGradients::Add(const std::vector<nn::Tensor*>& grads) {
   const int64_t count = BlockAlignedOffsets(grads, &offsets_);
   if (device_.is_cuda()) {
     AddOnDevice(grads, count);
@@ -113,18 +113,18 @@ void ReproducibleGradients::Add(const std::vector<Tensor*>& grads) {
   std::vector<float>& flat = bf16 ? staging_ : float32_[used_];
   flat.assign(count, 0.0f);
   for (size_t t = 0; t < grads.size(); ++t) {
-    CopyToHost(*grads[t], flat.data() + offsets_[t]);
+    nn::CopyToHost(*grads[t], flat.data() + offsets_[t]);
   }
   if (bf16) {
     if (bfloat16_.size() <= used_) bfloat16_.emplace_back();
     bfloat16_[used_].resize(count);
-    FloatToBf16(flat.data(), bfloat16_[used_].data(), count);
+    nn::FloatToBf16(flat.data(), bfloat16_[used_].data(), count);
   }
   ++used_;
 }
 
 void ReproducibleGradients::SumInto(collectives::Communicator& comm,
-                                    const std::vector<Tensor*>& grads) {
+                                    const std::vector<nn::Tensor*>& grads) {
   const int64_t count = BlockAlignedOffsets(grads, &offsets_);
   if (device_.is_cuda()) {
     SumOnDeviceInto(comm, grads, count);
@@ -148,26 +148,26 @@ void ReproducibleGradients::SumInto(collectives::Communicator& comm,
     narrow_.resize(count);
     collectives::ReproducibleAllReduce(comm, summands, narrow_.data(),
                                        static_cast<size_t>(count), wire_);
-    Bf16ToFloat(narrow_.data(), staging_.data(), count);
+    nn::Bf16ToFloat(narrow_.data(), staging_.data(), count);
   } else {
     collectives::ReproducibleAllReduce(comm, summands, staging_.data(),
                                        static_cast<size_t>(count), wire_);
   }
   for (size_t t = 0; t < grads.size(); ++t) {
-    CopyFromHost(staging_.data() + offsets_[t], *grads[t]);
+    nn::CopyFromHost(staging_.data() + offsets_[t], *grads[t]);
   }
 }
 
-MicroShardBuffers::MicroShardBuffers(std::vector<Tensor*> buffers)
+MicroShardBuffers::MicroShardBuffers(std::vector<nn::Tensor*> buffers)
     : buffers_(std::move(buffers)) {
-  for (const Tensor* b : buffers_) count_ += b->numel();
+  for (const nn::Tensor* b : buffers_) count_ += b->numel();
 }
 
 void MicroShardBuffers::Begin(int64_t slots) {
   start_.resize(count_);
   int64_t at = 0;
-  for (const Tensor* b : buffers_) {
-    CopyToHost(*b, start_.data() + at);
+  for (const nn::Tensor* b : buffers_) {
+    nn::CopyToHost(*b, start_.data() + at);
     at += b->numel();
   }
   slots_.assign(slots * count_, 0.0f);
@@ -176,9 +176,9 @@ void MicroShardBuffers::Begin(int64_t slots) {
 void MicroShardBuffers::Record(int64_t slot) {
   float* out = slots_.data() + slot * count_;
   int64_t at = 0;
-  for (Tensor* b : buffers_) {
-    CopyToHost(*b, out + at);
-    CopyFromHost(start_.data() + at, *b);
+  for (nn::Tensor* b : buffers_) {
+    nn::CopyToHost(*b, out + at);
+    nn::CopyFromHost(start_.data() + at, *b);
     at += b->numel();
   }
   // + 0.0f: a -0 becomes +0, as it would after adding another rank's 0.
@@ -206,10 +206,10 @@ void MicroShardBuffers::Finish(collectives::Communicator& comm,
     values[i] = static_cast<float>(mean[i] / static_cast<double>(n));
   }
   int64_t at = 0;
-  for (Tensor* b : buffers_) {
-    CopyFromHost(values.data() + at, *b);
+  for (nn::Tensor* b : buffers_) {
+    nn::CopyFromHost(values.data() + at, *b);
     at += b->numel();
   }
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -31,7 +31,7 @@
 #include "nn/tensor.h"
 #include "parallel/replica_group.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // Throws std::invalid_argument unless 1 <= ranks <= micro_shards (every
 // rank needs one) and micro_shards <= 4096; `who` starts the message.
@@ -45,29 +45,29 @@ class ReproducibleGradients {
   // to a plain sum; the bytes on the wire are float64 either way). On a
   // GPU `device` the summands stay in its memory.
   explicit ReproducibleGradients(collectives::DataType wire,
-                                 Device device = Device::Cpu());
+                                 nn::Device device = nn::Device::Cpu());
 
   // Keeps a copy of `grads` (on the device's) as one summand, each tensor
   // in blocks of the sum's grid of its own (so a large gradient does not
   // coarsen a small one's); host storage is reused from step to step.
-  void Add(const std::vector<Tensor*>& grads);
+  void Add(const std::vector<nn::Tensor*>& grads);
   // grads <- the sum of every rank's summands (none here: it adds
   // nothing), the same bits on every rank and on CPUs and GPUs; forgets
   // the summands. Collective over `comm`: a communicator of host buffers,
   // or on a GPU of that GPU's buffers (nccl, cuda_ring, host-staged).
   void SumInto(collectives::Communicator& comm,
-               const std::vector<Tensor*>& grads);
+               const std::vector<nn::Tensor*>& grads);
 
  private:
   // The GPU path of Add and SumInto.
-  void AddOnDevice(const std::vector<Tensor*>& grads, int64_t count);
+  void AddOnDevice(const std::vector<nn::Tensor*>& grads, int64_t count);
   void SumOnDeviceInto(collectives::Communicator& comm,
-                       const std::vector<Tensor*>& grads, int64_t count);
+                       const std::vector<nn::Tensor*>& grads, int64_t count);
 
   collectives::DataType wire_;
-  Device device_;
+  nn::Device device_;
   size_t used_ = 0;  // Summands added this step.
-  std::vector<Tensor>
+  std::vector<nn::Tensor>
       on_device_;  // A GPU's summands, flat, of the wire's type.
   std::vector<std::vector<float>> float32_;      // The float32 wire's.
   std::vector<std::vector<uint16_t>> bfloat16_;  // The bfloat16 wire's.
@@ -83,7 +83,7 @@ class ReproducibleGradients {
 //   rank's, in slot order).
 class MicroShardBuffers {
  public:
-  explicit MicroShardBuffers(std::vector<Tensor*> buffers);
+  explicit MicroShardBuffers(std::vector<nn::Tensor*> buffers);
   void Begin(int64_t slots);
   void Record(int64_t slot);
   // `used[s]`: whether slot s was recorded by some rank (a non-empty
@@ -92,12 +92,12 @@ class MicroShardBuffers {
   void Finish(collectives::Communicator& comm, const std::vector<char>& used);
 
  private:
-  std::vector<Tensor*> buffers_;
+  std::vector<nn::Tensor*> buffers_;
   int64_t count_ = 0;  // Floats over every buffer.
   std::vector<float> start_;
   std::vector<float> slots_;  // [slots, count_]; zeros where not this rank's.
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_MICRO_SHARDS_H_

@@ -15,7 +15,7 @@
 #include "collectives/collectives.h"
 #include "collectives/testing/rank_threads.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 using collectives::Communicator;
@@ -28,7 +28,7 @@ TEST(MicroShards, EveryMicroShardHasOneRankAndEveryRankOne) {
     for (int ranks = 1; ranks <= m; ++ranks) {
       int64_t next = 0;
       for (int r = 0; r < ranks; ++r) {
-        const Range range = ShardsOfRanks(m, r, 1, ranks);
+        const data::Range range = data::ShardsOfRanks(m, r, 1, ranks);
         EXPECT_EQ(range.begin, next) << m << " " << ranks << " " << r;
         EXPECT_GT(range.end, range.begin) << m << " " << ranks << " " << r;
         next = range.end;
@@ -59,8 +59,8 @@ std::vector<float> SumOver(int ranks, DataType wire) {
   std::vector<std::vector<float>> results(ranks);
   const auto errors = RunRanks(group, [&](Communicator& comm) {
     ReproducibleGradients grads(wire);
-    Tensor a({3, 5}), b({7});
-    const Range mine = ShardsOfRanks(kMicro, comm.rank(), 1, ranks);
+    nn::Tensor a({3, 5}), b({7});
+    const data::Range mine = data::ShardsOfRanks(kMicro, comm.rank(), 1, ranks);
     for (int64_t s = mine.begin; s < mine.end; ++s) {
       for (int64_t i = 0; i < a.numel(); ++i) {
         a.data()[i] = std::ldexp(1.0f + 0.37f * s + 0.01f * i, s * 13 - 20);
@@ -109,11 +109,11 @@ std::vector<float> BuffersOver(int ranks) {
   auto group = collectives::CreateGroup("ring", ranks);
   std::vector<std::vector<float>> results(ranks);
   const auto errors = RunRanks(group, [&](Communicator& comm) {
-    Tensor mean({2}), var({1});
+    nn::Tensor mean({2}), var({1});
     mean.data()[0] = mean.data()[1] = var.data()[0] = 1.0f;
     MicroShardBuffers buffers({&mean, &var});
     buffers.Begin(kMicro);
-    const Range mine = ShardsOfRanks(kMicro, comm.rank(), 1, ranks);
+    const data::Range mine = data::ShardsOfRanks(kMicro, comm.rank(), 1, ranks);
     for (int64_t s = mine.begin; s < mine.end; ++s) {
       if (!used[s]) continue;
       EXPECT_EQ(mean.data()[0], 1.0f) << "not restored before " << s;
@@ -143,4 +143,4 @@ TEST(MicroShardBuffers, MeanOfTheUsedSlotsOnAnyNumberOfRanks) {
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -3,9 +3,9 @@
 #include <stdexcept>
 #include <utility>
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
-ModuleBody::ModuleBody(std::unique_ptr<Module> model, Device device,
+ModuleBody::ModuleBody(std::unique_ptr<nn::Module> model, nn::Device device,
                        LossFunction loss)
     : model_(std::move(model)), loss_(std::move(loss)) {
   if (model_ == nullptr) {
@@ -17,11 +17,11 @@ ModuleBody::ModuleBody(std::unique_ptr<Module> model, Device device,
   params_ = model_->Parameters();
 }
 
-Tensor ModuleBody::Forward(const Tensor& inputs, bool training) {
+nn::Tensor ModuleBody::Forward(const nn::Tensor& inputs, bool training) {
   if (training) return model_->Forward(inputs);
   model_->SetTraining(false);
   try {
-    Tensor output = model_->Forward(inputs);
+    nn::Tensor output = model_->Forward(inputs);
     model_->SetTraining(true);
     return output;
   } catch (...) {
@@ -32,26 +32,26 @@ Tensor ModuleBody::Forward(const Tensor& inputs, bool training) {
 
 NamedValues ModuleBody::Parameters() {
   NamedValues out;
-  for (Parameter* p : params_) {
+  for (nn::Parameter* p : params_) {
     out.names.push_back(p->name);
     out.tensors.push_back(&p->value);
   }
   return out;
 }
 
-std::vector<Tensor*> ModuleBody::Gradients() {
-  std::vector<Tensor*> grads;
-  for (Parameter* p : params_) grads.push_back(&p->grad);
+std::vector<nn::Tensor*> ModuleBody::Gradients() {
+  std::vector<nn::Tensor*> grads;
+  for (nn::Parameter* p : params_) grads.push_back(&p->grad);
   return grads;
 }
 
 NamedValues ModuleBody::Buffers() {
   NamedValues out;
-  for (Buffer* b : model_->Buffers()) {
+  for (nn::Buffer* b : model_->Buffers()) {
     out.names.push_back(b->name);
     out.tensors.push_back(&b->value);
   }
   return out;
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -14,31 +14,35 @@
 #include "parallel/losses.h"
 #include "parallel/replica_body.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 class ModuleBody : public ReplicaBody {
  public:
   // Moves `model` to `device` (a GPU's) and tells it the input's gradient
   // is not needed (the step discards it). `loss` must not be null.
-  ModuleBody(std::unique_ptr<Module> model, Device device, LossFunction loss);
+  ModuleBody(std::unique_ptr<nn::Module> model, nn::Device device,
+             LossFunction loss);
 
-  Tensor Forward(const Tensor& inputs, bool training) override;
-  PendingLoss Loss(const Tensor& output, const Shard& shard) override {
+  nn::Tensor Forward(const nn::Tensor& inputs, bool training) override;
+  nn::PendingLoss Loss(const nn::Tensor& output,
+                       const data::Shard& shard) override {
     return loss_(output, shard);
   }
-  void Backward(const Tensor& dlogits) override { model_->Backward(dlogits); }
+  void Backward(const nn::Tensor& dlogits) override {
+    model_->Backward(dlogits);
+  }
   void ZeroGrad() override { model_->ZeroGrad(); }
   NamedValues Parameters() override;
-  std::vector<Tensor*> Gradients() override;
+  std::vector<nn::Tensor*> Gradients() override;
   NamedValues Buffers() override;
-  Module* module() override { return model_.get(); }
+  nn::Module* module() override { return model_.get(); }
 
  private:
-  std::unique_ptr<Module> model_;
+  std::unique_ptr<nn::Module> model_;
   LossFunction loss_;
-  std::vector<Parameter*> params_;  // The model's, in its order.
+  std::vector<nn::Parameter*> params_;  // The model's, in its order.
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_MODULE_BODY_H_

@@ -5,7 +5,7 @@
 
 #include "parallel/replica_checks.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 PendingStep PendingStep::Finished(const TrainStepStats& stats) {
   PendingStep step;
@@ -33,7 +33,7 @@ const TrainStepStats& PendingStep::Finish() {
     r.done.Wait();
     TrainStepStats mine;
     for (size_t k = 0; k < r.losses.size(); ++k) {
-      PendingLoss& loss = r.losses[k];
+      nn::PendingLoss& loss = r.losses[k];
       TrainStepStats part;
       RecordLoss(loss.Finish(), 0, r.device, &part);
       if (loss_slots_ > 0) slots.at(r.loss_slots.at(k)) = part.loss_sum;
@@ -76,7 +76,7 @@ PendingStep QueueReplicaSteps(
   group.RunQueued([&](int d) {
     QueuedReplicaStep& q = queued[d];
     q.device = group.devices()[d];
-    q.done = DeviceEvent(q.device);
+    q.done = nn::DeviceEvent(q.device);
     step(d, q);
     q.done.Record();
   });
@@ -89,4 +89,4 @@ PendingStep QueueReplicaSteps(
       });
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -19,20 +19,20 @@
 #include "nn/ops/non_finite.h"
 #include "parallel/replica_group.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // One local device's part of a queued step.
 struct QueuedReplicaStep {
-  Device device;
+  nn::Device device;
   int64_t samples = 0;
   // One per micro-batch the device ran (none for a device without samples).
-  std::vector<PendingLoss> losses;
+  std::vector<nn::PendingLoss> losses;
   // With PendingStep::AddLossesBySlot: the slot of each of `losses`.
   std::vector<int64_t> loss_slots;
   // The gradients' non-finite counts, named (the names outlive the step:
   // the trainer's); a non-zero count means the update was skipped (on the
   // device) and the run diverged.
-  NonFiniteCounts gradients;
+  nn::NonFiniteCounts gradients;
   const std::vector<std::string>* gradient_names = nullptr;
   // Known on the host already (e.g. the exact value on a CPU); else the
   // finish names the first counted gradient.
@@ -40,7 +40,7 @@ struct QueuedReplicaStep {
   double comm_seconds = 0;
   double exposed_comm_seconds = 0;  // TrainStepStats' meaning.
   // Recorded after the device's last queued work for the step.
-  DeviceEvent done;
+  nn::DeviceEvent done;
 };
 
 class PendingStep {
@@ -89,6 +89,6 @@ PendingStep QueueReplicaSteps(
     const std::function<void(int device, QueuedReplicaStep& q)>& step,
     std::function<void()> finished = nullptr);
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_PENDING_STEP_H_

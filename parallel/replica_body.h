@@ -17,17 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "data/shard.h"
 #include "nn/layers/module.h"
 #include "nn/ops/loss.h"
 #include "nn/tensor.h"
-#include "parallel/shard.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // Tensors a replica owns and may change, named.
 struct NamedValues {
   std::vector<std::string> names;
-  std::vector<Tensor*> tensors;
+  std::vector<nn::Tensor*> tensors;
 };
 
 class ReplicaBody {
@@ -37,13 +37,14 @@ class ReplicaBody {
   // The model's output for `inputs` ([count, one sample's shape...] on
   // the replica's device). Training mode keeps what Backward needs;
   // evaluation mode (training false) uses running statistics.
-  virtual Tensor Forward(const Tensor& inputs, bool training) = 0;
+  virtual nn::Tensor Forward(const nn::Tensor& inputs, bool training) = 0;
   // The loss of `output` against the shard's targets, SUMMED over its
   // samples, with its gradient and count of correct predictions.
-  virtual PendingLoss Loss(const Tensor& output, const Shard& shard) = 0;
+  virtual nn::PendingLoss Loss(const nn::Tensor& output,
+                               const data::Shard& shard) = 0;
   // Backward of the last training Forward from the loss gradient: adds
   // into Gradients().
-  virtual void Backward(const Tensor& dlogits) = 0;
+  virtual void Backward(const nn::Tensor& dlogits) = 0;
   // Gradients() become zeros (before a step, or each kept-apart shard).
   virtual void ZeroGrad() = 0;
 
@@ -51,14 +52,14 @@ class ReplicaBody {
   // order (pointers stay valid from one step to the next only for a body
   // over a Module: ask again after Backward).
   virtual NamedValues Parameters() = 0;
-  virtual std::vector<Tensor*> Gradients() = 0;
+  virtual std::vector<nn::Tensor*> Gradients() = 0;
   // Non-trainable state every replica must agree on (batch norm's running
   // statistics), named; none by default.
   virtual NamedValues Buffers() { return {}; }
   // The Module behind the body, when it has one: the engine gives its
   // layers their ReplicaContext, and a bucketed reducer hooks its
   // parameters. Null for a body of functions.
-  virtual Module* module() { return nullptr; }
+  virtual nn::Module* module() { return nullptr; }
 
   // Where the mean over the step's samples is taken. false: the engine
   // divides each loss gradient by the step's samples before Backward, so
@@ -67,6 +68,6 @@ class ReplicaBody {
   virtual bool GradientsAreSums() const { return false; }
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_REPLICA_BODY_H_

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 std::string NonFiniteName(double value) {
   if (std::isnan(value)) return "nan";
@@ -12,7 +12,7 @@ std::string NonFiniteName(double value) {
   return "";
 }
 
-void RecordLoss(const LossResult& loss, int64_t samples, Device device,
+void RecordLoss(const nn::LossResult& loss, int64_t samples, nn::Device device,
                 TrainStepStats* stats) {
   const std::string bad_loss = NonFiniteName(loss.loss);
   if (!bad_loss.empty()) {
@@ -42,9 +42,9 @@ std::string FirstNonFinite(const float* values, int64_t count) {
   return "";
 }
 
-int FirstNonFiniteTensor(const std::vector<const Tensor*>& tensors) {
+int FirstNonFiniteTensor(const std::vector<const nn::Tensor*>& tensors) {
   for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = *tensors[i];
+    const nn::Tensor& t = *tensors[i];
     if (!t.device().is_cpu()) continue;
     if (!FirstNonFinite(t.data(), t.numel()).empty())
       return static_cast<int>(i);
@@ -67,12 +67,12 @@ uint64_t Checksum(const float* values, int64_t count) {
   return h;
 }
 
-NamedTensors OnHost(NamedTensors state, std::vector<Tensor>* copies) {
+NamedTensors OnHost(NamedTensors state, std::vector<nn::Tensor>* copies) {
   copies->clear();
   copies->reserve(state.tensors.size());  // Pointers into it stay valid.
-  for (const Tensor*& t : state.tensors) {
+  for (const nn::Tensor*& t : state.tensors) {
     if (t->device().is_cpu()) continue;
-    copies->push_back(t->To(Device::Cpu()));
+    copies->push_back(t->To(nn::Device::Cpu()));
     t = &copies->back();
   }
   return state;
@@ -86,7 +86,7 @@ void LoadFromHost(const std::vector<const float*>& values,
                                 std::to_string(live.tensors.size()));
   }
   for (size_t i = 0; i < values.size(); ++i) {
-    CopyFromHost(values[i], *const_cast<Tensor*>(live.tensors[i]));
+    nn::CopyFromHost(values[i], *const_cast<nn::Tensor*>(live.tensors[i]));
   }
 }
 
@@ -97,7 +97,7 @@ std::string CompareReplicas(ReplicaGroup& group,
   std::vector<std::vector<int32_t>> gathered(group.size());
   group.Run([&](int d) {
     local[d] = state(d);
-    const std::vector<const Tensor*>& tensors = local[d].tensors;
+    const std::vector<const nn::Tensor*>& tensors = local[d].tensors;
     // Two int32 halves per checksum: the collectives move int32 exactly.
     std::vector<int32_t> mine(2 * tensors.size());
     for (size_t i = 0; i < tensors.size(); ++i) {
@@ -110,7 +110,7 @@ std::string CompareReplicas(ReplicaGroup& group,
       mine[2 * i + 1] = static_cast<int32_t>(h & 0xffffffffu);
     }
     gathered[d].resize(mine.size() * ranks);
-    const Device device = group.devices()[d];
+    const nn::Device device = group.devices()[d];
     if (device.is_cpu()) {
       group.comm(d).AllGather(mine.data(), gathered[d].data(), mine.size(),
                               collectives::DataType::kInt32);
@@ -119,12 +119,12 @@ std::string CompareReplicas(ReplicaGroup& group,
     // A GPU group's communicators move device memory: the checksums go
     // through device tensors (4-byte elements, copied bit for bit).
     const int64_t n = static_cast<int64_t>(mine.size());
-    Tensor send = Tensor::Uninitialized({n}, device);
-    Tensor recv = Tensor::Uninitialized({n * ranks}, device);
-    CopyFromHost(reinterpret_cast<const float*>(mine.data()), send);
+    nn::Tensor send = nn::Tensor::Uninitialized({n}, device);
+    nn::Tensor recv = nn::Tensor::Uninitialized({n * ranks}, device);
+    nn::CopyFromHost(reinterpret_cast<const float*>(mine.data()), send);
     group.comm(d).AllGather(send.device_data(), recv.device_data(), mine.size(),
                             collectives::DataType::kInt32);
-    CopyToHost(recv, reinterpret_cast<float*>(gathered[d].data()));
+    nn::CopyToHost(recv, reinterpret_cast<float*>(gathered[d].data()));
   });
   const std::vector<int32_t>& all = gathered[0];
   const size_t per_rank = all.size() / ranks;
@@ -142,4 +142,4 @@ std::string CompareReplicas(ReplicaGroup& group,
   return "";
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

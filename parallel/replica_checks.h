@@ -14,7 +14,7 @@
 #include "nn/tensor.h"
 #include "parallel/replica_group.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // "nan" or "inf" ("-inf") for a non-finite value, "" for a finite one.
 std::string NonFiniteName(double value);
@@ -22,7 +22,7 @@ std::string NonFiniteName(double value);
 // A replica's finished loss into its step's statistics (loss sum, correct
 // predictions, `samples`), and, when the loss is not finite, the
 // divergence "the loss became nan on cuda:0".
-void RecordLoss(const LossResult& loss, int64_t samples, Device device,
+void RecordLoss(const nn::LossResult& loss, int64_t samples, nn::Device device,
                 TrainStepStats* stats);
 
 // The first non-finite value of `values[0, count)`, as NonFiniteName, or "".
@@ -30,7 +30,7 @@ std::string FirstNonFinite(const float* values, int64_t count);
 
 // The index of the first of `tensors` holding a non-finite value, or -1.
 // Tensors not on the host are skipped (their values are on a GPU).
-int FirstNonFiniteTensor(const std::vector<const Tensor*>& tensors);
+int FirstNonFiniteTensor(const std::vector<const nn::Tensor*>& tensors);
 
 // A 64-bit checksum of the bytes of `values[0, count)`: equal values give
 // equal sums; one changed bit changes it (with probability 1 - 2^-64).
@@ -39,13 +39,13 @@ uint64_t Checksum(const float* values, int64_t count);
 // One replica's tensors, named, as a device holds them.
 struct NamedTensors {
   std::vector<std::string> names;
-  std::vector<const Tensor*> tensors;
+  std::vector<const nn::Tensor*> tensors;
 };
 
 // `state` with each tensor outside host memory (on a GPU) replaced by a
 // host copy kept in *copies, which must not change while the result is
 // read: what checkpoints and replica checks read. Host tensors are kept.
-NamedTensors OnHost(NamedTensors state, std::vector<Tensor>* copies);
+NamedTensors OnHost(NamedTensors state, std::vector<nn::Tensor>* copies);
 
 // Copies `values` (host memory, one per tensor of `live`, in its order and
 // sizes) into the tensors of `live`, wherever they are. Throws
@@ -62,6 +62,6 @@ void LoadFromHost(const std::vector<const float*>& values,
 std::string CompareReplicas(ReplicaGroup& group,
                             const std::function<NamedTensors(int)>& state);
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_REPLICA_CHECKS_H_

@@ -7,24 +7,24 @@
 
 #include "gtest/gtest.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 TEST(RecordLossTest, FillsTheStatsAndNamesANonFiniteLoss) {
-  LossResult loss;
+  nn::LossResult loss;
   loss.loss = 12.5;
   loss.correct = 7;
   TrainStepStats stats;
-  RecordLoss(loss, 9, Device::Cpu(1), &stats);
+  RecordLoss(loss, 9, nn::Device::Cpu(1), &stats);
   EXPECT_EQ(stats.loss_sum, 12.5);
   EXPECT_EQ(stats.correct, 7);
   EXPECT_EQ(stats.samples, 9);
   EXPECT_EQ(stats.divergence, "");
   loss.loss = std::nan("");
-  RecordLoss(loss, 9, Device::Cuda(2), &stats);
+  RecordLoss(loss, 9, nn::Device::Cuda(2), &stats);
   EXPECT_EQ(stats.divergence, "the loss became nan on cuda:2");
 }
 
@@ -47,7 +47,7 @@ TEST(NonFiniteTest, FindsTheFirstBadValueAnywhere) {
 }
 
 TEST(NonFiniteTest, FirstTensorHoldingOne) {
-  Tensor a({3}), b({2, 2}), c({4});
+  nn::Tensor a({3}), b({2, 2}), c({4});
   b.data()[3] = kNan;
   c.data()[0] = kInf;
   EXPECT_EQ(FirstNonFiniteTensor({&a}), -1);
@@ -76,13 +76,13 @@ class CompareReplicasTest : public ::testing::TestWithParam<int> {};
 std::string Compare(int devices, int odd) {
   ReplicaGroupOptions options;
   options.backend = "ring";
-  std::vector<Device> list;
-  for (int d = 0; d < devices; ++d) list.push_back(Device::Cpu(d));
+  std::vector<nn::Device> list;
+  for (int d = 0; d < devices; ++d) list.push_back(nn::Device::Cpu(d));
   ReplicaGroup group(list, options);
-  std::vector<Tensor> first(devices), second(devices);
+  std::vector<nn::Tensor> first(devices), second(devices);
   for (int d = 0; d < devices; ++d) {
-    first[d] = Tensor({5});
-    second[d] = Tensor({7});
+    first[d] = nn::Tensor({5});
+    second[d] = nn::Tensor({7});
     for (int i = 0; i < 7; ++i) second[d].data()[i] = 0.25f * i;
   }
   if (odd >= 0) second[odd].data()[6] = std::nextafter(1.5f, 2.0f);
@@ -110,9 +110,9 @@ INSTANTIATE_TEST_SUITE_P(Devices, CompareReplicasTest,
                          ::testing::Values(1, 2, 3, 5));
 
 TEST(ReplicaChecks, OnHostKeepsHostTensorsAndCopiesNothing) {
-  Tensor a = Tensor::FromVector({2}, {1, 2});
+  nn::Tensor a = nn::Tensor::FromVector({2}, {1, 2});
   NamedTensors state{{"a"}, {&a}};
-  std::vector<Tensor> copies;
+  std::vector<nn::Tensor> copies;
   const NamedTensors host = OnHost(state, &copies);
   EXPECT_EQ(host.tensors.front(), &a);  // The same tensor, not a copy.
   EXPECT_TRUE(copies.empty());
@@ -120,4 +120,4 @@ TEST(ReplicaChecks, OnHostKeepsHostTensorsAndCopiesNothing) {
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

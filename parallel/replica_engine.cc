@@ -13,7 +13,7 @@
 #include "parallel/micro_shards.h"
 #include "parallel/reproducible_reducer.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 using collectives::Communicator;
@@ -71,27 +71,28 @@ ReplicaEngineOptions Checked(ReplicaEngineOptions options) {
 
 }  // namespace
 
-OptimizerFactory OptimizerOf(const OptimizerOptions& options) {
-  MakeOptimizer(options, {}, {});  // Bad options fail here, before a thread.
-  return
-      [options](std::vector<Tensor*> values, std::vector<std::string> names) {
-        return MakeOptimizer(options, std::move(values), std::move(names));
-      };
+OptimizerFactory OptimizerOf(const nn::OptimizerOptions& options) {
+  nn::MakeOptimizer(options, {},
+                    {});  // Bad options fail here, before a thread.
+  return [options](std::vector<nn::Tensor*> values,
+                   std::vector<std::string> names) {
+    return nn::MakeOptimizer(options, std::move(values), std::move(names));
+  };
 }
 
 struct ReplicaEngine::Replica {
   std::unique_ptr<ReplicaBody> body;
-  std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<nn::Optimizer> optimizer;
   std::unique_ptr<GradientReducer> reducer;
   std::vector<std::string> param_names;  // Outlive every step (PendingStep).
-  std::vector<Tensor*> buffers;
-  FlatTensors buffer_flat;         // The buffers, broadcast after every step.
-  std::vector<Tensor> host_state;  // State()'s copies on a GPU.
-  double layer_sum_seconds = 0;    // Cross-replica sums, this step.
+  std::vector<nn::Tensor*> buffers;
+  FlatTensors buffer_flat;  // The buffers, broadcast after every step.
+  std::vector<nn::Tensor> host_state;  // State()'s copies on a GPU.
+  double layer_sum_seconds = 0;        // Cross-replica sums, this step.
 };
 
 ReplicaEngine::ReplicaEngine(const BodyFactory& make_body,
-                             const std::vector<Device>& devices,
+                             const std::vector<nn::Device>& devices,
                              const ReplicaEngineOptions& options)
     : options_(Checked(options)), group_(devices, options_.group) {
   const char* who = options_.who.c_str();
@@ -106,8 +107,8 @@ ReplicaEngine::ReplicaEngine(const BodyFactory& make_body,
       throw std::invalid_argument(options_.who +
                                   ": the model factory gave null");
     }
-    if (Module* module = r->body->module()) {
-      ReplicaContext context;
+    if (nn::Module* module = r->body->module()) {
+      nn::ReplicaContext context;
       context.index = group_.first_rank() + d;
       context.count = ranks();
       if (options_.cross_replica_sums) {
@@ -121,11 +122,12 @@ ReplicaEngine::ReplicaEngine(const BodyFactory& make_body,
           raw->layer_sum_seconds += SecondsSince(start);
         };
       }
-      VisitModules(*module, [&](Module& m) { m.SetReplicaContext(context); });
+      nn::VisitModules(*module,
+                       [&](nn::Module& m) { m.SetReplicaContext(context); });
     }
     NamedValues params = r->body->Parameters();
     r->buffers = r->body->Buffers().tensors;
-    std::vector<Tensor*> values = params.tensors;
+    std::vector<nn::Tensor*> values = params.tensors;
     values.insert(values.end(), r->buffers.begin(), r->buffers.end());
     FlatTensors everything(values);
     BroadcastFromFirst(group_.comm(d, kGradGroup), everything);
@@ -161,38 +163,39 @@ int ReplicaEngine::shards_per_batch() const {
   return options_.micro_shards > 0 ? options_.micro_shards : ranks();
 }
 
-ShardLayout ReplicaEngine::TrainLayout() const {
-  return ShardLayout::OfRanks(shards_per_batch(), group_.first_rank(), size(),
-                              ranks());
+data::ShardLayout ReplicaEngine::TrainLayout() const {
+  return data::ShardLayout::OfRanks(shards_per_batch(), group_.first_rank(),
+                                    size(), ranks());
 }
 
-ShardLayout ReplicaEngine::EvalLayout() const {
-  return ShardLayout::OfRanks(ranks(), group_.first_rank(), size(), ranks());
+data::ShardLayout ReplicaEngine::EvalLayout() const {
+  return data::ShardLayout::OfRanks(ranks(), group_.first_rank(), size(),
+                                    ranks());
 }
 
 PendingStep ReplicaEngine::QueueStep(
-    const std::vector<std::vector<Shard>>& micro_batches) {
-  std::vector<LocalBatch> local;
-  for (const std::vector<Shard>& shards : micro_batches) {
-    local.push_back(LocalOf(shards, TrainLayout(), options_.who.c_str()));
+    const std::vector<std::vector<data::Shard>>& micro_batches) {
+  std::vector<data::LocalBatch> local;
+  for (const std::vector<data::Shard>& shards : micro_batches) {
+    local.push_back(data::LocalOf(shards, TrainLayout(), options_.who.c_str()));
   }
   return QueueStep(local);
 }
 
 PendingStep ReplicaEngine::QueueStep(
-    const std::vector<LocalBatch>& micro_batches) {
+    const std::vector<data::LocalBatch>& micro_batches) {
   const char* who = options_.who.c_str();
-  const ShardLayout layout = TrainLayout();
+  const data::ShardLayout layout = TrainLayout();
   const int m = options_.micro_shards;
   int64_t total = 0;
   // Slot j * m + i: whether micro-batch j's micro-shard i has samples on
   // some rank (the same everywhere: the cut follows from the size).
   std::vector<char> used;
-  for (const LocalBatch& batch : micro_batches) {
-    CheckLocalBatch(batch, layout, who);
+  for (const data::LocalBatch& batch : micro_batches) {
+    data::CheckLocalBatch(batch, layout, who);
     total += batch.size;
     for (int i = 0; i < m; ++i) {
-      const Range r = SamplesOfShards(batch.size, m, i, i + 1);
+      const data::Range r = data::SamplesOfShards(batch.size, m, i, i + 1);
       used.push_back(r.end > r.begin);
     }
   }
@@ -220,10 +223,9 @@ PendingStep ReplicaEngine::QueueStep(
   return step;
 }
 
-void ReplicaEngine::StepReplica(int d,
-                                const std::vector<LocalBatch>& micro_batches,
-                                int64_t total, const StepPlan& plan,
-                                QueuedReplicaStep& q) {
+void ReplicaEngine::StepReplica(
+    int d, const std::vector<data::LocalBatch>& micro_batches, int64_t total,
+    const StepPlan& plan, QueuedReplicaStep& q) {
   Replica& r = *replicas_[d];
   ReplicaBody& body = *r.body;
   GradientReducer& reducer = *r.reducer;
@@ -232,8 +234,8 @@ void ReplicaEngine::StepReplica(int d,
   const bool sums = body.GradientsAreSums();
   // This replica's shards of every micro-batch: its rank's one, or its
   // micro-shards; a batch holds this process's from `local` on.
-  const Range mine =
-      ShardsOfRanks(shards_per_batch(), group_.first_rank() + d, 1, ranks());
+  const data::Range mine = data::ShardsOfRanks(
+      shards_per_batch(), group_.first_rank() + d, 1, ranks());
   const int64_t local = TrainLayout().local.begin;
   r.layer_sum_seconds = 0;
   if (!apart) body.ZeroGrad();
@@ -242,20 +244,21 @@ void ReplicaEngine::StepReplica(int d,
     for (size_t j = 0; j < micro_batches.size(); ++j) {
       if (j + 1 == micro_batches.size()) reducer.BeginLastMicroBatch();
       for (int64_t i = mine.begin; i < mine.end; ++i) {
-        const Shard& shard = micro_batches[j].shards[i - local];
+        const data::Shard& shard = micro_batches[j].shards[i - local];
         q.samples += shard.count;
         // Layers summing across replicas need every replica's forward.
         if (shard.count == 0 && !options_.cross_replica_sums) continue;
         const int64_t slot = m > 0 ? static_cast<int64_t>(j) * m + i : -1;
         if (apart) body.ZeroGrad();
-        const Tensor output =
+        const nn::Tensor output =
             body.Forward(ShardInputs(shard, q.device), /*training=*/true);
         // Read when the step is finished: on a GPU the host keeps queueing.
         q.losses.push_back(body.Loss(output, shard));
         if (m > 0) q.loss_slots.push_back(slot);
         // The mean over the whole step's samples, not over this shard.
         if (!sums) {
-          DivideInPlace(q.losses.back().dlogits(), static_cast<float>(total));
+          nn::DivideInPlace(q.losses.back().dlogits(),
+                            static_cast<float>(total));
         }
         body.Backward(q.losses.back().dlogits());
         if (apart) reducer.AfterShard(slot, body.Gradients());
@@ -267,7 +270,7 @@ void ReplicaEngine::StepReplica(int d,
     reducer.Cancel();
     throw;
   }
-  const std::vector<Tensor*> grads = body.Gradients();
+  const std::vector<nn::Tensor*> grads = body.Gradients();
   const Clock::time_point backward_done = Clock::now();
   q.comm_seconds = reducer.Reduce(grads) + r.layer_sum_seconds;
   q.exposed_comm_seconds = SecondsSince(backward_done);
@@ -289,23 +292,24 @@ void ReplicaEngine::StepReplica(int d,
   }
 }
 
-EvalStats ReplicaEngine::Evaluate(const std::vector<Shard>& shards,
+EvalStats ReplicaEngine::Evaluate(const std::vector<data::Shard>& shards,
                                   const MetricFunction& metric) {
-  return Evaluate(LocalOf(shards, EvalLayout(), options_.who.c_str()), metric);
+  return Evaluate(data::LocalOf(shards, EvalLayout(), options_.who.c_str()),
+                  metric);
 }
 
-EvalStats ReplicaEngine::Evaluate(const LocalBatch& batch,
+EvalStats ReplicaEngine::Evaluate(const data::LocalBatch& batch,
                                   const MetricFunction& metric) {
-  CheckLocalBatch(batch, EvalLayout(), options_.who.c_str());
-  const std::vector<Shard>& shards = batch.shards;
+  data::CheckLocalBatch(batch, EvalLayout(), options_.who.c_str());
+  const std::vector<data::Shard>& shards = batch.shards;
   // Per device: loss, correct, metric.
   std::vector<std::array<double, 3>> sums(size(), {0, 0, 0});
   group_.Run([&](int d) {
     if (shards[d].count == 0) return;
     ReplicaBody& body = *replicas_[d]->body;
-    const Tensor output = body.Forward(
+    const nn::Tensor output = body.Forward(
         ShardInputs(shards[d], group_.devices()[d]), /*training=*/false);
-    const LossResult loss = body.Loss(output, shards[d]).Finish();
+    const nn::LossResult loss = body.Loss(output, shards[d]).Finish();
     sums[d] = {loss.loss, static_cast<double>(loss.correct),
                metric ? metric(output, shards[d]) : 0.0};
   });
@@ -348,7 +352,7 @@ void ReplicaEngine::LoadState(const std::vector<const float*>& values) {
 }
 
 std::string ReplicaEngine::CompareReplicas() {
-  return nn::CompareReplicas(group_, [this](int d) { return State(d); });
+  return parallel::CompareReplicas(group_, [this](int d) { return State(d); });
 }
 
 ReplicaBody& ReplicaEngine::body(int device) {
@@ -363,4 +367,4 @@ void ReplicaEngine::set_lr(float lr) {
   for (auto& r : replicas_) r->optimizer->set_lr(lr);
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

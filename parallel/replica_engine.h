@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "data/shard.h"
 #include "nn/device.h"
 #include "nn/layers/module.h"
 #include "nn/optim/optimizer.h"
@@ -41,15 +42,14 @@
 #include "parallel/replica_body.h"
 #include "parallel/replica_checks.h"
 #include "parallel/replica_group.h"
-#include "parallel/shard.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // A metric of the caller's over one shard in evaluation: `output` is the
 // model's output for the shard's samples; returns the metric SUMMED over
 // them (e.g. absolute errors). Called on the replica's thread.
 using MetricFunction =
-    std::function<double(const Tensor& output, const Shard& shard)>;
+    std::function<double(const nn::Tensor& output, const data::Shard& shard)>;
 
 struct EvalStats {
   double loss_sum = 0;    // The body's loss, summed over the samples.
@@ -60,10 +60,10 @@ struct EvalStats {
 
 // An optimizer of `values` (a replica's parameters, on its device), named
 // `names`. Called once per replica, on its thread.
-using OptimizerFactory = std::function<std::unique_ptr<Optimizer>(
-    std::vector<Tensor*> values, std::vector<std::string> names)>;
+using OptimizerFactory = std::function<std::unique_ptr<nn::Optimizer>(
+    std::vector<nn::Tensor*> values, std::vector<std::string> names)>;
 // MakeOptimizer(options) as a factory; bad options throw here, at once.
-OptimizerFactory OptimizerOf(const OptimizerOptions& options);
+OptimizerFactory OptimizerOf(const nn::OptimizerOptions& options);
 
 // Builds device `device`'s body (this process's index), on its thread; the
 // values may be anything of the right shapes (the first replica's are
@@ -103,7 +103,7 @@ class ReplicaEngine {
   // std::invalid_argument for bad options, CollectiveError when the
   // backend cannot run here.
   ReplicaEngine(const BodyFactory& make_body,
-                const std::vector<Device>& devices,
+                const std::vector<nn::Device>& devices,
                 const ReplicaEngineOptions& options);
   ~ReplicaEngine();
 
@@ -111,8 +111,8 @@ class ReplicaEngine {
   // (data::LoaderOptions::layout): a training batch in
   // shards_per_batch() shards, an evaluation batch in one per rank; this
   // process's ranks' shards local.
-  ShardLayout TrainLayout() const;
-  ShardLayout EvalLayout() const;
+  data::ShardLayout TrainLayout() const;
+  data::ShardLayout EvalLayout() const;
 
   // One optimizer step over `micro_batches` (one batch, or several whose
   // gradients add up before the one sum: gradient accumulation), each this
@@ -122,16 +122,17 @@ class ReplicaEngine {
   // is queued; the statistics come from the result's Finish(). Finish each
   // step before the next Evaluate, State or LoadState. A failure on any
   // device is rethrown after every device has stopped.
-  PendingStep QueueStep(const std::vector<LocalBatch>& micro_batches);
+  PendingStep QueueStep(const std::vector<data::LocalBatch>& micro_batches);
   // The same, each batch given whole: all shards_per_batch() shards of the
   // job (other processes' may carry their counts alone).
-  PendingStep QueueStep(const std::vector<std::vector<Shard>>& micro_batches);
+  PendingStep QueueStep(
+      const std::vector<std::vector<data::Shard>>& micro_batches);
   // A batch of EvalLayout() in evaluation mode, summed over the job: the
   // body's losses and correct predictions and, when given, `metric`'s.
-  EvalStats Evaluate(const LocalBatch& batch,
+  EvalStats Evaluate(const data::LocalBatch& batch,
                      const MetricFunction& metric = nullptr);
   // The same, the batch given whole: one shard per rank of the job.
-  EvalStats Evaluate(const std::vector<Shard>& shards,
+  EvalStats Evaluate(const std::vector<data::Shard>& shards,
                      const MetricFunction& metric = nullptr);
   // Steps queued, and finished (their PendingStep's Finish), so far.
   int64_t steps_queued() const { return steps_queued_; }
@@ -166,7 +167,7 @@ class ReplicaEngine {
   NamedTensors LiveState(int device);
   // Device d's part of a step: its shards' forward and backward, the sum,
   // the update.
-  void StepReplica(int d, const std::vector<LocalBatch>& micro_batches,
+  void StepReplica(int d, const std::vector<data::LocalBatch>& micro_batches,
                    int64_t total, const StepPlan& plan, QueuedReplicaStep& q);
 
   ReplicaEngineOptions options_;
@@ -177,6 +178,6 @@ class ReplicaEngine {
   std::shared_ptr<int64_t> steps_finished_ = std::make_shared<int64_t>(0);
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_REPLICA_ENGINE_H_

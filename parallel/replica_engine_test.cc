@@ -19,7 +19,7 @@
 #include "parallel/module_body.h"
 #include "parallel/testing/batches.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 using testing::Batch;
@@ -35,8 +35,8 @@ class CountingReducer : public GradientReducer {
  public:
   CountingReducer(const ReducerContext& c, std::atomic<int64_t>* bytes)
       : comm_(*c.comm), bytes_(bytes) {}
-  double Reduce(const std::vector<Tensor*>& grads) override {
-    for (Tensor* g : grads) {
+  double Reduce(const std::vector<nn::Tensor*>& grads) override {
+    for (nn::Tensor* g : grads) {
       comm_.AllReduce(g->data(), g->data(), g->numel(),
                       collectives::DataType::kFloat32,
                       collectives::ReduceOp::kSum);
@@ -55,16 +55,17 @@ class CountingReducer : public GradientReducer {
 // logits = x W^T for 8x8 images and 10 classes; gradients are sums.
 class LinearBody : public ReplicaBody {
  public:
-  LinearBody() : w_(Tensor::Uninitialized({10, 64})), g_(Shape{10, 64}) {
+  LinearBody()
+      : w_(nn::Tensor::Uninitialized({10, 64})), g_(nn::Shape{10, 64}) {
     for (int64_t i = 0; i < w_.numel(); ++i) {
       w_.data()[i] = 0.01f * static_cast<float>((i * 37) % 17 - 8);
     }
   }
-  Tensor Forward(const Tensor& x, bool training) override {
+  nn::Tensor Forward(const nn::Tensor& x, bool training) override {
     (void)training;
     x_ = x;
     const int64_t n = x.dim(0);
-    Tensor logits(Shape{n, 10});
+    nn::Tensor logits(nn::Shape{n, 10});
     for (int64_t s = 0; s < n; ++s) {
       for (int64_t k = 0; k < 10; ++k) {
         float sum = 0;
@@ -76,11 +77,12 @@ class LinearBody : public ReplicaBody {
     }
     return logits;
   }
-  PendingLoss Loss(const Tensor& logits, const Shard& shard) override {
-    return StartSoftmaxCrossEntropy(logits, ClassIds(shard, "linear"),
-                                    Reduction::kSum);
+  nn::PendingLoss Loss(const nn::Tensor& logits,
+                       const data::Shard& shard) override {
+    return nn::StartSoftmaxCrossEntropy(logits, data::ClassIds(shard, "linear"),
+                                        nn::Reduction::kSum);
   }
-  void Backward(const Tensor& dlogits) override {
+  void Backward(const nn::Tensor& dlogits) override {
     const int64_t n = x_.dim(0);
     for (int64_t k = 0; k < 10; ++k) {
       for (int64_t f = 0; f < 64; ++f) {
@@ -96,16 +98,16 @@ class LinearBody : public ReplicaBody {
     std::memset(g_.data(), 0, g_.numel() * sizeof(float));
   }
   NamedValues Parameters() override { return {{"w"}, {&w_}}; }
-  std::vector<Tensor*> Gradients() override { return {&g_}; }
+  std::vector<nn::Tensor*> Gradients() override { return {&g_}; }
   bool GradientsAreSums() const override { return true; }
 
  private:
-  Tensor w_, g_, x_;
+  nn::Tensor w_, g_, x_;
 };
 
 ReplicaEngineOptions LinearOptions(ReducerFactory reducer, int micro_shards) {
   ReplicaEngineOptions options;
-  OptimizerOptions sgd;
+  nn::OptimizerOptions sgd;
   sgd.lr = 0.5f;
   sgd.momentum = 0.9f;
   options.make_optimizer = OptimizerOf(sgd);
@@ -146,7 +148,8 @@ TEST(ReplicaEngineTest, AReducerOfTheCallersSumsEveryGradientAndCountsIt) {
     EXPECT_DOUBLE_EQ(a.loss_sum, r.loss_sum) << "step " << step;
   }
   int64_t floats = 0;
-  for (Parameter* p : mine.replica(0).Parameters()) floats += p->value.numel();
+  for (nn::Parameter* p : mine.replica(0).Parameters())
+    floats += p->value.numel();
   // Two replicas, two steps, every parameter's gradient once each.
   EXPECT_EQ(bytes, 2 * 2 * floats * 4);
   EXPECT_EQ(mine.num_buckets(), -1);
@@ -214,13 +217,13 @@ TEST(ReplicaEngineTest, NoReducerIsAClearError) {
 }
 
 // Records the context the engine gives it; passes its input through.
-class ContextProbe : public Module {
+class ContextProbe : public nn::Module {
  public:
-  Tensor Forward(const Tensor& x) override { return x; }
-  Tensor Backward(const Tensor& dy) override { return dy; }
+  nn::Tensor Forward(const nn::Tensor& x) override { return x; }
+  nn::Tensor Backward(const nn::Tensor& dy) override { return dy; }
   std::string kind() const override { return "probe"; }
-  void SetReplicaContext(const ReplicaContext& c) override { context = c; }
-  ReplicaContext context;
+  void SetReplicaContext(const nn::ReplicaContext& c) override { context = c; }
+  nn::ReplicaContext context;
 };
 
 TEST(ReplicaEngineTest, EveryLayerLearnsItsReplicaAndCanSumAcrossThem) {
@@ -229,7 +232,7 @@ TEST(ReplicaEngineTest, EveryLayerLearnsItsReplicaAndCanSumAcrossThem) {
     options.sync_bn = sync;
     DataParallel dp(
         [] {
-          auto net = std::make_unique<Sequential>();
+          auto net = std::make_unique<nn::Sequential>();
           net->Add(std::make_unique<ContextProbe>());
           net->Add(SmallNet());
           return net;
@@ -239,7 +242,7 @@ TEST(ReplicaEngineTest, EveryLayerLearnsItsReplicaAndCanSumAcrossThem) {
     std::vector<ContextProbe*> probes(3);
     for (int d = 0; d < 3; ++d) {
       probes[d] = dynamic_cast<ContextProbe*>(
-          static_cast<Sequential&>(dp.replica(d)).Children().front());
+          static_cast<nn::Sequential&>(dp.replica(d)).Children().front());
       ASSERT_NE(probes[d], nullptr);
       EXPECT_EQ(probes[d]->context.index, d);
       EXPECT_EQ(probes[d]->context.count, 3);
@@ -260,4 +263,4 @@ TEST(ReplicaEngineTest, EveryLayerLearnsItsReplicaAndCanSumAcrossThem) {
 }
 
 }  // namespace
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

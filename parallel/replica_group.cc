@@ -7,61 +7,63 @@
 #include "collectives/in_process_group.h"
 #include "gpu/device_probe.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 namespace {
 
 // Every device exists and all are CPUs or all GPUs; a CPU device at most
 // once (it is a thread), a GPU as often as wanted (each replica on it gets
 // its own buffers; the ring backends give each its own stream).
-void CheckDevices(const std::vector<Device>& devices) {
-  if (devices.empty()) throw DeviceError("replicas: no devices given");
+void CheckDevices(const std::vector<nn::Device>& devices) {
+  if (devices.empty()) throw nn::DeviceError("replicas: no devices given");
   int gpus_listed = 0;
   for (size_t i = 0; i < devices.size(); ++i) {
-    const Device& d = devices[i];
+    const nn::Device& d = devices[i];
     gpus_listed += d.is_cuda() ? 1 : 0;
     for (size_t j = 0; j < i && d.is_cpu(); ++j) {
       if (devices[j] == d) {
-        throw DeviceError("replicas: " + ToString(d) + " is listed twice in " +
-                          ToString(devices) +
-                          "; each CPU replica needs a device of its own");
+        throw nn::DeviceError("replicas: " + ToString(d) +
+                              " is listed twice in " + ToString(devices) +
+                              "; each CPU replica needs a device of its own");
       }
     }
   }
   if (gpus_listed == 0) return;
   if (gpus_listed != static_cast<int>(devices.size())) {
-    throw DeviceError("replicas: " + ToString(devices) +
-                      " mixes CPU and GPU devices; use GPUs only (cuda:0,1) "
-                      "or CPU devices only (cpu:2)");
+    throw nn::DeviceError(
+        "replicas: " + ToString(devices) +
+        " mixes CPU and GPU devices; use GPUs only (cuda:0,1) "
+        "or CPU devices only (cpu:2)");
   }
-  for (const Device& d : devices) {
+  for (const nn::Device& d : devices) {
     const std::string missing = gpu::MissingGpu(d.index);
     if (!missing.empty()) {
-      throw DeviceError("replicas: " + missing +
-                        "; list GPUs that exist, or use CPU devices (cpu:N)");
+      throw nn::DeviceError(
+          "replicas: " + missing +
+          "; list GPUs that exist, or use CPU devices (cpu:N)");
     }
   }
 }
 
 }  // namespace
 
-Tensor ShardInputs(const Shard& shard, Device device) {
+nn::Tensor ShardInputs(const data::Shard& shard, nn::Device device) {
   if (shard.count > 0 && shard.inputs.shape.empty()) {
-    throw ShapeError(
+    throw nn::ShapeError(
         "a shard of " + std::to_string(shard.count) +
         " samples has no input shape: set Shard::inputs.shape to one "
         "sample's dimensions (an image: {channels, height, width})");
   }
-  Shape shape = {shard.count};
+  nn::Shape shape = {shard.count};
   shape.insert(shape.end(), shard.inputs.shape.begin(),
                shard.inputs.shape.end());
-  Tensor x = Tensor::Uninitialized(shape, device);
+  nn::Tensor x = nn::Tensor::Uninitialized(shape, device);
   if (shard.count == 0) return x;
   // Queued on the replica's stream, where only its own model reads it.
-  CopyFromHostAsync(shard.inputs.As<float>("a model's input"), x);
+  nn::CopyFromHostAsync(shard.inputs.As<float>("a model's input"), x);
   return x;
 }
 
-ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
+ReplicaGroup::ReplicaGroup(const std::vector<nn::Device>& devices,
                            const ReplicaGroupOptions& options)
     : devices_(devices), options_(options), processes_(options.processes) {
   CheckDevices(devices_);
@@ -69,7 +71,7 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
     throw std::invalid_argument("replicas: comm_groups must be at least 1");
   }
   std::vector<collectives::RankDevice> ranks;
-  for (const Device& d : devices_) {
+  for (const nn::Device& d : devices_) {
     ranks.push_back(d.is_cuda() ? collectives::RankDevice::Gpu(d.index)
                                 : collectives::RankDevice::Host());
   }
@@ -97,7 +99,7 @@ ReplicaGroup::ReplicaGroup(const std::vector<Device>& devices,
     host_comms_ = processes_->CreateGroup("ring", options_.comm);
     processes_->SetLocalDevices(ranks);
   }
-  for (const Device& d : devices_) streams_.emplace_back(d);
+  for (const nn::Device& d : devices_) streams_.emplace_back(d);
   // nn's ops on a GPU queue their work and use no op threads.
   workers_ = std::make_unique<DeviceWorkers>(
       size(), on_gpus() ? 1 : options_.threads_per_device, options_.compute);
@@ -141,8 +143,8 @@ void ReplicaGroup::RunOnWorkers(const std::function<void(int)>& fn,
   first_failure_ = nullptr;
   try {
     workers_->Run([&](int d) {
-      const DeviceStream& stream = streams_[d];
-      DeviceStream::Use use(stream);
+      const nn::DeviceStream& stream = streams_[d];
+      nn::DeviceStream::Use use(stream);
       try {
         fn(d);
         if (wait_for_streams) stream.Synchronize();
@@ -188,4 +190,4 @@ int64_t ReplicaGroup::SumOverProcesses(int64_t local) {
   return static_cast<int64_t>(value);
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

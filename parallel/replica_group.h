@@ -18,21 +18,21 @@
 
 #include "collectives/api/communicator.h"
 #include "collectives/api/process_group.h"
+#include "data/shard.h"
 #include "nn/compute_options.h"
 #include "nn/device.h"
 #include "nn/device_stream.h"
 #include "nn/tensor.h"
 #include "parallel/device_workers.h"
-#include "parallel/shard.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 // The shard's inputs as a [count, input shape...] float32 tensor on
 // `device`, copied without the host waiting (on a GPU: read it on the
 // calling thread's stream only). Throws ShapeError for a shard with samples
 // but no input shape, std::invalid_argument for inputs other than float32
 // (convert them when loading).
-Tensor ShardInputs(const Shard& shard, Device device);
+nn::Tensor ShardInputs(const data::Shard& shard, nn::Device device);
 
 struct TrainStepStats {
   double loss_sum = 0;  // Summed over the batch's samples.
@@ -53,7 +53,7 @@ struct ReplicaGroupOptions {
   int threads_per_device = 1;
   // How each local device's replica computes (nn/compute_options.h), one
   // per device; empty: the options of the thread making the group.
-  std::vector<ComputeOptions> compute;
+  std::vector<nn::ComputeOptions> compute;
   // Independent communicator groups, for collectives issued from different
   // threads of a device (gradients on one, batch norm on another).
   int comm_groups = 1;
@@ -77,7 +77,7 @@ class ReplicaGroup {
   // backend; CollectiveError when the backend cannot run here;
   // std::invalid_argument when options.processes does not hold this many
   // local ranks.
-  ReplicaGroup(const std::vector<Device>& devices,
+  ReplicaGroup(const std::vector<nn::Device>& devices,
                const ReplicaGroupOptions& options);
 
   // Runs fn(d) for every device at once, each on its worker thread with
@@ -112,17 +112,19 @@ class ReplicaGroup {
   TrainStepStats SumOverProcesses(const TrainStepStats& local);
   int64_t SumOverProcesses(int64_t local);
   void SumOverProcesses(std::vector<double>* values);
-  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<nn::Device>& devices() const { return devices_; }
   // Device d's stream: on a GPU its own stream, handles and memory, so
   // replicas sharing a GPU neither share a cuDNN handle nor wait on each
   // other's queue. A thread of the replica's other than its worker (a
   // gradient reducer) binds it with DeviceStream::Use.
-  const DeviceStream& stream(int device) const { return streams_.at(device); }
+  const nn::DeviceStream& stream(int device) const {
+    return streams_.at(device);
+  }
   bool on_gpus() const { return devices_.front().is_cuda(); }
   const std::string& backend() const { return options_.backend; }
 
  private:
-  std::vector<Device> devices_;
+  std::vector<nn::Device> devices_;
   ReplicaGroupOptions options_;
   // options.processes, or an InProcessGroup when this process is the job.
   std::shared_ptr<collectives::ProcessGroup> processes_;
@@ -131,12 +133,12 @@ class ReplicaGroup {
   void RunOnWorkers(const std::function<void(int device)>& fn,
                     bool wait_for_streams);
 
-  std::vector<DeviceStream> streams_;
+  std::vector<nn::DeviceStream> streams_;
   std::unique_ptr<DeviceWorkers> workers_;
   std::mutex failure_mu_;
   std::exception_ptr first_failure_;
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_REPLICA_GROUP_H_

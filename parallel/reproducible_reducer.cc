@@ -4,7 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 ReproducibleReducer::ReproducibleReducer(const ReducerContext& context)
     : comm_(*context.comm),
@@ -35,12 +35,12 @@ void ReproducibleReducer::BeginStep(const StepPlan& plan) {
 }
 
 void ReproducibleReducer::AfterShard(int64_t slot,
-                                     const std::vector<Tensor*>& grads) {
+                                     const std::vector<nn::Tensor*>& grads) {
   buffers_.Record(slot);
   grads_.Add(grads);
 }
 
-double ReproducibleReducer::Reduce(const std::vector<Tensor*>& grads) {
+double ReproducibleReducer::Reduce(const std::vector<nn::Tensor*>& grads) {
   const auto start = std::chrono::steady_clock::now();
   grads_.SumInto(comm_, grads);
   buffers_.Finish(host_comm_, used_);
@@ -48,4 +48,4 @@ double ReproducibleReducer::Reduce(const std::vector<Tensor*>& grads) {
       .count();
 }
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel

@@ -14,7 +14,7 @@
 #include "parallel/gradient_reducer.h"
 #include "parallel/micro_shards.h"
 
-namespace ringlet::nn {
+namespace ringlet::parallel {
 
 class ReproducibleReducer : public GradientReducer {
  public:
@@ -25,10 +25,10 @@ class ReproducibleReducer : public GradientReducer {
   bool KeepsShardsApart() const override { return true; }
   bool SyncsBuffers() const override { return true; }
   void BeginStep(const StepPlan& plan) override;
-  void AfterShard(int64_t slot, const std::vector<Tensor*>& grads) override;
+  void AfterShard(int64_t slot, const std::vector<nn::Tensor*>& grads) override;
   // The sum on the gradients' device (on a GPU through its communicator),
   // then the buffers' mean through the host communicator.
-  double Reduce(const std::vector<Tensor*>& grads) override;
+  double Reduce(const std::vector<nn::Tensor*>& grads) override;
 
  private:
   collectives::Communicator& comm_;
@@ -38,6 +38,6 @@ class ReproducibleReducer : public GradientReducer {
   std::vector<char> used_;
 };
 
-}  // namespace ringlet::nn
+}  // namespace ringlet::parallel
 
 #endif  // RINGLET_PARALLEL_REPRODUCIBLE_REDUCER_H_

@@ -24,7 +24,7 @@ nn::LeNetParams CopyTo(const nn::LeNetParams& params, nn::Device device) {
 // backward, and the softmax cross-entropy summed over the shard
 // (reduction='none' then sum). Its gradients are sums; the update divides
 // by the batch's size (sgd(params, lr, batch_size)).
-class LeNetBody : public nn::ReplicaBody {
+class LeNetBody : public parallel::ReplicaBody {
  public:
   LeNetBody(const nn::LeNetParams& params, nn::Device device)
       : params_(CopyTo(params, device)), device_(device) {}
@@ -34,8 +34,8 @@ class LeNetBody : public nn::ReplicaBody {
     return nn::LeNetForward(params_, x, &acts_);
   }
   nn::PendingLoss Loss(const nn::Tensor& logits,
-                       const nn::Shard& shard) override {
-    return nn::StartSoftmaxCrossEntropy(logits, nn::ClassIds(shard, "lenet"),
+                       const data::Shard& shard) override {
+    return nn::StartSoftmaxCrossEntropy(logits, data::ClassIds(shard, "lenet"),
                                         nn::Reduction::kSum);
   }
   void Backward(const nn::Tensor& dlogits) override {
@@ -50,7 +50,7 @@ class LeNetBody : public nn::ReplicaBody {
     for (size_t t = 0; t < sum.size(); ++t) nn::AddInPlace(*sum[t], *add[t]);
   }
   void ZeroGrad() override { zero_ = true; }
-  nn::NamedValues Parameters() override {
+  parallel::NamedValues Parameters() override {
     return {nn::LeNetParams::Names(), params_.All()};
   }
   std::vector<nn::Tensor*> Gradients() override {
@@ -73,21 +73,21 @@ class LeNetBody : public nn::ReplicaBody {
 
 // allreduce: every gradient summed across the devices, in one flat buffer
 // on the device, after the whole backward (so none of it is hidden).
-class AllReduce : public nn::GradientReducer {
+class AllReduce : public parallel::GradientReducer {
  public:
-  explicit AllReduce(const nn::ReducerContext& c)
+  explicit AllReduce(const parallel::ReducerContext& c)
       : comm_(*c.comm), wire_(c.wire) {}
 
   double Reduce(const std::vector<nn::Tensor*>& grads) override {
     // Alone in the job (one rank) the gradients are the sums already: no
     // packing, no collective, no host wait for either.
     if (comm_.size() == 1) return 0;
-    nn::FlatTensors flat(grads);
+    parallel::FlatTensors flat(grads);
     flat.PackForCollective();
     const auto start = std::chrono::steady_clock::now();
     // In float32, or cast once to bfloat16 and back (GradWire); the
     // collective reads the buffer at once.
-    nn::GradWire wire(wire_, flat.flat());
+    parallel::GradWire wire(wire_, flat.flat());
     wire.Prepare(flat.packed(), /*host_wait=*/true);
     comm_.AllReduce(wire.data(), wire.data(), wire.count(), wire.type(),
                     collectives::ReduceOp::kSum);
@@ -104,18 +104,18 @@ class AllReduce : public nn::GradientReducer {
   collectives::DataType wire_;
 };
 
-nn::ReplicaEngineOptions EngineOptions(
-    const nn::ReplicaGroupOptions& group_options, const LeNetUpdate& update,
-    int micro_shards) {
-  nn::ReplicaEngineOptions options;
+parallel::ReplicaEngineOptions EngineOptions(
+    const parallel::ReplicaGroupOptions& group_options,
+    const LeNetUpdate& update, int micro_shards) {
+  parallel::ReplicaEngineOptions options;
   options.group = group_options;
-  options.make_optimizer = nn::OptimizerOf(update.optimizer);
+  options.make_optimizer = parallel::OptimizerOf(update.optimizer);
   options.clip_grad_norm = update.clip_grad_norm;
   options.grad_dtype = update.grad_dtype;
   options.micro_shards = micro_shards;
   // Reproducible steps: the engine's ReproducibleReducer.
   if (micro_shards == 0) {
-    options.make_reducer = [](const nn::ReducerContext& c) {
+    options.make_reducer = [](const parallel::ReducerContext& c) {
       return std::make_unique<AllReduce>(c);
     };
   }
@@ -127,7 +127,7 @@ nn::ReplicaEngineOptions EngineOptions(
 
 LeNetReplicas::LeNetReplicas(const nn::LeNetParams& params,
                              const std::vector<nn::Device>& devices,
-                             const nn::ReplicaGroupOptions& group_options,
+                             const parallel::ReplicaGroupOptions& group_options,
                              const LeNetUpdate& update, int micro_shards)
     : engine_(
           [&](int d) {

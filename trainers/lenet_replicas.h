@@ -55,35 +55,35 @@ class LeNetReplicas {
   // for the errors). Throws std::invalid_argument for a bad `update`.
   LeNetReplicas(const nn::LeNetParams& params,
                 const std::vector<nn::Device>& devices,
-                const nn::ReplicaGroupOptions& group_options,
+                const parallel::ReplicaGroupOptions& group_options,
                 const LeNetUpdate& update, int micro_shards = 0);
 
   // Loss is the sum over the batch (the chapter's reduction='none' then
   // sum); the step divides by the batch's true size, however it was split.
-  nn::TrainStepStats TrainStep(const std::vector<nn::Shard>& shards) {
+  parallel::TrainStepStats TrainStep(const std::vector<data::Shard>& shards) {
     return QueueStep(shards).Finish();
   }
   // The same, given this process's shards (data::Batch::Local()).
-  nn::TrainStepStats TrainStep(const nn::LocalBatch& batch) {
-    return engine_.QueueStep(std::vector<nn::LocalBatch>{batch}).Finish();
+  parallel::TrainStepStats TrainStep(const data::LocalBatch& batch) {
+    return engine_.QueueStep(std::vector<data::LocalBatch>{batch}).Finish();
   }
   // The same step, queued: on GPUs the host does not wait for it (see
-  // nn::PendingStep); the statistics come from Finish().
-  nn::PendingStep QueueStep(const std::vector<nn::Shard>& shards) {
-    return engine_.QueueStep(std::vector<std::vector<nn::Shard>>{shards});
+  // parallel::PendingStep); the statistics come from Finish().
+  parallel::PendingStep QueueStep(const std::vector<data::Shard>& shards) {
+    return engine_.QueueStep(std::vector<std::vector<data::Shard>>{shards});
   }
   // One step over several micro-batches: their gradients added up, then
   // summed across devices once (gradient accumulation).
-  nn::PendingStep QueueAccumulatedStep(
-      const std::vector<std::vector<nn::Shard>>& micro_batches) {
+  parallel::PendingStep QueueAccumulatedStep(
+      const std::vector<std::vector<data::Shard>>& micro_batches) {
     return engine_.QueueStep(micro_batches);
   }
-  int64_t CountCorrect(const std::vector<nn::Shard>& shards) {
+  int64_t CountCorrect(const std::vector<data::Shard>& shards) {
     return engine_.Evaluate(shards).correct;
   }
   // The parameters, then the optimizer's state (Optimizer::State); device
   // 0's.
-  nn::NamedTensors State() { return engine_.State(0); }
+  parallel::NamedTensors State() { return engine_.State(0); }
   void SetLearningRate(double lr) { engine_.set_lr(static_cast<float>(lr)); }
   void LoadState(const std::vector<const float*>& values) {
     engine_.LoadState(values);
@@ -93,10 +93,10 @@ class LeNetReplicas {
   // This process's device `device` (0 .. local devices - 1); on a GPU the
   // tensors are device memory.
   const nn::LeNetParams& params(int device);
-  nn::ReplicaEngine& engine() { return engine_; }
+  parallel::ReplicaEngine& engine() { return engine_; }
 
  private:
-  nn::ReplicaEngine engine_;
+  parallel::ReplicaEngine engine_;
 };
 
 }  // namespace ringlet::trainers

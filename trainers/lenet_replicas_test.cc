@@ -34,10 +34,10 @@ Batch RandomBatch(int64_t n, uint64_t seed) {
 }
 
 // split_batch: contiguous shards, sizes differing by at most one.
-std::vector<nn::Shard> Shards(const Batch& b, int k) {
-  return nn::ShardBatch(
-      nn::Shard{b.size(), nn::SamplesOf(b.images.data(), {1, 28, 28}),
-                nn::SamplesOf(b.labels.data(), {})},
+std::vector<data::Shard> Shards(const Batch& b, int k) {
+  return data::ShardBatch(
+      data::Shard{b.size(), data::SamplesOf(b.images.data(), {1, 28, 28}),
+                  data::SamplesOf(b.labels.data(), {})},
       k);
 }
 
@@ -117,11 +117,11 @@ void ExpectKReplicasTakeTheOneDeviceSteps(
   const nn::LeNetParams& want = reference;
   for (const std::string& backend : backends) {
     for (int k = 1; k <= 4; ++k) {
-      nn::ReplicaGroupOptions options;
+      parallel::ReplicaGroupOptions options;
       options.backend = backend;
       LeNetReplicas replicas(init, place(k), options, PlainSgd(lr));
       for (const Batch& b : batches) {
-        const nn::TrainStepStats stats = replicas.TrainStep(Shards(b, k));
+        const parallel::TrainStepStats stats = replicas.TrainStep(Shards(b, k));
         EXPECT_EQ(stats.samples, b.size());
         EXPECT_GT(stats.loss_sum, 0);
         EXPECT_EQ(stats.divergence, "");
@@ -167,7 +167,8 @@ void ExpectReproducibleOnOneToFourDevices(
       nn::LeNetParams::Init(5, nn::InitScheme::kKaimingNormal);
   std::vector<float> want;
   for (int k = 1; k <= 4; ++k) {
-    LeNetReplicas replicas(init, place(k), nn::ReplicaGroupOptions(), update,
+    LeNetReplicas replicas(init, place(k), parallel::ReplicaGroupOptions(),
+                           update,
                            /*micro_shards=*/4);
     EXPECT_EQ(replicas.engine().shards_per_batch(), 4);
     for (int step = 0; step < 3; ++step) {
@@ -216,30 +217,30 @@ TEST(LeNetReplicasTest, QueuedStepsOnOneGpuAreTheSynchronousSteps) {
       nn::LeNetParams::Init(6, nn::InitScheme::kKaimingNormal);
   for (int k : {1, 2}) {
     const std::vector<nn::Device> devices(k, gpu);
-    LeNetReplicas sync(init, devices, nn::ReplicaGroupOptions(),
+    LeNetReplicas sync(init, devices, parallel::ReplicaGroupOptions(),
                        PlainSgd(0.1f));
-    LeNetReplicas queued(init, devices, nn::ReplicaGroupOptions(),
+    LeNetReplicas queued(init, devices, parallel::ReplicaGroupOptions(),
                          PlainSgd(0.1f));
     // The first step chooses the algorithms and fills the memory pools.
     sync.TrainStep(Shards(RandomBatch(16, 20), k));
     queued.TrainStep(Shards(RandomBatch(16, 20), k));
-    std::vector<nn::TrainStepStats> want;
+    std::vector<parallel::TrainStepStats> want;
     for (int step = 0; step < 3; ++step) {
       want.push_back(sync.TrainStep(Shards(RandomBatch(16, 21 + step), k)));
     }
     const uint64_t before = nn::HostWaitsForGpus();
-    nn::PendingStep a = queued.QueueStep(Shards(RandomBatch(16, 21), k));
-    nn::PendingStep b = queued.QueueStep(Shards(RandomBatch(16, 22), k));
+    parallel::PendingStep a = queued.QueueStep(Shards(RandomBatch(16, 21), k));
+    parallel::PendingStep b = queued.QueueStep(Shards(RandomBatch(16, 22), k));
     if (k == 1) {
       EXPECT_EQ(nn::HostWaitsForGpus() - before, 0u)
           << "the host waited while queuing two steps";
     }
     const std::string what = std::to_string(k) + " replicas";
     EXPECT_EQ(a.Finish().loss_sum, want[0].loss_sum) << what;
-    nn::PendingStep c = queued.QueueStep(Shards(RandomBatch(16, 23), k));
+    parallel::PendingStep c = queued.QueueStep(Shards(RandomBatch(16, 23), k));
     EXPECT_EQ(b.Finish().loss_sum, want[1].loss_sum) << what;
     EXPECT_EQ(c.Finish().loss_sum, want[2].loss_sum) << what;
-    const nn::NamedTensors got = queued.State(), expected = sync.State();
+    const parallel::NamedTensors got = queued.State(), expected = sync.State();
     for (size_t t = 0; t < got.tensors.size(); ++t) {
       const nn::Tensor& x = *got.tensors[t];
       const nn::Tensor& y = *expected.tensors[t];
@@ -291,14 +292,14 @@ void ExpectUpdatesMatchTheReference(
     }
   }
   EXPECT_GT(clipped, 0) << "the test should exercise clipping";
-  nn::ReplicaGroupOptions options;
+  parallel::ReplicaGroupOptions options;
   options.backend = backend;
   for (int k : {1, 3}) {
     LeNetReplicas replicas(init, place(k), options, update);
     for (const Batch& b : batches) replicas.TrainStep(Shards(b, k));
     const std::string what = "momentum on " + std::to_string(k);
     // The state holds the parameters (host copies), then the velocities.
-    const nn::NamedTensors state = replicas.State();
+    const parallel::NamedTensors state = replicas.State();
     ASSERT_EQ(state.names.size(), 2 * init.All().size());
     EXPECT_EQ(state.names.back(), "b4.momentum");
     const std::vector<const nn::Tensor*> params(
@@ -345,10 +346,11 @@ void ExpectAdamWMatchesTheReference(
                       m.All(), v.All(), update.optimizer, ++step);
   }
   for (int k : {1, 3}) {
-    LeNetReplicas replicas(init, place(k), nn::ReplicaGroupOptions(), update);
+    LeNetReplicas replicas(init, place(k), parallel::ReplicaGroupOptions(),
+                           update);
     for (const Batch& b : batches) replicas.TrainStep(Shards(b, k));
     const std::string what = "adamw on " + std::to_string(k);
-    const nn::NamedTensors state = replicas.State();
+    const parallel::NamedTensors state = replicas.State();
     const size_t n = init.All().size();
     ASSERT_EQ(state.names.size(), 3 * n + 1) << what;
     EXPECT_EQ(state.names[n], "W1.exp_avg");
@@ -393,16 +395,18 @@ TEST(LeNetReplicasTest, AccumulatedMicroBatchesTakeTheWholeBatchStep) {
     update.optimizer.name = optimizer;
     if (std::string(optimizer) == "adamw") update.optimizer.lr = 0.01f;
     for (int k : {1, 2}) {
-      LeNetReplicas accumulated(init, Cpus(k), nn::ReplicaGroupOptions(),
+      LeNetReplicas accumulated(init, Cpus(k), parallel::ReplicaGroupOptions(),
                                 update);
-      LeNetReplicas reference(init, Cpus(k), nn::ReplicaGroupOptions(), update);
+      LeNetReplicas reference(init, Cpus(k), parallel::ReplicaGroupOptions(),
+                              update);
       const std::string what =
           std::string(optimizer) + " on " + std::to_string(k);
       for (int step = 0; step < 2; ++step) {
-        const nn::TrainStepStats acc =
+        const parallel::TrainStepStats acc =
             accumulated.QueueAccumulatedStep({Shards(a, k), Shards(b, k)})
                 .Finish();
-        const nn::TrainStepStats ref = reference.TrainStep(Shards(whole, k));
+        const parallel::TrainStepStats ref =
+            reference.TrainStep(Shards(whole, k));
         EXPECT_EQ(acc.samples, 61) << what;
         EXPECT_NEAR(acc.loss_sum, ref.loss_sum, 1e-4 * ref.loss_sum) << what;
       }
@@ -415,8 +419,10 @@ TEST(LeNetReplicasTest, AccumulatedMicroBatchesTakeTheWholeBatchStep) {
 TEST(LeNetReplicasTest, SetLearningRateChangesTheStep) {
   const Batch batch = RandomBatch(16, 5);
   const nn::LeNetParams init = nn::LeNetParams::Init(2);
-  LeNetReplicas a(init, Cpus(1), nn::ReplicaGroupOptions(), PlainSgd(0.1f));
-  LeNetReplicas b(init, Cpus(1), nn::ReplicaGroupOptions(), PlainSgd(0.4f));
+  LeNetReplicas a(init, Cpus(1), parallel::ReplicaGroupOptions(),
+                  PlainSgd(0.1f));
+  LeNetReplicas b(init, Cpus(1), parallel::ReplicaGroupOptions(),
+                  PlainSgd(0.4f));
   a.SetLearningRate(0.4);
   a.TrainStep(Shards(batch, 1));
   b.TrainStep(Shards(batch, 1));
@@ -432,8 +438,9 @@ void ExpectBf16OnTheWireWithinItsRounding(
   const nn::LeNetParams init = nn::LeNetParams::Init(5);
   LeNetUpdate bf16 = PlainSgd(0.2f);
   bf16.grad_dtype = collectives::DataType::kBFloat16;
-  LeNetReplicas wide(init, devices, nn::ReplicaGroupOptions(), PlainSgd(0.2f));
-  LeNetReplicas narrow(init, devices, nn::ReplicaGroupOptions(), bf16);
+  LeNetReplicas wide(init, devices, parallel::ReplicaGroupOptions(),
+                     PlainSgd(0.2f));
+  LeNetReplicas narrow(init, devices, parallel::ReplicaGroupOptions(), bf16);
   wide.TrainStep(Shards(batch, 2));
   narrow.TrainStep(Shards(batch, 2));
   const nn::LeNetParams n0 = narrow.params(0).To(nn::Device::Cpu());
@@ -470,18 +477,18 @@ TEST(LeNetReplicasTest, RefusesABadUpdate) {
   LeNetUpdate update = PlainSgd(0.1f);
   update.optimizer.momentum = 1.5f;
   EXPECT_THROW(LeNetReplicas(nn::LeNetParams::Init(1), Cpus(1),
-                             nn::ReplicaGroupOptions(), update),
+                             parallel::ReplicaGroupOptions(), update),
                std::invalid_argument);
   LeNetUpdate wire = PlainSgd(0.1f);
   wire.grad_dtype = collectives::DataType::kInt32;
   EXPECT_THROW(LeNetReplicas(nn::LeNetParams::Init(1), Cpus(2),
-                             nn::ReplicaGroupOptions(), wire),
+                             parallel::ReplicaGroupOptions(), wire),
                std::invalid_argument);
 }
 
 TEST(LeNetReplicasTest, ReplicasStayBitwiseIdenticalAndRunsRepeat) {
   const nn::LeNetParams init = nn::LeNetParams::Init(3);
-  nn::ReplicaGroupOptions options;
+  parallel::ReplicaGroupOptions options;
   LeNetReplicas a(init, Cpus(3), options, PlainSgd(0.2f)),
       b(init, Cpus(3), options, PlainSgd(0.2f));
   for (int step = 0; step < 40; ++step) {
@@ -506,9 +513,9 @@ TEST(LeNetReplicasTest, ANonFiniteStepIsSkippedOnOneDeviceAndOnTwo) {
   nn::LeNetParams init = nn::LeNetParams::Init(4);
   init.b4.data()[3] = std::nanf("");
   for (int k : {1, 2}) {
-    LeNetReplicas replicas(init, Cpus(k), nn::ReplicaGroupOptions(),
+    LeNetReplicas replicas(init, Cpus(k), parallel::ReplicaGroupOptions(),
                            PlainSgd(0.2f));
-    const nn::TrainStepStats stats =
+    const parallel::TrainStepStats stats =
         replicas.TrainStep(Shards(RandomBatch(8, 5), k));
     EXPECT_NE(stats.divergence, "") << k << " devices";
     for (int d = 0; d < k; ++d) {
@@ -523,7 +530,7 @@ TEST(LeNetReplicasTest, EvaluationCountsEveryShard) {
   const nn::LeNetParams init =
       nn::LeNetParams::Init(5, nn::InitScheme::kKaimingNormal);
   const Batch b = RandomBatch(11, 9);
-  nn::ReplicaGroupOptions options;
+  parallel::ReplicaGroupOptions options;
   LeNetReplicas one(init, Cpus(1), options, PlainSgd(0.1f));
   LeNetReplicas three(init, Cpus(3), options, PlainSgd(0.1f));
   const int64_t correct = one.CountCorrect(Shards(b, 1));
@@ -531,7 +538,7 @@ TEST(LeNetReplicasTest, EvaluationCountsEveryShard) {
 }
 
 TEST(LeNetReplicasTest, BadLabelFailsEveryDeviceWithTheCause) {
-  nn::ReplicaGroupOptions options;
+  parallel::ReplicaGroupOptions options;
   options.comm.timeout = std::chrono::milliseconds(20000);
   LeNetReplicas replicas(nn::LeNetParams::Init(1), Cpus(2), options,
                          PlainSgd(0.1f));

@@ -29,7 +29,7 @@ int Main(int argc, char** argv) {
     const nn::ComputeScope compute(p.compute);
     // The chapter's LeNet: one 28 x 28 channel, 10 classes.
     RequireImages(p.data, program.name, {1, 28, 28}, 10);
-    nn::ReplicaGroupOptions group;
+    parallel::ReplicaGroupOptions group;
     group.backend = p.backend;
     group.threads_per_device = p.threads_per_device;
     group.processes = p.job.processes;

@@ -38,7 +38,7 @@ int Main(int argc, char** argv) {
     PreparedRun p = PrepareRun(flags, program,
                                {{"sync_bn", sync_bn ? "true" : "false", true}});
     const nn::ComputeScope compute(p.compute);
-    nn::DataParallelOptions options;
+    parallel::DataParallelOptions options;
     options.backend = p.backend;
     options.optimizer = OptimizerOf(flags, p.run.lr);
     options.clip_grad_norm = flags.clip_grad_norm;
@@ -52,7 +52,7 @@ int Main(int argc, char** argv) {
     const int channels = static_cast<int>(p.data.train->input().shape[0]);
     const int classes = static_cast<int>(p.data.classes);
     const uint64_t seed = flags.seed;
-    nn::DataParallel dp(
+    parallel::DataParallel dp(
         [seed, classes, channels] {
           auto net = nn::MakeResNet18(classes, channels);
           nn::InitParameters(*net, nn::InitScheme::kNormal001, seed);

@@ -19,6 +19,7 @@
 
 namespace data = ringlet::data;
 namespace nn = ringlet::nn;
+namespace parallel = ringlet::parallel;
 
 // Any nn::Module: nn's layers, composed here.
 class Mlp : public nn::Module {
@@ -71,11 +72,12 @@ int Main(int argc, char** argv) {
       static_cast<int>(ringlet::gpu::ProbeCudaDevices().usable.size()));
   const data::FashionMnist mnist =
       data::LoadFashionMnist(data::ResolveFashionMnistDir(data_dir));
-  nn::DataParallelOptions options;
-  options.loss = nn::SoftmaxCrossEntropyLoss();  // Or any nn::LossFunction.
+  parallel::DataParallelOptions options;
+  options.loss =
+      parallel::SoftmaxCrossEntropyLoss();  // Or any parallel::LossFunction.
   options.optimizer.name = "adamw";  // Or options.make_optimizer: your own.
   options.optimizer.lr = 1e-3f;
-  nn::DataParallel dp(
+  parallel::DataParallel dp(
       [] {
         auto model = std::make_unique<Mlp>();
         nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, /*seed=*/0);
@@ -97,7 +99,7 @@ int Main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     train.StartEpoch(epoch);
     while (train.Next(&batch)) {
-      const nn::TrainStepStats step = dp.TrainStep(batch.Local());
+      const parallel::TrainStepStats step = dp.TrainStep(batch.Local());
       loss += step.loss_sum;
       comm += step.comm_seconds;
       exposed += step.exposed_comm_seconds;

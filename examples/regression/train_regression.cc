@@ -32,6 +32,7 @@ namespace {
 
 namespace data = ringlet::data;
 namespace nn = ringlet::nn;
+namespace parallel = ringlet::parallel;
 
 // d inputs -> 64 hidden (ReLU) -> k outputs.
 class Perceptron : public nn::Module {
@@ -150,11 +151,11 @@ int Main(int argc, char** argv) {
   const std::vector<nn::Device> devices = nn::ResolveDevices(
       devices_text,
       static_cast<int>(ringlet::gpu::ProbeCudaDevices().usable.size()));
-  nn::DataParallelOptions options;
-  options.loss = nn::MeanSquaredErrorLoss();
+  parallel::DataParallelOptions options;
+  options.loss = parallel::MeanSquaredErrorLoss();
   options.optimizer.name = "adamw";
   options.optimizer.lr = 3e-3f;
-  nn::DataParallel dp(
+  parallel::DataParallel dp(
       [d, k] {
         auto model = std::make_unique<Perceptron>(d, k);
         nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, /*seed=*/0);

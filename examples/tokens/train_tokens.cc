@@ -22,6 +22,7 @@
 
 namespace data = ringlet::data;
 namespace nn = ringlet::nn;
+namespace parallel = ringlet::parallel;
 
 constexpr int64_t kLevels = 16;  // Token ids: grey levels 0..15.
 constexpr int64_t kWidth = 8;    // Each token's embedding.
@@ -99,11 +100,11 @@ int Main(int argc, char** argv) {
       static_cast<int>(ringlet::gpu::ProbeCudaDevices().usable.size()));
   const data::FashionMnist mnist =
       data::LoadFashionMnist(data::ResolveFashionMnistDir(data_dir));
-  nn::DataParallelOptions options;
-  options.loss = nn::SoftmaxCrossEntropyLoss();
+  parallel::DataParallelOptions options;
+  options.loss = parallel::SoftmaxCrossEntropyLoss();
   options.optimizer.name = "adamw";
   options.optimizer.lr = 1e-3f;
-  nn::DataParallel dp(
+  parallel::DataParallel dp(
       [dropout] {
         auto model = std::make_unique<PixelTokens>(dropout);
         nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, /*seed=*/0);
@@ -125,7 +126,7 @@ int Main(int argc, char** argv) {
     train.StartEpoch(epoch);
     while (train.Next(&batch)) {
       ToTokens(&batch);
-      const nn::TrainStepStats step = dp.TrainStep(batch.Local());
+      const parallel::TrainStepStats step = dp.TrainStep(batch.Local());
       loss += step.loss_sum;
       comm += step.comm_seconds;
       exposed += step.exposed_comm_seconds;

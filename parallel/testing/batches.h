@@ -12,10 +12,10 @@
 #include "nn/tensor.h"
 #include "parallel/data_parallel.h"
 
-namespace ringlet::nn::testing {
+namespace ringlet::parallel::testing {
 
 struct Batch {
-  Tensor images;  // [N, 1, side, side], host memory.
+  nn::Tensor images;  // [N, 1, side, side], host memory.
   std::vector<int32_t> labels;
   int64_t size() const { return images.dim(0); }
 };
@@ -25,18 +25,18 @@ Batch RandomBatch(int64_t n, int64_t side, uint64_t seed);
 
 // d2l's split_batch: contiguous shards whose sizes differ by at most one
 // (later ones empty when there are more devices than samples).
-std::vector<Shard> Shards(const Batch& b, int devices);
+std::vector<data::Shard> Shards(const Batch& b, int devices);
 
-std::vector<Device> Cpus(int k);  // cpu:0 .. cpu:k-1
+std::vector<nn::Device> Cpus(int k);  // cpu:0 .. cpu:k-1
 
 // A small ResNet-shaped model for 8x8 inputs: convolution, batch norm,
 // ReLU, a residual unit with a 1x1 shortcut, pooling, a linear layer.
-std::unique_ptr<Sequential> SmallNet();
+std::unique_ptr<nn::Sequential> SmallNet();
 
 // `make` with Kaiming-normal parameters from `seed`.
 DataParallel::ModelFactory Seeded(
-    std::function<std::unique_ptr<Sequential>()> make, uint64_t seed);
+    std::function<std::unique_ptr<nn::Sequential>()> make, uint64_t seed);
 
-}  // namespace ringlet::nn::testing
+}  // namespace ringlet::parallel::testing
 
 #endif  // RINGLET_PARALLEL_TESTING_BATCHES_H_

@@ -48,12 +48,12 @@ struct Row {
 // Times one model given its step, state and comparison.
 Row Measure(const std::string& model, int64_t batch,
             const std::function<void()>& step,
-            const std::function<nn::NamedTensors()>& state,
+            const std::function<parallel::NamedTensors()>& state,
             const std::function<std::string()>& compare, int steps) {
   Row row;
   row.model = model;
   row.batch = batch;
-  const nn::NamedTensors named = state();
+  const parallel::NamedTensors named = state();
   for (const nn::Tensor* t : named.tensors) row.parameters += t->numel();
   row.step = MeanSeconds(step, steps);
   row.compare = MeanSeconds(
@@ -65,7 +65,7 @@ Row Measure(const std::string& model, int64_t batch,
   row.finite = MeanSeconds(
       [&] {
         for (const nn::Tensor* t : named.tensors) {
-          if (!nn::FirstNonFinite(t->data(), t->numel()).empty()) {
+          if (!parallel::FirstNonFinite(t->data(), t->numel()).empty()) {
             std::fprintf(stderr, "non-finite!\n");
           }
         }
@@ -89,18 +89,18 @@ Row Measure(const std::string& model, int64_t batch,
 }
 
 // A random batch of Fashion-MNIST's shapes, cut as `engine` runs it.
-nn::LocalBatch RandomBatch(const nn::ReplicaEngine& engine, int64_t batch,
-                           std::vector<float>* images,
-                           std::vector<int32_t>* labels) {
+data::LocalBatch RandomBatch(const parallel::ReplicaEngine& engine,
+                             int64_t batch, std::vector<float>* images,
+                             std::vector<int32_t>* labels) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
   images->resize(batch * 784);
   labels->resize(batch);
   for (float& p : *images) p = pixel(rng);
   for (int32_t& l : *labels) l = static_cast<int32_t>(rng() % 10);
-  return nn::CutBatch(batch, engine.TrainLayout(),
-                      nn::SamplesOf(images->data(), {1, 28, 28}),
-                      nn::SamplesOf(labels->data(), {}));
+  return data::CutBatch(batch, engine.TrainLayout(),
+                        data::SamplesOf(images->data(), {1, 28, 28}),
+                        data::SamplesOf(labels->data(), {}));
 }
 
 int Main(int argc, char** argv) {
@@ -128,10 +128,10 @@ int Main(int argc, char** argv) {
   std::vector<float> images;
   std::vector<int32_t> labels;
   {
-    nn::ReplicaGroupOptions group;
+    parallel::ReplicaGroupOptions group;
     group.threads_per_device = threads;
     LeNetReplicas lenet(nn::LeNetParams::Init(0), list, group, PlainSgd(0.1f));
-    const nn::LocalBatch shards =
+    const data::LocalBatch shards =
         RandomBatch(lenet.engine(), lenet_batch, &images, &labels);
     rows.push_back(Measure(
         "lenet", lenet_batch, [&] { lenet.TrainStep(shards); },
@@ -139,16 +139,16 @@ int Main(int argc, char** argv) {
         lenet_steps));
   }
   {
-    nn::DataParallelOptions options;
+    parallel::DataParallelOptions options;
     options.threads_per_device = threads;
-    nn::DataParallel dp(
+    parallel::DataParallel dp(
         [] {
           auto net = nn::MakeResNet18();
           nn::InitParameters(*net, nn::InitScheme::kNormal001, 0);
           return net;
         },
         list, options);
-    const nn::LocalBatch shards =
+    const data::LocalBatch shards =
         RandomBatch(dp.engine(), resnet_batch, &images, &labels);
     rows.push_back(Measure(
         "resnet18", resnet_batch, [&] { dp.TrainStep(shards); },

@@ -78,7 +78,7 @@ std::string LooksLike(const std::string& path) {
 }  // namespace
 
 void WriteSafetensorsFile(const std::string& path, const std::string& model,
-                          const nn::NamedTensors& state) {
+                          const parallel::NamedTensors& state) {
   Safetensors file;
   file.metadata = {{"format", "pt"}, {"model", model}, {"writer", "ringlet"}};
   for (size_t i = 0; i < state.tensors.size(); ++i) {
@@ -110,7 +110,7 @@ void WriteSafetensorsFile(const std::string& path, const std::string& model,
 // back. Tensors ringlet does not hold (num_batches_tracked) are left out.
 std::vector<CheckpointTensor> ReadSafetensorsFile(
     const std::string& path, const std::string& model,
-    const nn::NamedTensors& state) {
+    const parallel::NamedTensors& state) {
   const Safetensors file = DecodeSafetensors(
       ReadWholeFile(path, "--params_in", "give a file written by --params_out"),
       path);
@@ -165,7 +165,7 @@ bool IsOptimizerState(const std::string& name) {
 }
 
 void WriteParameterFile(const std::string& path, const std::string& model,
-                        const nn::NamedTensors& state) {
+                        const parallel::NamedTensors& state) {
   if (IsSafetensors(path)) {
     WriteSafetensorsFile(path, model, state);
     return;
@@ -181,9 +181,9 @@ void WriteParameterFile(const std::string& path, const std::string& model,
   WriteOutputFile(path, EncodeCheckpoint(file), "--params_out");
 }
 
-void LoadParameterFile(nn::ReplicaEngine& engine, const std::string& path,
+void LoadParameterFile(parallel::ReplicaEngine& engine, const std::string& path,
                        const std::string& model) {
-  const nn::NamedTensors state = engine.State(0);
+  const parallel::NamedTensors state = engine.State(0);
   Checkpoint file;
   if (IsSafetensors(path)) {
     file.tensors = ReadSafetensorsFile(path, model, state);

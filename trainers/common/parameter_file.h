@@ -25,13 +25,13 @@ bool IsOptimizerState(const std::string& name);
 // Writes `state`'s model tensors (IsOptimizerState ones left out) with the
 // model's name, atomically. Throws std::runtime_error naming --params_out.
 void WriteParameterFile(const std::string& path, const std::string& model,
-                        const nn::NamedTensors& state);
+                        const parallel::NamedTensors& state);
 
 // Sets every model tensor of `engine`'s state (every local replica) from
 // the file at `path`, matched by name and checked by shape; optimizer state
 // keeps its values. Throws CheckpointError naming the file and what does not
 // fit (another model, a missing tensor, another shape).
-void LoadParameterFile(nn::ReplicaEngine& engine, const std::string& path,
+void LoadParameterFile(parallel::ReplicaEngine& engine, const std::string& path,
                        const std::string& model);
 
 }  // namespace ringlet::trainers

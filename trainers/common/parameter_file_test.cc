@@ -22,35 +22,35 @@ class StateOnlyTrainer {
     for (int i = 0; i < 6; ++i) w_.data()[i] = i + 1;
     for (int i = 0; i < 3; ++i) b_.data()[i] = -i;
     for (int i = 0; i < 3; ++i) v_.data()[i] = 0.5f;
-    nn::ReplicaEngineOptions options;
+    parallel::ReplicaEngineOptions options;
     options.who = "state only";
     options.make_optimizer = [this](std::vector<nn::Tensor*>,
                                     std::vector<std::string>) {
       return std::make_unique<Momentum>(&v_);
     };
-    options.make_reducer = [](const nn::ReducerContext&) {
+    options.make_reducer = [](const parallel::ReducerContext&) {
       return std::make_unique<NoReducer>();
     };
-    engine_ = std::make_unique<nn::ReplicaEngine>(
+    engine_ = std::make_unique<parallel::ReplicaEngine>(
         [this](int) { return std::make_unique<Body>(this); },
         std::vector<nn::Device>{nn::Device::Cpu()}, options);
   }
-  operator nn::ReplicaEngine&() { return *engine_; }
-  nn::NamedTensors State() { return engine_->State(0); }
+  operator parallel::ReplicaEngine&() { return *engine_; }
+  parallel::NamedTensors State() { return engine_->State(0); }
 
   nn::Tensor w_, b_, v_;
 
  private:
-  class Body : public nn::ReplicaBody {
+  class Body : public parallel::ReplicaBody {
    public:
     explicit Body(StateOnlyTrainer* t) : t_(t) {}
     nn::Tensor Forward(const nn::Tensor& x, bool) override { return x; }
-    nn::PendingLoss Loss(const nn::Tensor&, const nn::Shard&) override {
+    nn::PendingLoss Loss(const nn::Tensor&, const data::Shard&) override {
       return nn::PendingLoss::Ready({});
     }
     void Backward(const nn::Tensor&) override {}
     void ZeroGrad() override {}
-    nn::NamedValues Parameters() override {
+    parallel::NamedValues Parameters() override {
       return {{"w", "b"}, {&t_->w_, &t_->b_}};
     }
     std::vector<nn::Tensor*> Gradients() override { return {}; }
@@ -71,12 +71,12 @@ class StateOnlyTrainer {
    private:
     nn::Tensor* v_;
   };
-  class NoReducer : public nn::GradientReducer {
+  class NoReducer : public parallel::GradientReducer {
    public:
     double Reduce(const std::vector<nn::Tensor*>&) override { return 0; }
   };
 
-  std::unique_ptr<nn::ReplicaEngine> engine_;
+  std::unique_ptr<parallel::ReplicaEngine> engine_;
 };
 
 std::string Temp(const std::string& name) {

@@ -63,7 +63,7 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
 }
 
 int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
-                   PreparedRun& p, nn::ReplicaEngine& engine,
+                   PreparedRun& p, parallel::ReplicaEngine& engine,
                    const std::string& header_suffix) {
   std::ostream& out = p.job.LeaderOnly(std::cout);
   std::ostream& err = p.job.LeaderOnly(std::cerr);

@@ -55,7 +55,7 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
 // trains, prints d2l's closing line and writes --params_out. Returns the
 // exit code.
 int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
-                   PreparedRun& prepared, nn::ReplicaEngine& engine,
+                   PreparedRun& prepared, parallel::ReplicaEngine& engine,
                    const std::string& header_suffix = "");
 
 }  // namespace ringlet::trainers

@@ -211,7 +211,7 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
 }
 
 void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,
-                            const nn::NamedTensors& state) {
+                            const parallel::NamedTensors& state) {
   if (flags.params_out.empty()) return;
   WriteParameterFile(ResolveUserPath(flags.params_out), model, state);
 }
@@ -284,7 +284,7 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
 }
 
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
-                                nn::ReplicaEngine& engine,
+                                parallel::ReplicaEngine& engine,
                                 const std::string& model,
                                 const data::DatasetPtr& test,
                                 int64_t batch_size, const std::string& where,

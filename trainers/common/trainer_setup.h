@@ -86,7 +86,7 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
 // "test acc: 0.912 on 10000 images in 4.1 s on [cpu:0]" on `out` and
 // returns true (the program is done).
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
-                                nn::ReplicaEngine& engine,
+                                parallel::ReplicaEngine& engine,
                                 const std::string& model,
                                 const data::DatasetPtr& test,
                                 int64_t batch_size, const std::string& where,
@@ -132,7 +132,7 @@ std::string SetupLine(const std::string& program, const std::string& where,
 // --params_out (when given): `state`'s model tensors with their names and
 // shapes (parameter_file.h), written atomically.
 void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,
-                            const nn::NamedTensors& state);
+                            const parallel::NamedTensors& state);
 
 // Runs a trainer's main: parses argv into `app` (--help prints and returns
 // 0; a bad flag prints CLI11's message and returns non-zero), then `body`;

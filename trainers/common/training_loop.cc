@@ -23,7 +23,7 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Checkpoint Snapshot(nn::ReplicaEngine& engine, const LoopOptions& options,
+Checkpoint Snapshot(parallel::ReplicaEngine& engine, const LoopOptions& options,
                     const RunPosition& position,
                     const std::vector<EpochMetrics>& history,
                     const std::vector<StepEval>& evals) {
@@ -34,7 +34,7 @@ Checkpoint Snapshot(nn::ReplicaEngine& engine, const LoopOptions& options,
   c.position = position;
   c.history = history;
   c.evals = evals;
-  const nn::NamedTensors state = engine.State(0);
+  const parallel::NamedTensors state = engine.State(0);
   for (size_t i = 0; i < state.tensors.size(); ++i) {
     const nn::Tensor& t = *state.tensors[i];
     CheckpointTensor saved;
@@ -61,9 +61,9 @@ std::string ResumedLine(const Checkpoint& c, const std::string& path) {
 }
 
 // Loads the checkpoint into the engine after checking it fits.
-void Resume(nn::ReplicaEngine& engine, const LoopOptions& options) {
+void Resume(parallel::ReplicaEngine& engine, const LoopOptions& options) {
   const Checkpoint& c = *options.resume;
-  const nn::NamedTensors state = engine.State(0);
+  const parallel::NamedTensors state = engine.State(0);
   std::vector<int64_t> sizes;
   for (const nn::Tensor* t : state.tensors) sizes.push_back(t->numel());
   CheckResumable(c, options.resume_path, options.settings, state.names, sizes);
@@ -76,7 +76,7 @@ void Resume(nn::ReplicaEngine& engine, const LoopOptions& options) {
 // between steps, checkpoints and signals, and each epoch's report.
 class EpochRunner {
  public:
-  EpochRunner(nn::ReplicaEngine& engine, const data::DatasetPtr& train,
+  EpochRunner(parallel::ReplicaEngine& engine, const data::DatasetPtr& train,
               const data::DatasetPtr& test, const LoopOptions& options,
               std::ostream& out, std::ostream& progress)
       : engine_(engine),
@@ -100,7 +100,7 @@ class EpochRunner {
     Clock::time_point start;
     double seconds_before = 0;    // A resumed epoch's.
     double seconds_excluded = 0;  // Checks and checkpoints.
-    nn::PendingStep in_flight;
+    parallel::PendingStep in_flight;
     bool has_in_flight = false;
     double lr = 0;
   };
@@ -121,7 +121,7 @@ class EpochRunner {
   double Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
                   const RunPosition& at);
 
-  nn::ReplicaEngine& engine_;
+  parallel::ReplicaEngine& engine_;
   const data::DatasetPtr& train_;
   const data::DatasetPtr& test_;
   const LoopOptions& options_;
@@ -248,9 +248,9 @@ bool EpochRunner::QueueNextStep(Epoch& e) {
   if (got == 0) return false;
   e.lr = schedule_.At(e.number, e.at.steps + (e.has_in_flight ? 1 : 0));
   engine_.set_lr(static_cast<float>(e.lr));
-  std::vector<nn::LocalBatch> batches;
+  std::vector<data::LocalBatch> batches;
   for (int64_t j = 0; j < got; ++j) batches.push_back(micro_[j].Local());
-  nn::PendingStep queued = engine_.QueueStep(batches);
+  parallel::PendingStep queued = engine_.QueueStep(batches);
   FinishInFlight(e);
   e.in_flight = std::move(queued);
   e.has_in_flight = true;
@@ -263,7 +263,7 @@ bool EpochRunner::QueueNextStep(Epoch& e) {
 void EpochRunner::FinishInFlight(Epoch& e) {
   if (!e.has_in_flight) return;
   e.has_in_flight = false;
-  const nn::TrainStepStats step = e.in_flight.Finish();
+  const parallel::TrainStepStats step = e.in_flight.Finish();
   RunPosition& at = e.at;
   at.seconds = e.seconds_before - e.seconds_excluded + SecondsSince(e.start);
   ++at.steps;
@@ -272,7 +272,7 @@ void EpochRunner::FinishInFlight(Epoch& e) {
     const std::string what = !step.divergence.empty()
                                  ? step.divergence
                                  : "the loss became " +
-                                       nn::NonFiniteName(step.loss_sum) +
+                                       parallel::NonFiniteName(step.loss_sum) +
                                        " on another process";
     throw TrainingDiverged(
         "training diverged at epoch " + std::to_string(e.number) + ", step " +
@@ -459,7 +459,7 @@ double EpochRunner::Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
 
 }  // namespace
 
-double EvaluateAccuracy(nn::ReplicaEngine& engine,
+double EvaluateAccuracy(parallel::ReplicaEngine& engine,
                         const data::DatasetPtr& split, int64_t batch_size,
                         ProgressBar* progress) {
   data::LoaderOptions options;
@@ -500,7 +500,7 @@ std::string OutOfMemoryAdvice(const nn::MemoryShortage& s, int64_t batch_size,
   return advice + ": use a smaller --batch_size, or more devices";
 }
 
-std::vector<EpochMetrics> TrainEpochs(nn::ReplicaEngine& engine,
+std::vector<EpochMetrics> TrainEpochs(parallel::ReplicaEngine& engine,
                                       const data::DatasetPtr& train,
                                       const data::DatasetPtr& test,
                                       const LoopOptions& options,

@@ -144,7 +144,7 @@ struct LoopOptions {
 // data::DataError when the data fails to read (the last finished step
 // checkpointed first, where there is a path, and the message says so), and
 // whatever else the engine throws.
-std::vector<EpochMetrics> TrainEpochs(nn::ReplicaEngine& engine,
+std::vector<EpochMetrics> TrainEpochs(parallel::ReplicaEngine& engine,
                                       const data::DatasetPtr& train,
                                       const data::DatasetPtr& test,
                                       const LoopOptions& options,
@@ -154,7 +154,7 @@ std::vector<EpochMetrics> TrainEpochs(nn::ReplicaEngine& engine,
 // Accuracy on `split`, in batches of `batch_size` split across the devices
 // (d2l's evaluate_accuracy_gpus); `progress`, when given, is updated.
 class ProgressBar;
-double EvaluateAccuracy(nn::ReplicaEngine& engine,
+double EvaluateAccuracy(parallel::ReplicaEngine& engine,
                         const data::DatasetPtr& split, int64_t batch_size,
                         ProgressBar* progress = nullptr);
 

@@ -47,8 +47,8 @@ data::DatasetPtr MakeSplit(int64_t n) {
 class FakeTrainer {
  public:
   explicit FakeTrainer(int devices);
-  operator nn::ReplicaEngine&() { return *engine_; }
-  nn::ReplicaEngine& engine() { return *engine_; }
+  operator parallel::ReplicaEngine&() { return *engine_; }
+  parallel::ReplicaEngine& engine() { return *engine_; }
   float weight() { return engine_->State(0).tensors.at(0)->data()[0]; }
   int64_t finished() const { return engine_->steps_finished(); }
   // "q3" when step 3 was queued, "f3" once the loop finished it, in order
@@ -86,10 +86,10 @@ class FakeTrainer {
   std::vector<std::string> log_;
   int64_t logged_finished_ = 0;
   std::map<const nn::Tensor*, int> device_of_;  // Each replica's w.
-  std::unique_ptr<nn::ReplicaEngine> engine_;
+  std::unique_ptr<parallel::ReplicaEngine> engine_;
 };
 
-class FakeTrainer::Body : public nn::ReplicaBody {
+class FakeTrainer::Body : public parallel::ReplicaBody {
  public:
   Body(FakeTrainer* t, int device) : t_(t), device_(device), w_({1}), g_({1}) {
     std::lock_guard<std::mutex> lock(t->mu);
@@ -104,11 +104,12 @@ class FakeTrainer::Body : public nn::ReplicaBody {
     training_ = training;
     return nn::Tensor({x.dim(0), 1});
   }
-  nn::PendingLoss Loss(const nn::Tensor& output, const nn::Shard& s) override {
+  nn::PendingLoss Loss(const nn::Tensor& output,
+                       const data::Shard& s) override {
     EXPECT_EQ(s.inputs.shape, (std::vector<int64_t>{1, 28, 28}));
     nn::LossResult r;
     r.dlogits = nn::Tensor(output.shape());
-    const int32_t* labels = nn::ClassIds(s, "test");
+    const int32_t* labels = data::ClassIds(s, "test");
     for (int64_t i = 0; i < s.count; ++i) r.correct += labels[i] == 0;
     r.loss = t_->loss_per_image * s.count + w_.data()[0];
     if (training_) {
@@ -129,7 +130,7 @@ class FakeTrainer::Body : public nn::ReplicaBody {
     label_sum_ = 0;
   }
   void ZeroGrad() override { g_.data()[0] = 0; }
-  nn::NamedValues Parameters() override { return {{"w"}, {&w_}}; }
+  parallel::NamedValues Parameters() override { return {{"w"}, {&w_}}; }
   std::vector<nn::Tensor*> Gradients() override { return {&g_}; }
   bool GradientsAreSums() const override { return true; }
 
@@ -142,11 +143,11 @@ class FakeTrainer::Body : public nn::ReplicaBody {
 };
 
 // Sums the gradient over the devices; device 0 counts and logs the steps.
-class FakeTrainer::Reducer : public nn::GradientReducer {
+class FakeTrainer::Reducer : public parallel::GradientReducer {
  public:
-  Reducer(FakeTrainer* t, const nn::ReducerContext& c)
+  Reducer(FakeTrainer* t, const parallel::ReducerContext& c)
       : t_(t), device_(c.device), comm_(*c.comm) {}
-  void BeginStep(const nn::StepPlan&) override {
+  void BeginStep(const parallel::StepPlan&) override {
     ++t_->device_steps[device_];
     if (device_ != 0) return;
     t_->LogFinishedSteps();
@@ -195,7 +196,7 @@ class FakeTrainer::Optimizer : public nn::Optimizer {
 FakeTrainer::FakeTrainer(int devices) {
   std::vector<nn::Device> cpus;
   for (int d = 0; d < devices; ++d) cpus.push_back(nn::Device::Cpu(d));
-  nn::ReplicaEngineOptions options;
+  parallel::ReplicaEngineOptions options;
   options.who = "fake";
   options.make_optimizer = [this](std::vector<nn::Tensor*> values,
                                   std::vector<std::string>) {
@@ -204,10 +205,10 @@ FakeTrainer::FakeTrainer(int devices) {
     return std::make_unique<Optimizer>(this, device_of_.at(values.at(0)),
                                        values.at(0));
   };
-  options.make_reducer = [this](const nn::ReducerContext& c) {
+  options.make_reducer = [this](const parallel::ReducerContext& c) {
     return std::make_unique<Reducer>(this, c);
   };
-  engine_ = std::make_unique<nn::ReplicaEngine>(
+  engine_ = std::make_unique<parallel::ReplicaEngine>(
       [this](int d) { return std::make_unique<Body>(this, d); }, cpus, options);
 }
 
