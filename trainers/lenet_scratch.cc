@@ -5,7 +5,7 @@
 #include "cli/run_main.h"
 #include "nn/compute_options.h"
 #include "nn/models/lenet.h"
-#include "trainers/common/trainer_run.h"
+#include "trainers/common/trainer_main.h"
 #include "trainers/lenet_replicas.h"
 
 namespace ringlet::trainers {

@@ -7,8 +7,8 @@
 #include "nn/layers/init.h"
 #include "nn/models/resnet.h"
 #include "parallel/data_parallel.h"
-#include "trainers/common/trainer_run.h"
-#include "trainers/common/training_loop.h"
+#include "trainers/common/loop/training_loop.h"
+#include "trainers/common/trainer_main.h"
 
 namespace ringlet::trainers {
 namespace {

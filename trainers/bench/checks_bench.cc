@@ -22,7 +22,7 @@
 #include "nn/models/resnet.h"
 #include "parallel/data_parallel.h"
 #include "parallel/replica_checks.h"
-#include "trainers/common/checkpoint.h"
+#include "trainers/common/checkpoints/checkpoint.h"
 #include "trainers/lenet_replicas.h"
 
 namespace ringlet::trainers {

@@ -21,13 +21,13 @@
 #include "data/fashion_mnist.h"
 #include "nlohmann/json.hpp"
 #include "nn/optim/registry.h"
-#include "trainers/common/checkpoint.h"
-#include "trainers/common/folder_lock.h"
+#include "trainers/common/checkpoints/checkpoint.h"
+#include "trainers/common/checkpoints/folder_lock.h"
 #include "trainers/common/job.h"
-#include "trainers/common/output_files.h"
-#include "trainers/common/parameter_file.h"
-#include "trainers/common/progress.h"
-#include "trainers/common/stop_signals.h"
+#include "trainers/common/loop/stop_signals.h"
+#include "trainers/common/outputs/output_files.h"
+#include "trainers/common/outputs/parameter_file.h"
+#include "trainers/common/outputs/progress.h"
 
 namespace ringlet::trainers {
 

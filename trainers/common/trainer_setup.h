@@ -17,13 +17,13 @@
 #include "nn/device.h"
 #include "nn/optim/optimizer.h"
 #include "nn/tensor.h"
-#include "trainers/common/checkpoint.h"
+#include "trainers/common/checkpoints/checkpoint.h"
+#include "trainers/common/checkpoints/run_settings.h"
+#include "trainers/common/flags/trainer_data.h"
+#include "trainers/common/flags/trainer_devices.h"
+#include "trainers/common/flags/trainer_flags.h"
 #include "trainers/common/job.h"
-#include "trainers/common/run_settings.h"
-#include "trainers/common/trainer_data.h"
-#include "trainers/common/trainer_devices.h"
-#include "trainers/common/trainer_flags.h"
-#include "trainers/common/training_loop.h"
+#include "trainers/common/loop/training_loop.h"
 
 namespace ringlet::trainers {
 

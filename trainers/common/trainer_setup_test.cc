@@ -11,7 +11,7 @@
 #include "nn/gpu_precision.h"
 #include "nn/memory_format.h"
 #include "nn/ops/autocast.h"
-#include "trainers/common/trainer_devices.h"
+#include "trainers/common/flags/trainer_devices.h"
 
 namespace ringlet::trainers {
 namespace {

@@ -1,0 +1,123 @@
+#include "trainers/common/flags/trainer_devices.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/backends/nccl.h"
+#include "gpu/device_probe.h"
+#include "nn/compute_options.h"
+#include "nn/gpu_precision.h"
+#include "nn/memory_format.h"
+#include "nn/ops/autocast.h"
+#include "nn/ops/bf16_support.h"
+
+namespace ringlet::trainers {
+
+nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable) {
+  if (local_rank < 0 || local_rank >= static_cast<int>(usable.size())) {
+    std::string names;
+    for (size_t i = 0; i < usable.size(); ++i) {
+      names += (i ? ", cuda:" : "cuda:") + std::to_string(usable[i]);
+    }
+    throw nn::DeviceError(
+        "--devices=auto under mpirun gives each process the GPU of its local "
+        "rank, but this process has local rank " +
+        std::to_string(local_rank) + " and its host " +
+        std::to_string(usable.size()) + " usable GPU(s) (" + names +
+        "); start at most " + std::to_string(usable.size()) +
+        " processes per host (mpirun --map-by ppr:" +
+        std::to_string(usable.size()) +
+        ":node), or name the devices (--devices=cuda:0, --devices=cpu:1)");
+  }
+  return nn::Device::Cuda(usable[local_rank]);
+}
+
+std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
+  const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
+  const int usable = static_cast<int>(gpus.usable.size());
+  if (spec == "auto" && usable > 0 && collectives::mpi::LaunchedByMpirun()) {
+    // One GPU per process, as torchrun's LOCAL_RANK.
+    const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    return {
+        GpuOfLocalRank(local_rank ? std::atoi(local_rank) : 0, gpus.usable)};
+  }
+  if (usable == 0 && spec.rfind("cuda", 0) == 0) {
+    // No GPU at all: say why, in the runtime's words too.
+    throw nn::DeviceError("--devices=" + spec + ": " + gpus.reason +
+                          "; use --devices=cpu:2 or --devices=auto");
+  }
+  return nn::ResolveDevices(spec, usable);
+}
+
+nn::ComputeOptions ComputeOptionsFromFlags(
+    const TrainerFlags& flags, const std::vector<nn::Device>& devices) {
+  const bool bf16 = flags.precision == "bf16";
+  // bf16 is autocast (nn/ops/autocast.h); what float32 ops remain on a GPU
+  // run without TF32.
+  const nn::GpuPrecision precision =
+      bf16 ? nn::GpuPrecision::kFp32 : nn::ParseGpuPrecision(flags.precision);
+  nn::ConvAlgorithms conv =
+      nn::ResolveConvAlgorithms(flags.conv_algorithms, bf16);
+  const bool on_gpus = devices.front().is_cuda();
+  if (flags.reproducible && on_gpus) {
+    // Measured choices may differ from run to run, and some algorithms
+    // add in a different order each time.
+    if (flags.conv_algorithms == "auto") {
+      conv = nn::ConvAlgorithms::kDeterministic;
+    } else if (conv != nn::ConvAlgorithms::kDeterministic) {
+      throw nn::DeviceError(
+          "--reproducible on GPUs needs --conv_algorithms=deterministic (the "
+          "default there), not " +
+          flags.conv_algorithms);
+    }
+  }
+  if (bf16) nn::RequireBf16Training(devices);
+  if (precision != nn::GpuPrecision::kFp32 && !on_gpus) {
+    throw nn::DeviceError("--precision=" + flags.precision +
+                          " applies to GPUs; CPU devices compute in float32 "
+                          "or bf16 (leave --precision out)");
+  }
+  if (flags.conv_algorithms != "auto" && !on_gpus) {
+    throw nn::DeviceError("--conv_algorithms=" + flags.conv_algorithms +
+                          " applies to GPUs (cuDNN); CPU devices always give "
+                          "the same bits (leave --conv_algorithms out)");
+  }
+  const nn::MemoryFormat layout = nn::ParseLayout(flags.layout);
+  if (layout != nn::MemoryFormat::kContiguous && !on_gpus) {
+    throw nn::DeviceError("--layout=" + flags.layout +
+                          " applies to GPUs (cuDNN); CPU devices keep their "
+                          "own layout (leave --layout out)");
+  }
+  nn::ComputeOptions options;
+  options.gpu_precision = precision;
+  options.conv_algorithms = conv;
+  options.gpu_layout = layout;
+  options.autocast = bf16 ? nn::DType::kBFloat16 : nn::DType::kFloat32;
+  return options;
+}
+
+std::string ResolveBackend(const std::string& flag,
+                           const std::vector<nn::Device>& devices) {
+  if (flag != "auto") return flag;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!devices[i].is_cuda()) return "ring";
+    for (size_t j = 0; j < i; ++j) {
+      if (devices[j] == devices[i]) return "ring";
+    }
+  }
+  return collectives::NcclCompiledIn() ? "nccl" : "ring";
+}
+
+int ThreadsPerDevice(int requested, int devices) {
+  if (requested > 0) return requested;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  // Processes mpirun started on this host share its cores.
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int processes = local_size ? std::max(1, std::atoi(local_size)) : 1;
+  return std::max(1, cores / std::max(1, devices * processes));
+}
+
+}  // namespace ringlet::trainers

@@ -1,0 +1,121 @@
+#include "trainers/common/outputs/safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace ringlet::trainers {
+namespace {
+
+Safetensors Sample() {
+  Safetensors file;
+  file.metadata = {{"format", "pt"}};
+  file.f32 = {{"a.weight", {2, 3}, {1, 2, 3, 4, 5, 6.5f}},
+              {"a.bias", {2}, {-0.0f, 1e-30f}}};
+  file.i64_shapes = {{"a.num_batches_tracked", {}}};
+  file.i64_values = {{7}};
+  return file;
+}
+
+// "[len u64][header JSON][data]" with the header patched as `edit` says.
+std::string WithHeader(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  const uint64_t n = header.size();
+  std::memcpy(out.data(), &n, 8);
+  return out + header + data;
+}
+
+std::string ErrorOf(const std::string& bytes) {
+  try {
+    DecodeSafetensors(bytes, "f.safetensors");
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Safetensors, RoundTripsAndLaysOutAsTheFormatSays) {
+  const std::string bytes = EncodeSafetensors(Sample());
+  uint64_t header_bytes;
+  std::memcpy(&header_bytes, bytes.data(), 8);
+  EXPECT_EQ(header_bytes % 8, 0u) << "the header is padded to 8 bytes";
+  const std::string header = bytes.substr(8, header_bytes);
+  EXPECT_NE(header.find("\"a.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],"
+                        "\"data_offsets\":[0,24]}"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(header.find("\"a.num_batches_tracked\":{\"dtype\":\"I64\","
+                        "\"shape\":[],\"data_offsets\":[32,40]}"),
+            std::string::npos)
+      << header;
+  EXPECT_EQ(bytes.size(), 8 + header_bytes + 40);
+  const Safetensors back = DecodeSafetensors(bytes, "f");
+  ASSERT_EQ(back.f32.size(), 2u);
+  // Read in name order.
+  EXPECT_EQ(back.f32[1].name, "a.weight");
+  EXPECT_EQ(back.f32[1].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(back.f32[1].values, Sample().f32[0].values);
+  EXPECT_EQ(back.f32[0].values[1], 1e-30f);
+  ASSERT_EQ(back.i64_values.size(), 1u);
+  EXPECT_EQ(back.i64_values[0], std::vector<int64_t>{7});
+  EXPECT_EQ(back.metadata.at("format"), "pt");
+}
+
+TEST(Safetensors, BadFilesAreClearErrorsNeverReadsPastTheEnd) {
+  const std::string data(8, '\0');
+  EXPECT_NE(ErrorOf("abc").find("shorter than its 8-byte header length"),
+            std::string::npos);
+  std::string huge(8, '\xff');
+  EXPECT_NE(ErrorOf(huge + "{}").find("a header of"), std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader("{nope", "")).find("header:"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[4],)"
+                               R"("data_offsets":[0,16]}})",
+                               data))
+                .find("data_offsets lie outside the data"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[3],)"
+                               R"("data_offsets":[0,8]}})",
+                               data))
+                .find("shape does not fit its 8 bytes"),
+            std::string::npos);
+  // A shape whose element count passes int64.
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[)"
+                               R"(4611686018427387904,4],)"
+                               R"("data_offsets":[0,8]}})",
+                               data))
+                .find("shape does not fit"),
+            std::string::npos);
+  // Sizes that are not integers (a float past int64 would be an undefined
+  // conversion).
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[1e300],)"
+                               R"("data_offsets":[0,8]}})",
+                               data))
+                .find("x's shape holds 1e+300, not an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[2],)"
+                               R"("data_offsets":[0,8.5]}})",
+                               data))
+                .find("x's data_offsets holds 8.5, not an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"BF16","shape":[4],)"
+                               R"("data_offsets":[0,8]}})",
+                               data))
+                .find("is BF16; ringlet reads F32 and I64"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[1],)"
+                               R"("data_offsets":[0,4]},"y":{"dtype":"F32",)"
+                               R"("shape":[1],"data_offsets":[0,4]}})",
+                               data))
+                .find("two tensors share bytes"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[1],)"
+                               R"("data_offsets":[4,8]}})",
+                               data))
+                .find("bytes no tensor owns"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringlet::trainers

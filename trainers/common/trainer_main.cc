@@ -1,0 +1,91 @@
+#include "trainers/common/trainer_main.h"
+
+#include <iostream>
+#include <ostream>
+
+#include "nn/compute_options.h"
+#include "trainers/common/flags/trainer_data.h"
+#include "trainers/common/flags/trainer_devices.h"
+
+namespace ringlet::trainers {
+
+PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
+                       const RunSettings& extra) {
+  PreparedRun p;
+  p.devices = ResolveTrainerDevices(flags.devices);
+  p.backend = ResolveBackend(flags.backend, p.devices);
+  p.compute = ComputeOptionsFromFlags(flags, p.devices);
+  p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
+  p.where = p.job.Where(p.devices);
+  // Bad output paths fail now, not after hours of training.
+  if (p.job.leader()) {
+    CheckTrainerOutputs(flags, program.name);
+    const std::string note = ReplacedCheckpointNote(flags, program.name);
+    if (!note.empty()) std::cerr << program.name << ": " << note << std::endl;
+  }
+  p.resume = ReadResumeCheckpoint(flags, program.name);
+  // Reproducible runs take the same batch and lr on any number of devices.
+  p.run =
+      ResolveBatchAndLr(flags, program.defaults,
+                        flags.reproducible ? 1 : p.job.ranks, p.resume.get());
+  p.data = LoadTrainerData(flags);
+  if (p.job.leader())
+    CheckTrainerOutputsSpare(flags, program.name, p.data.files);
+  p.settings =
+      CommonSettings(program.name, program.model, *p.data.train, *p.data.test,
+                     flags.epochs, p.run.batch_size, p.run.lr, flags.seed,
+                     p.backend, flags.replica_check_every);
+  AddTrainingSettings(flags, &p.settings);
+  p.settings.insert(p.settings.end(), extra.begin(), extra.end());
+  // Op threads may change a sum's order: reproducible runs fix them, and
+  // on CPU devices their number is part of the bits, as is the kind of
+  // device (--devices=auto takes a GPU where there is one): a resume and
+  // every process must keep both (checkpoints that do not say were written
+  // on CPU devices with 1 thread, the defaults).
+  const int threads = flags.reproducible && flags.threads_per_device == 0
+                          ? 1
+                          : flags.threads_per_device;
+  p.threads_per_device =
+      ThreadsPerDevice(threads, static_cast<int>(p.devices.size()));
+  if (flags.reproducible) {
+    const bool gpu = p.devices.front().is_cuda();
+    p.settings.push_back({"device_kind", gpu ? "cuda" : "cpu", true, "cpu"});
+    if (!gpu) {
+      p.settings.push_back({"threads_per_device",
+                            std::to_string(p.threads_per_device), true, "1"});
+    }
+  }
+  CheckProcessesAgree(p.job.processes.get(), p.settings);
+  // Where each process writes what: one process given --metrics_out alone
+  // would have it dropped.
+  CheckProcessesAgree(p.job.processes.get(), OutputSettings(flags));
+  return p;
+}
+
+int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
+                   PreparedRun& p, parallel::ReplicaEngine& engine,
+                   const std::string& header_suffix) {
+  std::ostream& out = p.job.LeaderOnly(std::cout);
+  std::ostream& err = p.job.LeaderOnly(std::cerr);
+  LoopOptions loop = TrainerLoopOptions(flags, program.name, p.job, p.where,
+                                        p.run, p.settings, p.resume);
+  loop.validation = p.data.validation;
+  if (LoadParamsAndMaybeEvaluate(flags, engine, program.model, p.data.test,
+                                 p.run.batch_size, p.where, loop.terminal, out,
+                                 err)) {
+    return 0;
+  }
+  // GPU devices have no op threads to report.
+  const int threads = p.devices.front().is_cuda() ? 0 : p.threads_per_device;
+  out << SetupLine(program.name, p.where, p.job.ranks, p.backend, p.run, flags,
+                   threads, p.data)
+      << header_suffix << std::endl;
+  const std::vector<EpochMetrics> epochs =
+      TrainEpochs(engine, p.data.train, p.data.test, loop, out, err);
+  out << ClosingLine(epochs, p.where) << std::endl;
+  if (p.job.leader())
+    WriteTrainedParameters(flags, program.model, engine.State(0));
+  return 0;
+}
+
+}  // namespace ringlet::trainers
