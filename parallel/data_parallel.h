@@ -56,7 +56,9 @@ struct DataParallelOptions {
   std::string backend = "ring";  // A collectives backend (ring, naive, ...).
   // Null: softmax cross-entropy.
   LossFunction loss;
-  // Null: MakeOptimizer(optimizer, ...), SGD, Adam or AdamW (nn/optim).
+  // Null: MakeOptimizer(optimizer, ...), the optimizer named by
+  // `optimizer` (sgd, adam, adamw, lion); or one's own, e.g. nn::MakeLion
+  // with its LionOptions.
   OptimizerFactory make_optimizer;
   nn::OptimizerOptions optimizer;
   // Above 0: the batch's mean gradient is clipped to this global L2 norm

@@ -12,6 +12,7 @@
 #include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
 #include "nn/ops/loss.h"
+#include "nn/optim/adam_optimizer.h"
 #include "nn/optim/grad_clip.h"
 #include "nn/optim/sgd.h"
 
@@ -337,13 +338,17 @@ void ExpectAdamWMatchesTheReference(
       nn::LeNetParams::Init(7, nn::InitScheme::kKaimingNormal);
   nn::LeNetParams reference = init.Clone();
   nn::LeNetParams m = nn::LeNetParams::Zeros(), v = nn::LeNetParams::Zeros();
+  nn::AdamOptions adamw;
+  adamw.lr = 0.01f;
+  adamw.weight_decay = 0.05f;
+  adamw.decoupled = true;
   int64_t step = 0;
   for (const Batch& b : batches) {
     nn::LeNetParams grads = MeanGradient(reference, b);
     const std::vector<nn::Tensor*> g = grads.All();
     nn::AdamUpdateAll(reference.All(),
                       std::vector<const nn::Tensor*>(g.begin(), g.end()),
-                      m.All(), v.All(), update.optimizer, ++step);
+                      m.All(), v.All(), adamw, ++step);
   }
   for (int k : {1, 3}) {
     LeNetReplicas replicas(init, place(k), parallel::ReplicaGroupOptions(),

@@ -1,8 +1,6 @@
-// torch.optim.Adam and AdamW:
-//   adamw  p -= lr wd p (decoupled weight decay), then the Adam step;
-//   adam   adds wd p to g instead;
-//   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
-//   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// torch.optim.Adam and AdamW (adam_optimizer.h has the arithmetic).
+#include "nn/optim/adam_optimizer.h"
+
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -26,9 +24,9 @@ struct AdamFactors {
   float grad_decay;             // Adam: wd (added to g); AdamW: 0.
 };
 
-AdamFactors FactorsOf(const OptimizerOptions& o, int64_t step) {
+AdamFactors FactorsOf(const AdamOptions& o, int64_t step) {
   const double t = static_cast<double>(step);
-  const bool decoupled = o.name == "adamw";
+  const bool decoupled = o.decoupled;
   return {static_cast<float>(o.lr / (1.0 - std::pow(o.beta1, t))),
           static_cast<float>(std::sqrt(1.0 - std::pow(o.beta2, t))),
           decoupled ? 1.0f - o.lr * o.weight_decay : 1.0f,
@@ -41,7 +39,7 @@ void AdamUpdateAll(const std::vector<Tensor*>& values,
                    const std::vector<const Tensor*>& grads,
                    const std::vector<Tensor*>& exp_avgs,
                    const std::vector<Tensor*>& exp_avg_sqs,
-                   const OptimizerOptions& options, int64_t step,
+                   const AdamOptions& options, int64_t step,
                    const NonFiniteCounts* skip_if_any) {
   CheckUpdateLists("adam", values, grads, {exp_avgs, exp_avg_sqs});
   if (values.empty()) return;
@@ -58,7 +56,7 @@ namespace {
 
 class AdamOptimizer : public Optimizer {
  public:
-  AdamOptimizer(const OptimizerOptions& o, std::vector<Tensor*> values,
+  AdamOptimizer(const AdamOptions& o, std::vector<Tensor*> values,
                 std::vector<std::string> names)
       : options_(o),
         values_(std::move(values)),
@@ -87,12 +85,12 @@ class AdamOptimizer : public Optimizer {
     for (size_t i = 0; i < exp_avg_sq_.size(); ++i) {
       state.emplace_back(names_[i] + ".exp_avg_sq", &exp_avg_sq_[i]);
     }
-    state.emplace_back(options_.name + ".step", &step_);
+    state.emplace_back(options_.decoupled ? "adamw.step" : "adam.step", &step_);
     return state;
   }
 
  private:
-  OptimizerOptions options_;
+  AdamOptions options_;
   std::vector<Tensor*> values_;
   std::vector<std::string> names_;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
@@ -111,11 +109,35 @@ OptimizerSpec AdamSpec(const std::string& name) {
                                      : "the decoupled decay";
   spec.make = [](const OptimizerOptions& o, std::vector<Tensor*> values,
                  std::vector<std::string> names) {
-    return std::make_unique<AdamOptimizer>(o, std::move(values),
-                                           std::move(names));
+    AdamOptions adam;
+    adam.lr = o.lr;
+    adam.beta1 = o.beta1;
+    adam.beta2 = o.beta2;
+    adam.eps = o.eps;
+    adam.weight_decay = o.weight_decay;
+    adam.decoupled = o.name == "adamw";
+    return MakeAdam(adam, std::move(values), std::move(names));
   };
   return spec;
 }
+
+}  // namespace
+
+std::unique_ptr<Optimizer> MakeAdam(const AdamOptions& options,
+                                    std::vector<Tensor*> values,
+                                    std::vector<std::string> names) {
+  const std::string op = options.decoupled ? "adamw" : "adam";
+  CheckAboveZero(op, "lr", options.lr);
+  CheckInUnit(op, "beta1", options.beta1);
+  CheckInUnit(op, "beta2", options.beta2);
+  CheckAboveZero(op, "eps", options.eps);
+  CheckInUnit(op, "weight decay", options.weight_decay);
+  CheckOneNameEach(op, values.size(), names.size());
+  return std::make_unique<AdamOptimizer>(options, std::move(values),
+                                         std::move(names));
+}
+
+namespace {
 
 OptimizerSpec AdamOnly() { return AdamSpec("adam"); }
 OptimizerSpec AdamWSpec() { return AdamSpec("adamw"); }

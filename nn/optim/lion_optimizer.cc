@@ -1,7 +1,7 @@
-// Lion (Chen et al. 2023; lion-pytorch's arithmetic): the sign of an
-// interpolation of the momentum and the gradient, with decoupled weight
-// decay; one state tensor a parameter ("w.exp_avg"). Its defaults:
-// betas 0.9 and 0.99; take a rate 3-10x below AdamW's.
+// Lion (lion_optimizer.h has the arithmetic; the kernels are
+// nn/ops/lion_update.h).
+#include "nn/optim/lion_optimizer.h"
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,7 +16,7 @@ namespace {
 
 class LionOptimizer : public Optimizer {
  public:
-  LionOptimizer(const OptimizerOptions& o, std::vector<Tensor*> values,
+  LionOptimizer(const LionOptions& o, std::vector<Tensor*> values,
                 std::vector<std::string> names)
       : options_(o), values_(std::move(values)), names_(std::move(names)) {
     for (Tensor* v : values_) exp_avg_.emplace_back(v->shape(), v->device());
@@ -40,7 +40,7 @@ class LionOptimizer : public Optimizer {
   }
 
  private:
-  OptimizerOptions options_;
+  LionOptions options_;
   std::vector<Tensor*> values_;
   std::vector<std::string> names_;
   std::vector<Tensor> exp_avg_;
@@ -56,13 +56,29 @@ OptimizerSpec LionSpec() {
   spec.weight_decay = "the decoupled decay";
   spec.make = [](const OptimizerOptions& o, std::vector<Tensor*> values,
                  std::vector<std::string> names) {
-    return std::make_unique<LionOptimizer>(o, std::move(values),
-                                           std::move(names));
+    LionOptions lion;
+    lion.lr = o.lr;
+    lion.beta1 = o.beta1;
+    lion.beta2 = o.beta2;
+    lion.weight_decay = o.weight_decay;
+    return MakeLion(lion, std::move(values), std::move(names));
   };
   return spec;
 }
 
 }  // namespace
+
+std::unique_ptr<Optimizer> MakeLion(const LionOptions& options,
+                                    std::vector<Tensor*> values,
+                                    std::vector<std::string> names) {
+  CheckAboveZero("lion", "lr", options.lr);
+  CheckInUnit("lion", "beta1", options.beta1);
+  CheckInUnit("lion", "beta2", options.beta2);
+  CheckInUnit("lion", "weight decay", options.weight_decay);
+  CheckOneNameEach("lion", values.size(), names.size());
+  return std::make_unique<LionOptimizer>(options, std::move(values),
+                                         std::move(names));
+}
 
 RINGLET_REGISTER_OPTIMIZER(LionSpec);
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "nn/ops/dispatch.h"
 #include "nn/ops/elementwise.h"
@@ -33,6 +35,39 @@ void CheckUpdateLists(const char* op, const std::vector<Tensor*>& values,
   }
 }
 
+namespace {
+
+std::string Number(float value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+void CheckAboveZero(const std::string& op, const char* what, float value) {
+  if (!(value > 0) || !std::isfinite(value)) {
+    throw std::invalid_argument(op + ": " + what +
+                                " must be a finite number above 0, not " +
+                                Number(value));
+  }
+}
+
+void CheckInUnit(const std::string& op, const char* what, float value) {
+  if (!(value >= 0 && value < 1)) {
+    throw std::invalid_argument(op + ": " + what + " must be in [0, 1), not " +
+                                Number(value));
+  }
+}
+
+void CheckOneNameEach(const std::string& op, size_t values, size_t names) {
+  if (names != values) {
+    throw std::invalid_argument(op + ": one name per value (" +
+                                std::to_string(values) + " values, " +
+                                std::to_string(names) + " names)");
+  }
+}
+
 void Optimizer::StepOnSum(const std::vector<Tensor*>& grads, double divisor,
                           const NonFiniteCounts* skip_if_any) {
   for (Tensor* grad : grads) {
@@ -43,31 +78,19 @@ void Optimizer::StepOnSum(const std::vector<Tensor*>& grads, double divisor,
 
 namespace {
 
-// The shared ranges, and no setting the optimizer does not read.
-void CheckOptions(const OptimizerSpec& spec, const OptimizerOptions& o) {
-  auto bad = [&](const std::string& what) {
-    throw std::invalid_argument(o.name + ": " + what);
-  };
-  if (!(o.lr > 0) || !std::isfinite(o.lr)) {
-    bad("lr must be a finite number above 0, not " + std::to_string(o.lr));
-  }
-  if (!(o.weight_decay >= 0 && o.weight_decay < 1)) {
-    bad("weight decay must be in [0, 1)");
-  }
-  if (!(o.momentum >= 0 && o.momentum < 1)) bad("momentum must be in [0, 1)");
+// No setting the optimizer does not read (its own Make checks the ranges
+// of those it does).
+void CheckReads(const OptimizerSpec& spec, const OptimizerOptions& o) {
   if (o.momentum != 0 && !Reads(spec, "momentum")) {
     std::string reads;
     for (const auto& [name, value] : spec.reads) {
       reads += (reads.empty() ? "" : ", ") + name;
     }
-    bad("momentum is not one of its settings (it reads " +
+    throw std::invalid_argument(
+        o.name + ": momentum is not one of its settings (it reads " +
         (reads.empty() ? std::string("lr and weight decay only") : reads) +
         ")");
   }
-  if (!(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1)) {
-    bad("beta1 and beta2 must be in [0, 1)");
-  }
-  if (!(o.eps > 0) || !std::isfinite(o.eps)) bad("eps must be above 0");
   if (spec.check) spec.check(o);
 }
 
@@ -77,10 +100,7 @@ std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerOptions& options,
                                          std::vector<Tensor*> values,
                                          std::vector<std::string> names) {
   const OptimizerSpec& spec = FindOptimizer(options.name);
-  CheckOptions(spec, options);
-  if (names.size() != values.size()) {
-    throw std::invalid_argument("optimizer: one name per value");
-  }
+  CheckReads(spec, options);
   return spec.make(options, std::move(values), std::move(names));
 }
 

@@ -19,12 +19,17 @@
 
 namespace ringlet::nn {
 
+// An optimizer chosen by name, as --optimizer and its flags give it (and a
+// checkpoint records it): each registered optimizer turns these settings
+// into options of its own (SgdOptions, AdamOptions in adam_optimizer.h,
+// LionOptions in lion_optimizer.h), reading those its spec lists
+// (OptimizerSpec::reads), with defaults of its own that the trainers apply
+// (lion's beta2 is 0.99). A program that names its optimizer can call its
+// Make function (MakeSgd, MakeAdam, MakeLion) with its options instead.
 struct OptimizerOptions {
   std::string name = "sgd";  // A registered optimizer (OptimizerNames()).
   float lr = 0.1f;
   float weight_decay = 0.0f;
-  // Each optimizer reads some of these (OptimizerSpec::reads), with
-  // defaults of its own that the trainers apply (lion's beta2 is 0.99).
   float momentum = 0.0f;  // sgd.
   float beta1 = 0.9f;     // adam, adamw, lion.
   float beta2 = 0.999f;
@@ -42,16 +47,6 @@ inline OptimizerOptions FromSgd(const SgdOptions& sgd) {
 
 // The optimizer names MakeOptimizer takes (nn/optim/registry.h), sorted.
 std::vector<std::string> OptimizerNames();
-
-// One optimizer step of Adam or AdamW on each listed tensor, all on one
-// device; `step` is t, counted from 1. Throws std::invalid_argument for lists
-// of different lengths, ShapeError and DeviceError as the ops do.
-void AdamUpdateAll(const std::vector<Tensor*>& values,
-                   const std::vector<const Tensor*>& grads,
-                   const std::vector<Tensor*>& exp_avgs,
-                   const std::vector<Tensor*>& exp_avg_sqs,
-                   const OptimizerOptions& options, int64_t step,
-                   const NonFiniteCounts* skip_if_any = nullptr);
 
 class Optimizer {
  public:
@@ -74,9 +69,10 @@ class Optimizer {
   virtual std::vector<std::pair<std::string, Tensor*>> State() = 0;
 };
 
-// An optimizer of `values` (named `names`, same order), its state on their
-// devices. Throws std::invalid_argument for an unknown name or a value out
-// of range (lr > 0; weight decay, momentum, betas in [0, 1); eps > 0).
+// The optimizer `options.name` of `values` (named `names`, same order), its
+// state on their devices. Throws std::invalid_argument for an unknown name,
+// a setting it does not read (momentum but for sgd) or one out of range
+// (lr > 0; weight decay, momentum, betas in [0, 1); eps > 0).
 std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerOptions& options,
                                          std::vector<Tensor*> values,
                                          std::vector<std::string> names);

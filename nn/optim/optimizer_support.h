@@ -1,8 +1,9 @@
-// What the optimizers' own files share: the checks of their update lists
-// and their state as pointers.
+// What the optimizers' own files share: the checks of their settings and
+// update lists, and their state as pointers.
 #ifndef RINGLET_NN_OPTIM_OPTIMIZER_SUPPORT_H_
 #define RINGLET_NN_OPTIM_OPTIMIZER_SUPPORT_H_
 
+#include <string>
 #include <vector>
 
 #include "nn/tensor.h"
@@ -15,6 +16,13 @@ namespace ringlet::nn {
 void CheckUpdateLists(const char* op, const std::vector<Tensor*>& values,
                       const std::vector<const Tensor*>& grads,
                       const std::vector<std::vector<Tensor*>>& states);
+
+// Throw std::invalid_argument "<op>: <what> must be ..." unless `value` is
+// a finite number above 0 (rates, eps) or in [0, 1) (betas, momentum,
+// weight decay); and unless there is one name per value.
+void CheckAboveZero(const std::string& op, const char* what, float value);
+void CheckInUnit(const std::string& op, const char* what, float value);
+void CheckOneNameEach(const std::string& op, size_t values, size_t names);
 
 inline std::vector<Tensor*> Pointers(std::vector<Tensor>* tensors) {
   std::vector<Tensor*> out;

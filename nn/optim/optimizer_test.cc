@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "nn/ops/non_finite.h"
+#include "nn/optim/adam_optimizer.h"
+#include "nn/optim/lion_optimizer.h"
 #include "nn/optim/registry.h"
 #include "nn/optim/sgd.h"
+#include "nn/optim/sgd_optimizer.h"
 
 namespace ringlet::nn {
 namespace {
@@ -206,7 +209,7 @@ TEST(Optimizer, BadOptionsAreClearErrors) {
   EXPECT_EQ(error(o), "unknown optimizer 'lamb'; use adam, adamw, lion, sgd");
   o.name = "adamw";
   o.beta2 = 1.0f;
-  EXPECT_EQ(error(o), "adamw: beta1 and beta2 must be in [0, 1)");
+  EXPECT_EQ(error(o), "adamw: beta2 must be in [0, 1), not 1");
   o.beta2 = 0.999f;
   o.momentum = 0.9f;
   EXPECT_EQ(error(o),
@@ -214,7 +217,56 @@ TEST(Optimizer, BadOptionsAreClearErrors) {
             "beta2, eps)");
   o.momentum = 0;
   o.eps = 0;
-  EXPECT_EQ(error(o), "adamw: eps must be above 0");
+  EXPECT_EQ(error(o), "adamw: eps must be a finite number above 0, not 0");
+  o = OptimizerOptions();
+  o.lr = -0.5f;
+  EXPECT_EQ(error(o), "sgd: lr must be a finite number above 0, not -0.5");
+}
+
+// Each optimizer's own options, for a program that names it: the same
+// optimizer as the registered name gives, and the same checks.
+TEST(Optimizer, OwnOptionsMakeTheRegisteredOptimizers) {
+  OptimizerOptions by_name;
+  by_name.name = "adamw";
+  by_name.lr = 0.01f;
+  by_name.weight_decay = 0.1f;
+  by_name.beta2 = 0.95f;
+  AdamOptions adamw;
+  adamw.lr = 0.01f;
+  adamw.weight_decay = 0.1f;
+  adamw.beta2 = 0.95f;
+  adamw.decoupled = true;
+  Tensor a = Tensor::FromVector({3}, {1.0f, -2.0f, 0.5f}), b = a.Clone();
+  auto named = MakeOptimizer(by_name, {&a}, {"w"});
+  auto own = MakeAdam(adamw, {&b}, {"w"});
+  for (int step = 1; step <= 5; ++step) {
+    const std::vector<double> g = GradAt(step, 3);
+    const Tensor grad =
+        Tensor::FromVector({3}, std::vector<float>(g.begin(), g.end()));
+    named->Step({&grad});
+    own->Step({&grad});
+  }
+  EXPECT_EQ(std::vector<float>(a.data(), a.data() + 3),
+            std::vector<float>(b.data(), b.data() + 3));
+  EXPECT_EQ(own->State().back().first, "adamw.step");
+
+  LionOptions lion;
+  lion.beta1 = 1.5f;
+  EXPECT_THROW(
+      {
+        try {
+          MakeLion(lion, {&b}, {"w"});
+        } catch (const std::invalid_argument& e) {
+          EXPECT_STREQ(e.what(), "lion: beta1 must be in [0, 1), not 1.5");
+          throw;
+        }
+      },
+      std::invalid_argument);
+  EXPECT_THROW(MakeSgd(SgdOptions{0.1f, 0.0f, 0.0f}, {&b}, {}),
+               std::invalid_argument);
+  EXPECT_EQ(
+      MakeSgd(SgdOptions{0.1f, 0.9f, 0.0f}, {&b}, {"w"})->State().front().first,
+      "w.momentum");
 }
 
 // Lion as its paper's algorithm box (and lion-pytorch) writes it, in

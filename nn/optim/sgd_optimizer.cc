@@ -1,5 +1,7 @@
-// torch.optim.SGD, the chapters' optimizer: p -= lr (g + wd p), or with
-// momentum v = m v + g + wd p, p -= lr v.
+// torch.optim.SGD behind the Optimizer interface (sgd.h has the
+// arithmetic).
+#include "nn/optim/sgd_optimizer.h"
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,12 +16,9 @@ namespace {
 
 class SgdOptimizer : public Optimizer {
  public:
-  SgdOptimizer(const OptimizerOptions& o, std::vector<Tensor*> values,
+  SgdOptimizer(const SgdOptions& o, std::vector<Tensor*> values,
                std::vector<std::string> names)
-      : values_(std::move(values)), names_(std::move(names)) {
-    sgd_.lr = o.lr;
-    sgd_.momentum = o.momentum;
-    sgd_.weight_decay = o.weight_decay;
+      : values_(std::move(values)), names_(std::move(names)), sgd_(o) {
     if (o.momentum > 0) {  // Zeros, as torch's first step.
       for (Tensor* v : values_) velocity_.emplace_back(v->shape(), v->device());
     }
@@ -65,13 +64,24 @@ OptimizerSpec SgdSpec() {
   spec.weight_decay = "an L2 penalty added to each gradient";
   spec.make = [](const OptimizerOptions& o, std::vector<Tensor*> values,
                  std::vector<std::string> names) {
-    return std::make_unique<SgdOptimizer>(o, std::move(values),
-                                          std::move(names));
+    return MakeSgd(SgdOptions{o.lr, o.momentum, o.weight_decay},
+                   std::move(values), std::move(names));
   };
   return spec;
 }
 
 }  // namespace
+
+std::unique_ptr<Optimizer> MakeSgd(const SgdOptions& options,
+                                   std::vector<Tensor*> values,
+                                   std::vector<std::string> names) {
+  CheckAboveZero("sgd", "lr", options.lr);
+  CheckInUnit("sgd", "momentum", options.momentum);
+  CheckInUnit("sgd", "weight decay", options.weight_decay);
+  CheckOneNameEach("sgd", values.size(), names.size());
+  return std::make_unique<SgdOptimizer>(options, std::move(values),
+                                        std::move(names));
+}
 
 RINGLET_REGISTER_OPTIMIZER(SgdSpec);
 

@@ -32,6 +32,7 @@
 #include "nn/ops/loss.h"
 #include "nn/ops/non_finite.h"
 #include "nn/ops/pooling.h"
+#include "nn/optim/adam_optimizer.h"
 #include "nn/optim/optimizer.h"
 #include "nn/optim/sgd.h"
 
@@ -200,8 +201,8 @@ TEST_F(CudaOpsTest, ListedSgdAndZeroingMatchTheCpu) {
 // rounding (nvcc may fuse a multiply and an add), skipped when guarded.
 TEST_F(CudaOpsTest, ListedAdamMatchesTheCpu) {
   for (const char* name : {"adam", "adamw"}) {
-    OptimizerOptions options;
-    options.name = name;
+    AdamOptions options;
+    options.decoupled = std::string(name) == "adamw";
     options.lr = 0.01f;
     options.weight_decay = 0.05f;
     std::vector<Tensor> p_cpu, m_cpu, v_cpu, g_cpu, p_gpu, m_gpu, v_gpu, g_gpu;
