@@ -1,7 +1,9 @@
 #include "data/shard.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace ringlet::data {
 namespace {
@@ -34,17 +36,38 @@ void SampleArray::CheckType(ElementType wanted, const char* who) const {
   }
 }
 
-const int32_t* ClassIds(const Shard& shard, const char* who) {
+const int32_t* ClassIds(const Shard& shard, const char* who,
+                        std::vector<int32_t>* storage) {
+  const ElementType type = shard.targets.type;
   if (!shard.targets.shape.empty() ||
-      shard.targets.type != ElementType::kInt32) {
+      (type != ElementType::kInt32 && type != ElementType::kUint8 &&
+       type != ElementType::kInt64)) {
     throw std::invalid_argument(
         std::string(who) +
-        " takes one int32 class id a sample as targets; "
+        " takes one class id a sample (uint8, int32 or int64) as targets; "
         "these are " +
         shard.targets.Describe() +
         " (give DataParallel a loss of your own for other targets)");
   }
-  return static_cast<const int32_t*>(shard.targets.data);
+  if (type == ElementType::kInt32) {
+    return static_cast<const int32_t*>(shard.targets.data);
+  }
+  storage->resize(static_cast<size_t>(shard.count));
+  if (type == ElementType::kUint8) {
+    const auto* ids = static_cast<const uint8_t*>(shard.targets.data);
+    std::copy(ids, ids + shard.count, storage->begin());
+    return storage->data();
+  }
+  const auto* ids = static_cast<const int64_t*>(shard.targets.data);
+  for (int64_t i = 0; i < shard.count; ++i) {
+    if (ids[i] < 0 || ids[i] > INT32_MAX) {
+      throw std::invalid_argument(std::string(who) + ": class id " +
+                                  std::to_string(ids[i]) + " of sample " +
+                                  std::to_string(i) + " is not in [0, 2^31)");
+    }
+    (*storage)[i] = static_cast<int32_t>(ids[i]);
+  }
+  return storage->data();
 }
 
 std::vector<Shard> ShardBatch(const Shard& batch, int shards) {

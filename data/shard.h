@@ -56,9 +56,12 @@ struct Shard {
 };
 
 // The targets as one int32 class id a sample (what softmax cross-entropy
-// and accuracy read). Throws std::invalid_argument, starting with `who`,
-// for targets of another type or shape.
-const int32_t* ClassIds(const Shard& shard, const char* who);
+// and accuracy read): int32 targets as they are; uint8 and int64 ones
+// (numpy's default integer) converted into `*storage`, which must outlive
+// the pointer. Throws std::invalid_argument, starting with `who`, for
+// targets of another type or shape, or an int64 id outside [0, 2^31).
+const int32_t* ClassIds(const Shard& shard, const char* who,
+                        std::vector<int32_t>* storage);
 
 // d2l's split_batch: the batch's samples in `shards` contiguous shards, in
 // order, whose sizes differ by at most one (the first count % shards get

@@ -11,6 +11,44 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Class ids as numpy saves them (int64), as bytes, or as int32 (viewed in
+// place); anything else, or an id int32 cannot hold, is a clear error.
+TEST(ClassIds, TakesUint8Int32AndInt64) {
+  std::vector<int32_t> storage;
+  const std::vector<int64_t> wide = {3, 0, 9, 2147483647};
+  const Shard from_numpy{4, {}, SamplesOf(wide.data(), {})};
+  const int32_t* ids = ClassIds(from_numpy, "test", &storage);
+  EXPECT_EQ(std::vector<int32_t>(ids, ids + 4),
+            (std::vector<int32_t>{3, 0, 9, 2147483647}));
+  const std::vector<uint8_t> bytes = {255, 1};
+  ids = ClassIds(Shard{2, {}, SamplesOf(bytes.data(), {})}, "test", &storage);
+  EXPECT_EQ(std::vector<int32_t>(ids, ids + 2), (std::vector<int32_t>{255, 1}));
+  const std::vector<int32_t> narrow = {4, 5};
+  EXPECT_EQ(
+      ClassIds(Shard{2, {}, SamplesOf(narrow.data(), {})}, "test", &storage),
+      narrow.data());
+
+  const std::vector<int64_t> negative = {1, -1};
+  EXPECT_THAT(
+      [&] {
+        ClassIds(Shard{2, {}, SamplesOf(negative.data(), {})}, "loss",
+                 &storage);
+      },
+      ::testing::ThrowsMessage<std::invalid_argument>(
+          HasSubstr("loss: class id -1 of sample 1 is not in [0, 2^31)")));
+  const std::vector<int64_t> huge = {int64_t{1} << 31};
+  EXPECT_THROW(
+      ClassIds(Shard{1, {}, SamplesOf(huge.data(), {})}, "loss", &storage),
+      std::invalid_argument);
+  const std::vector<float> floats = {1.0f};
+  EXPECT_THAT(
+      [&] {
+        ClassIds(Shard{1, {}, SamplesOf(floats.data(), {})}, "loss", &storage);
+      },
+      ::testing::ThrowsMessage<std::invalid_argument>(
+          HasSubstr("(uint8, int32 or int64)")));
+}
+
 TEST(ShardBatch, ContiguousSizesDifferingByAtMostOne) {
   std::vector<float> inputs(7 * 2 * 3);
   std::vector<int32_t> targets(7);

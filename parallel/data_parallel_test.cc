@@ -308,9 +308,10 @@ TEST(DataParallelTest, Bf16GradientsOnTheWireAreTheRoundedSums) {
   for (const data::Shard& shard : shards) {
     auto net = Seeded(Mlp, 4)();
     net->ZeroGrad();
+    std::vector<int32_t> ids;
     nn::LossResult loss = nn::SoftmaxCrossEntropy(
         net->Forward(ShardInputs(shard, nn::Device::Cpu())),
-        data::ClassIds(shard, "test"), nn::Reduction::kSum);
+        data::ClassIds(shard, "test", &ids), nn::Reduction::kSum);
     for (int64_t i = 0; i < loss.dlogits.numel(); ++i) {
       loss.dlogits.data()[i] /= static_cast<float>(b.size());
     }
@@ -441,6 +442,29 @@ TEST(DataParallelTest, BucketSizeDoesNotChangeTheResult) {
   ExpectStateIdentical(runs[0]->replica(0), runs[1]->replica(0), "buckets");
 }
 
+// Class ids as numpy saves them (int64) or as bytes train the default
+// loss exactly as int32 ones.
+TEST(DataParallelTest, Int64AndUint8ClassIdsTrainAsInt32Ones) {
+  const Batch b = RandomBatch(9, 8, 6);
+  const std::vector<int64_t> wide(b.labels.begin(), b.labels.end());
+  const std::vector<uint8_t> bytes(b.labels.begin(), b.labels.end());
+  std::vector<std::unique_ptr<DataParallel>> runs;
+  for (int type = 0; type < 3; ++type) {
+    DataParallelOptions options;
+    runs.push_back(
+        std::make_unique<DataParallel>(Seeded(SmallNet, 9), Cpus(2), options));
+    std::vector<data::Shard> shards = Shards(b, 2);
+    for (data::Shard& shard : shards) {
+      const int64_t first = shard.targets.As<int32_t>("test") - b.labels.data();
+      if (type == 1) shard.targets = data::SamplesOf(wide.data() + first, {});
+      if (type == 2) shard.targets = data::SamplesOf(bytes.data() + first, {});
+    }
+    EXPECT_GT(runs.back()->TrainStep(shards).loss_sum, 0);
+  }
+  ExpectStateIdentical(runs[1]->replica(0), runs[0]->replica(0), "int64");
+  ExpectStateIdentical(runs[2]->replica(0), runs[0]->replica(0), "uint8");
+}
+
 TEST(DataParallelTest, EvaluationCountsEveryShard) {
   DataParallelOptions options;
   DataParallel dp(Seeded(SmallNet, 2), Cpus(3), options);
@@ -534,11 +558,12 @@ nn::PendingLoss HalfSquaredError(const nn::Tensor& output,
   nn::LossResult r;
   r.dlogits = nn::Tensor::Uninitialized(output.shape());
   const int64_t classes = output.dim(1);
+  std::vector<int32_t> storage;
+  const int32_t* ids = data::ClassIds(shard, "test", &storage);
   for (int64_t i = 0; i < shard.count; ++i) {
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t at = i * classes + c;
-      const float d = output.data()[at] -
-                      (c == data::ClassIds(shard, "test")[i] ? 1.0f : 0.0f);
+      const float d = output.data()[at] - (c == ids[i] ? 1.0f : 0.0f);
       r.loss += 0.5 * d * d;
       r.dlogits.data()[at] = d;
     }

@@ -2,20 +2,24 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace ringlet::parallel {
 
 LossFunction SoftmaxCrossEntropyLoss(float label_smoothing) {
   if (label_smoothing == 0) {  // On a GPU, without waiting.
     return [](const nn::Tensor& output, const data::Shard& shard) {
+      // The ids are read (uploaded, on a GPU) before the call returns.
+      std::vector<int32_t> ids;
       return nn::StartSoftmaxCrossEntropy(
-          output, data::ClassIds(shard, "softmax cross-entropy"),
+          output, data::ClassIds(shard, "softmax cross-entropy", &ids),
           nn::Reduction::kSum);
     };
   }
   return [label_smoothing](const nn::Tensor& output, const data::Shard& shard) {
+    std::vector<int32_t> ids;
     return nn::PendingLoss::Ready(nn::SoftmaxCrossEntropy(
-        output, data::ClassIds(shard, "softmax cross-entropy"),
+        output, data::ClassIds(shard, "softmax cross-entropy", &ids),
         nn::Reduction::kSum, label_smoothing));
   };
 }

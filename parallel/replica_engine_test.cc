@@ -79,8 +79,9 @@ class LinearBody : public ReplicaBody {
   }
   nn::PendingLoss Loss(const nn::Tensor& logits,
                        const data::Shard& shard) override {
-    return nn::StartSoftmaxCrossEntropy(logits, data::ClassIds(shard, "linear"),
-                                        nn::Reduction::kSum);
+    std::vector<int32_t> ids;
+    return nn::StartSoftmaxCrossEntropy(
+        logits, data::ClassIds(shard, "linear", &ids), nn::Reduction::kSum);
   }
   void Backward(const nn::Tensor& dlogits) override {
     const int64_t n = x_.dim(0);

@@ -35,8 +35,9 @@ class LeNetBody : public parallel::ReplicaBody {
   }
   nn::PendingLoss Loss(const nn::Tensor& logits,
                        const data::Shard& shard) override {
-    return nn::StartSoftmaxCrossEntropy(logits, data::ClassIds(shard, "lenet"),
-                                        nn::Reduction::kSum);
+    std::vector<int32_t> ids;
+    return nn::StartSoftmaxCrossEntropy(
+        logits, data::ClassIds(shard, "lenet", &ids), nn::Reduction::kSum);
   }
   void Backward(const nn::Tensor& dlogits) override {
     nn::LeNetParams micro = nn::LeNetBackward(params_, acts_, dlogits);

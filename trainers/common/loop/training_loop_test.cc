@@ -109,7 +109,8 @@ class FakeTrainer::Body : public parallel::ReplicaBody {
     EXPECT_EQ(s.inputs.shape, (std::vector<int64_t>{1, 28, 28}));
     nn::LossResult r;
     r.dlogits = nn::Tensor(output.shape());
-    const int32_t* labels = data::ClassIds(s, "test");
+    std::vector<int32_t> storage;
+    const int32_t* labels = data::ClassIds(s, "test", &storage);
     for (int64_t i = 0; i < s.count; ++i) r.correct += labels[i] == 0;
     r.loss = t_->loss_per_image * s.count + w_.data()[0];
     if (training_) {
