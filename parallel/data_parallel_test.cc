@@ -695,8 +695,8 @@ TEST(DataParallelTest, FloatTargetsOfAnyShapeReachTheUsersLoss) {
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "softmax cross-entropy takes one int32 class id a sample "
-                  "as targets; these are float32 {10}"),
+                  "softmax cross-entropy takes one class id a sample (uint8, "
+                  "int32 or int64) as targets; these are float32 {10}"),
               std::string::npos)
         << e.what();
   }
