@@ -16,12 +16,13 @@ CUDA_GENCODE_FLAGS = [
 _INCOMPATIBLE = ["@platforms//:incompatible"]
 
 def if_cuda(if_true, if_false = []):
-    """Selects if_true in builds with CUDA, if_false otherwise."""
+    """Selects if_true in builds with CUDA (the toolkit found and
+    --define=ringlet_cuda=on), if_false otherwise."""
     if not CUDA_FOUND:
         return if_false
     return select({
-        "//third_party/cuda:cuda_disabled": if_false,
-        "//conditions:default": if_true,
+        "//third_party/cuda:cuda_enabled": if_true,
+        "//conditions:default": if_false,
     })
 
 def cuda_compatible():
