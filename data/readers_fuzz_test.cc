@@ -12,6 +12,7 @@
 #include "data/idx_file.h"
 #include "data/npy_file.h"
 #include "data/npz_file.h"
+#include "data/safetensors.h"
 #include "data/testing/idx_writer.h"
 
 namespace ringlet::data {
@@ -129,6 +130,25 @@ TEST(ReadersFuzzTest, Npz) {
     }
   }
   EXPECT_GT(refused, 50);
+}
+
+TEST(ReadersFuzzTest, Safetensors) {
+  Array a;
+  a.type = ElementType::kInt64;
+  a.dims = {2, 2};
+  a.bytes.assign(32, 5);
+  Array b;
+  b.type = ElementType::kFloat32;
+  b.dims = {3};
+  b.bytes.assign(12, 1);
+  Fuzz("safetensors", EncodeSafetensors({{{"a", a}, {"b", b}}, {{"k", "v"}}}),
+       [](const std::string& path) {
+         for (const auto& [name, array] :
+              ReadSafetensors(path, kLimit).tensors) {
+           ASSERT_EQ(array.bytes.size(),
+                     array.elements() * ElementSize(array.type));
+         }
+       });
 }
 
 TEST(ReadersFuzzTest, Cifar) {

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "data/array_splits.h"
 #include "data/batch_loader.h"
 #include "data/byte_source.h"
 #include "data/cifar.h"
@@ -21,7 +22,6 @@
 #include "data/npz_file.h"
 #include "trainers/common/outputs/metrics.h"
 #include "trainers/common/outputs/output_files.h"
-#include "trainers/common/outputs/safetensors.h"
 
 namespace ringlet::trainers {
 namespace {
@@ -33,9 +33,6 @@ data::DatasetPtr Truncate(data::DatasetPtr d, int64_t limit) {
   std::iota(first.begin(), first.end(), 0);
   return data::Subset(std::move(d), std::move(first));
 }
-
-// Class ids as int32, what softmax cross-entropy reads.
-data::Array AsInt32(const data::Array& t);
 
 // Fashion-MNIST's format (MNIST's files are named the same): uncompressed
 // files are read in place, the gzip ones whole.
@@ -73,9 +70,9 @@ std::pair<data::DatasetPtr, data::DatasetPtr> IdxImages(
                             "not " +
                             header.Describe() + " and " + ids.Describe());
     }
-    out[s] = data::FileInputsDataset(images, header, layout,
-                                     {1, header.dims[1], header.dims[2]},
-                                     AsInt32(ids), data::kNumClasses);
+    out[s] = data::FileInputsDataset(
+        images, header, layout, {1, header.dims[1], header.dims[2]},
+        data::ClassIdsAsInt32(ids), data::kNumClasses);
   }
   return {out[0], out[1]};
 }
@@ -92,130 +89,6 @@ data::DatasetPtr CifarDataset(const std::string& dir, data::CifarKind kind,
   }
   return data::ArrayDataset(dir + " (" + split + ")", std::move(c.images),
                             std::move(labels), c.classes);
-}
-
-// Class ids: the largest id in either split, plus one.
-int64_t ClassesOf(const data::Array& a, const data::Array& b,
-                  const std::string& dir) {
-  int64_t most = -1;
-  for (const data::Array* t : {&a, &b}) {
-    if (t->dims.size() != 1) {
-      throw data::DataError(dir + ": targets " + t->Describe() +
-                            " are not one class id a sample ([n]); the "
-                            "trainers train classifiers");
-    }
-    for (int64_t i = 0; i < t->dims[0]; ++i) {
-      int64_t v = 0;
-      try {
-        v = data::IntegerAt(t->bytes.data(), t->type, i);
-      } catch (const std::invalid_argument&) {
-        throw data::DataError(dir + ": targets " + t->Describe() +
-                              " are not class ids (integers)");
-      }
-      if (v < 0) {
-        throw data::DataError(dir + ": target " + std::to_string(i) +
-                              " is negative");
-      }
-      most = std::max(most, v);
-    }
-  }
-  // A classifier's last layer has a row per class.
-  constexpr int64_t kMostClasses = 1 << 20;
-  if (most >= kMostClasses) {
-    throw data::DataError(dir + ": a target is " + std::to_string(most) +
-                          ", past " + std::to_string(kMostClasses) +
-                          " classes; targets must be class ids 0..classes-1");
-  }
-  return most + 1;
-}
-
-// Class ids (ClassesOf's: integers in [0, 2^20)) as int32, what softmax
-// cross-entropy reads.
-data::Array AsInt32(const data::Array& t) {
-  if (t.type == data::ElementType::kInt32) return t;
-  data::Array out;
-  out.type = data::ElementType::kInt32;
-  out.dims = t.dims;
-  out.bytes.resize(t.dims[0] * sizeof(int32_t));
-  for (int64_t i = 0; i < t.dims[0]; ++i) {
-    const int32_t v =
-        static_cast<int32_t>(data::IntegerAt(t.bytes.data(), t.type, i));
-    std::memcpy(out.bytes.data() + 4 * i, &v, 4);
-  }
-  return out;
-}
-
-// An uncompressed file: one that can be read in place.
-bool Plain(const std::string& path) {
-  return data::OpenBytes(path)->remaining() >= 0;
-}
-
-// A folder of the four .npy files, or one .npz archive holding them (as
-// np.savez(f, train_inputs=..., ...) writes it). Plain .npy inputs stay in
-// their files, each process reading the samples it loads; compressed ones,
-// and an archive's, are read whole.
-std::pair<data::DatasetPtr, data::DatasetPtr> NpyFiles(const std::string& dir,
-                                                       bool safetensors,
-                                                       int64_t* classes) {
-  const char* splits[] = {"train", "test"};
-  data::Array x[2], y[2];
-  data::FileLayout layout[2];
-  bool in_place[2] = {false, false};
-  std::string inputs[2];
-  struct stat st;
-  if (safetensors || (::stat(dir.c_str(), &st) == 0 && S_ISREG(st.st_mode))) {
-    std::map<std::string, data::Array> arrays =
-        safetensors
-            ? DecodeSafetensorsArrays(
-                  ReadWholeFile(dir, "--data_dir",
-                                "; give the .safetensors file holding "
-                                "train_inputs, train_targets, test_inputs "
-                                "and test_targets"),
-                  dir)
-            : data::ReadNpz(dir);
-    for (int s = 0; s < 2; ++s) {
-      for (const auto& [what, into] :
-           {std::pair{"_inputs", &x[s]}, std::pair{"_targets", &y[s]}}) {
-        const std::string name = std::string(splits[s]) + what;
-        auto it = arrays.find(name);
-        if (it == arrays.end()) {
-          throw data::DataError(dir + ": no array " + name +
-                                " (it needs train_inputs, train_targets, "
-                                "test_inputs and test_targets)");
-        }
-        *into = std::move(it->second);
-      }
-    }
-  } else {
-    for (int s = 0; s < 2; ++s) {
-      inputs[s] = dir + "/" + splits[s] + "_inputs.npy";
-      y[s] = data::ReadNpy(dir + "/" + splits[s] + "_targets.npy");
-      in_place[s] = Plain(inputs[s]);
-      x[s] = in_place[s] ? data::ReadNpyLayout(inputs[s], &layout[s])
-                         : data::ReadNpy(inputs[s]);
-    }
-  }
-  for (int s = 0; s < 2; ++s) {
-    if (x[s].dims.empty()) {
-      throw data::DataError(
-          (inputs[s].empty() ? dir + ": " + splits[s] + "_inputs" : inputs[s]) +
-          " holds a 0-d array (" + x[s].Describe() +
-          "), not samples; save an array [n, ...] of n samples, e.g. "
-          "x[None] for one");
-    }
-  }
-  *classes = ClassesOf(y[0], y[1], dir);
-  data::DatasetPtr out[2];
-  for (int s = 0; s < 2; ++s) {
-    out[s] =
-        in_place[s]
-            ? data::FileInputsDataset(inputs[s], x[s], layout[s],
-                                      {x[s].dims.begin() + 1, x[s].dims.end()},
-                                      AsInt32(y[s]), *classes)
-            : data::ArrayDataset(dir + "/" + splits[s] + "_*.npy",
-                                 std::move(x[s]), AsInt32(y[s]), *classes);
-  }
-  return {out[0], out[1]};
 }
 
 }  // namespace
@@ -282,7 +155,7 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     bool plain = true;
     for (const char* split : {"train", "test"}) {
       for (const std::string& file : data::CifarFiles(dir, kind, split)) {
-        plain = plain && Plain(file);
+        plain = plain && data::IsPlainFile(file);
       }
     }
     for (const char* split : {"train", "test"}) {
@@ -303,7 +176,11 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
           ".npz file holding those arrays");
     }
     const std::string dir = ResolveUserPath(flags.data_dir);
-    std::tie(out.train, out.test) = NpyFiles(dir, false, &out.classes);
+    data::ArraySplits splits =
+        data::ReadArraySplits(dir, data::ArrayFormat::kNpy);
+    out.train = std::move(splits.train);
+    out.test = std::move(splits.test);
+    out.classes = splits.classes;
     out.files = {dir};  // An .npz file, or a folder: its four arrays.
     for (const char* split : {"train", "test"}) {
       for (const char* what : {"_inputs.npy", "_targets.npy"}) {
@@ -317,7 +194,11 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
           "holding train_inputs, train_targets, test_inputs and test_targets");
     }
     const std::string dir = ResolveUserPath(flags.data_dir);
-    std::tie(out.train, out.test) = NpyFiles(dir, true, &out.classes);
+    data::ArraySplits splits =
+        data::ReadArraySplits(dir, data::ArrayFormat::kSafetensors);
+    out.train = std::move(splits.train);
+    out.test = std::move(splits.test);
+    out.classes = splits.classes;
     out.files = {dir};
   } else {
     throw std::invalid_argument("--dataset: unknown data set '" + name + "'");

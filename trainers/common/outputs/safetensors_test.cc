@@ -62,58 +62,22 @@ TEST(Safetensors, RoundTripsAndLaysOutAsTheFormatSays) {
   EXPECT_EQ(back.metadata.at("format"), "pt");
 }
 
-TEST(Safetensors, BadFilesAreClearErrorsNeverReadsPastTheEnd) {
+// The format's own checks are data's (data/safetensors_test.cc); a
+// parameter file holds F32 tensors and I64 scalars only.
+TEST(Safetensors, ParameterFilesHoldF32AndI64Only) {
   const std::string data(8, '\0');
-  EXPECT_NE(ErrorOf("abc").find("shorter than its 8-byte header length"),
-            std::string::npos);
-  std::string huge(8, '\xff');
-  EXPECT_NE(ErrorOf(huge + "{}").find("a header of"), std::string::npos);
-  EXPECT_NE(ErrorOf(WithHeader("{nope", "")).find("header:"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[4],)"
-                               R"("data_offsets":[0,16]}})",
-                               data))
-                .find("data_offsets lie outside the data"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[3],)"
+  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"I32","shape":[2],)"
                                R"("data_offsets":[0,8]}})",
                                data))
-                .find("shape does not fit its 8 bytes"),
-            std::string::npos);
-  // A shape whose element count passes int64.
-  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[)"
-                               R"(4611686018427387904,4],)"
-                               R"("data_offsets":[0,8]}})",
-                               data))
-                .find("shape does not fit"),
-            std::string::npos);
-  // Sizes that are not integers (a float past int64 would be an undefined
-  // conversion).
-  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[1e300],)"
-                               R"("data_offsets":[0,8]}})",
-                               data))
-                .find("x's shape holds 1e+300, not an integer"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[2],)"
-                               R"("data_offsets":[0,8.5]}})",
-                               data))
-                .find("x's data_offsets holds 8.5, not an integer"),
+                .find("f.safetensors: tensor x is int32; parameter files "
+                      "hold float32 (F32) and int64 (I64)"),
             std::string::npos);
   EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"BF16","shape":[4],)"
                                R"("data_offsets":[0,8]}})",
                                data))
-                .find("is BF16; ringlet reads F32 and I64"),
+                .find("is BF16"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[1],)"
-                               R"("data_offsets":[0,4]},"y":{"dtype":"F32",)"
-                               R"("shape":[1],"data_offsets":[0,4]}})",
-                               data))
-                .find("two tensors share bytes"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithHeader(R"({"x":{"dtype":"F32","shape":[1],)"
-                               R"("data_offsets":[4,8]}})",
-                               data))
-                .find("bytes no tensor owns"),
+  EXPECT_NE(ErrorOf("abc").find("shorter than its 8-byte header length"),
             std::string::npos);
 }
 
