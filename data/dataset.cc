@@ -231,6 +231,68 @@ DatasetPtr BufferDataset(const std::string& name, int64_t samples,
                                          std::move(target), classes);
 }
 
+// A view of another data set's samples under another input spec: the
+// same bytes (a reshape), or each input's elements permuted from
+// {H, W, C} to {C, H, W}.
+class ReshapedInputs : public Dataset {
+ public:
+  ReshapedInputs(DatasetPtr base, std::vector<int64_t> shape,
+                 bool channels_first)
+      : base_(std::move(base)), channels_first_(channels_first) {
+    input_ = base_->input();
+    input_.shape = std::move(shape);
+    if (input_.elements() != base_->input().elements()) {
+      throw DataError("inputs " + base_->input().Describe() +
+                      " cannot be seen as " + input_.Describe());
+    }
+  }
+  int64_t size() const override { return base_->size(); }
+  const SampleSpec& input() const override { return input_; }
+  const SampleSpec& target() const override { return base_->target(); }
+  int64_t classes() const override { return base_->classes(); }
+  void Read(int64_t i, void* input, void* target) const override {
+    if (!channels_first_) {
+      base_->Read(i, input, target);
+      return;
+    }
+    // Per thread: the loader reads samples from several.
+    thread_local std::vector<char> hwc;
+    const size_t width = ElementSize(input_.type);
+    hwc.resize(input_.bytes());
+    base_->Read(i, hwc.data(), target);
+    const int64_t c = input_.shape[0], h = input_.shape[1], w = input_.shape[2];
+    char* out = static_cast<char*>(input);
+    for (int64_t y = 0; y < h; ++y) {
+      for (int64_t x = 0; x < w; ++x) {
+        for (int64_t k = 0; k < c; ++k) {
+          std::memcpy(out + ((k * h + y) * w + x) * width,
+                      hwc.data() + ((y * w + x) * c + k) * width, width);
+        }
+      }
+    }
+  }
+
+ private:
+  DatasetPtr base_;
+  SampleSpec input_;
+  bool channels_first_;
+};
+
+DatasetPtr WithInputShape(DatasetPtr base, std::vector<int64_t> shape) {
+  return std::make_shared<ReshapedInputs>(std::move(base), std::move(shape),
+                                          false);
+}
+
+DatasetPtr ChannelsFirst(DatasetPtr base) {
+  const std::vector<int64_t>& hwc = base->input().shape;
+  if (hwc.size() != 3) {
+    throw DataError("channels last: inputs " + base->input().Describe() +
+                    " are not images {height, width, channels}");
+  }
+  return std::make_shared<ReshapedInputs>(
+      base, std::vector<int64_t>{hwc[2], hwc[0], hwc[1]}, true);
+}
+
 DatasetPtr Subset(DatasetPtr base, std::vector<int64_t> indices) {
   return std::make_shared<SubsetSamples>(std::move(base), std::move(indices));
 }

@@ -72,6 +72,16 @@ DatasetPtr Subset(DatasetPtr base, std::vector<int64_t> indices);
 // match the first's.
 DatasetPtr Concat(std::vector<DatasetPtr> parts);
 
+// `base` with each input seen as `shape`, the same elements in the same
+// order (numpy's x[:, None]: {28, 28} as {1, 28, 28}). Throws DataError
+// unless `shape` holds as many elements.
+DatasetPtr WithInputShape(DatasetPtr base, std::vector<int64_t> shape);
+
+// `base`'s inputs {H, W, C} (channels last: PIL's and np.asarray(image)'s
+// layout) read as {C, H, W}, what convolutions take. Throws DataError for
+// inputs of another rank.
+DatasetPtr ChannelsFirst(DatasetPtr base);
+
 // Splits `base` into (kept, held out) with round(fraction * size) samples
 // held out, chosen by `seed` alone, each part in the base's order.
 std::pair<DatasetPtr, DatasetPtr> HoldOut(DatasetPtr base, double fraction,

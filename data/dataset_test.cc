@@ -127,6 +127,45 @@ TEST(DatasetTest, NonFiniteValuesAreRefusedNamingTheirSample) {
       "");
 }
 
+// Images as numpy holds them: {H, W} seen as one channel, {H, W, C}
+// (channels last) read as {C, H, W}, sample by sample.
+TEST(DatasetTest, InputsReshapedOrReadChannelsFirst) {
+  std::vector<uint8_t> pixels(2 * 2 * 3 * 4);  // 2 images {2, 3, 4} (HWC).
+  for (size_t i = 0; i < pixels.size(); ++i)
+    pixels[i] = static_cast<uint8_t>(i);
+  const DatasetPtr hwc =
+      ArrayDataset("hwc", ArrayOf<uint8_t>({2, 2, 3, 4}, pixels),
+                   ArrayOf<int32_t>({2}, {0, 1}), 2);
+  const DatasetPtr chw = ChannelsFirst(hwc);
+  EXPECT_EQ(chw->input().Describe(), "uint8 {4, 2, 3}");
+  EXPECT_EQ(chw->classes(), 2);
+  uint8_t image[24];
+  int32_t label = -1;
+  chw->Read(1, image, &label);
+  EXPECT_EQ(label, 1);
+  for (int c = 0; c < 4; ++c) {
+    for (int y = 0; y < 2; ++y) {
+      for (int x = 0; x < 3; ++x) {
+        EXPECT_EQ(image[(c * 2 + y) * 3 + x], 24 + (y * 3 + x) * 4 + c)
+            << c << " " << y << " " << x;
+      }
+    }
+  }
+  const DatasetPtr one_channel = WithInputShape(
+      ArrayDataset("hw",
+                   ArrayOf<uint8_t>({2, 3, 8}, std::vector<uint8_t>(48, 7)),
+                   ArrayOf<int32_t>({2}, {1, 0}), 2),
+      {1, 3, 8});
+  EXPECT_EQ(one_channel->input().Describe(), "uint8 {1, 3, 8}");
+  one_channel->Read(0, image, &label);
+  EXPECT_EQ(image[23], 7);
+  EXPECT_THROW(WithInputShape(hwc, {5, 5}), DataError);
+  EXPECT_THROW(ChannelsFirst(one_channel->input().shape.size() == 3
+                                 ? WithInputShape(one_channel, {24})
+                                 : one_channel),
+               DataError);
+}
+
 TEST(DatasetTest, SubsetConcatAndHoldOutViewWithoutCopying) {
   const DatasetPtr d = Regression(10);
   const DatasetPtr odd = Subset(d, {1, 3, 5});

@@ -26,6 +26,35 @@
 namespace ringlet::trainers {
 namespace {
 
+// Arrays saved from numpy as images, {channels, height, width} a sample:
+// {height, width} is one channel; channels last (--input_layout=nhwc) are
+// read channels first, and without it an input that looks channels last
+// (a last axis of 1, 3 or 4, smaller than the others) is refused, naming
+// the transpose, rather than trained as C*H channels of W x 1 images.
+data::DatasetPtr AsImages(data::DatasetPtr d, const TrainerFlags& flags) {
+  const std::vector<int64_t>& s = d->input().shape;
+  const std::string what =
+      "--dataset=" + flags.dataset + " holds " + d->input().Describe();
+  if (flags.input_layout == "nhwc") {
+    if (s.size() != 3) {
+      throw data::DataError(what +
+                            " a sample; --input_layout=nhwc takes images "
+                            "[n, height, width, channels]");
+    }
+    return data::ChannelsFirst(std::move(d));
+  }
+  if (s.size() == 2) return data::WithInputShape(d, {1, s[0], s[1]});
+  if (s.size() == 3 && (s[2] == 1 || s[2] == 3 || s[2] == 4) && s[2] < s[0] &&
+      s[2] < s[1]) {
+    throw data::DataError(
+        what +
+        " a sample, which looks channels last ({height, width, "
+        "channels}); save it channels first (x.transpose(0, 3, 1, 2)) "
+        "or give --input_layout=nhwc");
+  }
+  return d;
+}
+
 // The first `limit` samples (0: all).
 data::DatasetPtr Truncate(data::DatasetPtr d, int64_t limit) {
   if (limit <= 0 || limit >= d->size()) return d;
@@ -103,6 +132,11 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
   TrainerData out;
   out.name = flags.dataset;
   const std::string& name = flags.dataset;
+  if (flags.input_layout != "nchw" && name != "npy" && name != "safetensors") {
+    throw std::invalid_argument("--input_layout=" + flags.input_layout +
+                                " is for --dataset=npy and safetensors; " +
+                                name + " has a layout of its own");
+  }
   if (name == "fashion_mnist" || name == "mnist") {
     const std::string dir = name == "fashion_mnist"
                                 ? data::ResolveFashionMnistDir(flags.data_dir)
@@ -178,8 +212,8 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     const std::string dir = ResolveUserPath(flags.data_dir);
     data::ArraySplits splits =
         data::ReadArraySplits(dir, data::ArrayFormat::kNpy);
-    out.train = std::move(splits.train);
-    out.test = std::move(splits.test);
+    out.train = AsImages(std::move(splits.train), flags);
+    out.test = AsImages(std::move(splits.test), flags);
     out.classes = splits.classes;
     out.files = {dir};  // An .npz file, or a folder: its four arrays.
     for (const char* split : {"train", "test"}) {
@@ -196,8 +230,8 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     const std::string dir = ResolveUserPath(flags.data_dir);
     data::ArraySplits splits =
         data::ReadArraySplits(dir, data::ArrayFormat::kSafetensors);
-    out.train = std::move(splits.train);
-    out.test = std::move(splits.test);
+    out.train = AsImages(std::move(splits.train), flags);
+    out.test = AsImages(std::move(splits.test), flags);
     out.classes = splits.classes;
     out.files = {dir};
   } else {

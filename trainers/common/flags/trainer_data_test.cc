@@ -29,18 +29,25 @@ data::Array ArrayOf(std::vector<int64_t> dims, const std::vector<T>& values) {
 
 // A folder of the four .npy files: n training samples of float32 {2, 3}
 // whose first value is the sample's index, int64 class ids i % 4.
-std::string WriteNpyData(int n, int test) {
+// n training and `test` test samples of `sample`, sample i starting with
+// i, class ids i % 4 saved as int64 (numpy's default).
+std::string WriteNpyData(int n, int test,
+                         std::vector<int64_t> sample = {2, 3}) {
   const std::string dir = data::testing::MakeTempDir("trainer_data_test");
   for (const auto& [split, count] :
        std::vector<std::pair<std::string, int>>{{"train", n}, {"test", test}}) {
-    std::vector<float> x(count * 6, 0.5f);
+    int64_t elements = 1;
+    for (int64_t d : sample) elements *= d;
+    std::vector<float> x(count * elements, 0.5f);
     std::vector<int64_t> y(count);
     for (int i = 0; i < count; ++i) {
-      x[i * 6] = i;
+      x[i * elements] = i;
       y[i] = i % 4;
     }
+    std::vector<int64_t> dims = {count};
+    dims.insert(dims.end(), sample.begin(), sample.end());
     data::testing::WriteFile(dir + "/" + split + "_inputs.npy",
-                             data::NpyBytes(ArrayOf<float>({count, 2, 3}, x)));
+                             data::NpyBytes(ArrayOf<float>(dims, x)));
     data::testing::WriteFile(dir + "/" + split + "_targets.npy",
                              data::NpyBytes(ArrayOf<int64_t>({count}, y)));
   }
@@ -62,7 +69,8 @@ TEST(LoadTrainerDataTest, NpyFoldersGiveSamplesOfTheirShapeAndClassIds) {
   flags.validation = 0.2;
   const TrainerData d = LoadTrainerData(flags);
   EXPECT_EQ(d.classes, 4);
-  EXPECT_EQ(d.train->input().Describe(), "float32 {2, 3}");
+  // [n, height, width] is one channel.
+  EXPECT_EQ(d.train->input().Describe(), "float32 {1, 2, 3}");
   EXPECT_EQ(d.train->target().Describe(), "int32 {}");  // As the loss reads.
   EXPECT_EQ(d.test->size(), 5);
   ASSERT_NE(d.validation, nullptr);
@@ -79,6 +87,34 @@ TEST(LoadTrainerDataTest, NpyFoldersGiveSamplesOfTheirShapeAndClassIds) {
   }
   EXPECT_EQ(seen.size(), 30u);  // The first 30, each once.
   EXPECT_EQ(*seen.rbegin(), 29.0f);
+}
+
+// Images saved channels last ({height, width, channels}, as PIL gives
+// them) are refused naming the transpose, or read channels first when
+// --input_layout=nhwc says so.
+TEST(LoadTrainerDataTest, ChannelsLastImagesNeedTheirLayoutNamed) {
+  TrainerFlags flags;
+  flags.dataset = "npy";
+  flags.data_dir = WriteNpyData(8, 4, {4, 5, 3});
+  EXPECT_THAT([&] { LoadTrainerData(flags); },
+              ::testing::ThrowsMessage<data::DataError>(HasSubstr(
+                  "float32 {4, 5, 3} a sample, which looks channels last")));
+  flags.input_layout = "nhwc";
+  const TrainerData d = LoadTrainerData(flags);
+  EXPECT_EQ(d.train->input().Describe(), "float32 {3, 4, 5}");
+  float x[60];
+  int32_t label = -1;
+  d.train->Read(5, x, &label);
+  EXPECT_EQ(x[0], 5.0f);  // Channel 0 of pixel (0, 0): the first element.
+  EXPECT_EQ(label, 1);
+  EXPECT_EQ(x[1], 0.5f);
+  flags.input_layout = "nchw";
+  flags.data_dir = WriteNpyData(8, 4, {3, 4, 5});
+  EXPECT_EQ(LoadTrainerData(flags).train->input().Describe(),
+            "float32 {3, 4, 5}");  // Channels first already.
+  flags.dataset = "fashion_mnist";
+  flags.input_layout = "nhwc";
+  EXPECT_THROW(LoadTrainerData(flags), std::invalid_argument);
 }
 
 TEST(LoadTrainerDataTest, MissingOrWrongDataSaysWhatToDo) {
@@ -134,8 +170,8 @@ TEST(LoadTrainerDataTest, EmptySetsAndScalarsAreRefused) {
   };
   flags.data_dir = WriteNpyData(0, 2);
   EXPECT_EQ(error(),
-            "--dataset=npy: the training set holds no samples (float32 {2, "
-            "3}); give it at least one");
+            "--dataset=npy: the training set holds no samples (float32 {1, "
+            "2, 3}); give it at least one");
   flags.data_dir = WriteNpyData(3, 0);
   EXPECT_THAT(error(), HasSubstr("the test set holds no samples"));
   flags.data_dir = WriteNpyData(3, 2);

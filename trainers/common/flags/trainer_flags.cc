@@ -276,6 +276,13 @@ void AddDataFlags(CLI::App& app, TrainerFlags* f) {
                  "the data set's folder (Fashion-MNIST's default: "
                  "$FASHION_MNIST_DIR, else " +
                      std::string(data::kDefaultFashionMnistDir) + ")");
+  app.add_option("--input_layout", f->input_layout,
+                 "how npy and safetensors images are saved: nchw ([n, "
+                 "channels, height, width]; [n, height, width] is one "
+                 "channel) or nhwc ([n, height, width, channels], as PIL and "
+                 "np.asarray(image) give them; read channels first)")
+      ->check(CLI::IsMember({"nchw", "nhwc"}))
+      ->capture_default_str();
 }
 
 // Threads per device, and --reproducible's cut.

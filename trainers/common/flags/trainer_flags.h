@@ -29,6 +29,9 @@ struct TrainerFlags {
   uint64_t seed = 0;
   std::string dataset = "fashion_mnist";  // trainer_data.h lists them.
   std::string data_dir;
+  // --input_layout: "nchw", or "nhwc" for npy/safetensors images saved
+  // channels last (read channels first).
+  std::string input_layout = "nchw";
   std::string augment;         // --augment: "", "crop", "flip" or "crop,flip".
   int threads_per_device = 0;  // 0: the machine's cores shared out.
   int64_t limit = 0;           // 0: every training image.
