@@ -52,43 +52,52 @@ Transform Normalize(std::vector<float> mean, std::vector<float> std) {
   };
 }
 
-Transform RandomCrop(int padding) {
-  if (padding < 0) throw std::invalid_argument("crop: negative padding");
-  return
-      [padding](float* x, const std::vector<int64_t>& shape, SampleRng& rng) {
-        CheckImage(shape, "crop");
-        const int64_t c = shape[0], h = shape[1], w = shape[2];
-        // The window's top-left corner in the padded image, as offsets from
-        // the original's: in [-padding, padding].
-        const int64_t dy = rng.Below(2 * padding + 1) - padding;
-        const int64_t dx = rng.Below(2 * padding + 1) - padding;
-        if (dy == 0 && dx == 0) return;
-        thread_local std::vector<float> copy;  // Each loader thread its own.
-        copy.assign(x, x + c * h * w);
-        for (int64_t k = 0; k < c; ++k) {
-          const float* src = copy.data() + k * h * w;
-          float* dst = x + k * h * w;
-          for (int64_t y = 0; y < h; ++y) {
-            const int64_t sy = y + dy;
-            float* row = dst + y * w;
-            if (sy < 0 || sy >= h) {
-              std::fill(row, row + w, 0.0f);
-              continue;
-            }
-            // The row's columns [first, last) come from the image, the
-            // rest from the padding; none when |dx| >= w (an image narrower
-            // than the padding's reach).
-            const int64_t first = std::clamp<int64_t>(-dx, 0, w);
-            const int64_t last = std::clamp<int64_t>(w - dx, first, w);
-            std::fill(row, row + first, 0.0f);
-            if (last > first) {
-              std::copy(src + sy * w + first + dx, src + sy * w + last + dx,
-                        row + first);
-            }
-            std::fill(row + last, row + w, 0.0f);
-          }
+int CropPaddingOf(const std::vector<int64_t>& shape) {
+  CheckImage(shape, "crop");
+  const int64_t side = std::min(shape[1], shape[2]);
+  return static_cast<int>(std::max<int64_t>(1, (side + 4) / 8));
+}
+
+Transform RandomCrop(int given) {
+  if (given < kCropPaddingEighth) {
+    throw std::invalid_argument("crop: negative padding");
+  }
+  return [given](float* x, const std::vector<int64_t>& shape, SampleRng& rng) {
+    const int padding =
+        given == kCropPaddingEighth ? CropPaddingOf(shape) : given;
+    CheckImage(shape, "crop");
+    const int64_t c = shape[0], h = shape[1], w = shape[2];
+    // The window's top-left corner in the padded image, as offsets from
+    // the original's: in [-padding, padding].
+    const int64_t dy = rng.Below(2 * padding + 1) - padding;
+    const int64_t dx = rng.Below(2 * padding + 1) - padding;
+    if (dy == 0 && dx == 0) return;
+    thread_local std::vector<float> copy;  // Each loader thread its own.
+    copy.assign(x, x + c * h * w);
+    for (int64_t k = 0; k < c; ++k) {
+      const float* src = copy.data() + k * h * w;
+      float* dst = x + k * h * w;
+      for (int64_t y = 0; y < h; ++y) {
+        const int64_t sy = y + dy;
+        float* row = dst + y * w;
+        if (sy < 0 || sy >= h) {
+          std::fill(row, row + w, 0.0f);
+          continue;
         }
-      };
+        // The row's columns [first, last) come from the image, the
+        // rest from the padding; none when |dx| >= w (an image narrower
+        // than the padding's reach).
+        const int64_t first = std::clamp<int64_t>(-dx, 0, w);
+        const int64_t last = std::clamp<int64_t>(w - dx, first, w);
+        std::fill(row, row + first, 0.0f);
+        if (last > first) {
+          std::copy(src + sy * w + first + dx, src + sy * w + last + dx,
+                    row + first);
+        }
+        std::fill(row + last, row + w, 0.0f);
+      }
+    }
+  };
 }
 
 Transform RandomHorizontalFlip(double p) {
@@ -103,7 +112,8 @@ Transform RandomHorizontalFlip(double p) {
   };
 }
 
-std::vector<Transform> AugmentationsNamed(const std::string& names) {
+std::vector<Transform> AugmentationsNamed(const std::string& names,
+                                          int crop_padding) {
   std::vector<Transform> out;
   std::stringstream in(names);
   std::string name;
@@ -116,7 +126,7 @@ std::vector<Transform> AugmentationsNamed(const std::string& names) {
     }
     seen.push_back(name);
     if (name == "crop") {
-      out.push_back(RandomCrop(4));
+      out.push_back(RandomCrop(crop_padding));
     } else if (name == "flip") {
       out.push_back(RandomHorizontalFlip(0.5));
     } else if (!name.empty()) {

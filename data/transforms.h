@@ -49,17 +49,25 @@ Transform Normalize(std::vector<float> mean, std::vector<float> std);
 
 // torchvision's RandomCrop(size, padding): the image {C, H, W} padded with
 // `padding` zeros on every side and an H x W window taken at a random
-// place.
+// place. kCropPaddingEighth pads each image by CropPaddingOf its shape.
+inline constexpr int kCropPaddingEighth = -1;
 Transform RandomCrop(int padding);
+
+// An eighth of the image's shorter side, rounded, at least 1: the padding
+// of 4 that torchvision's CIFAR recipes give 32x32 images (and 28x28
+// ones), scaled (1 for 8x8 digits, 12 for 96x96).
+int CropPaddingOf(const std::vector<int64_t>& shape);
 
 // torchvision's RandomHorizontalFlip(p): {C, H, W} mirrored left to right
 // with probability p.
 Transform RandomHorizontalFlip(double p = 0.5);
 
 // --augment's names ("crop", "flip"; comma-separated, each once; "" for
-// none) as transforms: crop pads 4, flip at p = 0.5. Throws
-// std::invalid_argument naming an unknown or repeated one.
-std::vector<Transform> AugmentationsNamed(const std::string& names);
+// none) as transforms: crop pads `crop_padding` (by default an eighth of
+// the side), flip at p = 0.5. Throws std::invalid_argument naming an
+// unknown or repeated one.
+std::vector<Transform> AugmentationsNamed(
+    const std::string& names, int crop_padding = kCropPaddingEighth);
 
 }  // namespace ringlet::data
 

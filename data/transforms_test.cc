@@ -113,6 +113,34 @@ TEST(TransformsTest, CropAndFlipStayInsideImagesOfAnyShape) {
   }
 }
 
+// --augment=crop's default padding is an eighth of the side: 4 for 28x28
+// and 32x32 (torchvision's recipes), 1 for 8x8 digits, where 4 would crop
+// half the image away.
+TEST(TransformsTest, TheDefaultCropPaddingScalesWithTheImage) {
+  EXPECT_EQ(CropPaddingOf({1, 28, 28}), 4);
+  EXPECT_EQ(CropPaddingOf({3, 32, 32}), 4);
+  EXPECT_EQ(CropPaddingOf({1, 8, 8}), 1);
+  EXPECT_EQ(CropPaddingOf({3, 96, 64}), 8);
+  EXPECT_EQ(CropPaddingOf({1, 2, 2}), 1);
+  for (const int64_t side : {8, 32}) {
+    // Pixel (y, x) holds y * side + x + 1; the centre's value says where
+    // the window moved.
+    const Transform crop = AugmentationsNamed("crop").front();
+    int64_t widest = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<float> x(side * side);
+      for (int64_t i = 0; i < side * side; ++i) x[i] = i + 1;
+      SampleRng rng = RngFor(3, 0, trial);
+      crop(x.data(), {1, side, side}, rng);
+      const int64_t centre = side / 2,
+                    moved = static_cast<int64_t>(x[centre * side + centre]) - 1;
+      widest = std::max({widest, std::abs(moved / side - centre),
+                         std::abs(moved % side - centre)});
+    }
+    EXPECT_EQ(widest, side / 8) << side << "x" << side;
+  }
+}
+
 TEST(TransformsTest, FlipMirrorsAboutHalfTheTime) {
   const std::vector<float> original = Image(3, 2, 4);
   const Transform flip = RandomHorizontalFlip(0.5);

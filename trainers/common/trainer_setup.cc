@@ -155,7 +155,9 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   loop.batch_size = run.batch_size;
   loop.accumulate_steps = flags.accumulate_steps;
   loop.seed = flags.seed;
-  loop.augment = data::AugmentationsNamed(flags.augment);
+  loop.augment = data::AugmentationsNamed(
+      flags.augment,
+      flags.crop_padding >= 0 ? flags.crop_padding : data::kCropPaddingEighth);
   // mpirun hands processes a pseudo-terminal even when its own output is
   // a log, so a job of several processes logs plain lines.
   loop.terminal = IsTerminal(2) && job.num_processes == 1;

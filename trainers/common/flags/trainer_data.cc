@@ -20,6 +20,7 @@
 #include "data/idx_file.h"
 #include "data/npy_file.h"
 #include "data/npz_file.h"
+#include "data/transforms.h"
 #include "trainers/common/outputs/metrics.h"
 #include "trainers/common/outputs/output_files.h"
 
@@ -250,6 +251,20 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
       throw data::DataError("--dataset=" + name + ": the " + split +
                             " set holds no samples (" + d->input().Describe() +
                             "); give it at least one");
+    }
+  }
+  if (flags.crop_padding >= 0) {
+    const std::vector<int64_t>& s = out.train->input().shape;
+    if (flags.augment.find("crop") == std::string::npos) {
+      throw std::invalid_argument("--crop_padding is for --augment=crop");
+    }
+    if (s.size() == 3 && flags.crop_padding >= std::min(s[1], s[2])) {
+      throw std::invalid_argument(
+          "--crop_padding=" + std::to_string(flags.crop_padding) +
+          " leaves some windows of the " + std::to_string(s[1]) + "x" +
+          std::to_string(s[2]) + " images with no image at all; give at most " +
+          std::to_string(std::min(s[1], s[2]) - 1) + " (left out: " +
+          std::to_string(data::CropPaddingOf(s)) + ", an eighth of the side)");
     }
   }
   out.train = Truncate(out.train, flags.limit);

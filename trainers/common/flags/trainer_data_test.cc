@@ -117,6 +117,24 @@ TEST(LoadTrainerDataTest, ChannelsLastImagesNeedTheirLayoutNamed) {
   EXPECT_THROW(LoadTrainerData(flags), std::invalid_argument);
 }
 
+TEST(LoadTrainerDataTest, ACropPaddingThatLeavesNoImageIsRefused) {
+  TrainerFlags flags;
+  flags.dataset = "npy";
+  flags.data_dir = WriteNpyData(8, 4, {1, 4, 6});
+  flags.crop_padding = 3;
+  EXPECT_THAT([&] { LoadTrainerData(flags); },
+              ::testing::ThrowsMessage<std::invalid_argument>(
+                  HasSubstr("--crop_padding is for --augment=crop")));
+  flags.augment = "crop";
+  EXPECT_EQ(LoadTrainerData(flags).train->size(), 8);
+  flags.crop_padding = 4;
+  EXPECT_THAT([&] { LoadTrainerData(flags); },
+              ::testing::ThrowsMessage<std::invalid_argument>(HasSubstr(
+                  "--crop_padding=4 leaves some windows of the 4x6 images with "
+                  "no image at all; give at most 3 (left out: 1, an eighth of "
+                  "the side)")));
+}
+
 TEST(LoadTrainerDataTest, MissingOrWrongDataSaysWhatToDo) {
   TrainerFlags flags;
   flags.dataset = "cifar10";

@@ -258,8 +258,10 @@ void AddDataFlags(CLI::App& app, TrainerFlags* f) {
                              "npy", "safetensors"}))
       ->capture_default_str();
   app.add_option("--augment", f->augment,
-                 "augment the training images: crop (padded by 4, a random "
-                 "window, as torchvision's RandomCrop), flip (left to right "
+                 "augment the training images: crop (padded by an eighth of "
+                 "the side, 4 for 28x28 and 32x32, or --crop_padding; a "
+                 "random window, as torchvision's RandomCrop), flip (left to "
+                 "right "
                  "at p = 0.5), or crop,flip; the same on any number of "
                  "devices and processes (default: none, as the chapters)")
       ->check(CLI::Validator(
@@ -272,6 +274,10 @@ void AddDataFlags(CLI::App& app, TrainerFlags* f) {
             return "";
           },
           "crop|flip|crop,flip"));
+  app.add_option("--crop_padding", f->crop_padding,
+                 "with --augment=crop: zeros padded on each side before the "
+                 "window is taken (default: an eighth of the image's side)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("--data_dir", f->data_dir,
                  "the data set's folder (Fashion-MNIST's default: "
                  "$FASHION_MNIST_DIR, else " +
@@ -468,7 +474,12 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"optimizer", flags.optimizer, true});
   // Augmented batches are other batches: a resume must keep them.
   settings->push_back(
-      {"augment", flags.augment.empty() ? "none" : flags.augment, true});
+      {"augment",
+       (flags.augment.empty() ? "none" : flags.augment) +
+           (flags.crop_padding >= 0
+                ? " (crop padding " + std::to_string(flags.crop_padding) + ")"
+                : ""),
+       true});
   // Micro-shards change the trajectory (batch norm per micro-shard, the
   // sums' rounding); a run without them matches a checkpoint without.
   settings->push_back(

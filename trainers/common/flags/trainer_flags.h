@@ -33,6 +33,7 @@ struct TrainerFlags {
   // channels last (read channels first).
   std::string input_layout = "nchw";
   std::string augment;         // --augment: "", "crop", "flip" or "crop,flip".
+  int crop_padding = -1;       // --crop_padding; -1: an eighth of the side.
   int threads_per_device = 0;  // 0: the machine's cores shared out.
   int64_t limit = 0;           // 0: every training image.
   double validation = 0;       // Share of the training images held out.
