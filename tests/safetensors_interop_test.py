@@ -145,16 +145,14 @@ def torch_forward(program, path, x):
     except ImportError:
         return None
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    sys.path.insert(0, os.path.join(root, "nn", "bench"))
     sys.path.insert(0, os.path.join(root, "trainers"))
     state = torch_load(path)
     with torch.no_grad():
         if program == "lenet_scratch":
-            from book_torch import lenet_scratch
-            params = [state[n] for n in ["W1", "b1", "W2", "b2", "W3", "b3",
-                                         "W4", "b4"]]
+            from torch_models import LENET_SCRATCH_NAMES, lenet_scratch
+            params = [state[n] for n in LENET_SCRATCH_NAMES]
             return lenet_scratch(torch.from_numpy(x), params).numpy()
-        from train_bench_torch import resnet18
+        from torch_models import resnet18
         net = resnet18()
         net.load_state_dict(state, strict=True)
         net.eval()

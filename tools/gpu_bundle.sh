@@ -119,6 +119,7 @@ cp nn/bench/train_bench_torch.py "$out/train_bench_torch.py"
 cp tools/gpu/ncu_top.py "$out/ncu_top.py"
 cp tools/gpu/bench_goals.py "$out/bench_goals.py"
 cp trainers/book_torch.py "$out/book_torch.py"
+cp trainers/torch_models.py "$out/torch_models.py"
 if ((with_data)); then
   mkdir -p "$out/fashion-mnist"
   cp /usr/share/datasets/fashion-mnist/*.gz "$out/fashion-mnist/"

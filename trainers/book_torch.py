@@ -23,11 +23,9 @@ import time
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "nn", "bench"))
-from train_bench_torch import resnet18  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_models import lenet_scratch, resnet18  # noqa: E402
 
 
 def read_idx(path):
@@ -64,15 +62,6 @@ def get_params(params, device):
     for p in new:
         p.requires_grad_()
     return new
-
-
-def lenet_scratch(X, params):
-    h1 = F.relu(F.conv2d(X, params[0], params[1]))
-    h1 = F.avg_pool2d(h1, kernel_size=2, stride=2)
-    h2 = F.relu(F.conv2d(h1, params[2], params[3]))
-    h2 = F.avg_pool2d(h2, kernel_size=2, stride=2).reshape(h2.shape[0], -1)
-    h3 = F.relu(torch.mm(h2, params[4]) + params[5])
-    return torch.mm(h3, params[6]) + params[7]
 
 
 def allreduce(data):

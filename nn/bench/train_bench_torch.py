@@ -21,50 +21,17 @@ import json
 import resource
 import time
 
+import os
+import sys
+
 import torch
 from torch import nn
 
-
-class Residual(nn.Module):
-    def __init__(self, in_channels, out_channels, use_1x1conv=False, strides=1):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, out_channels, 3, padding=1, stride=strides)
-        self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1)
-        self.conv3 = (nn.Conv2d(in_channels, out_channels, 1, stride=strides)
-                      if use_1x1conv else None)
-        self.bn1 = nn.BatchNorm2d(out_channels)
-        self.bn2 = nn.BatchNorm2d(out_channels)
-
-    def forward(self, x):
-        y = torch.relu(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y))
-        if self.conv3 is not None:
-            x = self.conv3(x)
-        return torch.relu(y + x)
-
-
-def resnet18(num_classes=10, in_channels=1):
-    def block(cin, cout, n, first):
-        layers = []
-        for i in range(n):
-            if i == 0 and not first:
-                layers.append(Residual(cin, cout, use_1x1conv=True, strides=2))
-            else:
-                layers.append(Residual(cout, cout))
-        return nn.Sequential(*layers)
-    # The book's module names (its state_dict's keys: "resnet_block1...",
-    # "fc.1.weight"), which ringlet's safetensors files use.
-    net = nn.Sequential(
-        nn.Conv2d(in_channels, 64, 3, stride=1, padding=1), nn.BatchNorm2d(64),
-        nn.ReLU())
-    net.add_module("resnet_block1", block(64, 64, 2, True))
-    net.add_module("resnet_block2", block(64, 128, 2, False))
-    net.add_module("resnet_block3", block(128, 256, 2, False))
-    net.add_module("resnet_block4", block(256, 512, 2, False))
-    net.add_module("global_avg_pool", nn.AdaptiveAvgPool2d((1, 1)))
-    net.add_module("fc", nn.Sequential(nn.Flatten(),
-                                       nn.Linear(512, num_classes)))
-    return net
+# The models the trainers write parameters for: trainers/torch_models.py,
+# or beside this file (the GPU bundle).
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "trainers")]
+from torch_models import resnet18  # noqa: E402
 
 
 def lenet():
