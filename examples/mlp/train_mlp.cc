@@ -1,8 +1,16 @@
 // A model of your own, trained with ringlet's DataParallel: a two-layer
-// perceptron on Fashion-MNIST over two CPU devices (or the devices named,
-// as the trainers' --devices: "cuda:0,1", "cuda:0,0" for two replicas on
-// one GPU), with the loss and the optimizer chosen here.
+// perceptron on Fashion-MNIST, or on data of your own saved by numpy,
+// over two CPU devices (or the devices named, as the trainers' --devices:
+// "cuda:0,1", "cuda:0,0" for two replicas on one GPU), with the loss and
+// the optimizer chosen here; its parameters saved as PyTorch's state_dict.
 //   bazel run //examples/mlp:train_mlp [-- --devices=cpu:2 --epochs=2]
+//   bazel run //examples/mlp:train_mlp -- --data=$PWD/digits.npz
+//     --save=$PWD/mlp.safetensors
+// (digits.npz: train_inputs, train_targets, test_inputs, test_targets, as
+// np.savez writes them; class ids of any integer type.) In PyTorch:
+//   net = torch.nn.Module(); net.hidden = torch.nn.Linear(d, 256)
+//   net.out = torch.nn.Linear(256, classes)
+//   net.load_state_dict(safetensors.torch.load_file("mlp.safetensors"))
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -11,19 +19,24 @@
 
 #include "cli/conventions.h"
 #include "cli/run_main.h"
+#include "data/array_splits.h"
 #include "data/batch_loader.h"
 #include "gpu/device_probe.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
+#include "nn/state_file.h"
 #include "parallel/data_parallel.h"
 
 namespace data = ringlet::data;
 namespace nn = ringlet::nn;
 namespace parallel = ringlet::parallel;
 
-// Any nn::Module: nn's layers, composed here.
+// Any nn::Module: nn's layers, composed here. Its parameters are named
+// hidden.weight, hidden.bias, out.weight, out.bias.
 class Mlp : public nn::Module {
  public:
+  Mlp(int64_t inputs, int64_t classes)
+      : hidden_(inputs, 256), out_(256, classes) {}
   nn::Tensor Forward(const nn::Tensor& x) override {
     return out_.Forward(relu_.Forward(hidden_.Forward(flatten_.Forward(x))));
   }
@@ -34,31 +47,42 @@ class Mlp : public nn::Module {
   std::string kind() const override { return "mlp"; }
   void CollectParameters(const std::string& prefix,
                          std::vector<nn::Parameter*>* out) override {
-    hidden_.CollectParameters(prefix + "hidden", out);
-    out_.CollectParameters(prefix + "out", out);
+    hidden_.CollectParameters(Join(prefix, "hidden"), out);
+    out_.CollectParameters(Join(prefix, "out"), out);
   }
   std::vector<nn::Module*> Children() override {
     return {&flatten_, &hidden_, &relu_, &out_};
   }
 
  private:
+  static std::string Join(const std::string& prefix, const char* name) {
+    return prefix.empty() ? name : prefix + "." + name;
+  }
   nn::Flatten flatten_;
-  nn::Linear hidden_{data::kImagePixels, 256};
+  nn::Linear hidden_;
   nn::ReLU relu_;
-  nn::Linear out_{256, data::kNumClasses};
+  nn::Linear out_;
 };
 
 int Main(int argc, char** argv) {
   CLI::App app(
       "Trains a two-layer perceptron of its own (an nn::Module written in "
-      "this file) on Fashion-MNIST with DataParallel and AdamW.",
+      "this file) on Fashion-MNIST, or on --data, with DataParallel and "
+      "AdamW.",
       "train_mlp");
   ringlet::cli::UseConventions(app);
-  std::string data_dir, devices_text = "cpu:2";
+  std::string data_dir, own_data, save, devices_text = "cpu:2";
   int epochs = 2;
   app.add_option("--data_dir", data_dir,
                  "Fashion-MNIST folder (default: $FASHION_MNIST_DIR, else " +
                      std::string(data::kDefaultFashionMnistDir) + ")");
+  app.add_option("--data", own_data,
+                 "data of your own instead: a folder of train_inputs.npy, "
+                 "train_targets.npy, test_inputs.npy and test_targets.npy, "
+                 "an .npz or a .safetensors file of them (class ids)");
+  app.add_option("--save", save,
+                 "write the trained parameters here as PyTorch's state_dict "
+                 "(safetensors)");
   app.add_option("--devices", devices_text,
                  "cpu:K (K CPU devices), cpu:I,J or cuda:I,J,... (a GPU may "
                  "repeat)")
@@ -70,16 +94,36 @@ int Main(int argc, char** argv) {
   const std::vector<nn::Device> devices = nn::ResolveDevices(
       devices_text,
       static_cast<int>(ringlet::gpu::ProbeCudaDevices().usable.size()));
-  const data::FashionMnist mnist =
-      data::LoadFashionMnist(data::ResolveFashionMnistDir(data_dir));
+  data::DatasetPtr train_set, test_set;
+  int64_t classes = data::kNumClasses;
+  if (own_data.empty()) {
+    // The data sets keep the images alive.
+    const auto mnist = std::make_shared<const data::FashionMnist>(
+        data::LoadFashionMnist(data::ResolveFashionMnistDir(data_dir)));
+    train_set = data::SplitDataset(
+        std::shared_ptr<const data::Split>(mnist, &mnist->train));
+    test_set = data::SplitDataset(
+        std::shared_ptr<const data::Split>(mnist, &mnist->test));
+  } else {
+    const bool safetensors =
+        own_data.size() > 12 &&
+        own_data.compare(own_data.size() - 12, 12, ".safetensors") == 0;
+    data::ArraySplits splits = data::ReadArraySplits(
+        own_data, safetensors ? data::ArrayFormat::kSafetensors
+                              : data::ArrayFormat::kNpy);
+    train_set = splits.train;
+    test_set = splits.test;
+    classes = splits.classes;
+  }
+  const int64_t inputs = train_set->input().elements();
   parallel::DataParallelOptions options;
   options.loss =
       parallel::SoftmaxCrossEntropyLoss();  // Or any parallel::LossFunction.
   options.optimizer.name = "adamw";  // Or options.make_optimizer: your own.
   options.optimizer.lr = 1e-3f;
   parallel::DataParallel dp(
-      [] {
-        auto model = std::make_unique<Mlp>();
+      [inputs, classes] {
+        auto model = std::make_unique<Mlp>(inputs, classes);
         nn::InitParameters(*model, nn::InitScheme::kKaimingNormal, /*seed=*/0);
         return model;
       },
@@ -91,8 +135,8 @@ int Main(int argc, char** argv) {
   train_order.layout = dp.TrainLayout();
   test_order.layout = dp.EvalLayout();
   test_order.shuffle = false;
-  data::BatchLoader train(mnist.train, train_order);
-  data::BatchLoader test(mnist.test, test_order);
+  data::BatchLoader train(train_set, train_order);
+  data::BatchLoader test(test_set, test_order);
   data::Batch batch;
   for (int epoch = 0; epoch < epochs; ++epoch) {
     double loss = 0, comm = 0, exposed = 0;
@@ -115,9 +159,13 @@ int Main(int argc, char** argv) {
     std::printf(
         "epoch %d: loss %.4f, test acc %.4f, %.1f s, comm %.1f%% of it "
         "(%.1f%% exposed)\n",
-        epoch + 1, loss / mnist.train.size(),
-        static_cast<double>(correct) / mnist.test.size(), seconds,
+        epoch + 1, loss / train_set->size(),
+        static_cast<double>(correct) / test_set->size(), seconds,
         100 * comm / seconds, 100 * exposed / seconds);
+  }
+  if (!save.empty()) {
+    nn::SaveStateFile(dp.replica(0), save);
+    std::printf("parameters written to %s\n", save.c_str());
   }
   return 0;
 }
