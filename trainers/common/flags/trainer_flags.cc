@@ -276,8 +276,19 @@ void AddDataFlags(CLI::App& app, TrainerFlags* f) {
           "crop|flip|crop,flip"));
   app.add_option("--crop_padding", f->crop_padding,
                  "with --augment=crop: zeros padded on each side before the "
-                 "window is taken (default: an eighth of the image's side)")
-      ->check(CLI::Range(0, 1 << 20));
+                 "window is taken; auto: an eighth of the image's side")
+      ->type_name("INT")
+      ->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "auto") {
+              text = "-1";  // TrainerFlags::crop_padding's "auto".
+              return "";
+            }
+            std::string plain = text;
+            return WholeNumber(0, 1 << 20)(plain);
+          },
+          "auto|INT"))
+      ->default_str("auto");
   app.add_option("--data_dir", f->data_dir,
                  "the data set's folder (Fashion-MNIST's default: "
                  "$FASHION_MNIST_DIR, else " +
