@@ -56,6 +56,16 @@ data::DatasetPtr AsImages(data::DatasetPtr d, const TrainerFlags& flags) {
   return d;
 }
 
+// numpy's four arrays at `path` (data::ReadArraySplits), as images.
+void TakeArraySplits(const std::string& path, data::ArrayFormat format,
+                     const TrainerFlags& flags, TrainerData* out) {
+  data::ArraySplits splits = data::ReadArraySplits(path, format);
+  out->train = AsImages(std::move(splits.train), flags);
+  out->test = AsImages(std::move(splits.test), flags);
+  out->classes = splits.classes;
+  out->files = {path};
+}
+
 // The first `limit` samples (0: all).
 data::DatasetPtr Truncate(data::DatasetPtr d, int64_t limit) {
   if (limit <= 0 || limit >= d->size()) return d;
@@ -211,12 +221,8 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
           ".npz file holding those arrays");
     }
     const std::string dir = ResolveUserPath(flags.data_dir);
-    data::ArraySplits splits =
-        data::ReadArraySplits(dir, data::ArrayFormat::kNpy);
-    out.train = AsImages(std::move(splits.train), flags);
-    out.test = AsImages(std::move(splits.test), flags);
-    out.classes = splits.classes;
-    out.files = {dir};  // An .npz file, or a folder: its four arrays.
+    TakeArraySplits(dir, data::ArrayFormat::kNpy, flags, &out);
+    // An .npz file, or a folder: its four arrays.
     for (const char* split : {"train", "test"}) {
       for (const char* what : {"_inputs.npy", "_targets.npy"}) {
         out.files.push_back(dir + "/" + split + what);
@@ -228,13 +234,8 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
           "--dataset=safetensors needs --data_dir: a .safetensors file "
           "holding train_inputs, train_targets, test_inputs and test_targets");
     }
-    const std::string dir = ResolveUserPath(flags.data_dir);
-    data::ArraySplits splits =
-        data::ReadArraySplits(dir, data::ArrayFormat::kSafetensors);
-    out.train = AsImages(std::move(splits.train), flags);
-    out.test = AsImages(std::move(splits.test), flags);
-    out.classes = splits.classes;
-    out.files = {dir};
+    TakeArraySplits(ResolveUserPath(flags.data_dir),
+                    data::ArrayFormat::kSafetensors, flags, &out);
   } else {
     throw std::invalid_argument("--dataset: unknown data set '" + name + "'");
   }
