@@ -1,5 +1,6 @@
 #include "nn/state_file.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
