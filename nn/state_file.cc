@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -26,6 +27,16 @@ struct Entry {
   Tensor* value;     // The model's.
   bool transposed;   // [in, out] here, [out, in] in the file.
 };
+
+// A [rows, cols] matrix's values as [cols, rows].
+std::vector<float> Transposed(const std::vector<float>& values, int64_t rows,
+                              int64_t cols) {
+  std::vector<float> out(values.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = values[r * cols + c];
+  }
+  return out;
+}
 
 std::string Prefix(const std::string& full, const std::string& local) {
   return full.substr(0, full.size() - local.size());
@@ -83,13 +94,8 @@ void SaveStateFile(Module& model, const std::string& path,
     a.type = data::ElementType::kFloat32;
     a.dims.assign(shape.begin(), shape.end());
     if (e.transposed) {
-      const int64_t in = shape[0], out = shape[1];
-      std::vector<float> t(values.size());
-      for (int64_t i = 0; i < in; ++i) {
-        for (int64_t o = 0; o < out; ++o) t[o * in + i] = values[i * out + o];
-      }
-      values = std::move(t);
-      a.dims = {out, in};
+      values = Transposed(values, shape[0], shape[1]);
+      a.dims = {shape[1], shape[0]};
     }
     const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
     a.bytes.assign(bytes, bytes + values.size() * sizeof(float));
@@ -143,14 +149,13 @@ void LoadStateFile(Module& model, const std::string& path) {
           "; the model holds float32 " + ToString(want));
     }
   }
-  if (arrays.size() != entries.size()) {
-    for (const auto& [name, array] : arrays) {
-      bool held = false;
-      for (const Entry& e : entries) held = held || e.name == name;
-      if (!held) {
-        throw std::invalid_argument(path + ": tensor " + name +
-                                    " is not the model's");
-      }
+  // Every entry is there, so a name left over is one the model lacks.
+  std::set<std::string> held;
+  for (const Entry& e : entries) held.insert(e.name);
+  for (const auto& [name, array] : arrays) {
+    if (held.count(name) == 0) {
+      throw std::invalid_argument(path + ": tensor " + name +
+                                  " is not the model's");
     }
   }
   for (const Entry& e : entries) {
@@ -158,12 +163,7 @@ void LoadStateFile(Module& model, const std::string& path) {
     std::vector<float> values(e.value->numel());
     std::memcpy(values.data(), a.bytes.data(), a.bytes.size());
     if (e.transposed) {
-      const int64_t in = e.value->shape()[0], out = e.value->shape()[1];
-      std::vector<float> t(values.size());
-      for (int64_t o = 0; o < out; ++o) {
-        for (int64_t i = 0; i < in; ++i) t[i * out + o] = values[o * in + i];
-      }
-      values = std::move(t);
+      values = Transposed(values, e.value->shape()[1], e.value->shape()[0]);
     }
     CopyFromHost(values.data(), *e.value);
   }
