@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "gpu/device_probe.h"
+#include "nn/layers/activations.h"
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
+#include "nn/layers/max_pool2d.h"
 #include "nn/models/resnet.h"
 #include "nn/testing/gradient_check.h"
 
@@ -153,6 +155,23 @@ TEST_F(LayersOnCudaTest, ActivationsPoolingAndLinear) {
                {8, 20});
   CompareLayer("flatten", [] { return std::make_unique<Flatten>(); },
                {4, 2, 3, 3});
+}
+
+TEST_F(LayersOnCudaTest, MaxPoolSigmoidTanhAndSoftmax) {
+  CompareLayer("max pool 2", [] { return std::make_unique<MaxPool2d>(2); },
+               {4, 3, 8, 8});
+  CompareLayer("max pool 3 stride 2 padding 1",
+               [] { return std::make_unique<MaxPool2d>(3, 2, 1); },
+               {4, 3, 9, 9});
+  CompareLayer("max pool 3 stride 1 (overlapping)",
+               [] { return std::make_unique<MaxPool2d>(3, 1, 0); },
+               {2, 3, 7, 7});
+  CompareLayer("sigmoid", [] { return std::make_unique<Sigmoid>(); },
+               {4, 3, 6, 6});
+  CompareLayer("tanh", [] { return std::make_unique<Tanh>(); }, {4, 3, 6, 6});
+  CompareLayer("softmax", [] { return std::make_unique<Softmax>(); }, {8, 10});
+  CompareLayer("softmax over 1000", [] { return std::make_unique<Softmax>(); },
+               {3, 1000});
 }
 
 // Gradients over the whole unit: its convolutions' biases feed batch norms

@@ -8,8 +8,10 @@
 #include <memory>
 
 #include "nn/compute_options.h"
+#include "nn/layers/activations.h"
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
+#include "nn/layers/max_pool2d.h"
 #include "nn/ops/autocast.h"
 #include "nn/ops/batch_norm.h"
 #include "nn/ops/conv2d.h"
@@ -173,6 +175,43 @@ TEST(Layers, LayerNormAndGeluGradients) {
     if (p->name == "1.bias") p->value = RandomTensor({6}, 15);
   }
   CheckModuleGradients("layer_norm+gelu", net, RandomTensor({3, 5}, 16), 17);
+}
+
+// The book's other chapters: LeNet with sigmoids and max pooling, a tanh
+// layer, and softmax probabilities at the end.
+TEST(Layers, MaxPoolSigmoidTanhAndSoftmaxGradients) {
+  Sequential net;
+  net.Add(std::make_unique<Conv2d>(1, 2, 3, 1, 1));
+  net.Add(std::make_unique<Sigmoid>());
+  net.Add(std::make_unique<MaxPool2d>(3, 2, 1));
+  net.Add(std::make_unique<Flatten>());
+  net.Add(std::make_unique<Linear>(18, 5));
+  net.Add(std::make_unique<Tanh>());
+  net.Add(std::make_unique<Linear>(5, 4));
+  net.Add(std::make_unique<Softmax>(1));
+  InitParameters(net, InitScheme::kKaimingNormal, 18);
+  CheckModuleGradients("maxpool+sigmoid+tanh+softmax", net,
+                       RandomTensor({2, 1, 6, 6}, 19), 20);
+  MaxPool2d pool(2);
+  EXPECT_EQ(pool.params().stride, 2);
+  EXPECT_EQ(pool.Forward(RandomTensor({1, 1, 4, 6}, 21)).shape(),
+            (Shape{1, 1, 2, 3}));
+}
+
+TEST(Layers, NewLayersRefuseTheirBadArgumentsClearly) {
+  EXPECT_THROW(MaxPool2d(3, 2, 2), ShapeError);
+  EXPECT_THROW(MaxPool2d(0), ShapeError);
+  Softmax over_channels(1);
+  try {
+    over_channels.Forward(RandomTensor({2, 3, 4, 4}, 22));
+    ADD_FAILURE();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("move the class axis last"));
+  }
+  Sigmoid sigmoid;
+  sigmoid.SetTraining(false);
+  sigmoid.Forward(RandomTensor({2, 2}, 23));
+  EXPECT_THROW(sigmoid.Backward(RandomTensor({2, 2}, 24)), ModeError);
 }
 
 TEST(Layers, EmbeddingGradientsAndNoInputGradient) {

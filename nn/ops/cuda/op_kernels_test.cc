@@ -1,9 +1,11 @@
-// GELU, dropout, layer norm and embedding on a GPU against the same ops on
+// GELU, sigmoid, tanh, softmax, max pooling, dropout, layer norm and
+// embedding on a GPU against the same ops on
 // the CPU, float32 and bfloat16, through the public functions (so the
 // kernel tables' CUDA entries are exercised): dropout's masks and the
 // embedding's lookups bit for bit, the arithmetic to rounding (erff and
 // expf may differ from the host's in the last place; the row sums are in
-// double on both). Skipped with the reason without a GPU.
+// double on both; max pooling's values and disjoint windows' gradients bit
+// for bit, in either memory format). Skipped with the reason without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +21,9 @@
 #include "nn/ops/embedding.h"
 #include "nn/ops/gelu.h"
 #include "nn/ops/layer_norm.h"
+#include "nn/ops/max_pool.h"
+#include "nn/ops/sigmoid_tanh.h"
+#include "nn/ops/softmax.h"
 
 namespace ringlet::nn {
 namespace {
@@ -73,6 +78,53 @@ TEST_P(OpKernelsTest, GeluMatchesTheCpu) {
   ExpectClose(GeluForward(x.To(gpu_)), GeluForward(x), "gelu forward");
   ExpectClose(GeluBackward(x.To(gpu_), dy.To(gpu_)), GeluBackward(x, dy),
               "gelu backward", 4);
+}
+
+TEST_P(OpKernelsTest, SigmoidAndTanhMatchTheCpu) {
+  const Tensor x = Random({3, 5, 7, 11}, 11, 3.0f), dy = Random(x.shape(), 12);
+  const Tensor s = SigmoidForward(x), t = TanhForward(x);
+  ExpectClose(SigmoidForward(x.To(gpu_)), s, "sigmoid forward");
+  ExpectClose(TanhForward(x.To(gpu_)), t, "tanh forward");
+  ExpectClose(SigmoidBackward(s.To(gpu_), dy.To(gpu_)), SigmoidBackward(s, dy),
+              "sigmoid backward", 4);
+  ExpectClose(TanhBackward(t.To(gpu_), dy.To(gpu_)), TanhBackward(t, dy),
+              "tanh backward", 4);
+}
+
+TEST_P(OpKernelsTest, SoftmaxMatchesTheCpu) {
+  // A classifier's 10 classes, and rows longer than a block.
+  for (int64_t k : {10, 1000}) {
+    const Tensor x = Random({37, k}, 13, 4.0f), dy = Random(x.shape(), 14);
+    const Tensor y = SoftmaxForward(x);
+    const std::string at = " k=" + std::to_string(k);
+    ExpectClose(SoftmaxForward(x.To(gpu_)), y, "softmax forward" + at, 4);
+    ExpectClose(SoftmaxBackward(y.To(gpu_), dy.To(gpu_)),
+                SoftmaxBackward(y, dy), "softmax backward" + at, 8);
+  }
+}
+
+TEST_P(OpKernelsTest, MaxPoolingKeepsTheCpusValuesInEitherFormat) {
+  const Tensor x = Random({4, 6, 13, 13}, 15);
+  for (const MaxPool2dParams params :
+       {MaxPool2dParams{2, 2, 0}, MaxPool2dParams{3, 2, 1}}) {
+    const Tensor y = MaxPool2dForward(x, params);
+    const Tensor dy = Random(y.shape(), 16);
+    const Tensor dx = MaxPool2dBackward(x, y, dy, params);
+    const std::string at = " k" + std::to_string(params.kernel);
+    for (MemoryFormat format :
+         {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+      const std::string in = at + " " + ToString(format);
+      const Tensor xg = x.To(gpu_).ToMemoryFormat(format);
+      const Tensor yg = MaxPool2dForward(xg, params);
+      ExpectBits(yg.ToMemoryFormat(MemoryFormat::kContiguous), y,
+                 "maxpool forward" + in);
+      const Tensor dxg = MaxPool2dBackward(xg, yg, dy.To(gpu_), params);
+      EXPECT_EQ(dxg.memory_format(), format) << in;
+      // Overlapping windows (3, stride 2) add gradients in cuDNN's order.
+      ExpectClose(dxg.ToMemoryFormat(MemoryFormat::kContiguous), dx,
+                  "maxpool backward" + in, 2);
+    }
+  }
 }
 
 TEST_P(OpKernelsTest, DropoutKeepsTheCpusElements) {
