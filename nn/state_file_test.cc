@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "data/safetensors.h"
+#include "gpu/device_probe.h"
 #include "nn/layers/containers.h"
 #include "nn/layers/init.h"
 #include "nn/layers/layers.h"
@@ -41,7 +44,13 @@ std::string TempPath(const std::string& name) {
 }
 
 std::vector<float> Values(const Tensor& t) {
-  return std::vector<float>(t.data(), t.data() + t.numel());
+  const Tensor host = t.To(Device::Cpu());
+  return std::vector<float>(host.data(), host.data() + host.numel());
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // PyTorch's names and layouts: Linear's weight [out, in], batch norm's
@@ -129,6 +138,47 @@ TEST(StateFile, LoadingIsStrictAndAllOrNothing) {
   EXPECT_THAT(error(), HasSubstr("tensor 3.weight is float32 [2, 3]; the "
                                  "model holds float32 [3, 2]"));
   EXPECT_EQ(Values(target->Parameters()[0]->value), before);
+}
+
+}  // namespace
+}  // namespace ringlet::nn
+
+namespace ringlet::nn {
+namespace {
+
+// A model on a GPU writes the CPU's file byte for byte, and loads a file
+// into its device tensors. Skipped without a GPU (the bundle runs it).
+TEST(StateFile, AModelOnAGpuSavesAndLoadsTheCpusFile) {
+  const gpu::CudaDeviceReport report = gpu::ProbeCudaDevices();
+  if (report.usable.empty()) GTEST_SKIP() << "needs a GPU; " << report.reason;
+  const Device gpu = Device::Cuda(report.usable[0]);
+  auto cpu_model = Model(3);
+  const std::string cpu_path = TempPath("cpu.safetensors");
+  SaveStateFile(*cpu_model, cpu_path);
+  auto gpu_model = Model(3);
+  gpu_model->To(gpu);
+  const std::string gpu_path = TempPath("gpu.safetensors");
+  SaveStateFile(*gpu_model, gpu_path);
+  EXPECT_EQ(FileBytes(gpu_path), FileBytes(cpu_path));
+
+  auto loaded = Model(4);
+  loaded->To(gpu);
+  LoadStateFile(*loaded, cpu_path);
+  const std::vector<Parameter*> a = cpu_model->Parameters(),
+                                b = loaded->Parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(b[i]->value.device().is_cuda()) << a[i]->name;
+    EXPECT_EQ(Values(b[i]->value), Values(a[i]->value)) << a[i]->name;
+  }
+  const Tensor x =
+      Tensor::FromVector({1, 1, 3, 3}, std::vector<float>(9, 0.5f));
+  cpu_model->SetTraining(false);
+  loaded->SetTraining(false);
+  const std::vector<float> want = Values(cpu_model->Forward(x));
+  const std::vector<float> got = Values(loaded->Forward(x.To(gpu)));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4);
 }
 
 }  // namespace

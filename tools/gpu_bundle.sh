@@ -48,7 +48,7 @@ cd "$root"
 # device probe, allocator), and the programs the GPU issues measure.
 mapfile -t tests < <(./bazelw query 'attr(tags, "\bgpu\b", tests(//...))' 2>/dev/null)
 ((${#tests[@]} > 0)) || { echo "gpu_bundle: no gpu-tagged test found" >&2; exit 1; }
-tests+=(//nn:tensor_test //gpu:device_probe_test
+tests+=(//nn:tensor_test //nn:state_file_test //gpu:device_probe_test
   //nn/cuda:caching_allocator_test //trainers:lenet_replicas_test)
 programs=(//nn/bench:train_bench //nn/bench:cuda_conv_layout_bench
   //collectives/bench:allreduce_bench
