@@ -77,13 +77,15 @@ PendingStep DataParallel::QueueStep(
 }
 
 EvalStats DataParallel::Evaluate(const data::LocalBatch& batch,
-                                 const MetricFunction& metric) {
-  return engine_.Evaluate(batch, metric);
+                                 const MetricFunction& metric,
+                                 const CountMetric& counts) {
+  return engine_.Evaluate(batch, metric, counts);
 }
 
 EvalStats DataParallel::Evaluate(const std::vector<data::Shard>& shards,
-                                 const MetricFunction& metric) {
-  return engine_.Evaluate(shards, metric);
+                                 const MetricFunction& metric,
+                                 const CountMetric& counts) {
+  return engine_.Evaluate(shards, metric, counts);
 }
 
 int64_t DataParallel::CountCorrect(const std::vector<data::Shard>& shards) {

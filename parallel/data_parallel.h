@@ -145,13 +145,16 @@ class DataParallel {
   // The batch in evaluation mode (running statistics), every device
   // evaluating its shard at once, summed over the job: the loss function's
   // losses and counts of correct predictions and, when given, `metric`'s
-  // values (each the sum over its shard's samples: a metric of your own).
+  // values (each the sum over its shard's samples: a metric of your own)
+  // and `counts`' (a confusion matrix: parallel/confusion.h).
   // This process's shards of EvalLayout(), or the batch whole (one shard
   // per rank).
   EvalStats Evaluate(const data::LocalBatch& batch,
-                     const MetricFunction& metric = nullptr);
+                     const MetricFunction& metric = nullptr,
+                     const CountMetric& counts = {});
   EvalStats Evaluate(const std::vector<data::Shard>& shards,
-                     const MetricFunction& metric = nullptr);
+                     const MetricFunction& metric = nullptr,
+                     const CountMetric& counts = {});
   // Evaluate's count of correct predictions (the accuracy's numerator).
   int64_t CountCorrect(const std::vector<data::Shard>& shards);
 

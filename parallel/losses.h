@@ -21,7 +21,7 @@ namespace ringlet::parallel {
 using LossFunction = std::function<nn::PendingLoss(const nn::Tensor& output,
                                                    const data::Shard& shard)>;
 
-// Softmax cross-entropy against the shard's targets, one int32 class id a
+// The softmax cross-entropy against the shard's targets, one int32 class id a
 // sample (the default; other targets are refused, naming them); with
 // label smoothing in [0, 1) when given.
 LossFunction SoftmaxCrossEntropyLoss(float label_smoothing = 0);

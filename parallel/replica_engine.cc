@@ -293,37 +293,50 @@ void ReplicaEngine::StepReplica(
 }
 
 EvalStats ReplicaEngine::Evaluate(const std::vector<data::Shard>& shards,
-                                  const MetricFunction& metric) {
+                                  const MetricFunction& metric,
+                                  const CountMetric& counts) {
   return Evaluate(data::LocalOf(shards, EvalLayout(), options_.who.c_str()),
-                  metric);
+                  metric, counts);
 }
 
 EvalStats ReplicaEngine::Evaluate(const data::LocalBatch& batch,
-                                  const MetricFunction& metric) {
+                                  const MetricFunction& metric,
+                                  const CountMetric& counts) {
   data::CheckLocalBatch(batch, EvalLayout(), options_.who.c_str());
+  if (counts.size < 0 || (counts.size > 0 && !counts.add)) {
+    throw std::invalid_argument(options_.who +
+                                ": a count metric needs a size >= 0 and an "
+                                "add function");
+  }
   const std::vector<data::Shard>& shards = batch.shards;
-  // Per device: loss, correct, metric.
-  std::vector<std::array<double, 3>> sums(size(), {0, 0, 0});
+  // Per device: loss, correct, metric, then the counts.
+  constexpr int kFixed = 3;
+  std::vector<std::vector<double>> sums(
+      size(), std::vector<double>(kFixed + counts.size, 0.0));
   group_.Run([&](int d) {
     if (shards[d].count == 0) return;
     ReplicaBody& body = *replicas_[d]->body;
     const nn::Tensor output = body.Forward(
         ShardInputs(shards[d], group_.devices()[d]), /*training=*/false);
     const nn::LossResult loss = body.Loss(output, shards[d]).Finish();
-    sums[d] = {loss.loss, static_cast<double>(loss.correct),
-               metric ? metric(output, shards[d]) : 0.0};
+    sums[d][0] = loss.loss;
+    sums[d][1] = static_cast<double>(loss.correct);
+    sums[d][2] = metric ? metric(output, shards[d]) : 0.0;
+    if (counts.size > 0) counts.add(output, shards[d], &sums[d][kFixed]);
   });
-  std::vector<double> job(4, 0);
+  // The job's sums: the per-device ones, then the samples.
+  std::vector<double> job(kFixed + counts.size + 1, 0.0);
   for (int d = 0; d < size(); ++d) {
-    for (int k = 0; k < 3; ++k) job[k] += sums[d][k];
-    job[3] += static_cast<double>(shards[d].count);
+    for (size_t k = 0; k < sums[d].size(); ++k) job[k] += sums[d][k];
+    job.back() += static_cast<double>(shards[d].count);
   }
   group_.SumOverProcesses(&job);
   EvalStats stats;
   stats.loss_sum = job[0];
   stats.correct = static_cast<int64_t>(job[1]);
   stats.metric_sum = job[2];
-  stats.samples = static_cast<int64_t>(job[3]);
+  stats.counts.assign(job.begin() + kFixed, job.end() - 1);
+  stats.samples = static_cast<int64_t>(job.back());
   return stats;
 }
 

@@ -51,11 +51,23 @@ namespace ringlet::parallel {
 using MetricFunction =
     std::function<double(const nn::Tensor& output, const data::Shard& shard)>;
 
+// Counts of the caller's over one shard in evaluation (a confusion
+// matrix's cells, per-class errors: parallel/confusion.h): `add` adds the
+// shard's into `size` values, which the engine sums over every device and
+// process of the job. Called on the replica's thread.
+struct CountMetric {
+  int64_t size = 0;
+  std::function<void(const nn::Tensor& output, const data::Shard& shard,
+                     double* counts)>
+      add;
+};
+
 struct EvalStats {
   double loss_sum = 0;    // The body's loss, summed over the samples.
   int64_t correct = 0;    // Its counts of correct predictions.
   double metric_sum = 0;  // The metric's, when one was given.
   int64_t samples = 0;
+  std::vector<double> counts;  // The CountMetric's sums, when one was given.
 };
 
 // An optimizer of `values` (a replica's parameters, on its device), named
@@ -128,12 +140,15 @@ class ReplicaEngine {
   PendingStep QueueStep(
       const std::vector<std::vector<data::Shard>>& micro_batches);
   // A batch of EvalLayout() in evaluation mode, summed over the job: the
-  // body's losses and correct predictions and, when given, `metric`'s.
+  // body's losses and correct predictions and, when given, `metric`'s and
+  // `counts`'.
   EvalStats Evaluate(const data::LocalBatch& batch,
-                     const MetricFunction& metric = nullptr);
+                     const MetricFunction& metric = nullptr,
+                     const CountMetric& counts = {});
   // The same, the batch given whole: one shard per rank of the job.
   EvalStats Evaluate(const std::vector<data::Shard>& shards,
-                     const MetricFunction& metric = nullptr);
+                     const MetricFunction& metric = nullptr,
+                     const CountMetric& counts = {});
   // Steps queued, and finished (their PendingStep's Finish), so far.
   int64_t steps_queued() const { return steps_queued_; }
   int64_t steps_finished() const { return *steps_finished_; }

@@ -459,26 +459,6 @@ double EpochRunner::Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
 
 }  // namespace
 
-double EvaluateAccuracy(parallel::ReplicaEngine& engine,
-                        const data::DatasetPtr& split, int64_t batch_size,
-                        ProgressBar* progress) {
-  data::LoaderOptions options;
-  options.batch_size = batch_size;
-  options.shuffle = false;
-  options.layout = engine.EvalLayout();
-  data::BatchLoader loader(split, options);
-  loader.StartEpoch(0);
-  data::Batch batch;
-  int64_t correct = 0, seen = 0;
-  while (loader.Next(&batch)) {
-    correct += engine.Evaluate(batch.Local()).correct;
-    seen += batch.size;
-    if (progress != nullptr) progress->Update(seen);
-  }
-  if (progress != nullptr) progress->Finish();
-  return seen > 0 ? static_cast<double>(correct) / seen : 0.0;
-}
-
 std::string OutOfMemoryAdvice(const nn::MemoryShortage& s, int64_t batch_size,
                               int devices) {
   devices = std::max(1, devices);

@@ -26,6 +26,7 @@
 #include "parallel/replica_engine.h"
 #include "trainers/common/checkpoints/checkpoint.h"
 #include "trainers/common/checkpoints/run_settings.h"
+#include "trainers/common/loop/evaluation.h"
 #include "trainers/common/loop/lr_schedule.h"
 #include "trainers/common/outputs/metrics.h"
 
@@ -150,13 +151,6 @@ std::vector<EpochMetrics> TrainEpochs(parallel::ReplicaEngine& engine,
                                       const LoopOptions& options,
                                       std::ostream& out,
                                       std::ostream& progress);
-
-// Accuracy on `split`, in batches of `batch_size` split across the devices
-// (d2l's evaluate_accuracy_gpus); `progress`, when given, is updated.
-class ProgressBar;
-double EvaluateAccuracy(parallel::ReplicaEngine& engine,
-                        const data::DatasetPtr& split, int64_t batch_size,
-                        ProgressBar* progress = nullptr);
 
 // d2l's closing line: "test acc: 0.91, 13.4 sec/epoch on [cpu:0, cpu:1]".
 std::string ClosingLine(const std::vector<EpochMetrics>& epochs,

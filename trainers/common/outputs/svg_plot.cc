@@ -18,22 +18,6 @@ std::string Num(double v) {
   return buf;
 }
 
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '&') {
-      out += "&amp;";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // A "nice" tick step (1, 2 or 5 times a power of ten) for about 5 ticks.
 double TickStep(double span) {
   if (span <= 0) return 1;
@@ -50,6 +34,24 @@ bool Plottable(const Series& s, size_t i) {
 }
 
 }  // namespace
+
+std::string SvgEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (c == '"') {
+      out += "&quot;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 std::string LinePlotSvg(const std::string& title, const std::string& x_label,
                         const std::string& y_label,
@@ -91,7 +93,7 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
   svg += "<text x=\"" + Num(kWidth / 2) +
          "\" y=\"22\" text-anchor=\"middle\" "
          "font-size=\"14\">" +
-         Escape(title) + "</text>\n";
+         SvgEscape(title) + "</text>\n";
   // Grid and y ticks.
   for (int tick = 0; tick <= y_ticks; ++tick) {
     const double y = tick * y_step;
@@ -125,12 +127,12 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
          Num(plot_w) + "\" height=\"" + Num(plot_h) +
          "\" fill=\"none\" stroke=\"black\"/>\n";
   svg += "<text x=\"" + Num(kLeft + plot_w / 2) + "\" y=\"" +
-         Num(kHeight - 12) + "\" text-anchor=\"middle\">" + Escape(x_label) +
+         Num(kHeight - 12) + "\" text-anchor=\"middle\">" + SvgEscape(x_label) +
          "</text>\n";
   const double label_y = kTop + plot_h / 2;
   svg += "<text x=\"16\" y=\"" + Num(label_y) +
          "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " + Num(label_y) +
-         ")\">" + Escape(y_label) + "</text>\n";
+         ")\">" + SvgEscape(y_label) + "</text>\n";
   // Curves with a marker per point, and the legend.
   double legend_y = kTop + 10;
   for (const Series& s : series) {
@@ -148,7 +150,7 @@ std::string LinePlotSvg(const std::string& title, const std::string& x_label,
            Num(lx + 20) + "\" y2=\"" + Num(legend_y) + "\" stroke=\"" +
            s.color + "\" stroke-width=\"2\"/>\n";
     svg += "<text x=\"" + Num(lx + 26) + "\" y=\"" + Num(legend_y + 4) + "\">" +
-           Escape(s.name) + "</text>\n";
+           SvgEscape(s.name) + "</text>\n";
     legend_y += 20;
   }
   svg += "</svg>\n";

@@ -17,6 +17,9 @@ struct Series {
   std::vector<double> x, y;
 };
 
+// `text` with <, >, & and " written as SVG (XML) entities.
+std::string SvgEscape(const std::string& text);
+
 // A line plot with axes, labels, ticks, a legend and a title, in SVG. x
 // ticks are whole numbers (epochs): every one while 20 or fewer fit, else
 // about 5 plus the last; a single x value sits in the middle of its axis.
