@@ -70,6 +70,8 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
   LoopOptions loop = TrainerLoopOptions(flags, program.name, p.job, p.where,
                                         p.run, p.settings, p.resume);
   loop.validation = p.data.validation;
+  loop.classes = p.data.classes;
+  loop.class_names = p.data.class_names;
   if (LoadParamsAndMaybeEvaluate(flags, engine, program.model, p.data.test,
                                  p.run.batch_size, p.where, loop.terminal, out,
                                  err)) {

@@ -25,6 +25,7 @@
 #include "trainers/common/checkpoints/folder_lock.h"
 #include "trainers/common/job.h"
 #include "trainers/common/loop/stop_signals.h"
+#include "trainers/common/outputs/confusion_report.h"
 #include "trainers/common/outputs/output_files.h"
 #include "trainers/common/outputs/parameter_file.h"
 #include "trainers/common/outputs/progress.h"
@@ -58,6 +59,8 @@ std::vector<OutputFile> TrainerOutputs(const TrainerFlags& flags,
   return {{"--metrics_out", ResolveUserPath(flags.metrics_out)},
           {"--csv_out", ResolveUserPath(flags.csv_out)},
           {"--plot_out", ResolveUserPath(flags.plot_out)},
+          {"--plot_out's confusion heat map",
+           ConfusionSvgPath(ResolveUserPath(flags.plot_out))},
           {"--params_out", ResolveUserPath(flags.params_out)},
           {"--checkpoint_dir", CheckpointPath(flags, program),
            /*stream_ok=*/false}};

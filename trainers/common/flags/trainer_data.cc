@@ -177,6 +177,10 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     }
     std::tie(out.train, out.test) = IdxImages(dir);
     out.classes = 10;
+    if (name == "fashion_mnist") {
+      out.class_names.assign(data::kClassNames.begin(),
+                             data::kClassNames.end());
+    }
     for (const char* prefix : {"train", "t10k"}) {
       for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"}) {
         const std::string path = dir + "/" + prefix + kind;
@@ -213,6 +217,10 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     out.test = plain ? data::CifarFilesDataset(dir, kind, "test")
                      : CifarDataset(dir, kind, "test");
     out.classes = name == "cifar10" ? 10 : 100;
+    if (name == "cifar10") {
+      out.class_names = {"airplane", "automobile", "bird",  "cat",  "deer",
+                         "dog",      "frog",       "horse", "ship", "truck"};
+    }
   } else if (name == "npy") {
     if (flags.data_dir.empty()) {
       throw std::invalid_argument(

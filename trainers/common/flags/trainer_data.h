@@ -31,6 +31,9 @@ struct TrainerData {
   data::DatasetPtr train, test;
   data::DatasetPtr validation;  // Null without --validation.
   int64_t classes = 0;
+  // One per class where the data set names them (Fashion-MNIST's, CIFAR-10's);
+  // empty otherwise.
+  std::vector<std::string> class_names;
   // The files it was read from, which no output of the run may replace.
   std::vector<std::string> files;
 };

@@ -10,6 +10,7 @@
 #include "data/data_error.h"
 #include "data/fashion_mnist.h"
 #include "trainers/common/loop/stop_signals.h"
+#include "trainers/common/outputs/confusion_report.h"
 #include "trainers/common/outputs/output_files.h"
 #include "trainers/common/outputs/progress.h"
 #include "trainers/common/outputs/svg_plot.h"
@@ -114,12 +115,13 @@ class EpochRunner {
   void EvaluateMidEpoch(Epoch& e, int64_t step_of_run);
   [[noreturn]] void Stop(Epoch& e, int signal);
   void ReportEpoch(Epoch& e);
+  void ReportConfusion(const parallel::ConfusionMatrix& m, int epoch);
   void WriteEpochOutputs();
   void WriteCheckpointAt(const RunPosition& at);
   data::DataError CheckpointFor(const data::DataError& e,
                                 const RunPosition& at);
-  double Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
-                  const RunPosition& at);
+  SplitEvaluation Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
+                           const RunPosition& at, int64_t classes = 0);
 
   parallel::ReplicaEngine& engine_;
   const data::DatasetPtr& train_;
@@ -140,6 +142,7 @@ class EpochRunner {
   double last_train_seconds_ = 0, last_eval_seconds_ = 0;
   int64_t steps_this_run_ = 0;
   int64_t next_replica_check_ = 0;
+  parallel::ConfusionMatrix last_confusion_;  // The last test evaluation's.
 };
 
 std::vector<EpochMetrics> EpochRunner::Run() {
@@ -148,6 +151,11 @@ std::vector<EpochMetrics> EpochRunner::Run() {
   next_replica_check_ = options_.replica_check_every;
   for (int epoch = position_.epoch; epoch <= options_.epochs; ++epoch) {
     TrainEpoch(epoch);
+  }
+  if (last_confusion_.classes > 0) {
+    const std::string line =
+        LowestClassesLine(last_confusion_, options_.class_names, "test");
+    if (!line.empty()) out_ << line << std::endl;
   }
   return history_;
 }
@@ -335,7 +343,7 @@ void EpochRunner::EvaluateMidEpoch(Epoch& e, int64_t step_of_run) {
   eval.step = step_of_run;
   eval.split = validation ? "validation" : "test";
   const Clock::time_point start = Clock::now();
-  eval.accuracy = Evaluate(split, nullptr, e.at);
+  eval.accuracy = Evaluate(split, nullptr, e.at).accuracy;
   eval.images = split->size();
   eval.seconds = SecondsSince(start);
   e.bar->Finish();
@@ -385,12 +393,15 @@ void EpochRunner::ReportEpoch(Epoch& e) {
         [later_epochs, train_seconds, test_images](double rate) {
           return later_epochs * (train_seconds + test_images / rate);
         });
-    m.test_acc = Evaluate(test_, &eval_bar, at);
+    const SplitEvaluation test =
+        Evaluate(test_, &eval_bar, at, options_.classes);
+    m.test_acc = test.accuracy;
+    last_confusion_ = test.confusion;
   }
   if (options_.validation != nullptr) {
     ProgressBar val_bar(progress_, options_.terminal, "val " + e.of,
                         options_.validation->size());
-    m.val_acc = Evaluate(options_.validation, &val_bar, at);
+    m.val_acc = Evaluate(options_.validation, &val_bar, at).accuracy;
   }
   m.eval_seconds = SecondsSince(eval_start);
   last_eval_seconds_ = m.eval_seconds;
@@ -404,6 +415,7 @@ void EpochRunner::ReportEpoch(Epoch& e) {
   history_.push_back(m);
   out_ << EpochLine(m, options_.epochs) << std::endl;
   if (metrics_file_) metrics_file_->Append(m);
+  if (last_confusion_.classes > 0) ReportConfusion(last_confusion_, e.number);
   WriteEpochOutputs();
   if (e.number == options_.epochs ||
       (options_.checkpoint_every > 0 &&
@@ -411,6 +423,25 @@ void EpochRunner::ReportEpoch(Epoch& e) {
     RunPosition next;
     next.epoch = e.number + 1;
     WriteCheckpointAt(next);
+  }
+}
+
+// The confusion matrix as the metrics file's last record (the latest
+// epoch's) and as a heat map beside the plot.
+void EpochRunner::ReportConfusion(const parallel::ConfusionMatrix& m,
+                                  int epoch) {
+  if (metrics_file_) {
+    metrics_file_->SetLastLine(
+        ConfusionJsonLine(m, options_.class_names, "test", epoch));
+  }
+  const std::string heat_map = ConfusionSvgPath(options_.plot_out);
+  if (!heat_map.empty()) {
+    WriteOutputFile(
+        heat_map,
+        ConfusionSvg(m, options_.class_names,
+                     "test set after epoch " + std::to_string(epoch) + ": " +
+                         options_.plot_title),
+        "--plot_out");
   }
 }
 
@@ -447,10 +478,11 @@ data::DataError EpochRunner::CheckpointFor(const data::DataError& e,
   return data::DataError(what);
 }
 
-double EpochRunner::Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
-                             const RunPosition& at) {
+SplitEvaluation EpochRunner::Evaluate(const data::DatasetPtr& split,
+                                      ProgressBar* bar, const RunPosition& at,
+                                      int64_t classes) {
   try {
-    return EvaluateAccuracy(engine_, split, options_.batch_size, bar);
+    return EvaluateSplit(engine_, split, options_.batch_size, classes, bar);
   } catch (const data::DataError& e) {
     if (bar != nullptr) bar->Finish();
     throw CheckpointFor(e, at);

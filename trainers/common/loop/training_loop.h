@@ -109,6 +109,13 @@ struct LoopOptions {
   // printed, and the run goes on from its position with its metrics.
   std::shared_ptr<const Checkpoint> resume;
   std::string resume_path;
+  // A classifier's classes (the model's outputs, one each): the test
+  // split's confusion matrix is counted after every epoch, kept as the
+  // metrics file's last record, drawn beside the plot (ConfusionSvgPath),
+  // and its lowest per-class accuracies printed after the last epoch; 0:
+  // none. `class_names` label them (numbers when it has not one a class).
+  int64_t classes = 0;
+  std::vector<std::string> class_names;
   // Held-out images (--validation), evaluated after every epoch (val_acc)
   // and by eval_every; null: none.
   data::DatasetPtr validation;

@@ -18,6 +18,7 @@
 #include "data/batch_loader.h"
 #include "data/data_error.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace ringlet::trainers {
 namespace {
@@ -102,7 +103,9 @@ class FakeTrainer::Body : public parallel::ReplicaBody {
     }
     x_ = x;
     training_ = training;
-    return nn::Tensor({x.dim(0), 1});
+    // Ten zero logits: every prediction is class 0 (the first maximum),
+    // as the loss counts correct ones.
+    return nn::Tensor({x.dim(0), 10});
   }
   nn::PendingLoss Loss(const nn::Tensor& output,
                        const data::Shard& s) override {
@@ -275,6 +278,38 @@ TEST(TrainingLoopTest, VisitsEveryImageSplitAcrossDevicesAndReports) {
   std::stringstream svg;
   svg << plot.rdbuf();
   EXPECT_NE(svg.str().find("<polyline"), std::string::npos);
+}
+
+TEST(TrainingLoopTest, AClassifiersConfusionMatrixEndsTheMetrics) {
+  const data::DatasetPtr train = MakeSplit(40), test = MakeSplit(30);
+  FakeTrainer trainer(2);
+  LoopOptions options;
+  options.epochs = 2;
+  options.batch_size = 8;
+  options.classes = 10;
+  options.metrics_out = ::testing::TempDir() + "/confusion.jsonl";
+  options.plot_out = ::testing::TempDir() + "/confusion_plot.svg";
+  std::ostringstream out, progress;
+  TrainEpochs(trainer, train, test, options, out, progress);
+  std::ifstream metrics(options.metrics_out);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(metrics, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u);  // Two epochs, then the latest matrix.
+  EXPECT_EQ(FromJsonLine(lines[1]).epoch, 2);
+  const nlohmann::json c = nlohmann::json::parse(lines[2]).at("confusion");
+  EXPECT_EQ(c.at("epoch"), 2);
+  // Every image predicted 0; the 30 test images hold 3 of each class.
+  for (int t = 0; t < 10; ++t) {
+    EXPECT_EQ(c.at("matrix")[t][0], 3) << t;
+    EXPECT_EQ(c.at("matrix")[t][1], 0) << t;
+  }
+  EXPECT_EQ(c.at("per_class_accuracy")[0], 1.0);
+  EXPECT_NE(out.str().find("lowest per-class test acc: 1 0.00, 2 0.00"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(ReadFile(::testing::TempDir() + "/confusion_plot_confusion.svg")
+                .find("</svg>"),
+            std::string::npos);
 }
 
 TEST(TrainingLoopTest, TheScheduleSetsEveryStepsRateAndOutputsFollow) {

@@ -1,5 +1,7 @@
 #include "trainers/common/outputs/confusion_report.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -126,6 +128,8 @@ std::string ConfusionSvg(const parallel::ConfusionMatrix& m,
     }
   }
   if (numbers) {
+    svg += "<text x=\"" + num(left + cell * k + 6) + "\" y=\"" + num(top - 6) +
+           "\">acc</text>\n";
     for (int64_t p = 0; p < m.classes; ++p) {
       const double x = left + cell * p + cell / 2, y = top - 6;
       svg += "<text x=\"" + num(x) + "\" y=\"" + num(y) +
@@ -138,6 +142,11 @@ std::string ConfusionSvg(const parallel::ConfusionMatrix& m,
 }
 
 std::string ConfusionSvgPath(const std::string& plot_out) {
+  struct stat st;
+  if (plot_out.empty() || plot_out == "-" || plot_out.rfind("/dev/", 0) == 0 ||
+      (::stat(plot_out.c_str(), &st) == 0 && !S_ISREG(st.st_mode))) {
+    return "";
+  }
   const std::string ending = ".svg";
   if (plot_out.size() > ending.size() &&
       plot_out.compare(plot_out.size() - ending.size(), ending.size(),

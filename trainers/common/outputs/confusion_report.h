@@ -37,7 +37,8 @@ std::string ConfusionSvg(const parallel::ConfusionMatrix& m,
 
 // Where the heat map goes beside the plot: "runs/curves.svg" ->
 // "runs/curves_confusion.svg" (".svg" added when the plot has another
-// ending).
+// ending); "" when the plot goes to a stream (/dev/stdout, a FIFO, "-") or
+// nowhere.
 std::string ConfusionSvgPath(const std::string& plot_out);
 
 }  // namespace ringlet::trainers

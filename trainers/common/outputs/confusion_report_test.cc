@@ -4,6 +4,7 @@
 #include "trainers/common/outputs/confusion_report.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -66,6 +67,11 @@ TEST(ConfusionReport, TheHeatMapHasACellPerPairAndEscapedNames) {
 TEST(ConfusionReport, TheHeatMapSitsBesideThePlot) {
   EXPECT_EQ(ConfusionSvgPath("runs/curves.svg"), "runs/curves_confusion.svg");
   EXPECT_EQ(ConfusionSvgPath("plot"), "plot_confusion.svg");
+  EXPECT_EQ(ConfusionSvgPath("/dev/stdout"), "");
+  const std::string fifo = ::testing::TempDir() + "/plot_fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ConfusionSvgPath(fifo), "");
+  EXPECT_EQ(ConfusionSvgPath(""), "");
 }
 
 }  // namespace

@@ -169,6 +169,13 @@ void MetricsFile::Append(const StepEval& e) {
   Write();
 }
 
-void MetricsFile::Write() { WriteOutputFile(path_, lines_, "--metrics_out"); }
+void MetricsFile::SetLastLine(const std::string& line) {
+  last_line_ = line.empty() ? "" : line + "\n";
+  Write();
+}
+
+void MetricsFile::Write() {
+  WriteOutputFile(path_, lines_ + last_line_, "--metrics_out");
+}
 
 }  // namespace ringlet::trainers
