@@ -80,6 +80,10 @@ for bin in "$1" "$2"; do
   expect_error "$bin" "--resume needs --checkpoint_dir" --resume
   expect_usage_error "$bin" "--micro_shards: cuts batches for --reproducible only" \
     --micro_shards=4
+  expect_usage_error "$bin" "--early_stop: chooses by the held-out images' accuracy: add --validation" \
+    --early_stop=3
+  expect_usage_error "$bin" "--keep_best: keeps the best epoch in --params_out or --checkpoint_dir" \
+    --keep_best --validation=0.1
   expect_usage_error "$bin" "--micro_shards: must be at most 4096" \
     --reproducible --micro_shards=5000
   expect_error "$bin" "give --micro_shards=3 or more" --reproducible \

@@ -72,6 +72,17 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
   loop.validation = p.data.validation;
   loop.classes = p.data.classes;
   loop.class_names = p.data.class_names;
+  loop.early_stop = flags.early_stop;
+  if (flags.keep_best) {
+    if (p.job.leader()) {
+      loop.best_checkpoint_path = BestCheckpointPath(flags, program.name);
+    }
+    loop.on_best = [&](const EpochMetrics&) {
+      if (p.job.leader()) {
+        WriteTrainedParameters(flags, program.model, engine.State(0));
+      }
+    };
+  }
   if (LoadParamsAndMaybeEvaluate(flags, engine, program.model, p.data.test,
                                  p.run.batch_size, p.where, loop.terminal, out,
                                  err)) {
@@ -84,9 +95,12 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
       << header_suffix << std::endl;
   const std::vector<EpochMetrics> epochs =
       TrainEpochs(engine, p.data.train, p.data.test, loop, out, err);
-  out << ClosingLine(epochs, p.where) << std::endl;
-  if (p.job.leader())
+  if (flags.keep_best) {
+    out << KeptBestLine(flags, program.name, epochs) << std::endl;
+  } else if (p.job.leader()) {
     WriteTrainedParameters(flags, program.model, engine.State(0));
+  }
+  out << ClosingLine(epochs, p.where) << std::endl;
   return 0;
 }
 

@@ -62,6 +62,8 @@ std::vector<OutputFile> TrainerOutputs(const TrainerFlags& flags,
           {"--plot_out's confusion heat map",
            ConfusionSvgPath(ResolveUserPath(flags.plot_out))},
           {"--params_out", ResolveUserPath(flags.params_out)},
+          {"--keep_best's checkpoint", BestCheckpointPath(flags, program),
+           /*stream_ok=*/false},
           {"--checkpoint_dir", CheckpointPath(flags, program),
            /*stream_ok=*/false}};
 }
@@ -213,6 +215,35 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
     };
   }
   return loop;
+}
+
+std::string BestCheckpointPath(const TrainerFlags& flags,
+                               const std::string& program) {
+  if (!flags.keep_best || flags.checkpoint_dir.empty()) return "";
+  return ResolveUserPath(flags.checkpoint_dir) + "/" + program + ".best.ckpt";
+}
+
+std::string KeptBestLine(const TrainerFlags& flags, const std::string& program,
+                         const std::vector<EpochMetrics>& epochs) {
+  const EpochMetrics* best = nullptr;
+  for (const EpochMetrics& m : epochs) {
+    if (m.val_acc >= 0 && (best == nullptr || m.val_acc > best->val_acc)) {
+      best = &m;
+    }
+  }
+  if (best == nullptr) return "kept no epoch: none was validated";
+  std::string where;
+  for (const std::string& path :
+       {flags.params_out.empty() ? std::string()
+                                 : ResolveUserPath(flags.params_out),
+        BestCheckpointPath(flags, program)}) {
+    if (path.empty()) continue;
+    where += (where.empty() ? "" : " and ") + path;
+  }
+  char acc[32];
+  std::snprintf(acc, sizeof(acc), "%.3f", best->val_acc);
+  return "kept epoch " + std::to_string(best->epoch) + " (validation acc " +
+         acc + ") in " + where;
 }
 
 void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,

@@ -131,6 +131,16 @@ std::string SetupLine(const std::string& program, const std::string& where,
 
 // --params_out (when given): `state`'s model tensors with their names and
 // shapes (parameter_file.h), written atomically.
+// With --keep_best and --checkpoint_dir: DIR/<program>.best.ckpt; else "".
+std::string BestCheckpointPath(const TrainerFlags& flags,
+                               const std::string& program);
+
+// "kept epoch 6 (validation acc 0.912) in model.safetensors and
+// ckpt/resnet_dp.best.ckpt": where --keep_best left the best epoch of
+// `epochs`.
+std::string KeptBestLine(const TrainerFlags& flags, const std::string& program,
+                         const std::vector<EpochMetrics>& epochs);
+
 void WriteTrainedParameters(const TrainerFlags& flags, const std::string& model,
                             const parallel::NamedTensors& state);
 

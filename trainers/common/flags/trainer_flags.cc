@@ -363,6 +363,19 @@ void AddOutputFlags(CLI::App& app, TrainerFlags* f) {
                "evaluate --params_in on the test set and exit, no training");
 }
 
+// Which epoch's model to keep, and when to stop: by the held-out images.
+void AddSelectionFlags(CLI::App& app, TrainerFlags* f) {
+  app.add_flag("--keep_best", f->keep_best,
+               "keep the epoch with the best --validation accuracy, not the "
+               "last: in --params_out and DIR/<program>.best.ckpt "
+               "(--checkpoint_dir)");
+  app.add_option("--early_stop", f->early_stop,
+                 "stop once the --validation accuracy has not improved for N "
+                 "epochs (0: train every epoch)")
+      ->check(WholeNumber(0, kMaxInt))
+      ->capture_default_str();
+}
+
 // Checkpoints, replica checks and the steps' overlap.
 void AddCheckpointFlags(CLI::App& app, TrainerFlags* f) {
   app.add_option("--checkpoint_dir", f->checkpoint_dir,
@@ -410,6 +423,22 @@ void AddFlagBounds(CLI::App& app, TrainerFlags* f) {
                                  "cuts batches for --reproducible only; add "
                                  "--reproducible, or leave it out");
     }
+    for (auto [flag, used] :
+         {std::pair<const char*, bool>{"--keep_best", f->keep_best},
+          {"--early_stop", f->early_stop > 0}}) {
+      if (used && f->validation <= 0) {
+        throw CLI::ValidationError(
+            flag,
+            "chooses by the held-out images' accuracy: add --validation "
+            "(e.g. --validation=0.1, a share of the training images)");
+      }
+    }
+    if (f->keep_best && f->params_out.empty() && f->checkpoint_dir.empty()) {
+      throw CLI::ValidationError(
+          "--keep_best",
+          "keeps the best epoch in --params_out or "
+          "--checkpoint_dir (DIR/<program>.best.ckpt): give one");
+    }
     if (f->warmup_epochs > 0 && f->warmup_epochs >= f->epochs) {
       throw CLI::ValidationError("--warmup_epochs",
                                  "must be less than --epochs (" +
@@ -433,6 +462,7 @@ void AddTrainerFlags(CLI::App& app, TrainerFlags* f, int default_epochs,
   AddDataFlags(app, f);
   AddReproducibleFlags(app, f);
   AddOutputFlags(app, f);
+  AddSelectionFlags(app, f);
   AddCheckpointFlags(app, f);
   AddFlagBounds(app, f);
 }

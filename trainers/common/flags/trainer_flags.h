@@ -38,7 +38,11 @@ struct TrainerFlags {
   int64_t limit = 0;           // 0: every training image.
   double validation = 0;       // Share of the training images held out.
   int64_t eval_every = 0;      // Steps; 0: after each epoch only.
-  int64_t test_limit = 0;      // 0: every test image.
+  // The epoch of the best validation accuracy in --params_out and
+  // DIR/<program>.best.ckpt instead of the last.
+  bool keep_best = false;
+  int early_stop = 0;      // Epochs without a better validation acc; 0: off.
+  int64_t test_limit = 0;  // 0: every test image.
   std::string metrics_out;
   std::string plot_out;
   std::string csv_out;

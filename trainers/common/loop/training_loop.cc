@@ -115,7 +115,10 @@ class EpochRunner {
   void EvaluateMidEpoch(Epoch& e, int64_t step_of_run);
   [[noreturn]] void Stop(Epoch& e, int signal);
   void ReportEpoch(Epoch& e);
-  void ReportConfusion(const parallel::ConfusionMatrix& m, int epoch);
+  void KeepIfBest(const EpochMetrics& m);
+  bool StoppedEarly() const;
+  std::string EarlyStopLine() const;
+  void DrawConfusion(const parallel::ConfusionMatrix& m, int epoch);
   void WriteEpochOutputs();
   void WriteCheckpointAt(const RunPosition& at);
   data::DataError CheckpointFor(const data::DataError& e,
@@ -143,6 +146,8 @@ class EpochRunner {
   int64_t steps_this_run_ = 0;
   int64_t next_replica_check_ = 0;
   parallel::ConfusionMatrix last_confusion_;  // The last test evaluation's.
+  double best_val_ = -1;  // The best validation accuracy so far, and when.
+  int best_epoch_ = 0;
 };
 
 std::vector<EpochMetrics> EpochRunner::Run() {
@@ -151,8 +156,22 @@ std::vector<EpochMetrics> EpochRunner::Run() {
   next_replica_check_ = options_.replica_check_every;
   for (int epoch = position_.epoch; epoch <= options_.epochs; ++epoch) {
     TrainEpoch(epoch);
+    if (epoch < options_.epochs && StoppedEarly()) {
+      out_ << EarlyStopLine() << std::endl;
+      if (epoch % std::max(1, options_.checkpoint_every) != 0) {
+        RunPosition next;
+        next.epoch = epoch + 1;
+        WriteCheckpointAt(next);
+      }
+      break;
+    }
   }
   if (last_confusion_.classes > 0) {
+    if (metrics_file_) {
+      metrics_file_->AppendLine(ConfusionJsonLine(last_confusion_,
+                                                  options_.class_names, "test",
+                                                  history_.back().epoch));
+    }
     const std::string line =
         LowestClassesLine(last_confusion_, options_.class_names, "test");
     if (!line.empty()) out_ << line << std::endl;
@@ -169,13 +188,29 @@ bool EpochRunner::StartRun() {
     evals_ = options_.resume->evals;
     position_ = options_.resume->position;
     out_ << ResumedLine(*options_.resume, options_.resume_path) << std::endl;
+    for (const EpochMetrics& m : history_) {
+      if (options_.validation != nullptr && m.val_acc > best_val_) {
+        best_val_ = m.val_acc;
+        best_epoch_ = m.epoch;
+      }
+    }
   }
   if (!options_.metrics_out.empty()) {
     metrics_file_ = std::make_unique<MetricsFile>(
         options_.metrics_out, history_, options_.run_line, evals_);
   }
-  if (options_.resume == nullptr || position_.epoch <= options_.epochs) {
+  const bool ended_early = options_.resume != nullptr && StoppedEarly();
+  if (options_.resume == nullptr ||
+      (position_.epoch <= options_.epochs && !ended_early)) {
     return true;
+  }
+  if (ended_early) {
+    out_ << "nothing to train: " << EarlyStopLine()
+         << "; raise --early_stop, or leave it out, to train further"
+         << std::endl;
+    if (metrics_file_) metrics_file_->Write();
+    if (!history_.empty()) WriteEpochOutputs();
+    return false;
   }
   // Nothing left to train: say so, and give the outputs asked for.
   out_ << "nothing to train: the checkpoint's run has finished "
@@ -414,8 +449,9 @@ void EpochRunner::ReportEpoch(Epoch& e) {
   m.lr = e.lr;
   history_.push_back(m);
   out_ << EpochLine(m, options_.epochs) << std::endl;
+  KeepIfBest(m);
   if (metrics_file_) metrics_file_->Append(m);
-  if (last_confusion_.classes > 0) ReportConfusion(last_confusion_, e.number);
+  if (last_confusion_.classes > 0) DrawConfusion(last_confusion_, e.number);
   WriteEpochOutputs();
   if (e.number == options_.epochs ||
       (options_.checkpoint_every > 0 &&
@@ -426,23 +462,46 @@ void EpochRunner::ReportEpoch(Epoch& e) {
   }
 }
 
-// The confusion matrix as the metrics file's last record (the latest
-// epoch's) and as a heat map beside the plot.
-void EpochRunner::ReportConfusion(const parallel::ConfusionMatrix& m,
-                                  int epoch) {
-  if (metrics_file_) {
-    metrics_file_->SetLastLine(
-        ConfusionJsonLine(m, options_.class_names, "test", epoch));
+void EpochRunner::KeepIfBest(const EpochMetrics& m) {
+  if (options_.validation == nullptr || !(m.val_acc > best_val_)) return;
+  best_val_ = m.val_acc;
+  best_epoch_ = m.epoch;
+  if (!options_.best_checkpoint_path.empty()) {
+    RunPosition next;
+    next.epoch = m.epoch + 1;
+    WriteCheckpoint(options_.best_checkpoint_path,
+                    Snapshot(engine_, options_, next, history_, evals_));
   }
+  if (options_.on_best) options_.on_best(m);
+}
+
+// Whether early_stop epochs have passed since the best one.
+bool EpochRunner::StoppedEarly() const {
+  return options_.early_stop > 0 && best_epoch_ > 0 && !history_.empty() &&
+         history_.back().epoch - best_epoch_ >= options_.early_stop;
+}
+
+// "early stop after epoch 9: validation acc has not improved on epoch 6's
+// 0.912 for 3 epochs"
+std::string EpochRunner::EarlyStopLine() const {
+  char best[32];
+  std::snprintf(best, sizeof(best), "%.3f", best_val_);
+  const int since = history_.back().epoch - best_epoch_;
+  return "early stop after epoch " + std::to_string(history_.back().epoch) +
+         ": validation acc has not improved on epoch " +
+         std::to_string(best_epoch_) + "'s " + best + " for " +
+         std::to_string(since) + (since == 1 ? " epoch" : " epochs");
+}
+
+// The epoch's confusion matrix as a heat map beside the plot.
+void EpochRunner::DrawConfusion(const parallel::ConfusionMatrix& m, int epoch) {
   const std::string heat_map = ConfusionSvgPath(options_.plot_out);
-  if (!heat_map.empty()) {
-    WriteOutputFile(
-        heat_map,
-        ConfusionSvg(m, options_.class_names,
-                     "test set after epoch " + std::to_string(epoch) + ": " +
-                         options_.plot_title),
-        "--plot_out");
-  }
+  if (heat_map.empty()) return;
+  WriteOutputFile(heat_map,
+                  ConfusionSvg(m, options_.class_names,
+                               "test set after epoch " + std::to_string(epoch) +
+                                   ": " + options_.plot_title),
+                  "--plot_out");
 }
 
 void EpochRunner::WriteEpochOutputs() {

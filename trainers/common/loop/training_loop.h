@@ -110,15 +110,25 @@ struct LoopOptions {
   std::shared_ptr<const Checkpoint> resume;
   std::string resume_path;
   // A classifier's classes (the model's outputs, one each): the test
-  // split's confusion matrix is counted after every epoch, kept as the
-  // metrics file's last record, drawn beside the plot (ConfusionSvgPath),
-  // and its lowest per-class accuracies printed after the last epoch; 0:
+  // split's confusion matrix is counted after every epoch and drawn beside
+  // the plot (ConfusionSvgPath); the last one ends the metrics file and its
+  // lowest per-class accuracies are printed once the epochs are done; 0:
   // none. `class_names` label them (numbers when it has not one a class).
   int64_t classes = 0;
   std::vector<std::string> class_names;
   // Held-out images (--validation), evaluated after every epoch (val_acc)
   // and by eval_every; null: none.
   data::DatasetPtr validation;
+  // With `validation`: after an epoch whose validation accuracy beats
+  // every earlier one, a checkpoint of it is written to
+  // best_checkpoint_path (when not empty) and on_best is called (when
+  // set) with its metrics; with early_stop > 0 the run ends after
+  // early_stop epochs without a better one (a line says so; the last
+  // epoch checkpointed), and a resumed run that had so ended trains
+  // nothing.
+  std::string best_checkpoint_path;
+  std::function<void(const EpochMetrics&)> on_best;
+  int early_stop = 0;
   // Every this many optimizer steps (counted over the run), the accuracy on
   // `validation` (else the test set) is printed (EvalLine) and appended to
   // the metrics; 0: only after each epoch.

@@ -509,6 +509,38 @@ TEST(TrainingLoopTest, TwoPlusTwoEpochsEqualFourBitForBit) {
   EXPECT_EQ(on_three.weight, straight.weight);
 }
 
+// The fake's accuracy never changes: epoch 1 stays the best, so
+// --early_stop=2 ends the run after epoch 3, and a resumed run trains
+// nothing.
+TEST(TrainingLoopTest, TheBestEpochIsKeptAndTheRunStopsEarly) {
+  const std::string dir = ::testing::TempDir();
+  const std::string ckpt = dir + "/early.ckpt", best = dir + "/early.best";
+  std::vector<int> kept;
+  std::string printed;
+  const auto selection = [&](LoopOptions* o) {
+    o->validation = MakeSplit(20);
+    o->early_stop = 2;
+    o->best_checkpoint_path = best;
+    o->on_best = [&](const EpochMetrics& m) { kept.push_back(m.epoch); };
+  };
+  const RunResult run = TrainFake(2, 6, "", ckpt, -1, selection, &printed);
+  ASSERT_EQ(run.epochs.size(), 3u);
+  EXPECT_EQ(kept, std::vector<int>{1});
+  EXPECT_NE(printed.find("early stop after epoch 3: validation acc has not "
+                         "improved on epoch 1's 0.100 for 2 epochs"),
+            std::string::npos)
+      << printed;
+  EXPECT_EQ(ReadCheckpoint(best).position.epoch, 2);
+  EXPECT_EQ(ReadCheckpoint(ckpt).position.epoch, 4);
+  std::string again;
+  const RunResult resumed = TrainFake(2, 6, ckpt, "", -1, selection, &again);
+  EXPECT_EQ(resumed.epochs.size(), 3u);
+  EXPECT_NE(again.find("nothing to train: early stop after epoch 3"),
+            std::string::npos)
+      << again;
+  EXPECT_EQ(kept, std::vector<int>{1});
+}
+
 TEST(TrainingLoopTest, SignalMidEpochCheckpointsAndResumesBitForBit) {
   const std::string ckpt = ::testing::TempDir() + "/signal.ckpt";
   const RunResult straight = TrainFake(2, 3, "", "");

@@ -169,13 +169,11 @@ void MetricsFile::Append(const StepEval& e) {
   Write();
 }
 
-void MetricsFile::SetLastLine(const std::string& line) {
-  last_line_ = line.empty() ? "" : line + "\n";
+void MetricsFile::AppendLine(const std::string& json_line) {
+  lines_ += json_line + "\n";
   Write();
 }
 
-void MetricsFile::Write() {
-  WriteOutputFile(path_, lines_ + last_line_, "--metrics_out");
-}
+void MetricsFile::Write() { WriteOutputFile(path_, lines_, "--metrics_out"); }
 
 }  // namespace ringlet::trainers

@@ -77,16 +77,14 @@ class MetricsFile {
                        const std::vector<StepEval>& earlier_evals = {});
   void Append(const EpochMetrics& m);
   void Append(const StepEval& e);
-  // A line kept at the end of the file, after every later Append,
-  // replacing the one set before (the latest confusion matrix); writes.
-  void SetLastLine(const std::string& line);
+  // A record of another kind (a confusion matrix), as a line; writes.
+  void AppendLine(const std::string& json_line);
   // Writes what it holds now (a finished run resumed: its file again).
   void Write();
 
  private:
   std::string path_;
   std::string lines_;
-  std::string last_line_;
 };
 
 }  // namespace ringlet::trainers
