@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "nn/ops/autocast.h"
 #include "nn/ops/elementwise.h"
 #include "parallel/bf16_wire.h"
 #include "parallel/flat_tensors.h"
@@ -338,6 +339,20 @@ EvalStats ReplicaEngine::Evaluate(const data::LocalBatch& batch,
   stats.counts.assign(job.begin() + kFixed, job.end() - 1);
   stats.samples = static_cast<int64_t>(job.back());
   return stats;
+}
+
+std::vector<nn::Tensor> ReplicaEngine::Outputs(const data::LocalBatch& batch) {
+  data::CheckLocalBatch(batch, EvalLayout(), options_.who.c_str());
+  std::vector<nn::Tensor> outputs(size());
+  group_.Run([&](int d) {
+    if (batch.shards[d].count == 0) return;
+    const nn::Tensor output = replicas_[d]->body->Forward(
+        ShardInputs(batch.shards[d], group_.devices()[d]), /*training=*/false);
+    outputs[d] = nn::AsDType(output, nn::DType::kFloat32)
+                     .ToMemoryFormat(nn::MemoryFormat::kContiguous)
+                     .To(nn::Device::Cpu());
+  });
+  return outputs;
 }
 
 NamedTensors ReplicaEngine::LiveState(int device) {

@@ -149,6 +149,11 @@ class ReplicaEngine {
   EvalStats Evaluate(const std::vector<data::Shard>& shards,
                      const MetricFunction& metric = nullptr,
                      const CountMetric& counts = {});
+  // The model's outputs for a batch of EvalLayout() in evaluation mode
+  // (predictions): one float32 host tensor per local shard, in order, each
+  // [count, output...] (empty for a shard without samples). Local: nothing
+  // is exchanged between processes, each gets its own shards'.
+  std::vector<nn::Tensor> Outputs(const data::LocalBatch& batch);
   // Steps queued, and finished (their PendingStep's Finish), so far.
   int64_t steps_queued() const { return steps_queued_; }
   int64_t steps_finished() const { return *steps_finished_; }

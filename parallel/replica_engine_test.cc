@@ -263,5 +263,26 @@ TEST(ReplicaEngineTest, EveryLayerLearnsItsReplicaAndCanSumAcrossThem) {
   }
 }
 
+// Outputs: each local shard's logits on the host, as one model gives them.
+TEST(ReplicaEngineTest, OutputsAreEachLocalShardsLogits) {
+  const Batch batch = RandomBatch(7, 8, 5);
+  DataParallel dp(Seeded(SmallNet, 6), Cpus(3), DataParallelOptions{});
+  const std::vector<nn::Tensor> outputs = dp.engine().Outputs(
+      data::LocalOf(Shards(batch, 3), dp.EvalLayout(), "test"));
+  ASSERT_EQ(outputs.size(), 3u);
+  auto model = Seeded(SmallNet, 6)();
+  model->SetTraining(false);
+  const nn::Tensor want = model->Forward(batch.images);
+  int64_t row = 0;
+  for (const nn::Tensor& t : outputs) {
+    ASSERT_EQ(t.rank(), 2);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      EXPECT_NEAR(t.data()[i], want.data()[row * 10 + i], 1e-5) << row;
+    }
+    row += t.dim(0);
+  }
+  EXPECT_EQ(row, 7);
+}
+
 }  // namespace
 }  // namespace ringlet::parallel

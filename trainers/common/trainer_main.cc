@@ -83,7 +83,12 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
       }
     };
   }
-  if (LoadParamsAndMaybeEvaluate(flags, engine, program.model, p.data.test,
+  if (!flags.predict.empty() && p.job.num_processes > 1) {
+    throw std::invalid_argument(
+        "--predict runs in one process: start it without mpirun (give "
+        "--devices for several devices)");
+  }
+  if (LoadParamsAndMaybeEvaluate(flags, engine, program.model, p.data,
                                  p.run.batch_size, p.where, loop.terminal, out,
                                  err)) {
     return 0;

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <sstream>
 #include <stdexcept>
 
 #include "cli/conventions.h"
@@ -29,6 +30,7 @@
 #include "trainers/common/outputs/output_files.h"
 #include "trainers/common/outputs/parameter_file.h"
 #include "trainers/common/outputs/progress.h"
+#include "trainers/common/prediction.h"
 
 namespace ringlet::trainers {
 
@@ -62,6 +64,7 @@ std::vector<OutputFile> TrainerOutputs(const TrainerFlags& flags,
           {"--plot_out's confusion heat map",
            ConfusionSvgPath(ResolveUserPath(flags.plot_out))},
           {"--params_out", ResolveUserPath(flags.params_out)},
+          {"--predict_out", ResolveUserPath(flags.predict_out)},
           {"--keep_best's checkpoint", BestCheckpointPath(flags, program),
            /*stream_ok=*/false},
           {"--checkpoint_dir", CheckpointPath(flags, program),
@@ -96,6 +99,19 @@ void CheckTrainerOutputs(const TrainerFlags& flags,
   if (flags.eval_only && flags.params_in.empty()) {
     throw std::runtime_error(
         "--eval_only needs --params_in: the parameters to evaluate");
+  }
+  if (!flags.predict.empty() && flags.params_in.empty()) {
+    throw std::runtime_error(
+        "--predict needs --params_in: the trained parameters (a run's "
+        "--params_out)");
+  }
+  if (!flags.predict.empty() && flags.eval_only) {
+    throw std::runtime_error(
+        "--predict and --eval_only each run the model "
+        "and exit; give one");
+  }
+  if (flags.predict.empty() && !flags.predict_out.empty()) {
+    throw std::runtime_error("--predict_out needs --predict: the inputs");
   }
   if (flags.resume && !flags.params_in.empty()) {
     throw std::runtime_error(
@@ -134,6 +150,7 @@ void CheckTrainerOutputsSpare(const TrainerFlags& flags,
   for (const std::string& path : inputs)
     kept.push_back({"a file of the data set", path});
   kept.push_back({"--params_in's file", ResolveUserPath(flags.params_in)});
+  kept.push_back({"--predict's inputs", ResolveUserPath(flags.predict)});
   if (!flags.checkpoint_dir.empty()) {
     kept.push_back(
         {"the lock of --checkpoint_dir",
@@ -322,30 +339,61 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
                                 parallel::ReplicaEngine& engine,
                                 const std::string& model,
-                                const data::DatasetPtr& test,
-                                int64_t batch_size, const std::string& where,
-                                bool terminal, std::ostream& out,
-                                std::ostream& progress) {
+                                const TrainerData& data, int64_t batch_size,
+                                const std::string& where, bool terminal,
+                                std::ostream& out, std::ostream& progress) {
   if (!flags.params_in.empty()) {
     LoadParameterFile(engine, ResolveUserPath(flags.params_in), model);
   }
-  if (!flags.eval_only) return false;
   const auto start = std::chrono::steady_clock::now();
-  ProgressBar bar(progress, terminal, "eval", test->size());
-  double accuracy = 0;
+  const auto seconds = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  if (!flags.predict.empty()) {
+    const data::DatasetPtr inputs =
+        LoadPredictInputs(flags, data.test->input());
+    PredictionOptions options;
+    options.batch_size = batch_size;
+    options.class_names = data.class_names;
+    options.terminal = terminal;
+    std::ostringstream file;
+    const bool to_file = !flags.predict_out.empty();
+    int64_t n = 0;
+    try {
+      n = WritePredictions(engine, inputs, options, to_file ? file : out,
+                           progress);
+    } catch (const std::bad_alloc& e) {
+      ThrowOutOfMemory(e, batch_size, engine.ranks());
+    }
+    const std::string path = ResolveUserPath(flags.predict_out);
+    if (to_file) WriteOutputFile(path, file.str(), "--predict_out");
+    char line[200];
+    std::snprintf(line, sizeof(line), "predicted %lld samples in %.1f s on ",
+                  static_cast<long long>(n), seconds());
+    progress << line << where << (to_file ? ": " + path : std::string())
+             << std::endl;
+    return true;
+  }
+  if (!flags.eval_only) return false;
+  ProgressBar bar(progress, terminal, "eval", data.test->size());
+  SplitEvaluation result;
   try {
-    accuracy = EvaluateAccuracy(engine, test, batch_size, &bar);
+    result = EvaluateSplit(engine, data.test, batch_size, data.classes, &bar);
   } catch (const std::bad_alloc& e) {
     ThrowOutOfMemory(e, batch_size, engine.ranks());
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
   char line[160];
   std::snprintf(line, sizeof(line),
-                "test acc: %.3f on %lld images in %.1f s on ", accuracy,
-                static_cast<long long>(test->size()), seconds);
+                "test acc: %.3f on %lld images in %.1f s on ", result.accuracy,
+                static_cast<long long>(data.test->size()), seconds());
   out << line << where << std::endl;
+  if (result.confusion.classes > 0) {
+    const std::string lowest =
+        LowestClassesLine(result.confusion, data.class_names, "test");
+    if (!lowest.empty()) out << lowest << std::endl;
+  }
   return true;
 }
 

@@ -82,16 +82,17 @@ BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,
                              const Checkpoint* resume);
 
 // --params_in before training, --eval_only instead of it: loads the file
-// into `engine` (when given); with --eval_only evaluates on `test`, prints
-// "test acc: 0.912 on 10000 images in 4.1 s on [cpu:0]" on `out` and
-// returns true (the program is done).
+// into `engine` (when given); with --eval_only evaluates on the test set,
+// prints "test acc: 0.912 on 10000 images in 4.1 s on [cpu:0]" and its
+// lowest per-class accuracies on `out`, and returns true (the program is
+// done); with --predict writes the predictions (prediction.h) to
+// --predict_out or `out`, says how many on `progress`, and returns true.
 bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
                                 parallel::ReplicaEngine& engine,
                                 const std::string& model,
-                                const data::DatasetPtr& test,
-                                int64_t batch_size, const std::string& where,
-                                bool terminal, std::ostream& out,
-                                std::ostream& progress);
+                                const TrainerData& data, int64_t batch_size,
+                                const std::string& where, bool terminal,
+                                std::ostream& out, std::ostream& progress);
 
 // Without --resume, a checkpoint already in --checkpoint_dir is replaced
 // at this run's first checkpoint: "note: DIR/x.ckpt holds an earlier run

@@ -20,6 +20,7 @@
 #include "data/idx_file.h"
 #include "data/npy_file.h"
 #include "data/npz_file.h"
+#include "data/safetensors.h"
 #include "data/transforms.h"
 #include "trainers/common/outputs/metrics.h"
 #include "trainers/common/outputs/output_files.h"
@@ -32,10 +33,12 @@ namespace {
 // read channels first, and without it an input that looks channels last
 // (a last axis of 1, 3 or 4, smaller than the others) is refused, naming
 // the transpose, rather than trained as C*H channels of W x 1 images.
-data::DatasetPtr AsImages(data::DatasetPtr d, const TrainerFlags& flags) {
+data::DatasetPtr AsImages(data::DatasetPtr d, const TrainerFlags& flags,
+                          const std::string& source = "") {
   const std::vector<int64_t>& s = d->input().shape;
   const std::string what =
-      "--dataset=" + flags.dataset + " holds " + d->input().Describe();
+      (source.empty() ? "--dataset=" + flags.dataset : source) + " holds " +
+      d->input().Describe();
   if (flags.input_layout == "nhwc") {
     if (s.size() != 3) {
       throw data::DataError(what +
@@ -64,6 +67,11 @@ void TakeArraySplits(const std::string& path, data::ArrayFormat format,
   out->test = AsImages(std::move(splits.test), flags);
   out->classes = splits.classes;
   out->files = {path};
+}
+
+bool EndsWith(const std::string& text, const std::string& ending) {
+  return text.size() >= ending.size() &&
+         text.compare(text.size() - ending.size(), ending.size(), ending) == 0;
 }
 
 // The first `limit` samples (0: all).
@@ -293,6 +301,52 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     out.validation = std::move(held);
   }
   return out;
+}
+
+data::DatasetPtr LoadPredictInputs(const TrainerFlags& flags,
+                                   const data::SampleSpec& trained_on) {
+  const std::string path = ResolveUserPath(flags.predict);
+  const std::string what = "--predict " + path;
+  data::Array inputs;
+  if (EndsWith(path, ".safetensors")) {
+    std::map<std::string, data::Array> arrays =
+        data::ArraysByName(data::ReadSafetensors(path));
+    if (arrays.count("inputs") != 0) {
+      inputs = std::move(arrays.at("inputs"));
+    } else if (arrays.size() == 1) {
+      inputs = std::move(arrays.begin()->second);
+    } else {
+      throw data::DataError(what + " holds " + std::to_string(arrays.size()) +
+                            " tensors and none named 'inputs'; name the "
+                            "samples to predict 'inputs'");
+    }
+  } else if (EndsWith(path, ".npy") || EndsWith(path, ".npy.gz")) {
+    inputs = data::ReadNpy(path);
+  } else {
+    throw data::DataError(what +
+                          ": give a .npy or .safetensors file of inputs "
+                          "[n, ...] (numpy.save, safetensors.numpy.save_file)");
+  }
+  if (inputs.dims.empty() || inputs.dims[0] < 1) {
+    throw data::DataError(what + " holds " + inputs.Describe() +
+                          "; expected samples [n, ...] with n >= 1");
+  }
+  const int64_t n = inputs.dims[0];
+  data::Array none;  // Targets the loader carries and nothing reads.
+  none.type = data::ElementType::kInt32;
+  none.dims = {n};
+  none.bytes.assign(static_cast<size_t>(n) * sizeof(int32_t), 0);
+  data::DatasetPtr d =
+      AsImages(data::ArrayDataset(what, std::move(inputs), std::move(none)),
+               flags, what);
+  if (!(d->input() == trained_on)) {
+    throw data::DataError(what + " holds " + d->input().Describe() +
+                          " samples; the model was trained on " +
+                          trained_on.Describe() +
+                          ": save them as the training inputs were (type "
+                          "and shape; uint8 pixels stay uint8)");
+  }
+  return d;
 }
 
 void RequireImages(const TrainerData& data, const std::string& program,

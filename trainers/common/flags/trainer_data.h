@@ -44,6 +44,14 @@ struct TrainerData {
 // where to get it), std::invalid_argument.
 TrainerData LoadTrainerData(const TrainerFlags& flags);
 
+// --predict's inputs, as a data set with no meaningful targets: a .npy
+// file (plain or gzip) or a .safetensors file's "inputs" (or only) tensor,
+// [n, sample...], read as the training data was (--input_layout; [n, H, W]
+// as one channel). Throws data::DataError naming the file unless its
+// samples are `trained_on`'s type and shape.
+data::DatasetPtr LoadPredictInputs(const TrainerFlags& flags,
+                                   const data::SampleSpec& trained_on);
+
 // Throws std::invalid_argument, naming `program` and what the data holds,
 // unless its inputs are images ({channels, height, width}) of `shape` (any
 // when empty) in `classes` classes (any when 0).

@@ -49,6 +49,8 @@ struct TrainerFlags {
   std::string params_out;
   std::string params_in;          // Start from these parameters.
   bool eval_only = false;         // Evaluate --params_in, do not train.
+  std::string predict;            // Inputs to run --params_in's model on.
+  std::string predict_out;        // Its CSV; empty: standard output.
   std::string optimizer = "sgd";  // A registered one (nn/optim/registry.h).
   double momentum = 0;            // SGD as torch.optim.SGD; 0: d2l's plain SGD.
   double weight_decay = 0;
