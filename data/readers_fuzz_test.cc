@@ -4,16 +4,20 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <random>
 
 #include "data/cifar.h"
 #include "data/data_error.h"
 #include "data/idx_file.h"
+#include "data/image_decode.h"
 #include "data/npy_file.h"
 #include "data/npz_file.h"
 #include "data/safetensors.h"
 #include "data/testing/idx_writer.h"
+#include "data/testing/image_writer.h"
 
 namespace ringlet::data {
 namespace {
@@ -74,6 +78,22 @@ void Fuzz(const std::string& name, const std::string& seed,
   // The mutations must reach both outcomes, or they test too little.
   EXPECT_GT(read_ok, 0) << name;
   EXPECT_GT(refused, 100) << name;
+}
+
+// An image decoded from mutated bytes has the pixels its size promises.
+void DecodeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  const DecodedImage image = DecodeImage(bytes.data(), bytes.size(), path);
+  ASSERT_EQ(static_cast<int64_t>(image.pixels.size()),
+            image.channels * image.height * image.width);
+}
+
+TEST(ReadersFuzzTest, PngAndJpeg) {
+  std::vector<uint8_t> rgb(12 * 10 * 3);
+  for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<uint8_t>(i * 7);
+  Fuzz("image.png", testing::PngBytes(rgb, 12, 10, 3), DecodeFile);
+  Fuzz("image.jpg", testing::JpegBytes(rgb, 12, 10, 3), DecodeFile);
 }
 
 TEST(ReadersFuzzTest, Idx) {

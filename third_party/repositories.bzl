@@ -19,7 +19,8 @@ def ringlet_dependencies():
 
     Bazel 4's offline shims (@rules_cc, @rules_java, @platforms,
     @remote_coverage_tools) and the system libraries (@eigen, @googletest,
-    @benchmark, @cli11, @nlohmann_json, @onednn, @zlib, @local_mpi, @local_cuda).
+    @benchmark, @cli11, @nlohmann_json, @onednn, @zlib, @libpng, @turbojpeg,
+    @local_mpi, @local_cuda).
     """
 
     # Bazel 4 names these four and would download them; a workspace that
@@ -106,6 +107,21 @@ def ringlet_dependencies():
         native.new_local_repository,
         name = "zlib",
         build_file = str(Label("//third_party:zlib.BUILD")),
+        path = "/usr/include",
+    )
+
+    # libpng (libpng-dev) and libjpeg-turbo's TurboJPEG (libturbojpeg0-dev):
+    # the images of ImageFolder data sets.
+    _maybe(
+        native.new_local_repository,
+        name = "libpng",
+        build_file = str(Label("//third_party:libpng.BUILD")),
+        path = "/usr/include",
+    )
+    _maybe(
+        native.new_local_repository,
+        name = "turbojpeg",
+        build_file = str(Label("//third_party:turbojpeg.BUILD")),
         path = "/usr/include",
     )
 
