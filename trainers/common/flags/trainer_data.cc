@@ -18,6 +18,7 @@
 #include "data/fashion_mnist.h"
 #include "data/file_dataset.h"
 #include "data/idx_file.h"
+#include "data/image_folder.h"
 #include "data/npy_file.h"
 #include "data/npz_file.h"
 #include "data/safetensors.h"
@@ -72,6 +73,44 @@ void TakeArraySplits(const std::string& path, data::ArrayFormat format,
 bool EndsWith(const std::string& text, const std::string& ending) {
   return text.size() >= ending.size() &&
          text.compare(text.size() - ending.size(), ending.size(), ending) == 0;
+}
+
+// ROOT/train and ROOT/test (or ROOT/val): torchvision's ImageFolder
+// layout, the test split's classes the training split's.
+void TakeImageFolders(const TrainerFlags& flags, TrainerData* out) {
+  if (flags.data_dir.empty()) {
+    throw std::invalid_argument(
+        "--dataset=image_folder needs --data_dir: a folder holding train/ "
+        "and test/ (or val/), each a folder per class of PNG or JPEG images");
+  }
+  const std::string root = ResolveUserPath(flags.data_dir);
+  std::string test = root + "/test";
+  struct stat st;
+  if (::stat(test.c_str(), &st) != 0 &&
+      ::stat((root + "/val").c_str(), &st) == 0) {
+    test = root + "/val";
+  }
+  for (const std::string& dir : {root + "/train", test}) {
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      throw data::DataError("--dataset=image_folder: no folder " + dir +
+                            "; --data_dir holds train/ and test/ (or val/), "
+                            "each a folder per class of PNG or JPEG images");
+    }
+  }
+  data::ImageFolder train = data::ReadImageFolder(root + "/train");
+  // A gray training split beside a colour test split is read as RGB too.
+  data::ImageFolder held = data::ReadImageFolder(
+      test, train.classes, static_cast<int>(train.images.dims[1]) == 3 ? 3 : 0);
+  if (held.images.dims[1] != train.images.dims[1]) {
+    train = data::ReadImageFolder(root + "/train", {}, 3);
+  }
+  const int64_t classes = static_cast<int64_t>(train.classes.size());
+  out->class_names = train.classes;
+  out->classes = classes;
+  out->train = data::ArrayDataset(root + "/train", std::move(train.images),
+                                  std::move(train.targets), classes);
+  out->test = data::ArrayDataset(test, std::move(held.images),
+                                 std::move(held.targets), classes);
 }
 
 // The first `limit` samples (0: all).
@@ -143,7 +182,8 @@ data::DatasetPtr CifarDataset(const std::string& dir, data::CifarKind kind,
 
 const std::vector<std::string>& DatasetNames() {
   static const std::vector<std::string> names = {
-      "fashion_mnist", "mnist", "cifar10", "cifar100", "npy", "safetensors"};
+      "fashion_mnist", "mnist",       "cifar10",     "cifar100",
+      "npy",           "safetensors", "image_folder"};
   return names;
 }
 
@@ -252,6 +292,8 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
     }
     TakeArraySplits(ResolveUserPath(flags.data_dir),
                     data::ArrayFormat::kSafetensors, flags, &out);
+  } else if (name == "image_folder") {
+    TakeImageFolders(flags, &out);
   } else {
     throw std::invalid_argument("--dataset: unknown data set '" + name + "'");
   }

@@ -252,10 +252,12 @@ void AddDataFlags(CLI::App& app, TrainerFlags* f) {
                  "what to train on: fashion_mnist, mnist, cifar10, cifar100, "
                  "npy (a folder of train_inputs.npy, train_targets.npy, "
                  "test_inputs.npy, test_targets.npy, or an .npz file of "
-                 "them) or safetensors (a file of those four tensors); "
-                 "targets are class ids")
+                 "them), safetensors (a file of those four tensors) or "
+                 "image_folder (train/ and test/ folders of class folders of "
+                 "PNG or JPEG images, as torchvision's ImageFolder); targets "
+                 "are class ids")
       ->check(CLI::IsMember({"fashion_mnist", "mnist", "cifar10", "cifar100",
-                             "npy", "safetensors"}))
+                             "npy", "safetensors", "image_folder"}))
       ->capture_default_str();
   app.add_option("--augment", f->augment,
                  "augment the training images: crop (padded by an eighth of "
