@@ -18,11 +18,9 @@
 #include "host/memory.h"
 
 namespace ringlet::data {
-namespace {
-
 namespace fs = std::filesystem;
 
-bool IsImageName(const std::string& name) {
+bool IsImageFileName(const std::string& name) {
   std::string lower = name;
   for (char& c : lower) c = static_cast<char>(std::tolower(c));
   for (const char* ending : {".png", ".jpg", ".jpeg"}) {
@@ -33,6 +31,8 @@ bool IsImageName(const std::string& name) {
   }
   return false;
 }
+
+namespace {
 
 // The entries of `dir` that are folders (dirs) or image files (not),
 // sorted by name, hidden ones (".name") left out.
@@ -51,7 +51,8 @@ std::vector<std::string> Entries(const std::string& dir, bool dirs) {
     if (name.empty() || name[0] == '.') continue;
     std::error_code type_ec;
     const bool is_dir = it->is_directory(type_ec);
-    if (dirs ? is_dir : (!is_dir && IsImageName(name))) names.push_back(name);
+    if (dirs ? is_dir : (!is_dir && IsImageFileName(name)))
+      names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -154,20 +155,10 @@ bool DecodeAll(const std::vector<std::string>& paths, const DecodedImage& first,
   return !colour;
 }
 
-}  // namespace
-
-ImageFolder ReadImageFolder(const std::string& root,
-                            const std::vector<std::string>& classes,
-                            int channels) {
-  const std::vector<std::string> folders = Entries(root, true);
-  if (folders.empty()) {
-    throw DataError(root +
-                    ": no class folders; an image folder holds one folder "
-                    "of .png or .jpg images per class (ROOT/cat/1.png, ...)");
-  }
+// The listed images decoded into one array (see ReadImageFolder).
+ImageFolder Decode(const std::string& where, const Listing& listing,
+                   int channels) {
   ImageFolder out;
-  out.classes = classes.empty() ? folders : classes;
-  const Listing listing = ListImages(root, folders, out.classes);
   const int64_t n = static_cast<int64_t>(listing.paths.size());
   const std::vector<uint8_t> bytes = FileBytes(listing.paths[0]);
   const DecodedImage first =
@@ -177,7 +168,7 @@ ImageFolder ReadImageFolder(const std::string& root,
     const int64_t total = n * c * first.height * first.width;
     const std::string shortfall = host::HostMemoryShortfall(total);
     if (!shortfall.empty()) {
-      throw DataError(root + ": " + std::to_string(n) + " images of " +
+      throw DataError(where + ": " + std::to_string(n) + " images of " +
                       std::to_string(c) + "x" + std::to_string(first.height) +
                       "x" + std::to_string(first.width) + " need " +
                       host::FormatBytes(total) + ", but " + shortfall);
@@ -193,7 +184,42 @@ ImageFolder ReadImageFolder(const std::string& root,
   std::memcpy(out.targets.bytes.data(), listing.ids.data(),
               out.targets.bytes.size());
   out.files = n;
+  out.paths = listing.paths;
   return out;
+}
+
+}  // namespace
+
+ImageFolder ReadImageFolder(const std::string& root,
+                            const std::vector<std::string>& classes,
+                            int channels) {
+  const std::vector<std::string> folders = Entries(root, true);
+  if (folders.empty()) {
+    throw DataError(root +
+                    ": no class folders; an image folder holds one folder "
+                    "of .png or .jpg images per class (ROOT/cat/1.png, ...)");
+  }
+  const std::vector<std::string> names = classes.empty() ? folders : classes;
+  ImageFolder out = Decode(root, ListImages(root, folders, names), channels);
+  out.classes = names;
+  return out;
+}
+
+ImageFolder ReadImages(const std::string& path, int channels) {
+  Listing listing;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (const std::string& f : Entries(path, false)) {
+      listing.paths.push_back(path + "/" + f);
+    }
+    if (listing.paths.empty()) {
+      throw DataError(path + ": a folder with no .png, .jpg or .jpeg image");
+    }
+  } else {
+    listing.paths.push_back(path);
+  }
+  listing.ids.assign(listing.paths.size(), 0);
+  return Decode(path, listing, channels);
 }
 
 }  // namespace ringlet::data

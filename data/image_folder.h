@@ -19,6 +19,7 @@ struct ImageFolder {
   Array images;                      // uint8 [n, channels, height, width]
   Array targets;                     // int32 [n]: the class ids
   int64_t files = 0;                 // Images read (n).
+  std::vector<std::string> paths;    // Each image's file, in order.
 };
 
 // Reads the split at `root`. With `classes` not empty (a training split's),
@@ -30,6 +31,15 @@ struct ImageFolder {
 ImageFolder ReadImageFolder(const std::string& root,
                             const std::vector<std::string>& classes = {},
                             int channels = 0);
+
+// Unlabelled images (a model's inputs for predictions): the PNG or JPEG
+// file at `path`, or every such file in the folder `path` (sorted by name,
+// not its subfolders), decoded as ReadImageFolder's (targets all 0, no
+// classes). Throws DataError as it does, and for a folder with no image.
+ImageFolder ReadImages(const std::string& path, int channels = 0);
+
+// Whether a file name ends in .png, .jpg or .jpeg, in any case.
+bool IsImageFileName(const std::string& name);
 
 }  // namespace ringlet::data
 

@@ -145,6 +145,25 @@ TEST(ImageFolder, EachFaultNamesItsFile) {
   }
   const ImageFolder ok = ReadImageFolder(root);
   EXPECT_EQ(ok.files, 2);
+  EXPECT_EQ(ok.paths, (std::vector<std::string>{a + "/1.png", b + "/2.png"}));
+}
+
+// Unlabelled images for predictions: one file, or a folder's files.
+TEST(ImageFolder, ImagesOfAFileOrAFolder) {
+  const std::string dir = MakeTempDir("images_unlabelled");
+  WriteFile(dir + "/b.png", PngBytes(Pattern(3, 2, 1, 5), 3, 2, 1));
+  WriteFile(dir + "/a.jpg", JpegBytes(std::vector<uint8_t>(6, 100), 3, 2, 1));
+  WriteFile(dir + "/readme.txt", "text");
+  const ImageFolder both = ReadImages(dir);
+  EXPECT_EQ(both.paths,
+            (std::vector<std::string>{dir + "/a.jpg", dir + "/b.png"}));
+  EXPECT_EQ(both.images.dims, (std::vector<int64_t>{2, 1, 2, 3}));
+  EXPECT_EQ(both.images.bytes[6], 5);
+  const ImageFolder one = ReadImages(dir + "/b.png", 3);
+  EXPECT_EQ(one.images.dims, (std::vector<int64_t>{1, 3, 2, 3}));
+  EXPECT_TRUE(IsImageFileName("X.JPEG"));
+  EXPECT_FALSE(IsImageFileName("x.gif"));
+  EXPECT_THROW(ReadImages(MakeTempDir("images_none")), DataError);
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 in numpy's arrays: scikit-learn's digits written as train/ and test/
 folders of class folders (8x8 gray PNGs, named so ImageFolder's order is
 the arrays' order) and as an .npz; resnet_dp gives the same epoch lines on
-both, names the classes by their folders in the confusion record, and
+both, names the classes by their folders in the confusion record,
+predicts a folder of PNGs as it predicts the same pixels from an .npy, and
 refuses images of two sizes naming the file.
 
   image_folder_e2e_test.py RESNET_DP
 """
+import csv
 import json
 import os
 import re
@@ -56,9 +58,10 @@ def main():
         common = ["--devices=cpu:1", "--epochs=2", "--batch_size=64",
                   "--lr=0.05"]
         metrics = os.path.join(d, "m.jsonl")
+        params = os.path.join(d, "model.safetensors")
         folder = subprocess.run(
             [binary, "--dataset=image_folder", "--data_dir=" + root,
-             "--metrics_out=" + metrics] + common,
+             "--metrics_out=" + metrics, "--params_out=" + params] + common,
             check=True, capture_output=True, text=True).stdout
         arrays = subprocess.run(
             [binary, "--dataset=npy", "--data_dir=" + npz] + common,
@@ -70,6 +73,25 @@ def main():
         assert len(epoch_lines(folder)) == 2
         confusion = [json.loads(l) for l in open(metrics)][-1]["confusion"]
         assert confusion["classes"] == sorted(NAMES), confusion["classes"]
+
+        # Predictions for a folder of images and for their pixels as .npy.
+        ones = os.path.join(root, "test", "one")
+        files = sorted(os.listdir(ones))
+        np.save(os.path.join(d, "ones.npy"),
+                np.stack([np.asarray(Image.open(os.path.join(ones, f)))
+                          for f in files]))
+        tables = []
+        for source in (ones, os.path.join(d, "ones.npy")):
+            out = subprocess.run(
+                [binary, "--dataset=image_folder", "--data_dir=" + root,
+                 "--params_in=" + params, "--predict=" + source],
+                check=True, capture_output=True, text=True).stdout
+            tables.append(list(csv.DictReader(out.splitlines())))
+        assert [r["file"] for r in tables[0]] == \
+            [os.path.join(ones, f) for f in files], tables[0][:2]
+        for a, b in zip(*tables):
+            assert a["class"] == b["class"] and a["p_one"] == b["p_one"]
+        assert len(tables[1]) == len(files) > 0
 
         Image.fromarray(np.zeros((9, 8), np.uint8)).save(
             os.path.join(root, "test", "one", "odd.png"))

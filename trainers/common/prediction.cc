@@ -54,7 +54,9 @@ int64_t WritePredictions(parallel::ReplicaEngine& engine,
       if (classes < 0) {
         classes = output.dim(1);
         names = ClassNames(classes, options.class_names);
-        std::string header = "index,class,probability";
+        std::string header = options.sample_names.empty()
+                                 ? "index,class,probability"
+                                 : "index,file,class,probability";
         for (const std::string& name : names)
           header += "," + Field("p_" + name);
         csv << header << "\n";
@@ -66,8 +68,11 @@ int64_t WritePredictions(parallel::ReplicaEngine& engine,
         int64_t best = 0;
         for (int64_t k = 1; k < classes; ++k)
           best = row[k] > row[best] ? k : best;
-        rows += std::to_string(index) + "," + Field(names[best]) + "," +
-                Number(row[best]);
+        rows += std::to_string(index) + ",";
+        if (!options.sample_names.empty()) {
+          rows += Field(options.sample_names.at(index)) + ",";
+        }
+        rows += Field(names[best]) + "," + Number(row[best]);
         for (int64_t k = 0; k < classes; ++k) rows += "," + Number(row[k]);
         rows += "\n";
       }

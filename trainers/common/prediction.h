@@ -18,10 +18,13 @@ struct PredictionOptions {
   // Names for the probability columns, one per output; numbers otherwise.
   std::vector<std::string> class_names;
   bool terminal = false;  // Progress as a bar.
+  // Each sample's name (its file), written as a column after the index
+  // when given.
+  std::vector<std::string> sample_names;
 };
 
 // Runs `engine`'s model in evaluation mode over `inputs` (their targets
-// unused) and writes "index,class,probability,p_<name>,..." with the
+// unused) and writes "index,[file,]class,probability,p_<name>,..." with the
 // softmax of each sample's outputs, the class its largest; returns the
 // number of samples. Throws std::invalid_argument for outputs that are not
 // one row of class scores per sample.

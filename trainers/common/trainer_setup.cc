@@ -352,9 +352,9 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
         .count();
   };
   if (!flags.predict.empty()) {
-    const data::DatasetPtr inputs =
-        LoadPredictInputs(flags, data.test->input());
     PredictionOptions options;
+    const data::DatasetPtr inputs =
+        LoadPredictInputs(flags, data.test->input(), &options.sample_names);
     options.batch_size = batch_size;
     options.class_names = data.class_names;
     options.terminal = terminal;

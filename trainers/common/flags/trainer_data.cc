@@ -346,11 +346,19 @@ TrainerData LoadTrainerData(const TrainerFlags& flags) {
 }
 
 data::DatasetPtr LoadPredictInputs(const TrainerFlags& flags,
-                                   const data::SampleSpec& trained_on) {
+                                   const data::SampleSpec& trained_on,
+                                   std::vector<std::string>* names) {
   const std::string path = ResolveUserPath(flags.predict);
   const std::string what = "--predict " + path;
   data::Array inputs;
-  if (EndsWith(path, ".safetensors")) {
+  struct stat st;
+  const bool folder = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (folder || data::IsImageFileName(path)) {
+    const bool rgb = trained_on.shape.size() == 3 && trained_on.shape[0] == 3;
+    data::ImageFolder images = data::ReadImages(path, rgb ? 3 : 0);
+    if (names != nullptr) *names = images.paths;
+    inputs = std::move(images.images);
+  } else if (EndsWith(path, ".safetensors")) {
     std::map<std::string, data::Array> arrays =
         data::ArraysByName(data::ReadSafetensors(path));
     if (arrays.count("inputs") != 0) {
@@ -367,7 +375,8 @@ data::DatasetPtr LoadPredictInputs(const TrainerFlags& flags,
   } else {
     throw data::DataError(what +
                           ": give a .npy or .safetensors file of inputs "
-                          "[n, ...] (numpy.save, safetensors.numpy.save_file)");
+                          "[n, ...] (numpy.save, safetensors.numpy.save_file), "
+                          "a PNG or JPEG image, or a folder of them");
   }
   if (inputs.dims.empty() || inputs.dims[0] < 1) {
     throw data::DataError(what + " holds " + inputs.Describe() +

@@ -47,10 +47,13 @@ TrainerData LoadTrainerData(const TrainerFlags& flags);
 // --predict's inputs, as a data set with no meaningful targets: a .npy
 // file (plain or gzip) or a .safetensors file's "inputs" (or only) tensor,
 // [n, sample...], read as the training data was (--input_layout; [n, H, W]
-// as one channel). Throws data::DataError naming the file unless its
-// samples are `trained_on`'s type and shape.
+// as one channel); or a PNG or JPEG image, or a folder of them (sorted by
+// name; their names in *names), decoded as an image folder's. Throws
+// data::DataError naming the file unless its samples are `trained_on`'s
+// type and shape.
 data::DatasetPtr LoadPredictInputs(const TrainerFlags& flags,
-                                   const data::SampleSpec& trained_on);
+                                   const data::SampleSpec& trained_on,
+                                   std::vector<std::string>* names = nullptr);
 
 // Throws std::invalid_argument, naming `program` and what the data holds,
 // unless its inputs are images ({channels, height, width}) of `shape` (any

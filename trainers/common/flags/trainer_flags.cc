@@ -365,9 +365,10 @@ void AddOutputFlags(CLI::App& app, TrainerFlags* f) {
                "evaluate --params_in on the test set and exit, no training");
   app.add_option("--predict", f->predict,
                  "run --params_in's model on the inputs in this file (.npy, "
-                 "or .safetensors: its 'inputs' tensor), each sample as the "
-                 "training data's (type and shape), write every sample's "
-                 "class probabilities as CSV and exit, no training");
+                 ".safetensors: its 'inputs' tensor; a PNG or JPEG image, or "
+                 "a folder of them), each sample as the training data's "
+                 "(type and shape), write every sample's class "
+                 "probabilities as CSV and exit, no training");
   app.add_option("--predict_out", f->predict_out,
                  "write --predict's CSV to this file (default: standard "
                  "output)");
