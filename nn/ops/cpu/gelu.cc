@@ -3,47 +3,26 @@
 #include "nn/ops/gelu.h"
 
 #include <cmath>
-#include <cstdint>
 
-#include "nn/ops/autocast.h"
-#include "nn/ops/op_threads.h"
+#include "nn/ops/cpu/float_map.h"
 
 namespace ringlet::nn {
 namespace {
 
-constexpr int64_t kGrain = int64_t{1} << 14;
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
-Tensor GeluForwardCpu(const Tensor& x_any) {
-  const Tensor x = AsDType(x_any, DType::kFloat32);
-  Tensor y = Tensor::Uninitialized(x.shape());
-  const float* in = x.data();
-  float* out = y.data();
-  ParallelForElements(x.numel(), kGrain, [in, out](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      out[i] = 0.5f * in[i] * (1.0f + std::erf(in[i] * kInvSqrt2));
-    }
-  });
-  return AsDType(y, x_any.dtype());
+Tensor GeluForwardCpu(const Tensor& x) {
+  return MapFloat32(
+      x, [](float v) { return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2)); });
 }
 
-Tensor GeluBackwardCpu(const Tensor& x_any, const Tensor& dy_any) {
-  const Tensor x = AsDType(x_any, DType::kFloat32);
-  const Tensor dy = AsDType(dy_any, DType::kFloat32);
-  Tensor dx = Tensor::Uninitialized(x.shape());
-  const float* in = x.data();
-  const float* g = dy.data();
-  float* out = dx.data();
-  ParallelForElements(
-      x.numel(), kGrain, [in, g, out](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          const float cdf = 0.5f * (1.0f + std::erf(in[i] * kInvSqrt2));
-          const float pdf = kInvSqrt2Pi * std::exp(-0.5f * in[i] * in[i]);
-          out[i] = g[i] * (cdf + in[i] * pdf);
-        }
-      });
-  return AsDType(dx, dy_any.dtype());
+Tensor GeluBackwardCpu(const Tensor& x, const Tensor& dy) {
+  return MapFloat32Gradient(x, dy, [](float v) {
+    const float cdf = 0.5f * (1.0f + std::erf(v * kInvSqrt2));
+    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
+    return cdf + v * pdf;
+  });
 }
 
 }  // namespace
