@@ -33,7 +33,7 @@ cat "$out/lenet.txt"
   fail "the metrics file does not start with the run line"
 [[ "$(grep -c '^{"epoch"' "$out/lenet.jsonl")" -eq 4 ]] ||
   fail "expected 4 epoch lines"
-last="$(tail -n 1 "$out/lenet.jsonl")"
+last="$(grep '^{"epoch"' "$out/lenet.jsonl" | tail -n 1)"
 acc="$(field "$last" test_acc)"
 awk -v a="$acc" 'BEGIN { exit !(a >= 0.70) }' ||
   fail "lenet_scratch test accuracy $acc after 4 epochs, expected >= 0.70"
@@ -59,7 +59,7 @@ cmp "$out/repro_a.numbers" "$out/repro_b.numbers" ||
   2>/dev/null
 cat "$out/resnet.txt"
 first="$(field "$(grep '^{"epoch"' "$out/resnet.jsonl" | head -n 1)" loss)"
-final="$(field "$(tail -n 1 "$out/resnet.jsonl")" loss)"
+final="$(field "$(grep '^{"epoch"' "$out/resnet.jsonl" | tail -n 1)" loss)"
 awk -v f="$first" -v l="$final" 'BEGIN { exit !(l < 0.75 * f) }' ||
   fail "resnet_dp loss went from $first to $final; expected a fall of a quarter"
 # 4. Mixed precision where the CPU has bfloat16 arithmetic, a clear refusal
@@ -69,7 +69,7 @@ if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
     --test_limit=256 --precision=bf16 --metrics_out="$out/resnet_bf16.jsonl" \
     >"$out/resnet_bf16.txt" 2>/dev/null
   first16="$(field "$(grep '^{"epoch"' "$out/resnet_bf16.jsonl" | head -n 1)" loss)"
-  final16="$(field "$(tail -n 1 "$out/resnet_bf16.jsonl")" loss)"
+  final16="$(field "$(grep '^{"epoch"' "$out/resnet_bf16.jsonl" | tail -n 1)" loss)"
   awk -v f="$first16" -v l="$final16" -v r="$final" \
     'BEGIN { exit !(l < 0.75 * f && l < 1.1 * r && l > 0.9 * r) }' ||
     fail "resnet_dp --precision=bf16 loss went from $first16 to $final16" \
