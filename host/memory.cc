@@ -168,6 +168,20 @@ int64_t AddressSpaceLeft(std::string* limit) {
   return std::max<int64_t>(0, bytes - pages * sysconf(_SC_PAGESIZE));
 }
 
+int64_t AddressSpaceReserve(int64_t limit_bytes) {
+  return std::clamp<int64_t>(limit_bytes / 32, int64_t{32} << 20,
+                             int64_t{256} << 20);
+}
+
+int64_t AddressSpaceForAllocations(std::string* limit) {
+  const int64_t left = AddressSpaceLeft(limit);
+  if (left < 0) return -1;
+  rlimit cap{};
+  getrlimit(RLIMIT_AS, &cap);
+  return std::max<int64_t>(
+      0, left - AddressSpaceReserve(static_cast<int64_t>(cap.rlim_cur)));
+}
+
 HostMemory FreeHostMemory() {
   HostMemory memory = ReadHostMemory();
   if (memory.available >= 0) {
@@ -175,7 +189,7 @@ HostMemory FreeHostMemory() {
         std::max<int64_t>(0, memory.available - HostMemoryReserve(memory));
   }
   std::string address_limit;
-  const int64_t address_left = AddressSpaceLeft(&address_limit);
+  const int64_t address_left = AddressSpaceForAllocations(&address_limit);
   if (address_left >= 0 &&
       (memory.available < 0 || address_left < memory.available)) {
     memory.available = address_left;

@@ -49,8 +49,19 @@ bool HostMemoryFits(const HostMemory& memory, int64_t bytes);
 // which: "the address space is limited to 2.00 GiB by ulimit -v".
 int64_t AddressSpaceLeft(std::string* limit = nullptr);
 
+// Of an address-space limit of `limit_bytes`, what is kept back for the
+// libraries' own allocations (oneDNN's primitives and scratch, the C++
+// runtime): 1/32 of it, from 32 MiB to 256 MiB. Without it ringlet's
+// blocks could take the last byte, and a library whose malloc then fails
+// may crash where it cannot say so (oneDNN's primitive creation did).
+int64_t AddressSpaceReserve(int64_t limit_bytes);
+
+// AddressSpaceLeft less AddressSpaceReserve: what ringlet's own
+// allocations may take of it (at least 0), or -1 when there is no limit.
+int64_t AddressSpaceForAllocations(std::string* limit = nullptr);
+
 // What an allocation may take now: ReadHostMemory's, its reserve kept back
-// and bounded by what ulimit -v leaves (`limit` then says so).
+// and bounded by AddressSpaceForAllocations (`limit` then says so).
 HostMemory FreeHostMemory();
 
 // "" when `bytes` more fit in the host's memory (HostMemoryFits, and under

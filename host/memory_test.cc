@@ -95,8 +95,12 @@ TEST(HostMemory, TheShortfallCountsTheAddressSpaceLimit) {
     std::string why;
     const int64_t left = AddressSpaceLeft(&why);
     const std::string shortfall = HostMemoryShortfall(8 * kGiB);
+    // 4 GiB / 32 = 128 MiB kept for the libraries' own allocations.
+    const int64_t room = AddressSpaceForAllocations();
     const bool ok =
-        left > 0 && left < 4 * kGiB &&
+        left > 0 && left < 4 * kGiB && room == left - (int64_t{128} << 20) &&
+        HostMemoryShortfall(room + 1) != "" &&
+        HostMemoryShortfall(room) == "" &&
         why == "the address space is limited to 4.00 GiB by ulimit -v" &&
         shortfall.find(
             "(the address space is limited to 4.00 GiB by ulimit "
@@ -107,6 +111,12 @@ TEST(HostMemory, TheShortfallCountsTheAddressSpaceLimit) {
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(HostMemory, TheAddressSpaceReserveIsAThirtySecondWithinBounds) {
+  EXPECT_EQ(AddressSpaceReserve(int64_t{512} << 20), int64_t{32} << 20);
+  EXPECT_EQ(AddressSpaceReserve(4 * kGiB), int64_t{128} << 20);
+  EXPECT_EQ(AddressSpaceReserve(64 * kGiB), int64_t{256} << 20);
 }
 
 TEST(HostMemory, FormatBytesReadsAsPeopleWriteSizes) {

@@ -50,6 +50,13 @@ std::atomic<int64_t> unread_bytes{0};
 // between two reads stays below the reserve.
 void CheckHostMemoryFor(size_t bytes) {
   const int64_t b = static_cast<int64_t>(bytes);
+  // Under ulimit -v a large block leaves the libraries their reserve
+  // (host::AddressSpaceReserve): the shortage is ours to report, not a
+  // library's malloc to fail.
+  if (b >= host::kCheckedHostAllocation) {
+    const int64_t room = host::AddressSpaceForAllocations();
+    if (room >= 0 && b > room) ThrowOutOfMemory(bytes);
+  }
   const int64_t unread = unread_bytes.fetch_add(b) + b;
   if (b < host::kCheckedHostAllocation && unread < host::kRereadAfterBytes) {
     return;
