@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks --reproducible's promise: trains a few steps of both trainers on
 # 1, 2, 3 and 4 CPU devices, under mpirun with 2 and 3 processes (shared
-# memory, and TCP only as two hosts would), and resumed from a checkpoint onto
+# memory, and TCP only as two hosts would), under torchrun with 2 and 3
+# processes (ringlet's own TCP transport, no MPI), and resumed from a checkpoint onto
 # another device count, and prints each run's parameter hash (SHA-256 of
 # the --params_out file's values). Exits 1 when any hash of a setting
 # differs from its first run's, or when runs without --reproducible on 1
@@ -11,8 +12,8 @@
 #
 # Binaries default to bazel-bin/trainers/ (./bazelw build //trainers:all).
 # Data: the installed Fashion-MNIST ($FASHION_MNIST_DIR, else Debian's
-# dataset-fashion-mnist). mpirun (openmpi-bin) is skipped, with a line
-# saying so, where it is missing.
+# dataset-fashion-mnist). mpirun (openmpi-bin) and torchrun (python3-torch)
+# are skipped, with a line saying so, where they are missing.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,6 +36,14 @@ mpi=()
 if command -v mpirun >/dev/null; then
   mpi=(mpirun --oversubscribe --bind-to none)
   if ((EUID == 0)); then mpi+=(--allow-run-as-root); fi
+fi
+
+# torchrun 1.13 on Python 3.11 fails at start unless --redirects and --tee
+# name one stream each (an IntFlag change in 3.11: 3, both, fails too); 2
+# keeps stderr in torchrun's own log folder and on its terminal.
+torchrun=()
+if command -v torchrun >/dev/null; then
+  torchrun=(torchrun --standalone --no_python --redirects=2 --tee=2)
 fi
 
 # hash <params file>: SHA-256 of its tensors' bytes (the header names and
@@ -65,6 +74,10 @@ check() {
     runs+=("mpirun 3 x cpu:1|mpi3|--devices=cpu:1")
     runs+=("mpirun 2 x cpu:2 tcp|mpitcp|--devices=cpu:2")
   fi
+  if ((${#torchrun[@]})); then
+    runs+=("torchrun 2 x cpu:1|torchrun2|--devices=cpu:1")
+    runs+=("torchrun 3 x cpu:1|torchrun3|--devices=cpu:1")
+  fi
   local run label how
   for run in "${runs[@]}"; do
     IFS='|' read -r label how rest <<<"$run"
@@ -76,6 +89,8 @@ check() {
       mpitcp)
         cmd=("${mpi[@]}" -np 2 --mca btl tcp,self "${cmd[@]}" "$rest")
         ;;
+      torchrun2) cmd=("${torchrun[@]}" --nproc_per_node=2 "${cmd[@]}" "$rest") ;;
+      torchrun3) cmd=("${torchrun[@]}" --nproc_per_node=3 "${cmd[@]}" "$rest") ;;
       *) cmd+=("$how") ;;
     esac
     if ! "${cmd[@]}" >"$out/log" 2>&1; then
@@ -93,6 +108,8 @@ check() {
   done
   [[ ${#mpi[@]} -gt 0 ]] ||
     printf '%-34s %-22s %s\n' "$name" "mpirun" "skipped: no mpirun here"
+  [[ ${#torchrun[@]} -gt 0 ]] ||
+    printf '%-34s %-22s %s\n' "$name" "torchrun" "skipped: no torchrun here"
 }
 
 # resume <name> <binary> <flags...>: 2 epochs on 1 device against 1 epoch on

@@ -36,6 +36,10 @@ class ProcessWorld : public ProcessGroup {
   // launcher's local rank): where GPUs are counted from.
   virtual const std::string& host() const = 0;
   virtual int process_on_host() const = 0;
+  // Ends this process with `exit_code` so that no other process is left
+  // waiting for it: MPI_Abort ends them all; over TCP their next wait on
+  // this one fails at once, naming it.
+  [[noreturn]] virtual void AbortJob(int exit_code) = 0;
 
   // The backend's communicators (BackendSpec::processes); on GPU ranks a
   // host-memory backend's go through host staging. Throws

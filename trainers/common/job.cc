@@ -3,14 +3,14 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/backends/launch.h"
 
 namespace ringlet::trainers {
 namespace {
 
 // The job this process joined, for errors raised anywhere after it.
-std::shared_ptr<collectives::mpi::MpiWorld>& JoinedWorld() {
-  static std::shared_ptr<collectives::mpi::MpiWorld> world;
+std::shared_ptr<collectives::ProcessWorld>& JoinedWorld() {
+  static std::shared_ptr<collectives::ProcessWorld> world;
   return world;
 }
 
@@ -33,23 +33,25 @@ std::string TrainerJob::Where(const std::vector<nn::Device>& devices) const {
   const std::vector<std::string> all = processes->GatherFromProcesses(mine);
   bool same = true;
   for (const std::string& other : all) same &= other == mine;
+  const std::string by = " (" + launcher + ")";
   if (same) {
-    return std::to_string(num_processes) + " processes x " + mine + " (mpirun)";
+    return std::to_string(num_processes) + " processes x " + mine + by;
   }
   // Processes with devices of their own: each one's, in process order.
   std::string where = std::to_string(num_processes) + " processes: ";
   for (size_t p = 0; p < all.size(); ++p) {
     where += (p > 0 ? " + " : "") + all[p];
   }
-  return where + " (mpirun)";
+  return where + by;
 }
 
 TrainerJob JoinTrainerJob(int local_devices) {
   TrainerJob job;
   job.ranks = local_devices;
-  if (!collectives::mpi::LaunchedByMpirun()) return job;
-  auto world = collectives::mpi::MpiWorld::Join(local_devices);
+  auto world = collectives::JoinLaunchedJob(local_devices);
+  if (world == nullptr) return job;
   JoinedWorld() = world;
+  job.launcher = collectives::Launcher();
   job.processes = world;
   job.process = world->process();
   job.num_processes = world->processes();

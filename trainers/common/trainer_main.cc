@@ -3,14 +3,18 @@
 #include <iostream>
 #include <ostream>
 
+#include "collectives/backends/launch.h"
 #include "nn/compute_options.h"
 #include "trainers/common/flags/trainer_data.h"
 #include "trainers/common/flags/trainer_devices.h"
 
 namespace ringlet::trainers {
 
-PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
+PreparedRun PrepareRun(const TrainerFlags& given, const TrainerProgram& program,
                        const RunSettings& extra) {
+  std::string restart_note;
+  const TrainerFlags flags = ResumeAfterRestart(
+      given, program.name, collectives::LauncherRestartCount(), &restart_note);
   PreparedRun p;
   p.devices = ResolveTrainerDevices(flags.devices);
   p.backend = ResolveBackend(flags.backend, p.devices);
@@ -18,6 +22,10 @@ PreparedRun PrepareRun(const TrainerFlags& flags, const TrainerProgram& program,
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
   p.where = p.job.Where(p.devices);
   // Bad output paths fail now, not after hours of training.
+  if (!restart_note.empty()) {
+    p.job.LeaderOnly(std::cout)
+        << program.name << ": " << restart_note << std::endl;
+  }
   if (p.job.leader()) {
     CheckTrainerOutputs(flags, program.name);
     const std::string note = ReplacedCheckpointNote(flags, program.name);

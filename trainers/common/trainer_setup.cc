@@ -19,6 +19,7 @@
 
 #include "cli/conventions.h"
 #include "cli/standard_streams.h"
+#include "collectives/backends/launch.h"
 #include "data/fashion_mnist.h"
 #include "nlohmann/json.hpp"
 #include "nn/optim/registry.h"
@@ -77,6 +78,31 @@ std::string CheckpointPath(const TrainerFlags& flags,
                            const std::string& program) {
   if (flags.checkpoint_dir.empty()) return "";
   return ResolveUserPath(flags.checkpoint_dir) + "/" + program + ".ckpt";
+}
+
+TrainerFlags ResumeAfterRestart(const TrainerFlags& flags,
+                                const std::string& program, int restart_count,
+                                std::string* note) {
+  note->clear();
+  if (restart_count <= 0 || flags.resume || flags.checkpoint_dir.empty()) {
+    return flags;
+  }
+  const std::string path = CheckpointPath(flags, program);
+  struct stat st;
+  const std::string restarted =
+      "restart " + std::to_string(restart_count) + " of this job: ";
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    *note = restarted + "no checkpoint in " +
+            ResolveUserPath(flags.checkpoint_dir) +
+            " yet, so it starts from the beginning";
+    return flags;
+  }
+  TrainerFlags resumed = flags;
+  resumed.resume = true;
+  // The checkpoint's parameters are newer than the ones it started from.
+  resumed.params_in.clear();
+  *note = restarted + "resuming from its checkpoint, as --resume would";
+  return resumed;
 }
 
 std::string ReplacedCheckpointNote(const TrainerFlags& flags,
@@ -190,9 +216,13 @@ LoopOptions TrainerLoopOptions(const TrainerFlags& flags,
   loop.eval_every = flags.eval_every;
   loop.overlap_steps = flags.overlap_steps;
   loop.checkpoint_every = flags.checkpoint_every;
+  loop.checkpoint_steps =
+      flags.checkpoint_dir.empty() ? 0 : flags.checkpoint_steps;
   if (resume != nullptr) {
     loop.resume_path = CheckpointPath(flags, program);
     loop.resume = std::move(resume);
+    loop.launcher = job.launcher;
+    loop.restart_count = collectives::LauncherRestartCount();
   }
   if (job.leader()) {
     loop.metrics_out = ResolveUserPath(flags.metrics_out);

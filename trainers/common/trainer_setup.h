@@ -98,6 +98,15 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
 // at this run's first checkpoint: "note: DIR/x.ckpt holds an earlier run
 // (written DATE); this run starts afresh and replaces it (add --resume to
 // continue that run instead)". "" when there is none.
+// For a process its launcher restarted (torchrun's --max_restarts after a
+// failure, Slurm's requeue: `restart_count` > 0): the flags with --resume
+// set when --checkpoint_dir holds a checkpoint to go on from (on whatever
+// number of processes the job now has), and in *note the line saying so;
+// the flags unchanged and no note otherwise, or when --resume is given.
+TrainerFlags ResumeAfterRestart(const TrainerFlags& flags,
+                                const std::string& program, int restart_count,
+                                std::string* note);
+
 std::string ReplacedCheckpointNote(const TrainerFlags& flags,
                                    const std::string& program);
 

@@ -70,7 +70,7 @@ class MpiWorld : public ProcessWorld,
 
   // Ends every process of the job with `exit_code` (MPI_Abort): for a
   // program that failed on one rank and must not leave the others waiting.
-  [[noreturn]] void AbortJob(int exit_code);
+  [[noreturn]] void AbortJob(int exit_code) override;
 
   // A duplicate of MPI_COMM_WORLD, for one communicator group's messages
   // (freed by MPI_Finalize: groups are few and live as long as the job).

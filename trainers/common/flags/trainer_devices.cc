@@ -1,11 +1,10 @@
 #include "trainers/common/flags/trainer_devices.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <thread>
 
-#include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/backends/launch.h"
 #include "collectives/backends/nccl.h"
 #include "gpu/device_probe.h"
 #include "nn/compute_options.h"
@@ -23,8 +22,8 @@ nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable) {
       names += (i ? ", cuda:" : "cuda:") + std::to_string(usable[i]);
     }
     throw nn::DeviceError(
-        "--devices=auto under mpirun gives each process the GPU of its local "
-        "rank, but this process has local rank " +
+        "--devices=auto under a launcher gives each process the GPU of its "
+        "local rank, but this process has local rank " +
         std::to_string(local_rank) + " and its host " +
         std::to_string(usable.size()) + " usable GPU(s) (" + names +
         "); start at most " + std::to_string(usable.size()) +
@@ -38,11 +37,9 @@ nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable) {
 std::vector<nn::Device> ResolveTrainerDevices(const std::string& spec) {
   const gpu::CudaDeviceReport gpus = gpu::ProbeCudaDevices();
   const int usable = static_cast<int>(gpus.usable.size());
-  if (spec == "auto" && usable > 0 && collectives::mpi::LaunchedByMpirun()) {
-    // One GPU per process, as torchrun's LOCAL_RANK.
-    const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    return {
-        GpuOfLocalRank(local_rank ? std::atoi(local_rank) : 0, gpus.usable)};
+  if (spec == "auto" && usable > 0 && !collectives::Launcher().empty()) {
+    // One GPU per process: its local rank's, as under torchrun.
+    return {GpuOfLocalRank(collectives::LocalRankFromLauncher(), gpus.usable)};
   }
   if (usable == 0 && spec.rfind("cuda", 0) == 0) {
     // No GPU at all: say why, in the runtime's words too.
@@ -114,9 +111,8 @@ std::string ResolveBackend(const std::string& flag,
 int ThreadsPerDevice(int requested, int devices) {
   if (requested > 0) return requested;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  // Processes mpirun started on this host share its cores.
-  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  const int processes = local_size ? std::max(1, std::atoi(local_size)) : 1;
+  // Processes a launcher started on this host share its cores.
+  const int processes = collectives::ProcessesOnHostFromLauncher();
   return std::max(1, cores / std::max(1, devices * processes));
 }
 

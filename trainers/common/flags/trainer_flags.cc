@@ -399,6 +399,13 @@ void AddCheckpointFlags(CLI::App& app, TrainerFlags* f) {
                  "epochs between checkpoints")
       ->check(WholeNumber(1, kMaxInt))
       ->capture_default_str();
+  app.add_option("--checkpoint_steps", f->checkpoint_steps,
+                 "also write the checkpoint every N steps of the run, in the "
+                 "background: training goes on while it is written, so a "
+                 "killed or restarted job loses at most N steps (0: per "
+                 "epoch only)")
+      ->check(WholeNumber(0, kMaxInt64))
+      ->capture_default_str();
   app.add_flag("--resume", f->resume,
                "continue from the checkpoint in --checkpoint_dir, as if the "
                "run had never stopped (also on another number of devices)");
@@ -568,6 +575,12 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"eval_every", std::to_string(flags.eval_every), false});
   settings->push_back({"stop_on_signal",
                        flags.checkpoint_dir.empty() ? "false" : "true", false});
+  // Each such checkpoint finishes the step in flight: a collective.
+  settings->push_back({"checkpoint_steps",
+                       flags.checkpoint_dir.empty()
+                           ? "0"
+                           : std::to_string(flags.checkpoint_steps),
+                       false});
 }
 
 RunSettings OutputSettings(const TrainerFlags& flags) {
@@ -575,7 +588,8 @@ RunSettings OutputSettings(const TrainerFlags& flags) {
           {"--csv_out", flags.csv_out},
           {"--plot_out", flags.plot_out},
           {"--params_out", flags.params_out},
-          {"--checkpoint_dir", flags.checkpoint_dir}};
+          {"--checkpoint_dir", flags.checkpoint_dir},
+          {"--resume", flags.resume ? "true" : "false"}};
 }
 
 }  // namespace ringlet::trainers

@@ -4,7 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <future>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "data/batch_loader.h"
 #include "data/data_error.h"
@@ -59,6 +62,27 @@ std::string ResumedLine(const Checkpoint& c, const std::string& path) {
     line += ")";
   }
   return line;
+}
+
+// Seconds from a checkpoint's "written" time (UTC, to the second) to now;
+// -1 where it cannot be read.
+double SecondsSinceWritten(const std::string& written) {
+  std::tm utc{};
+  const char* end = strptime(written.c_str(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  if (end == nullptr || *end != '\0') return -1;
+  return std::difftime(std::time(nullptr), timegm(&utc));
+}
+
+std::string RestartJsonLine(const LoopOptions& options) {
+  const Checkpoint& c = *options.resume;
+  nlohmann::ordered_json restart = {
+      {"launcher", options.launcher},
+      {"count", options.restart_count},
+      {"epoch", c.position.epoch},
+      {"step", c.position.steps},
+      {"checkpoint_written", c.written},
+      {"seconds_since_checkpoint", SecondsSinceWritten(c.written)}};
+  return nlohmann::ordered_json({{"restart", restart}}).dump();
 }
 
 // Loads the checkpoint into the engine after checking it fits.
@@ -121,6 +145,8 @@ class EpochRunner {
   void DrawConfusion(const parallel::ConfusionMatrix& m, int epoch);
   void WriteEpochOutputs();
   void WriteCheckpointAt(const RunPosition& at);
+  void WriteCheckpointInBackground(const RunPosition& at);
+  void WaitForCheckpoint();
   data::DataError CheckpointFor(const data::DataError& e,
                                 const RunPosition& at);
   SplitEvaluation Evaluate(const data::DatasetPtr& split, ProgressBar* bar,
@@ -148,6 +174,7 @@ class EpochRunner {
   parallel::ConfusionMatrix last_confusion_;  // The last test evaluation's.
   double best_val_ = -1;  // The best validation accuracy so far, and when.
   int best_epoch_ = 0;
+  std::future<void> checkpoint_write_;  // --checkpoint_steps's, if any.
 };
 
 std::vector<EpochMetrics> EpochRunner::Run() {
@@ -176,6 +203,7 @@ std::vector<EpochMetrics> EpochRunner::Run() {
         LowestClassesLine(last_confusion_, options_.class_names, "test");
     if (!line.empty()) out_ << line << std::endl;
   }
+  WaitForCheckpoint();
   return history_;
 }
 
@@ -198,6 +226,9 @@ bool EpochRunner::StartRun() {
   if (!options_.metrics_out.empty()) {
     metrics_file_ = std::make_unique<MetricsFile>(
         options_.metrics_out, history_, options_.run_line, evals_);
+    if (options_.resume != nullptr && options_.restart_count > 0) {
+      metrics_file_->AppendLine(RestartJsonLine(options_));
+    }
   }
   const bool ended_early = options_.resume != nullptr && StoppedEarly();
   if (options_.resume == nullptr ||
@@ -351,7 +382,9 @@ void EpochRunner::AfterStep(Epoch& e) {
       (e.number - 1) * schedule_.steps_per_epoch + e.at.steps + 1;
   const bool eval =
       options_.eval_every > 0 && step_of_run % options_.eval_every == 0;
-  if (signal == 0 && !check && !eval) return;
+  const bool save = options_.checkpoint_steps > 0 &&
+                    step_of_run % options_.checkpoint_steps == 0;
+  if (signal == 0 && !check && !eval && !save) return;
   FinishInFlight(e);
   const Clock::time_point checks_start = Clock::now();
   if (check) {
@@ -365,6 +398,7 @@ void EpochRunner::AfterStep(Epoch& e) {
   }
   if (eval) EvaluateMidEpoch(e, step_of_run);
   if (signal != 0) Stop(e, signal);
+  if (save) WriteCheckpointInBackground(e.at);
   e.seconds_excluded += SecondsSince(checks_start);
 }
 
@@ -515,8 +549,28 @@ void EpochRunner::WriteEpochOutputs() {
 
 void EpochRunner::WriteCheckpointAt(const RunPosition& at) {
   if (options_.checkpoint_path.empty()) return;
+  WaitForCheckpoint();  // One writer of the file at a time.
   WriteCheckpoint(options_.checkpoint_path,
                   Snapshot(engine_, options_, at, history_, evals_));
+}
+
+// The state is copied now, between steps; the file is written while the
+// next steps train. A write still going when the next is due is waited for
+// (the disk is slower than N steps).
+void EpochRunner::WriteCheckpointInBackground(const RunPosition& at) {
+  if (options_.checkpoint_path.empty()) return;
+  WaitForCheckpoint();
+  auto snapshot = std::make_shared<const Checkpoint>(
+      Snapshot(engine_, options_, at, history_, evals_));
+  checkpoint_write_ = std::async(std::launch::async,
+                                 [path = options_.checkpoint_path, snapshot] {
+                                   WriteCheckpoint(path, *snapshot);
+                                 });
+}
+
+// Rethrows the background write's error, if it had one.
+void EpochRunner::WaitForCheckpoint() {
+  if (checkpoint_write_.valid()) checkpoint_write_.get();
 }
 
 // Data that fails to read mid-run (a file cut short or replaced while it

@@ -102,6 +102,10 @@ struct LoopOptions {
   // requested; it records `settings`.
   std::string checkpoint_path;
   int checkpoint_every = 1;
+  // Also every checkpoint_steps-th step of the run (0: never): the state is
+  // copied between steps and written by a thread of its own while the next
+  // steps train. Every process finishes its step in flight there.
+  int64_t checkpoint_steps = 0;
   RunSettings settings;
   // Continue from this checkpoint (read from resume_path): its state is
   // checked against the trainer's and `settings` (CheckpointError), loaded,
@@ -109,6 +113,12 @@ struct LoopOptions {
   // printed, and the run goes on from its position with its metrics.
   std::shared_ptr<const Checkpoint> resume;
   std::string resume_path;
+  // A resume after the launcher restarted the job (restart_count > 0): a
+  // {"restart": ...} record in the metrics with the launcher, the count,
+  // the checkpoint's epoch and step, and the seconds since it was written
+  // (the steps lost and the restart itself).
+  std::string launcher;
+  int restart_count = 0;
   // A classifier's classes (the model's outputs, one each): the test
   // split's confusion matrix is counted after every epoch and drawn beside
   // the plot (ConfusionSvgPath); the last one ends the metrics file and its

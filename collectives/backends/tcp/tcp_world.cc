@@ -1,0 +1,495 @@
+#include "collectives/backends/tcp/tcp_world.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+
+#include "collectives/api/collective_error.h"
+#include "collectives/transport/host/host_group.h"
+#include "collectives/transport/tcp/tcp_link.h"
+#include "collectives/transport/tcp/tcp_transport.h"
+
+namespace ringlet::collectives::tcp {
+namespace {
+
+constexpr uint32_t kHelloMagic = 0x52445a56;  // "RDZV"
+constexpr uint32_t kLinkMagic = 0x4c494e4b;   // "LINK"
+constexpr uint32_t kVersion = 1;
+// The largest frame of the job's own collectives (a gathered JSON of every
+// process's settings is a few KiB).
+constexpr uint64_t kMaxFrame = uint64_t{1} << 30;
+
+// Fields written one after another, little-endian as the host is (every
+// process of a job runs the same build on the same kind of machine).
+class Writer {
+ public:
+  template <typename T>
+  void Put(T value) {
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+  }
+  void PutString(const std::string& s) {
+    Put<uint32_t>(static_cast<uint32_t>(s.size()));
+    bytes_ += s;
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+class Reader {
+ public:
+  Reader(std::string bytes, std::string what)
+      : bytes_(std::move(bytes)), what_(std::move(what)) {}
+  template <typename T>
+  T Get() {
+    Need(sizeof(T));
+    T value;
+    std::memcpy(&value, bytes_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return value;
+  }
+  std::string GetString() {
+    const uint32_t n = Get<uint32_t>();
+    Need(n);
+    std::string s = bytes_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+
+ private:
+  void Need(size_t n) const {
+    if (bytes_.size() - at_ < n) {
+      throw CollectiveError(what_ +
+                            " is cut short: is another program "
+                            "on that port?");
+    }
+  }
+  const std::string bytes_;
+  const std::string what_;
+  size_t at_ = 0;
+};
+
+std::string HostName() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+void WriteBlob(const Socket& s, const std::string& bytes,
+               Clock::time_point deadline, const std::string& who) {
+  const uint64_t n = bytes.size();
+  s.WriteAll(&n, sizeof(n), deadline, nullptr, who);
+  s.WriteAll(bytes.data(), bytes.size(), deadline, nullptr, who);
+}
+
+std::string ReadBlob(const Socket& s, Clock::time_point deadline,
+                     const std::string& who) {
+  uint64_t n = 0;
+  s.ReadAll(&n, sizeof(n), deadline, nullptr, who);
+  if (n > kMaxFrame) {
+    throw CollectiveError("a message of " + std::to_string(n) + " bytes from " +
+                          who + " is not ringlet's: is another program there?");
+  }
+  std::string bytes(n, '\0');
+  s.ReadAll(bytes.data(), n, deadline, nullptr, who);
+  return bytes;
+}
+
+std::string Seconds(std::chrono::milliseconds ms) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g s", ms.count() / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+std::shared_ptr<TcpWorld> TcpWorld::Join(const LaunchInfo& launch,
+                                         int local_ranks,
+                                         const TcpWorldOptions& options) {
+  if (local_ranks < 1) {
+    throw CollectiveError("process " + std::to_string(launch.process) +
+                          " offered " + std::to_string(local_ranks) +
+                          " ranks; every process needs at least 1");
+  }
+  std::shared_ptr<TcpWorld> world(new TcpWorld());
+  world->launch_ = launch;
+  world->options_ = options;
+  world->process_ = launch.process;
+  world->data_listener_ = Socket::Listen(0);
+  world->local_devices_.assign(local_ranks, RankDevice::Host());
+  const Clock::time_point deadline = Clock::now() + options.timeout;
+  if (launch.process == 0) {
+    world->HostRendezvous(local_ranks, deadline);
+  } else {
+    world->JoinRendezvous(local_ranks, deadline);
+  }
+  for (Member& m : world->table_) {
+    m.first_rank = world->size_;
+    world->size_ += m.local_ranks;
+  }
+  return world;
+}
+
+TcpWorld::~TcpWorld() = default;
+
+void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline) {
+  const int n = launch_.processes;
+  table_.assign(n, Member());
+  table_[0] = {local_ranks, 0, data_listener_.LocalPort(), "", HostName()};
+  control_.resize(n);
+  if (n == 1) return;
+  Socket listener = Socket::Listen(launch_.master_port);
+  std::vector<bool> arrived(n, false);
+  arrived[0] = true;
+  std::vector<Socket> unplaced;  // Connections whose hello was refused.
+  std::string error;
+  int waiting = n - 1;
+  while (waiting > 0 && error.empty()) {
+    Socket peer;
+    try {
+      peer = listener.Accept(deadline, nullptr, "the rendezvous");
+    } catch (const CollectiveError&) {
+      std::string missing;
+      for (int p = 1; p < n; ++p) {
+        if (!arrived[p])
+          missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+      }
+      error = "the rendezvous on port " + std::to_string(launch_.master_port) +
+              " timed out after " + Seconds(options_.timeout) + ": " +
+              (waiting == 1 ? "process " : "processes ") + missing + " of " +
+              std::to_string(n) +
+              " never connected (did every process start, with the same "
+              "MASTER_ADDR and MASTER_PORT?)";
+      break;
+    }
+    Reader hello(ReadBlob(peer, deadline, "a joining process"),
+                 "a joining process's hello");
+    const uint32_t magic = hello.Get<uint32_t>();
+    const uint32_t version = hello.Get<uint32_t>();
+    if (magic != kHelloMagic || version != kVersion) {
+      error = "a program at " + peer.PeerAddress() +
+              " sent something that is not ringlet's rendezvous (version " +
+              std::to_string(version) + "; this is " +
+              std::to_string(kVersion) + ")";
+      unplaced.push_back(std::move(peer));
+      break;
+    }
+    Member m;
+    const int p = hello.Get<int32_t>();
+    const int their_n = hello.Get<int32_t>();
+    m.local_ranks = hello.Get<int32_t>();
+    m.data_port = hello.Get<int32_t>();
+    m.host = hello.GetString();
+    m.address = peer.PeerAddress();
+    if (their_n != n) {
+      error = "process " + std::to_string(p) + " (host " + m.host +
+              ") was launched for a job of " + std::to_string(their_n) +
+              " processes, process 0 for " + std::to_string(n);
+    } else if (p <= 0 || p >= n) {
+      error = "a process (host " + m.host + ") says it is process " +
+              std::to_string(p) + " of " + std::to_string(n);
+    } else if (arrived[p]) {
+      error = "two processes say they are process " + std::to_string(p) +
+              " (hosts " + table_[p].host + " and " + m.host +
+              "): is a process of an earlier launch still running?";
+    } else if (m.local_ranks < 1) {
+      error = "process " + std::to_string(p) + " offered " +
+              std::to_string(m.local_ranks) +
+              " ranks; every process needs at least 1";
+    }
+    if (!error.empty()) {
+      unplaced.push_back(std::move(peer));
+      break;
+    }
+    arrived[p] = true;
+    table_[p] = m;
+    control_[p] = std::move(peer);
+    --waiting;
+  }
+  // The layout, or the reason there is none, to everyone who came.
+  Writer reply;
+  reply.Put<uint32_t>(error.empty() ? 1 : 0);
+  if (!error.empty()) {
+    reply.PutString(error);
+  } else {
+    for (const Member& m : table_) {
+      reply.Put<int32_t>(m.local_ranks);
+      reply.Put<int32_t>(m.data_port);
+      reply.PutString(m.address);
+      reply.PutString(m.host);
+    }
+  }
+  for (int p = 1; p < n; ++p) {
+    if (!control_[p].valid()) continue;
+    try {
+      WriteBlob(control_[p], reply.bytes(), deadline, ProcessName(p));
+    } catch (const CollectiveError& e) {
+      if (error.empty()) error = e.what();
+    }
+  }
+  for (Socket& s : unplaced) {
+    try {
+      WriteBlob(s, reply.bytes(), deadline, "a joining process");
+    } catch (const CollectiveError&) {
+    }
+  }
+  if (!error.empty()) throw CollectiveError(error);
+}
+
+void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
+  const int n = launch_.processes;
+  control_.resize(n);
+  const std::string who = "process 0, the rendezvous";
+  Socket& zero = control_[0];
+  zero =
+      Socket::Connect(launch_.master_addr, launch_.master_port, deadline, who);
+  Writer hello;
+  hello.Put<uint32_t>(kHelloMagic);
+  hello.Put<uint32_t>(kVersion);
+  hello.Put<int32_t>(launch_.process);
+  hello.Put<int32_t>(n);
+  hello.Put<int32_t>(local_ranks);
+  hello.Put<int32_t>(data_listener_.LocalPort());
+  hello.PutString(HostName());
+  WriteBlob(zero, hello.bytes(), deadline, who);
+  std::string bytes;
+  try {
+    // Process 0 gives up at its own deadline and says why: a little longer
+    // here, so its reason (who never came) is what we report.
+    bytes = ReadBlob(zero, deadline + std::chrono::seconds(2), who);
+  } catch (const CollectiveError& e) {
+    throw CollectiveError(std::string("the rendezvous failed: ") + e.what() +
+                          " (every process must start within " +
+                          Seconds(options_.timeout) + " of the first)");
+  }
+  Reader reply(bytes, "the rendezvous's reply");
+  if (reply.Get<uint32_t>() != 1) {
+    throw CollectiveError("the rendezvous failed: " + reply.GetString());
+  }
+  table_.assign(n, Member());
+  for (int p = 0; p < n; ++p) {
+    Member& m = table_[p];
+    m.local_ranks = reply.Get<int32_t>();
+    m.data_port = reply.Get<int32_t>();
+    m.address = reply.GetString();
+    m.host = reply.GetString();
+  }
+  // Process 0 is reached where we reached it.
+  table_[0].address = launch_.master_addr;
+}
+
+int TcpWorld::ProcessOf(int rank) const {
+  int p = processes() - 1;
+  while (p > 0 && table_[p].first_rank > rank) --p;
+  return p;
+}
+
+std::string TcpWorld::ProcessName(int process) const {
+  const std::string host =
+      process < static_cast<int>(table_.size()) ? table_[process].host : "";
+  return "process " + std::to_string(process) +
+         (host.empty() ? "" : " (host " + host + ")");
+}
+
+std::string TcpWorld::RankName(int rank) const {
+  const int p = ProcessOf(rank);
+  return "rank " + std::to_string(rank) + " (process " + std::to_string(p) +
+         ", host " + table_[p].host + ")";
+}
+
+void TcpWorld::SetLocalDevices(const std::vector<RankDevice>& devices) {
+  if (static_cast<int>(devices.size()) != local_ranks()) {
+    throw std::invalid_argument("process " + std::to_string(process_) +
+                                " holds " + std::to_string(local_ranks()) +
+                                " ranks but was given " +
+                                std::to_string(devices.size()) + " devices");
+  }
+  local_devices_ = devices;
+}
+
+Socket TcpWorld::AcceptLink(uint32_t group, int from, int to,
+                            Clock::time_point deadline) {
+  const auto key = std::make_tuple(group, from, to);
+  while (true) {
+    auto it = early_links_.find(key);
+    if (it != early_links_.end()) {
+      Socket s = std::move(it->second);
+      early_links_.erase(it);
+      return s;
+    }
+    Socket s =
+        data_listener_.Accept(deadline, nullptr,
+                              "waiting for " + RankName(from) +
+                                  " to connect to rank " + std::to_string(to));
+    uint32_t handshake[4] = {0, 0, 0, 0};
+    s.ReadAll(handshake, sizeof(handshake), deadline, nullptr,
+              "a connecting rank");
+    if (handshake[0] != kLinkMagic) {
+      throw CollectiveError(
+          "a connection to this process's port " +
+          std::to_string(data_listener_.LocalPort()) +
+          " is not from ringlet: is another program sending to it?");
+    }
+    const auto got =
+        std::make_tuple(handshake[1], static_cast<int>(handshake[2]),
+                        static_cast<int>(handshake[3]));
+    if (handshake[1] < group) {
+      throw CollectiveError("a link of an earlier group arrived late");
+    }
+    early_links_[got] = std::move(s);
+  }
+}
+
+std::vector<std::unique_ptr<Transport>> TcpWorld::CreateTransports() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint32_t group_id = next_group_++;
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  const int first = first_rank(), mine = local_ranks();
+  // links[i][peer]: local rank i's connection to `peer`.
+  std::vector<std::vector<std::unique_ptr<TcpLink>>> links(mine);
+  for (auto& row : links) row.resize(size_);
+  // Later processes connect to earlier ones, whose backlog holds the
+  // connections until they accept: no order of calls can deadlock.
+  for (int q = 0; q < process_; ++q) {
+    for (int i = 0; i < mine; ++i) {
+      for (int j = 0; j < table_[q].local_ranks; ++j) {
+        const int peer = table_[q].first_rank + j;
+        Socket s = Socket::Connect(table_[q].address, table_[q].data_port,
+                                   deadline, RankName(peer));
+        const uint32_t handshake[4] = {kLinkMagic, group_id,
+                                       static_cast<uint32_t>(first + i),
+                                       static_cast<uint32_t>(peer)};
+        s.WriteAll(handshake, sizeof(handshake), deadline, nullptr,
+                   RankName(peer));
+        links[i][peer] =
+            std::make_unique<TcpLink>(std::move(s), RankName(peer));
+      }
+    }
+  }
+  for (int q = process_ + 1; q < processes(); ++q) {
+    for (int j = 0; j < table_[q].local_ranks; ++j) {
+      const int peer = table_[q].first_rank + j;
+      for (int i = 0; i < mine; ++i) {
+        links[i][peer] = std::make_unique<TcpLink>(
+            AcceptLink(group_id, peer, first + i, deadline), RankName(peer));
+      }
+    }
+  }
+  std::vector<bool> local(size_, false);
+  for (int i = 0; i < mine; ++i) local[first + i] = true;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  auto group =
+      std::make_shared<host::HostGroup>(size_, cores > 0 ? cores : 1, local);
+  std::vector<std::unique_ptr<Transport>> transports;
+  for (int i = 0; i < mine; ++i) {
+    transports.push_back(
+        std::make_unique<TcpTransport>(group, first + i, std::move(links[i])));
+  }
+  return transports;
+}
+
+const Socket& TcpWorld::Control(int process) const { return control_[process]; }
+
+void TcpWorld::WriteFrame(int process, const std::string& bytes,
+                          Clock::time_point deadline) {
+  WriteBlob(Control(process), bytes, deadline, ProcessName(process));
+}
+
+std::string TcpWorld::ReadFrame(int process, Clock::time_point deadline) {
+  return ReadBlob(Control(process), deadline, ProcessName(process));
+}
+
+std::vector<std::string> TcpWorld::GatherFromProcesses(
+    const std::string& mine) {
+  const int n = processes();
+  if (n == 1) return {mine};
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  std::vector<std::string> all(n);
+  try {
+    if (process_ == 0) {
+      all[0] = mine;
+      for (int p = 1; p < n; ++p) all[p] = ReadFrame(p, deadline);
+      Writer w;
+      for (const std::string& s : all) w.PutString(s);
+      for (int p = 1; p < n; ++p) WriteFrame(p, w.bytes(), deadline);
+    } else {
+      WriteFrame(0, mine, deadline);
+      const std::string bytes = ReadFrame(0, deadline);
+      Reader r(bytes, "the gathered strings");
+      for (int p = 0; p < n; ++p) all[p] = r.GetString();
+    }
+  } catch (const CollectiveError& e) {
+    throw CollectiveError(
+        "process " + std::to_string(process_) +
+        ", exchanging with the job's other processes: " + e.what());
+  }
+  return all;
+}
+
+void TcpWorld::SumOverProcesses(double* values, size_t count) {
+  if (processes() == 1 || count == 0) return;
+  const std::string mine(reinterpret_cast<const char*>(values),
+                         count * sizeof(double));
+  const std::vector<std::string> all = GatherFromProcesses(mine);
+  // In process order on every process: the same bits everywhere.
+  for (size_t i = 0; i < count; ++i) values[i] = 0;
+  for (const std::string& s : all) {
+    if (s.size() != mine.size()) {
+      throw CollectiveError(
+          "processes summed " + std::to_string(s.size() / sizeof(double)) +
+          " and " + std::to_string(count) + " values in one call");
+    }
+    for (size_t i = 0; i < count; ++i) {
+      double v;
+      std::memcpy(&v, s.data() + i * sizeof(double), sizeof(double));
+      values[i] += v;
+    }
+  }
+}
+
+void TcpWorld::BroadcastBytes(void* data, size_t bytes) {
+  const int n = processes();
+  if (n == 1) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  try {
+    if (process_ == 0) {
+      const std::string blob(static_cast<const char*>(data), bytes);
+      for (int p = 1; p < n; ++p) WriteFrame(p, blob, deadline);
+      return;
+    }
+    const std::string blob = ReadFrame(0, deadline);
+    if (blob.size() != bytes) {
+      throw CollectiveError("process 0 broadcast " +
+                            std::to_string(blob.size()) + " bytes, process " +
+                            std::to_string(process_) + " expected " +
+                            std::to_string(bytes));
+    }
+    std::memcpy(data, blob.data(), bytes);
+  } catch (const CollectiveError& e) {
+    throw CollectiveError("process " + std::to_string(process_) +
+                          ", receiving process 0's broadcast: " + e.what());
+  }
+}
+
+std::unique_ptr<Communicator> TcpWorld::CreateNativeCommunicator(
+    const CommOptions&) {
+  return nullptr;
+}
+
+void TcpWorld::AbortJob(int exit_code) {
+  // Our connections close with the process: every other process's next
+  // wait on us fails at once, naming this one.
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(exit_code);
+}
+
+}  // namespace ringlet::collectives::tcp

@@ -1,0 +1,123 @@
+// This process's place in a job whose processes meet over TCP: started by
+// torchrun, Slurm's srun, or by hand with torchrun's environment
+// (launch_env.h). Process 0 hosts the rendezvous at MASTER_ADDR:MASTER_PORT
+// (as torch's TCPStore does); every process tells it its ranks and the port
+// it listens on, and gets back the job's layout. What ProcessWorld asks of
+// a job then travels over TCP:
+//   - each communicator group gets its own connection between every two
+//     ranks of different processes (TcpTransport: the ring and naive
+//     algorithms run over it unchanged), ranks of one process meet in host
+//     memory;
+//   - the small collectives of the job itself (BroadcastBytes for NCCL's
+//     id, GatherFromProcesses, SumOverProcesses) go through process 0.
+// Every wait has a deadline; a process that dies closes its connections,
+// and the others fail at once with a line naming it. Process 0 is the one
+// whose loss ends the rendezvous too: later processes cannot join without
+// it.
+#ifndef RINGLET_COLLECTIVES_BACKENDS_TCP_TCP_WORLD_H_
+#define RINGLET_COLLECTIVES_BACKENDS_TCP_TCP_WORLD_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collectives/backends/process_world.h"
+#include "collectives/backends/tcp/launch_env.h"
+#include "collectives/transport/tcp/socket.h"
+
+namespace ringlet::collectives::tcp {
+
+struct TcpWorldOptions {
+  // How long the rendezvous, a group's connections and each of the job's
+  // own collectives may wait for the slowest process (one that loads its
+  // data while the others wait, say).
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+};
+
+class TcpWorld : public ProcessWorld,
+                 public std::enable_shared_from_this<TcpWorld> {
+ public:
+  // Meets the job's other processes: this one holds `local_ranks` ranks,
+  // after those of the processes before it. Collective: every process of
+  // the launch calls it once. Throws CollectiveError when the rendezvous
+  // fails (a process missing at the deadline, two claiming one index,
+  // processes that disagree on the job's size) on every process that got
+  // that far, with the reason.
+  static std::shared_ptr<TcpWorld> Join(const LaunchInfo& launch,
+                                        int local_ranks,
+                                        const TcpWorldOptions& options = {});
+  ~TcpWorld() override;
+
+  int process() const override { return process_; }
+  int processes() const override { return static_cast<int>(table_.size()); }
+  int first_rank() const override { return table_[process_].first_rank; }
+  int local_ranks() const override { return table_[process_].local_ranks; }
+  int size() const override { return size_; }
+  const std::string& host() const override { return table_[process_].host; }
+  int process_on_host() const override { return launch_.process_on_host; }
+  const LaunchInfo& launch() const { return launch_; }
+  // The process holding global rank `rank`.
+  int ProcessOf(int rank) const;
+
+  void SetLocalDevices(const std::vector<RankDevice>& devices) override;
+  std::vector<RankDevice> local_devices() const override {
+    return local_devices_;
+  }
+
+  std::vector<std::unique_ptr<Transport>> CreateTransports() override;
+  void BroadcastBytes(void* data, size_t bytes) override;
+  // TCP has no allreduce of its own: null (the mpi backend says so).
+  std::unique_ptr<Communicator> CreateNativeCommunicator(
+      const CommOptions& options) override;
+  void SumOverProcesses(double* values, size_t count) override;
+  std::vector<std::string> GatherFromProcesses(
+      const std::string& mine) override;
+  [[noreturn]] void AbortJob(int exit_code) override;
+
+  // "process 1 (host h)", "rank 3 (process 1, host h)": names in errors.
+  std::string ProcessName(int process) const;
+  std::string RankName(int rank) const;
+
+ private:
+  struct Member {
+    int local_ranks = 0;
+    int first_rank = 0;
+    int data_port = 0;
+    std::string address;  // Where its data port is reached.
+    std::string host;     // Its own name for itself.
+  };
+  TcpWorld() = default;
+
+  void HostRendezvous(int local_ranks, Clock::time_point deadline);
+  void JoinRendezvous(int local_ranks, Clock::time_point deadline);
+  // Frames of the job's own collectives: a u64 length, then the bytes.
+  void WriteFrame(int process, const std::string& bytes,
+                  Clock::time_point deadline);
+  std::string ReadFrame(int process, Clock::time_point deadline);
+  // The socket to `process` (process 0: to each other; others: to 0).
+  const Socket& Control(int process) const;
+  // An accepted link of group `group` from rank `from` to local rank `to`,
+  // waiting for it (and keeping links of later groups that come first).
+  Socket AcceptLink(uint32_t group, int from, int to,
+                    Clock::time_point deadline);
+
+  LaunchInfo launch_;
+  TcpWorldOptions options_;
+  int process_ = 0;
+  int size_ = 0;
+  std::vector<Member> table_;
+  std::vector<RankDevice> local_devices_;
+  std::vector<Socket> control_;  // Indexed by process.
+  Socket data_listener_;
+  std::mutex mu_;  // The job's own collectives, and group creation.
+  uint32_t next_group_ = 0;
+  std::map<std::tuple<uint32_t, int, int>, Socket> early_links_;
+};
+
+}  // namespace ringlet::collectives::tcp
+
+#endif  // RINGLET_COLLECTIVES_BACKENDS_TCP_TCP_WORLD_H_

@@ -1,0 +1,334 @@
+// TcpWorld with processes as threads: several worlds of this test process
+// meet over loopback, each believing it is one process of a launch. The
+// contract every ProcessWorld keeps (collectives/testing/process_contract.h)
+// runs over them; so do what only a TCP job can meet: a peer that dies (its
+// connections close) or stops answering, a rendezvous that someone misses,
+// two processes claiming one index, processes launched for jobs of
+// different sizes.
+#include "collectives/backends/tcp/tcp_world.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/api/collective_error.h"
+#include "collectives/testing/process_contract.h"
+#include "collectives/testing/rank_threads.h"
+#include "collectives/transport/tcp/socket.h"
+
+namespace ringlet::collectives::tcp {
+namespace {
+
+using testing::Buffer;
+using testing::Group;
+using testing::JobUnderTest;
+using testing::ProcessContractTest;
+using testing::ProcessSetup;
+using testing::RunRanks;
+using testing::TestValue;
+using Seconds = std::chrono::duration<double>;
+
+// A port nobody listens on now (the system's pick, released at once), as
+// torchrun chooses MASTER_PORT.
+int FreePort() { return Socket::Listen(0).LocalPort(); }
+
+LaunchInfo Launch(int process, int processes, int port) {
+  LaunchInfo info;
+  info.launcher = "torchrun";
+  info.process = process;
+  info.processes = processes;
+  info.process_on_host = process;
+  info.master_addr = "127.0.0.1";
+  info.master_port = port;
+  return info;
+}
+
+// Runs fn(p) for every process p on a thread of its own; returns each one's
+// error ("" where none).
+std::vector<std::string> EveryProcess(int processes,
+                                      const std::function<void(int)>& fn) {
+  std::vector<std::future<void>> done;
+  for (int p = 0; p < processes; ++p) {
+    done.push_back(std::async(std::launch::async, fn, p));
+  }
+  std::vector<std::string> errors(processes);
+  for (int p = 0; p < processes; ++p) {
+    try {
+      done[p].get();
+    } catch (const std::exception& e) {
+      errors[p] = e.what();
+    }
+  }
+  return errors;
+}
+
+std::vector<std::shared_ptr<TcpWorld>> JoinAll(
+    const std::vector<int>& local_ranks, const TcpWorldOptions& options = {}) {
+  const int n = static_cast<int>(local_ranks.size());
+  const int port = FreePort();
+  std::vector<std::shared_ptr<TcpWorld>> worlds(n);
+  const std::vector<std::string> errors = EveryProcess(n, [&](int p) {
+    worlds[p] = TcpWorld::Join(Launch(p, n, port), local_ranks[p], options);
+  });
+  for (int p = 0; p < n; ++p) {
+    if (!errors[p].empty()) {
+      throw std::runtime_error("process " + std::to_string(p) + ": " +
+                               errors[p]);
+    }
+  }
+  return worlds;
+}
+
+// Every world's group for `backend`, made together; ranks in global order.
+Group GroupOf(const std::vector<std::shared_ptr<TcpWorld>>& worlds,
+              const std::string& backend,
+              const CommOptions& options = CommOptions{
+                  std::chrono::seconds(60)}) {
+  std::vector<Group> per_world(worlds.size());
+  const std::vector<std::string> errors = EveryProcess(
+      static_cast<int>(worlds.size()),
+      [&](int p) { per_world[p] = worlds[p]->CreateGroup(backend, options); });
+  for (const std::string& e : errors) {
+    if (!e.empty()) throw CollectiveError(e);
+  }
+  Group all;
+  for (Group& g : per_world) {
+    for (auto& comm : g) all.push_back(std::move(comm));
+  }
+  return all;
+}
+
+class ThreadedTcpJob : public JobUnderTest {
+ public:
+  ThreadedTcpJob(const std::string& backend, const std::vector<int>& ranks)
+      : worlds_(JoinAll(ranks)), group_(GroupOf(worlds_, backend)) {}
+  int size() const override { return worlds_[0]->size(); }
+  Group& group() override { return group_; }
+  double SumOverJob(double value) override { return value; }
+
+ private:
+  std::vector<std::shared_ptr<TcpWorld>> worlds_;
+  Group group_;
+};
+
+std::vector<ProcessSetup> Setups() {
+  std::vector<ProcessSetup> setups;
+  struct Case {
+    const char* name;
+    const char* backend;
+    std::vector<int> ranks;
+  };
+  // Two processes; three (a ring over two TCP hops and one in memory);
+  // several ranks per process; processes of different sizes.
+  for (const Case& c : std::vector<Case>{{"ring_2x1", "ring", {1, 1}},
+                                         {"ring_2x2", "ring", {2, 2}},
+                                         {"ring_3x1", "ring", {1, 1, 1}},
+                                         {"ring_1_2_1", "ring", {1, 2, 1}},
+                                         {"naive_2x1", "naive", {1, 1}},
+                                         {"naive_2x2", "naive", {2, 2}}}) {
+    setups.push_back(
+        {c.name,
+         [c] { return std::make_unique<ThreadedTcpJob>(c.backend, c.ranks); }});
+  }
+  return setups;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tcp, ProcessContractTest,
+                         ::testing::ValuesIn(Setups()),
+                         testing::ProcessSetupName);
+
+TEST(TcpWorldTest, LayoutFollowsProcessOrder) {
+  const auto worlds = JoinAll({2, 1, 3});
+  const int first[] = {0, 2, 3};
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_EQ(worlds[p]->process(), p);
+    EXPECT_EQ(worlds[p]->processes(), 3);
+    EXPECT_EQ(worlds[p]->size(), 6);
+    EXPECT_EQ(worlds[p]->first_rank(), first[p]);
+    EXPECT_EQ(worlds[p]->ProcessOf(5), 2);
+    EXPECT_EQ(worlds[p]->ProcessOf(2), 1);
+    EXPECT_NE(worlds[p]->RankName(4).find("rank 4 (process 2, host "),
+              std::string::npos);
+  }
+}
+
+TEST(TcpWorldTest, JobCollectivesReachEveryProcess) {
+  const auto worlds = JoinAll({1, 1, 1});
+  std::vector<std::vector<std::string>> gathered(3);
+  std::vector<double> sums(3 * 2);
+  std::vector<uint64_t> ids(3);
+  const std::vector<std::string> errors = EveryProcess(3, [&](int p) {
+    // Strings of different lengths, one empty.
+    gathered[p] = worlds[p]->GatherFromProcesses(
+        p == 1 ? std::string() : std::string(p + 3, 'a' + p));
+    double values[2] = {1.0, static_cast<double>(p)};
+    worlds[p]->SumOverProcesses(values, 2);
+    sums[2 * p] = values[0];
+    sums[2 * p + 1] = values[1];
+    uint64_t id = p == 0 ? 0x0123456789abcdefu : 0;
+    worlds[p]->BroadcastBytes(&id, sizeof(id));
+    ids[p] = id;
+  });
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_EQ(errors[p], "");
+    ASSERT_EQ(gathered[p].size(), 3u);
+    for (int q = 0; q < 3; ++q) {
+      EXPECT_EQ(gathered[p][q],
+                q == 1 ? std::string() : std::string(q + 3, 'a' + q));
+    }
+    EXPECT_EQ(sums[2 * p], 3.0);
+    EXPECT_EQ(sums[2 * p + 1], 3.0);
+    EXPECT_EQ(ids[p], 0x0123456789abcdefu);
+  }
+}
+
+// Several groups, made one after another, each on connections of its own:
+// a group's messages never reach another's ranks.
+TEST(TcpWorldTest, GroupsMadeInTurnKeepTheirOwnMessages) {
+  const auto worlds = JoinAll({1, 2});
+  Group first = GroupOf(worlds, "ring");
+  Group second = GroupOf(worlds, "naive");
+  const std::vector<std::string> errors = RunRanks(first, [&](Communicator& a) {
+    Communicator& b = *second[a.rank()];
+    Buffer x(DataType::kFloat32, 4099), y(DataType::kFloat32, 4099);
+    for (size_t i = 0; i < 4099; ++i) {
+      x.Set(i, TestValue(a.rank(), i));
+      y.Set(i, 2 * TestValue(a.rank(), i));
+    }
+    a.AllReduce(x.data(), x.data(), 4099, DataType::kFloat32, ReduceOp::kSum);
+    b.AllReduce(y.data(), y.data(), 4099, DataType::kFloat32, ReduceOp::kSum);
+    for (size_t i = 0; i < 4099; ++i) {
+      double sum = 0;
+      for (int r = 0; r < 3; ++r) sum += TestValue(r, i);
+      ASSERT_EQ(x.Get(i), sum) << "rank " << a.rank() << " element " << i;
+      ASSERT_EQ(y.Get(i), 2 * sum) << "rank " << a.rank() << " element " << i;
+    }
+  });
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+}
+
+// A rank whose process is gone (here: its communicator destroyed, which
+// closes its connections as a process's death does) is named by the
+// others at once, not at their 60 s deadline.
+TEST(TcpWorldTest, APeerWhoseConnectionsCloseIsNamedAtOnce) {
+  const auto worlds = JoinAll({1, 1, 1});
+  Group group = GroupOf(worlds, "ring");
+  const auto start = Clock::now();
+  const std::vector<std::string> errors = RunRanks(group, [&](Communicator& c) {
+    if (c.rank() == 2) {
+      group[2].reset();  // Gone, mid-job.
+      return;
+    }
+    Buffer data(DataType::kFloat32, 262147);
+    c.AllReduce(data.data(), data.data(), 262147, DataType::kFloat32,
+                ReduceOp::kSum);
+  });
+  const double seconds = Seconds(Clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  bool named = false;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[r], "") << "rank " << r << " did not fail";
+    named |= errors[r].find("rank 2 (process 2, host ") != std::string::npos &&
+             errors[r].find("closed its connection") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << errors[0] << "\n" << errors[1];
+}
+
+// A rank that stops answering (SIGSTOP, a hung host) fails the others at
+// their deadline, naming it, and nothing hangs.
+TEST(TcpWorldTest, APeerThatStopsAnsweringIsNamedAtTheDeadline) {
+  const auto worlds = JoinAll({1, 1});
+  Group group = GroupOf(worlds, "ring");
+  CallOptions options;
+  options.timeout = std::chrono::milliseconds(500);
+  const auto start = Clock::now();
+  const std::vector<std::string> errors = RunRanks(group, [&](Communicator& c) {
+    if (c.rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      return;
+    }
+    Buffer data(DataType::kFloat32, 61);
+    c.AllReduce(data.data(), data.data(), 61, DataType::kFloat32,
+                ReduceOp::kSum, options);
+  });
+  const double seconds = Seconds(Clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_NE(errors[0].find("rank 1 (process 1, host "), std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[0].find("after 500 ms"), std::string::npos) << errors[0];
+}
+
+TEST(TcpWorldTest, ARendezvousSomeoneMissesNamesWhoAtTheDeadline) {
+  const int port = FreePort();
+  TcpWorldOptions options;
+  options.timeout = std::chrono::milliseconds(800);
+  const auto start = Clock::now();
+  // Processes 0 and 2 of 4 come; 1 and 3 never do.
+  const std::vector<std::string> errors = EveryProcess(
+      2, [&](int i) { TcpWorld::Join(Launch(i * 2, 4, port), 1, options); });
+  EXPECT_LT(Seconds(Clock::now() - start).count(), 5.0);
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("processes 1, 3 of 4 never connected"), std::string::npos)
+        << e;
+  }
+}
+
+TEST(TcpWorldTest, TwoProcessesClaimingOneIndexAreRefused) {
+  const int port = FreePort();
+  TcpWorldOptions options;
+  options.timeout = std::chrono::seconds(10);
+  const std::vector<std::string> errors = EveryProcess(3, [&](int i) {
+    TcpWorld::Join(Launch(i == 0 ? 0 : 1, 3, port), 1, options);
+  });
+  // Process 0 tells both claimants why, and fails itself.
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("two processes say they are process 1"), std::string::npos)
+        << e;
+  }
+}
+
+TEST(TcpWorldTest, ProcessesOfDifferentJobSizesAreRefused) {
+  const int port = FreePort();
+  const std::vector<std::string> errors = EveryProcess(
+      2, [&](int i) { TcpWorld::Join(Launch(i, i == 0 ? 2 : 3, port), 1); });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("process 1 (host "), std::string::npos) << e;
+    EXPECT_NE(e.find("was launched for a job of 3 processes, process 0 for 2"),
+              std::string::npos)
+        << e;
+  }
+}
+
+TEST(TcpWorldTest, NobodyAtTheMasterAddressIsAnErrorByTheDeadline) {
+  TcpWorldOptions options;
+  options.timeout = std::chrono::milliseconds(500);
+  const int port = FreePort();
+  try {
+    TcpWorld::Join(Launch(1, 2, port), 1, options);
+    FAIL() << "expected a CollectiveError";
+  } catch (const CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find("nobody answered at 127.0.0.1:" +
+                                         std::to_string(port)),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TcpWorldTest, MpiBackendSaysItNeedsMpirun) {
+  const auto worlds = JoinAll({1, 1});
+  const std::vector<std::string> errors =
+      EveryProcess(2, [&](int p) { worlds[p]->CreateGroup("mpi", {}); });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("needs processes started by mpirun"), std::string::npos)
+        << e;
+  }
+}
+
+}  // namespace
+}  // namespace ringlet::collectives::tcp
