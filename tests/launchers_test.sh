@@ -19,13 +19,16 @@
 #     (SIGKILL) mid-epoch, torchrun restarts the job, which resumes on its
 #     own from the last checkpoint (mid-epoch, a line and a {"restart"}
 #     record saying so) and ends with the uninterrupted run's parameters,
-#     bit for bit (--reproducible).
-# Args: the lenet_scratch and resnet_dp binaries. Needs torchrun
+#     bit for bit (--reproducible);
+#  7. examples/mlp (a user's own program, JoinLaunchedJob) under torchrun:
+#     2 processes of one device save the parameters of 1 process of 2.
+# Args: the lenet_scratch, resnet_dp and train_mlp binaries. Needs torchrun
 # (python3-torch, which ./bazelw installs).
 set -euo pipefail
 
 lenet="$(realpath "$1")"
 resnet="$(realpath "$2")"
+mlp="$(realpath "$3")"
 out="${TEST_TMPDIR:-$(mktemp -d)}"
 unset XML_OUTPUT_FILE TEST_PREMATURE_EXIT_FILE
 fail() {
@@ -224,5 +227,17 @@ grep -q '^{"restart":{"launcher":"torchrun","count":1,"epoch":[0-9]*,"step":[1-9
 same_params "$out/straight.bin" "$out/restarted.bin" ||
   fail "the restarted job ends elsewhere than the uninterrupted run"
 echo "restarted by torchrun: the uninterrupted run's parameters, bit for bit"
+
+# 7. A program of one's own.
+"$mlp" --devices=cpu:2 --epochs=1 --save="$out/mlp_one.safetensors" \
+  >"$out/mlp_one.txt" 2>&1 || fail "train_mlp failed: $(cat "$out/mlp_one.txt")"
+"${torchrun[@]}" --nproc_per_node=2 "$mlp" --devices=cpu:1 --epochs=1 \
+  --save="$out/mlp_two.safetensors" >"$out/mlp_two.txt" 2>&1 ||
+  fail "train_mlp under torchrun failed: $(tail -n 20 "$out/mlp_two.txt")"
+[[ "$(grep -c '^epoch 1:' "$out/mlp_two.txt")" -eq 1 ]] ||
+  fail "train_mlp: expected one epoch line, from process 0"
+cmp -s "$out/mlp_one.safetensors" "$out/mlp_two.safetensors" ||
+  fail "train_mlp: 2 processes x cpu:1 saved other parameters than 1 x cpu:2"
+echo "train_mlp under torchrun: $(grep '^epoch 1:' "$out/mlp_two.txt")"
 
 echo "PASS"

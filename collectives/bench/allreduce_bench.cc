@@ -4,10 +4,13 @@
 //   ./bazelw run //collectives/bench:allreduce_bench -- --backend=ring
 //       --ranks=2 --min_bytes=4 --max_bytes=256M
 //   mpirun -np 2 bazel-bin/collectives/allreduce_bench --backend=mpi --ranks=1
+//   torchrun --standalone --nproc_per_node=2 --no_python --redirects=2
+//       --tee=2 bazel-bin/collectives/bench/allreduce_bench --ranks=1
 //
-// Each rank is a thread; under mpirun each process holds --ranks of them
-// and the job's ranks form one group (ring and naive: MPI between
-// processes; mpi: MPI_Iallreduce, one rank per process). A row per size, as
+// Each rank is a thread; under a launcher (mpirun, torchrun, srun) each
+// process holds --ranks of them and the job's ranks form one group (ring
+// and naive: MPI or TCP between processes; mpi: MPI_Iallreduce, one rank
+// per process). A row per size, as
 // nccl-tests' all_reduce_perf prints it: out-of-place, then in-place. Each
 // is one checked call (#wrong counts elements that differ from the exact
 // result, on all ranks), warm-up calls, then timed calls between two
@@ -31,7 +34,7 @@
 
 #include "cli/conventions.h"
 #include "cli/run_main.h"
-#include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/backends/launch.h"
 #include "collectives/backends/rank_buffer.h"
 #include "collectives/backends/registry.h"
 #include "collectives/bench/bench_flags.h"
@@ -284,10 +287,11 @@ int Main(int argc, char** argv) {
   }
 
   std::vector<std::unique_ptr<Communicator>> group;
-  std::shared_ptr<mpi::MpiWorld> world;
+  std::shared_ptr<ProcessWorld> world;
   try {
-    if (mpi::LaunchedByMpirun()) {
-      world = mpi::MpiWorld::Join(flags.ranks);
+    // mpirun, torchrun or srun: the ranks of every process in one group.
+    world = JoinLaunchedJob(flags.ranks);
+    if (world != nullptr) {
       group = world->CreateGroup(flags.backend, CommOptions{});
     } else if (FindBackend(flags.backend)->needs_processes) {
       throw std::invalid_argument(
@@ -305,7 +309,8 @@ int Main(int argc, char** argv) {
   const double bus = AllReduceBusFactor(total_ranks);
   std::string layout = std::to_string(total_ranks);
   if (world && world->processes() > 1) {
-    layout += " in " + std::to_string(world->processes()) + " processes";
+    layout += " in " + std::to_string(world->processes()) + " processes (" +
+              Launcher() + ")";
   }
   const bool leader = group[0]->rank() == 0;
   // repro_sum rows end with their busbw over the plain sum's (the row

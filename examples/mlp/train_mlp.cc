@@ -11,6 +11,10 @@
 //   net = torch.nn.Module(); net.hidden = torch.nn.Linear(d, 256)
 //   net.out = torch.nn.Linear(256, classes)
 //   net.load_state_dict(safetensors.torch.load_file("mlp.safetensors"))
+// Under torchrun, srun or mpirun the processes' devices train as one group
+// (the parameters of one process with all their devices):
+//   torchrun --standalone --nproc_per_node=2 --no_python --redirects=2
+//     --tee=2 bazel-bin/examples/mlp/train_mlp --devices=cpu:1
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -19,6 +23,7 @@
 
 #include "cli/conventions.h"
 #include "cli/run_main.h"
+#include "collectives/backends/launch.h"
 #include "data/array_splits.h"
 #include "data/batch_loader.h"
 #include "gpu/device_probe.h"
@@ -117,6 +122,11 @@ int Main(int argc, char** argv) {
   }
   const int64_t inputs = train_set->input().elements();
   parallel::DataParallelOptions options;
+  // Started by torchrun, srun or mpirun: this process's devices join the
+  // job's (null when this process is the job). Only process 0 prints.
+  options.processes =
+      ringlet::collectives::JoinLaunchedJob(static_cast<int>(devices.size()));
+  const bool leader = !options.processes || options.processes->process() == 0;
   options.loss =
       parallel::SoftmaxCrossEntropyLoss();  // Or any parallel::LossFunction.
   options.optimizer.name = "adamw";  // Or options.make_optimizer: your own.
@@ -156,14 +166,16 @@ int Main(int argc, char** argv) {
     while (test.Next(&batch)) correct += dp.Evaluate(batch.Local()).correct;
     // Gradients reduce in buckets while backward runs: "exposed" is the
     // part of the communication the devices waited for after it.
-    std::printf(
-        "epoch %d: loss %.4f, test acc %.4f, %.1f s, comm %.1f%% of it "
-        "(%.1f%% exposed)\n",
-        epoch + 1, loss / train_set->size(),
-        static_cast<double>(correct) / test_set->size(), seconds,
-        100 * comm / seconds, 100 * exposed / seconds);
+    if (leader) {
+      std::printf(
+          "epoch %d: loss %.4f, test acc %.4f, %.1f s, comm %.1f%% of it "
+          "(%.1f%% exposed)\n",
+          epoch + 1, loss / train_set->size(),
+          static_cast<double>(correct) / test_set->size(), seconds,
+          100 * comm / seconds, 100 * exposed / seconds);
+    }
   }
-  if (!save.empty()) {
+  if (!save.empty() && leader) {
     nn::SaveStateFile(dp.replica(0), save);
     std::printf("parameters written to %s\n", save.c_str());
   }

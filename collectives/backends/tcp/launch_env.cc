@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace ringlet::collectives::tcp {
 namespace {
@@ -117,8 +119,10 @@ std::optional<LaunchInfo> FromSrun(const GetEnv& get_env) {
 int TasksOnNode(const std::string& list, int node) {
   const std::invalid_argument bad("cannot read SLURM_STEP_TASKS_PER_NODE='" +
                                   list + "' for node " + std::to_string(node));
+  // The whole list is read first: a malformed one is refused whatever the
+  // node.
+  std::vector<std::pair<int, int>> entries;  // Tasks, nodes with that many.
   size_t at = 0;
-  int seen = 0;
   while (at < list.size()) {
     size_t used = 0;
     int tasks = 0, repeat = 1;
@@ -139,9 +143,15 @@ int TasksOnNode(const std::string& list, int node) {
       ++at;
     }
     if (tasks < 0 || repeat < 1) throw bad;
+    entries.emplace_back(tasks, repeat);
+    if (at < list.size() && (list[at++] != ',' || at == list.size())) {
+      throw bad;
+    }
+  }
+  int seen = 0;
+  for (const auto& [tasks, repeat] : entries) {
     if (node < seen + repeat) return tasks;
     seen += repeat;
-    if (at < list.size() && list[at++] != ',') throw bad;
   }
   throw bad;
 }
