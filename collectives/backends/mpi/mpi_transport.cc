@@ -4,14 +4,13 @@
 #include <string>
 
 #include "collectives/api/collective_error.h"
-#include "collectives/transport/host/host_kernels.h"
 
 namespace ringlet::collectives::mpi {
 
 MpiTransport::MpiTransport(std::shared_ptr<MpiWorld> world,
                            std::shared_ptr<host::HostGroup> group,
                            MPI_Comm comm, int rank)
-    : HostTransport(std::move(group), rank),
+    : CrossProcessTransport(std::move(group), rank),
       world_(std::move(world)),
       comm_(comm) {}
 
@@ -44,17 +43,13 @@ bool MpiTransport::IsLocal(int peer) const {
 
 void MpiTransport::BeginCall(const CallDesc& call,
                              std::chrono::milliseconds timeout) {
-  HostTransport::BeginCall(call, timeout);
+  CrossProcessTransport::BeginCall(call, timeout);
   timeout_ = timeout;
   deadline_ = Clock::now() + timeout;
 }
 
-void MpiTransport::Send(int peer, const Envelope& envelope, const void* src,
-                        size_t bytes) {
-  if (IsLocal(peer)) {
-    HostTransport::Send(peer, envelope, src, bytes);
-    return;
-  }
+void MpiTransport::SendRemote(int peer, const Envelope& envelope,
+                              const void* src, size_t bytes) {
   if (bytes > static_cast<size_t>(std::numeric_limits<int>::max())) {
     Fail("rank " + std::to_string(rank()) + " " + Describe(call()) +
          ": a message of " + std::to_string(bytes) +
@@ -76,7 +71,6 @@ void MpiTransport::Send(int peer, const Envelope& envelope, const void* src,
                        &send.requests[1]);
     });
   }
-  CountSent(bytes);
 }
 
 void MpiTransport::WaitOrFail(MPI_Request* request, int peer,
@@ -94,8 +88,7 @@ void MpiTransport::WaitOrFail(MPI_Request* request, int peer,
        std::to_string(world_->ProcessOf(peer)) + ") " + what);
 }
 
-void MpiTransport::RecvHeader(int peer, const Envelope& expected,
-                              size_t bytes) {
+void MpiTransport::ReadHeader(int peer, Envelope* envelope, uint64_t* bytes) {
   Header& header = received_;
   MPI_Request request = MPI_REQUEST_NULL;
   world_->Call("MPI_Irecv (header)", [&] {
@@ -103,25 +96,11 @@ void MpiTransport::RecvHeader(int peer, const Envelope& expected,
                      Tag(peer, rank()), comm_, &request);
   });
   WaitOrFail(&request, peer, "to send");
-  const Envelope& got = header.envelope;
-  if (got.call != expected.call) {
-    Fail("rank " + std::to_string(peer) + " " + Describe(got.call) +
-         " does not match rank " + std::to_string(rank()) + " " +
-         Describe(expected.call));
-  }
-  if (got.step != expected.step || got.segment != expected.segment ||
-      header.bytes != bytes) {
-    Fail("rank " + std::to_string(rank()) + " " + Describe(call()) +
-         ": internal error: message from rank " + std::to_string(peer) +
-         " is step " + std::to_string(got.step) + " segment " +
-         std::to_string(got.segment) + " of " + std::to_string(header.bytes) +
-         " bytes, expected step " + std::to_string(expected.step) +
-         " segment " + std::to_string(expected.segment) + " of " +
-         std::to_string(bytes));
-  }
+  *envelope = header.envelope;
+  *bytes = header.bytes;
 }
 
-void MpiTransport::RecvPayload(int peer, void* dst, size_t bytes) {
+void MpiTransport::ReadPayload(int peer, void* dst, size_t bytes) {
   if (bytes == 0) return;
   MPI_Request request = MPI_REQUEST_NULL;
   world_->Call("MPI_Irecv (payload)", [&] {
@@ -132,48 +111,8 @@ void MpiTransport::RecvPayload(int peer, void* dst, size_t bytes) {
   WaitOrFail(&request, peer, "the rest of its message");
 }
 
-void MpiTransport::RecvReduce(int peer, const Envelope& expected, void* dst,
-                              const void* local, size_t count, DataType type,
-                              ReduceOp op, bool finish) {
-  if (IsLocal(peer)) {
-    HostTransport::RecvReduce(peer, expected, dst, local, count, type, op,
-                              finish);
-    return;
-  }
-  const size_t bytes = count * SizeOf(type);
-  RecvHeader(peer, expected, bytes);
-  if (staging_.size() < bytes) staging_.resize(bytes);
-  RecvPayload(peer, staging_.data(), bytes);
-  host::CombineInto(dst, local, staging_.data(), count, type, op,
-                    finish && op == ReduceOp::kAvg ? size() : 0,
-                    /*streaming=*/false);
-}
-
-void MpiTransport::RecvCombine(
-    int peer, const Envelope& expected, size_t bytes,
-    const std::function<void(const void* message)>& combine) {
-  if (IsLocal(peer)) {
-    HostTransport::RecvCombine(peer, expected, bytes, combine);
-    return;
-  }
-  RecvHeader(peer, expected, bytes);
-  if (staging_.size() < bytes) staging_.resize(bytes);
-  RecvPayload(peer, staging_.data(), bytes);
-  combine(staging_.data());
-}
-
-void MpiTransport::RecvCopy(int peer, const Envelope& expected, void* dst,
-                            size_t bytes) {
-  if (IsLocal(peer)) {
-    HostTransport::RecvCopy(peer, expected, dst, bytes);
-    return;
-  }
-  RecvHeader(peer, expected, bytes);
-  RecvPayload(peer, dst, bytes);
-}
-
 void MpiTransport::LeaveFailedCall() {
-  HostTransport::LeaveFailedCall();
+  CrossProcessTransport::LeaveFailedCall();
   // Sends to other processes still in flight are cancelled (or given a
   // moment and freed), so MPI is done with the caller's buffers as far as
   // it lets us know.
@@ -184,7 +123,7 @@ void MpiTransport::LeaveFailedCall() {
 }
 
 void MpiTransport::WaitSends() {
-  HostTransport::WaitSends();
+  CrossProcessTransport::WaitSends();
   while (!pending_.empty()) {
     PendingSend& send = pending_.front();
     for (MPI_Request& request : send.requests) {

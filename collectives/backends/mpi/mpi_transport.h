@@ -1,13 +1,14 @@
-// The transport for a job spread over processes: peers in this process are
-// reached through host memory (HostTransport, unchanged), peers in other
-// processes through MPI point-to-point messages. Algorithms see one group of
-// world->size() ranks and do not know which link is which.
+// The transport for a job spread over processes by mpirun: peers in this
+// process are reached through host memory, peers in other processes
+// through MPI point-to-point messages (CrossProcessTransport checks every
+// header). Algorithms see one group of world->size() ranks and do not know
+// which link is which.
 //
 // A message to another process is two MPI messages on the link's tag: a
 // header (the envelope and the payload's size), then the payload, sent
-// straight from the caller's buffer. The receiver checks the header before
-// it posts the payload's receive, so ranks that make different calls get a
-// CollectiveError naming both, never a truncated message.
+// straight from the caller's buffer. The payload's receive is posted only
+// once the header has been checked, so a mismatched call never truncates a
+// message.
 #ifndef RINGLET_COLLECTIVES_BACKENDS_MPI_MPI_TRANSPORT_H_
 #define RINGLET_COLLECTIVES_BACKENDS_MPI_MPI_TRANSPORT_H_
 
@@ -18,11 +19,11 @@
 #include <vector>
 
 #include "collectives/backends/mpi/mpi_world.h"
-#include "collectives/transport/host/host_transport.h"
+#include "collectives/transport/host/cross_process_transport.h"
 
 namespace ringlet::collectives::mpi {
 
-class MpiTransport : public host::HostTransport {
+class MpiTransport : public host::CrossProcessTransport {
  public:
   // `group` has world->size() ranks, local ones being this process's; `comm`
   // is this communicator group's own MPI communicator.
@@ -32,18 +33,15 @@ class MpiTransport : public host::HostTransport {
 
   void BeginCall(const CallDesc& call,
                  std::chrono::milliseconds timeout) override;
-  void Send(int peer, const Envelope& envelope, const void* src,
-            size_t bytes) override;
-  void RecvReduce(int peer, const Envelope& expected, void* dst,
-                  const void* local, size_t count, DataType type, ReduceOp op,
-                  bool finish) override;
-  void RecvCombine(
-      int peer, const Envelope& expected, size_t bytes,
-      const std::function<void(const void* message)>& combine) override;
-  void RecvCopy(int peer, const Envelope& expected, void* dst,
-                size_t bytes) override;
   void WaitSends() override;
   void LeaveFailedCall() override;
+
+ protected:
+  bool IsLocal(int peer) const override;
+  void SendRemote(int peer, const Envelope& envelope, const void* src,
+                  size_t bytes) override;
+  void ReadHeader(int peer, Envelope* envelope, uint64_t* bytes) override;
+  void ReadPayload(int peer, void* dst, size_t bytes) override;
 
  private:
   struct Header {
@@ -56,12 +54,7 @@ class MpiTransport : public host::HostTransport {
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   };
 
-  bool IsLocal(int peer) const;
   int Tag(int from, int to) const { return from * size() + to; }
-  // Receives `peer`'s next header and checks it against `expected`.
-  void RecvHeader(int peer, const Envelope& expected, size_t bytes);
-  // Receives `bytes` of `peer`'s payload into dst.
-  void RecvPayload(int peer, void* dst, size_t bytes);
   // Waits for `request`; on abort or deadline abandons it and fails.
   void WaitOrFail(MPI_Request* request, int peer, const char* what);
   // Cancels `request` and lets it go (after a failure).
@@ -73,7 +66,6 @@ class MpiTransport : public host::HostTransport {
   std::chrono::milliseconds timeout_{0};
   std::deque<PendingSend> pending_;  // Stable addresses for MPI.
   Header received_;                  // The header being received.
-  std::vector<char> staging_;        // Payloads that are reduced into place.
 };
 
 }  // namespace ringlet::collectives::mpi

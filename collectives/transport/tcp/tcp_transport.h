@@ -1,13 +1,11 @@
 // The transport for a job whose processes reach each other over TCP
 // (launched by torchrun, Slurm, or by hand): peers in this process through
-// host memory (HostTransport, unchanged), peers in other processes through
-// one TcpLink each. Algorithms see one group and do not know which link is
-// which, exactly as over MpiTransport.
+// host memory, peers in other processes through one TcpLink each
+// (CrossProcessTransport checks every header). Algorithms see one group
+// and do not know which link is which, exactly as over MpiTransport.
 //
-// A receive reads the header first and checks it against its own call, so
-// ranks that make different calls get a CollectiveError naming both, never
-// a misread payload. A peer whose process died is noticed at once (its
-// connection closes); one that stopped answering, at the call's deadline.
+// A peer whose process died is noticed at once (its connection closes);
+// one that stopped answering, at the call's deadline.
 // After a failed call every remote link is told why and closed, so peers in
 // other processes fail at once too.
 #ifndef RINGLET_COLLECTIVES_TRANSPORT_TCP_TCP_TRANSPORT_H_
@@ -16,12 +14,12 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/transport/host/host_transport.h"
+#include "collectives/transport/host/cross_process_transport.h"
 #include "collectives/transport/tcp/tcp_link.h"
 
 namespace ringlet::collectives::tcp {
 
-class TcpTransport : public host::HostTransport {
+class TcpTransport : public host::CrossProcessTransport {
  public:
   // `group` has every rank of the job, local ones being this process's;
   // links[peer] is the connection to each rank of another process (null for
@@ -31,24 +29,17 @@ class TcpTransport : public host::HostTransport {
 
   void BeginCall(const CallDesc& call,
                  std::chrono::milliseconds timeout) override;
-  void Send(int peer, const Envelope& envelope, const void* src,
-            size_t bytes) override;
-  void RecvReduce(int peer, const Envelope& expected, void* dst,
-                  const void* local, size_t count, DataType type, ReduceOp op,
-                  bool finish) override;
-  void RecvCombine(
-      int peer, const Envelope& expected, size_t bytes,
-      const std::function<void(const void* message)>& combine) override;
-  void RecvCopy(int peer, const Envelope& expected, void* dst,
-                size_t bytes) override;
   void WaitSends() override;
   void LeaveFailedCall() override;
 
+ protected:
+  bool IsLocal(int peer) const override { return links_[peer] == nullptr; }
+  void SendRemote(int peer, const Envelope& envelope, const void* src,
+                  size_t bytes) override;
+  void ReadHeader(int peer, Envelope* envelope, uint64_t* bytes) override;
+  void ReadPayload(int peer, void* dst, size_t bytes) override;
+
  private:
-  bool IsLocal(int peer) const { return links_[peer] == nullptr; }
-  // Reads `peer`'s next header and checks it against `expected`.
-  void RecvHeader(int peer, const Envelope& expected, size_t bytes);
-  void RecvPayload(int peer, void* dst, size_t bytes);
   // Aborts the group with what went wrong on a remote link, and throws.
   [[noreturn]] void FailOn(const std::string& what);
   GiveUp Aborted();
@@ -56,7 +47,6 @@ class TcpTransport : public host::HostTransport {
   std::vector<std::unique_ptr<TcpLink>> links_;
   Clock::time_point deadline_;
   std::chrono::milliseconds timeout_{0};
-  std::vector<char> staging_;  // Payloads that are reduced into place.
 };
 
 }  // namespace ringlet::collectives::tcp
