@@ -21,6 +21,8 @@ namespace {
 
 // How often a blocked wait looks at its give_up condition.
 constexpr int kSliceMs = 50;
+// Reads tried again before a read sleeps in poll().
+constexpr int kSpins = 200;
 
 [[noreturn]] void Throw(const std::string& what, int error) {
   throw CollectiveError(what + ": " + std::strerror(error));
@@ -216,9 +218,34 @@ void Socket::WriteAll(const void* data, size_t bytes,
   }
 }
 
+size_t Socket::TryWrite(const void* data, size_t bytes,
+                        const std::string& who) const {
+  const char* p = static_cast<const char*>(data);
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n =
+        ::send(fd_, p + done, bytes - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    const int error = errno;
+    if (error == EPIPE || error == ECONNRESET) {
+      throw CollectiveError(who +
+                            " closed its connection (its process "
+                            "ended, or was killed)");
+    }
+    Throw("sending to " + who, error);
+  }
+  return done;
+}
+
 void Socket::ReadAll(void* data, size_t bytes, Clock::time_point deadline,
                      const GiveUp& give_up, const std::string& who) const {
   char* p = static_cast<char*>(data);
+  int spins = 0;
   while (bytes > 0) {
     const ssize_t n = ::recv(fd_, p, bytes, 0);
     if (n > 0) {
@@ -233,6 +260,12 @@ void Socket::ReadAll(void* data, size_t bytes, Clock::time_point deadline,
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      // A reply is often microseconds away (the latency of small calls):
+      // try again a while before sleeping in poll(), as MPI's waits do.
+      if (++spins <= kSpins) {
+        std::this_thread::yield();
+        continue;
+      }
       WaitReady(false, deadline, give_up, "waiting for " + who);
       continue;
     }

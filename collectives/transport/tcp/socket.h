@@ -51,6 +51,10 @@ class Socket {
   void ReadAll(void* data, size_t bytes, Clock::time_point deadline,
                const GiveUp& give_up, const std::string& who) const;
 
+  // Writes what the socket takes now, without waiting; returns how many
+  // bytes that was (0 when its buffer is full).
+  size_t TryWrite(const void* data, size_t bytes, const std::string& who) const;
+
   // The port this socket is bound to; the peer's numeric address.
   int LocalPort() const;
   std::string PeerAddress() const;

@@ -61,11 +61,33 @@ void TcpLink::Send(const Envelope& envelope, const void* src, size_t bytes) {
   pending.header.envelope = envelope;
   pending.header.bytes = bytes;
   pending.payload = src;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (abandoned_) return;  // The call has failed; WaitSent says so.
-    queue_.push_back(pending);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (abandoned_) return;  // The call has failed; WaitSent says so.
+  if (queue_.empty() && !writing_ && error_.empty()) {
+    writing_ = true;  // The sender thread stays off the socket meanwhile.
+    lock.unlock();
+    std::string error;
+    try {
+      pending.sent =
+          socket_.TryWrite(&pending.header, sizeof(pending.header), peer_);
+      if (pending.sent == sizeof(pending.header) && bytes > 0) {
+        pending.sent += socket_.TryWrite(src, bytes, peer_);
+      }
+    } catch (const CollectiveError& e) {
+      error = e.what();
+    }
+    lock.lock();
+    writing_ = false;
+    if (!error.empty()) {
+      error_ = error;
+      broken_ = pending.sent > 0;
+      cv_.notify_all();
+      return;
+    }
+    if (pending.sent == sizeof(pending.header) + bytes) return;
   }
+  queue_.push_back(pending);
+  lock.unlock();
   cv_.notify_all();
 }
 
@@ -84,12 +106,18 @@ void TcpLink::SendLoop() {
     };
     try {
       const Clock::time_point deadline = Clock::now() + kNoDeadline;
-      socket_.WriteAll(&pending.header, sizeof(pending.header), deadline,
-                       give_up, peer_);
-      if (pending.header.bytes > 0) {
+      constexpr size_t kHeader = sizeof(WireHeader);
+      size_t done = pending.sent;  // The part Send() wrote itself.
+      if (done < kHeader) {
+        socket_.WriteAll(reinterpret_cast<const char*>(&pending.header) + done,
+                         kHeader - done, deadline, give_up, peer_);
+        done = kHeader;
+      }
+      if (done - kHeader < pending.header.bytes) {
         [[maybe_unused]] IgnorePayloadReads ignore;
-        socket_.WriteAll(pending.payload, pending.header.bytes, deadline,
-                         give_up, peer_);
+        socket_.WriteAll(
+            static_cast<const char*>(pending.payload) + (done - kHeader),
+            pending.header.bytes - (done - kHeader), deadline, give_up, peer_);
       }
     } catch (const CollectiveError& e) {
       error = e.what();

@@ -2,11 +2,14 @@
 // communicator group: messages in both directions, each a fixed header
 // (the envelope, the payload's size) and the payload.
 //
-// Sends are queued and written by the link's own thread, so a rank never
-// waits on a peer's reading while it has messages of its own to receive
-// (as MPI's progress engine makes Isend progress): the ring cannot
-// deadlock on full socket buffers. The caller's payload is read in place
-// until WaitSent() returns. Receives are made by the rank's own thread.
+// A send goes straight to the socket while the link is idle and the
+// socket takes it whole (small messages: no thread hand-off in their
+// latency); what it does not take is queued and written by the link's own
+// thread, so a rank never waits on a peer's reading while it has messages
+// of its own to receive (as MPI's progress engine makes Isend progress):
+// the ring cannot deadlock on full socket buffers. The caller's payload is
+// read in place until WaitSent() returns. Receives are made by the rank's
+// own thread.
 #ifndef RINGLET_COLLECTIVES_TRANSPORT_TCP_TCP_LINK_H_
 #define RINGLET_COLLECTIVES_TRANSPORT_TCP_TCP_LINK_H_
 
@@ -66,6 +69,7 @@ class TcpLink {
   struct Pending {
     WireHeader header;
     const void* payload = nullptr;
+    size_t sent = 0;  // Of the header and payload, written already.
   };
   void SendLoop();
 
