@@ -13,6 +13,8 @@
 #     exit 1, with one line naming the lost process, never waiting for a
 #     timeout; and under torchrun the job ends non-zero, nothing left
 #     running;
+#  4b. a process stopped mid-run (SIGSTOP): the other ends within the
+#     heartbeat timeout (3 s), exit 1, naming it as stopped;
 #  5. a process launched for a job of another size: every process that
 #     came says so and exits 1;
 #  6. torchrun --max_restarts=2 with --checkpoint_steps: a worker killed
@@ -146,6 +148,34 @@ grep -qE 'error.*process 1 \(host [^)]*\).*closed its connection|rank 1 \(proces
 echo "the survivor ended ${elapsed} s after the kill"
 python3 -c "import sys; sys.exit(0 if $elapsed < 10 else 1)" ||
   fail "the survivor took ${elapsed} s to end"
+
+# 4b. Process 1 stopped (SIGSTOP): its heartbeats stop, and process 0 ends
+# within the heartbeat timeout (3 s), not the collective's 60 s.
+port="$(free_port)"
+for rank in 0 1; do
+  env RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 \
+    MASTER_PORT="$port" "$lenet" "${long[@]}" \
+    --metrics_out="$out/stopped.jsonl" >"$out/stopped$rank.txt" 2>&1 &
+  pids[rank]=$!
+done
+for _ in $(seq 3000); do
+  grep -q '^{"epoch"' "$out/stopped.jsonl" 2>/dev/null && break
+  sleep 0.1
+done
+start=$(date +%s.%N)
+kill -STOP "${pids[1]}"
+status=0
+wait "${pids[0]}" || status=$?
+elapsed="$(python3 -c "import time; print(f'{time.time() - $start:.2f}')")"
+kill -KILL "${pids[1]}" 2>/dev/null || true
+wait "${pids[1]}" 2>/dev/null || true
+grep -v '\] ' "$out/stopped0.txt" | tail -n 1
+((status == 1)) || fail "with process 1 stopped, process 0 exited $status, not 1"
+grep -q 'error.*process 1 (host [^)]*) stopped answering' "$out/stopped0.txt" ||
+  fail "no line names the stopped process 1: $(tail -n 2 "$out/stopped0.txt")"
+echo "process 0 ended ${elapsed} s after process 1 was stopped"
+python3 -c "import sys; sys.exit(0 if $elapsed < 10 else 1)" ||
+  fail "process 0 took ${elapsed} s to end"
 
 # ... and under torchrun (no restarts): the job ends non-zero, every worker
 # with it.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "collectives/backends/mpi/mpi_world.h"
 #include "collectives/backends/tcp/launch_env.h"
@@ -43,7 +45,19 @@ std::shared_ptr<ProcessWorld> JoinLaunchedJob(int local_ranks) {
   if (mpi::LaunchedByMpirun()) return mpi::MpiWorld::Join(local_ranks);
   const std::optional<tcp::LaunchInfo> launch = tcp::LaunchInfoFromEnv();
   if (!launch) return nullptr;
-  return tcp::TcpWorld::Join(*launch, local_ranks);
+  tcp::TcpWorldOptions options;
+  if (const char* ms = std::getenv("RINGLET_HEARTBEAT_TIMEOUT_MS")) {
+    char* end = nullptr;
+    const long value = std::strtol(ms, &end, 10);
+    if (end == ms || *end != '\0' || value < 0 || value > 3600000) {
+      throw std::invalid_argument(
+          std::string("RINGLET_HEARTBEAT_TIMEOUT_MS='") + ms +
+          "' is not a whole number of milliseconds from 0 (no heartbeats) "
+          "to 3600000");
+    }
+    options.heartbeat_timeout = std::chrono::milliseconds(value);
+  }
+  return tcp::TcpWorld::Join(*launch, local_ranks, options);
 }
 
 }  // namespace ringlet::collectives

@@ -82,22 +82,23 @@ std::string HostName() {
 }
 
 void WriteBlob(const Socket& s, const std::string& bytes,
-               Clock::time_point deadline, const std::string& who) {
+               Clock::time_point deadline, const std::string& who,
+               const GiveUp& give_up = nullptr) {
   const uint64_t n = bytes.size();
-  s.WriteAll(&n, sizeof(n), deadline, nullptr, who);
-  s.WriteAll(bytes.data(), bytes.size(), deadline, nullptr, who);
+  s.WriteAll(&n, sizeof(n), deadline, give_up, who);
+  s.WriteAll(bytes.data(), bytes.size(), deadline, give_up, who);
 }
 
 std::string ReadBlob(const Socket& s, Clock::time_point deadline,
-                     const std::string& who) {
+                     const std::string& who, const GiveUp& give_up = nullptr) {
   uint64_t n = 0;
-  s.ReadAll(&n, sizeof(n), deadline, nullptr, who);
+  s.ReadAll(&n, sizeof(n), deadline, give_up, who);
   if (n > kMaxFrame) {
     throw CollectiveError("a message of " + std::to_string(n) + " bytes from " +
                           who + " is not ringlet's: is another program there?");
   }
   std::string bytes(n, '\0');
-  s.ReadAll(bytes.data(), n, deadline, nullptr, who);
+  s.ReadAll(bytes.data(), n, deadline, give_up, who);
   return bytes;
 }
 
@@ -133,10 +134,43 @@ std::shared_ptr<TcpWorld> TcpWorld::Join(const LaunchInfo& launch,
     m.first_rank = world->size_;
     world->size_ += m.local_ranks;
   }
+  world->StartHeartbeats(deadline);
   return world;
 }
 
-TcpWorld::~TcpWorld() = default;
+GiveUp TcpWorld::Unhealthy() const {
+  return [health = health_] { return health->failed(); };
+}
+
+void TcpWorld::StartHeartbeats(Clock::time_point deadline) {
+  const int n = processes();
+  if (n == 1 || options_.heartbeat_timeout.count() <= 0) return;
+  std::vector<Socket> links(n);
+  std::vector<std::string> names(n);
+  // Group 0's connections: each process to process 0's data port.
+  if (process_ == 0) {
+    for (int p = 1; p < n; ++p) {
+      links[p] = AcceptLink(0, p, 0, deadline);
+      names[p] = ProcessName(p);
+    }
+  } else {
+    links[0] = Socket::Connect(table_[0].address, table_[0].data_port, deadline,
+                               ProcessName(0));
+    const uint32_t handshake[4] = {kLinkMagic, 0,
+                                   static_cast<uint32_t>(process_), 0};
+    links[0].WriteAll(handshake, sizeof(handshake), deadline, nullptr,
+                      ProcessName(0));
+    names[0] = ProcessName(0);
+  }
+  heartbeats_ = std::make_unique<Heartbeats>(
+      process_, std::move(links), std::move(names), options_.heartbeat_interval,
+      options_.heartbeat_timeout, health_.get());
+}
+
+TcpWorld::~TcpWorld() {
+  // The beats stop before the connections they watch close.
+  heartbeats_.reset();
+}
 
 void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline) {
   const int n = launch_.processes;
@@ -388,8 +422,8 @@ std::vector<std::unique_ptr<Transport>> TcpWorld::CreateTransports() {
       std::make_shared<host::HostGroup>(size_, cores > 0 ? cores : 1, local);
   std::vector<std::unique_ptr<Transport>> transports;
   for (int i = 0; i < mine; ++i) {
-    transports.push_back(
-        std::make_unique<TcpTransport>(group, first + i, std::move(links[i])));
+    transports.push_back(std::make_unique<TcpTransport>(
+        group, first + i, std::move(links[i]), health_));
   }
   return transports;
 }
@@ -398,11 +432,13 @@ const Socket& TcpWorld::Control(int process) const { return control_[process]; }
 
 void TcpWorld::WriteFrame(int process, const std::string& bytes,
                           Clock::time_point deadline) {
-  WriteBlob(Control(process), bytes, deadline, ProcessName(process));
+  WriteBlob(Control(process), bytes, deadline, ProcessName(process),
+            Unhealthy());
 }
 
 std::string TcpWorld::ReadFrame(int process, Clock::time_point deadline) {
-  return ReadBlob(Control(process), deadline, ProcessName(process));
+  return ReadBlob(Control(process), deadline, ProcessName(process),
+                  Unhealthy());
 }
 
 std::vector<std::string> TcpWorld::GatherFromProcesses(
@@ -426,9 +462,9 @@ std::vector<std::string> TcpWorld::GatherFromProcesses(
       for (int p = 0; p < n; ++p) all[p] = r.GetString();
     }
   } catch (const CollectiveError& e) {
-    throw CollectiveError(
-        "process " + std::to_string(process_) +
-        ", exchanging with the job's other processes: " + e.what());
+    throw CollectiveError("process " + std::to_string(process_) +
+                          ", exchanging with the job's other processes: " +
+                          (health_->failed() ? health_->reason() : e.what()));
   }
   return all;
 }
@@ -475,7 +511,8 @@ void TcpWorld::BroadcastBytes(void* data, size_t bytes) {
     std::memcpy(data, blob.data(), bytes);
   } catch (const CollectiveError& e) {
     throw CollectiveError("process " + std::to_string(process_) +
-                          ", receiving process 0's broadcast: " + e.what());
+                          ", receiving process 0's broadcast: " +
+                          (health_->failed() ? health_->reason() : e.what()));
   }
 }
 

@@ -11,9 +11,10 @@
 //   - the small collectives of the job itself (BroadcastBytes for NCCL's
 //     id, GatherFromProcesses, SumOverProcesses) go through process 0.
 // Every wait has a deadline; a process that dies closes its connections,
-// and the others fail at once with a line naming it. Process 0 is the one
-// whose loss ends the rendezvous too: later processes cannot join without
-// it.
+// and the others fail at once with a line naming it; one that stops (no
+// heartbeat for TcpWorldOptions::heartbeat_timeout) is named as soon. Process 0
+// is the one whose loss ends the rendezvous too: later processes cannot join
+// without it.
 #ifndef RINGLET_COLLECTIVES_BACKENDS_TCP_TCP_WORLD_H_
 #define RINGLET_COLLECTIVES_BACKENDS_TCP_TCP_WORLD_H_
 
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "collectives/backends/process_world.h"
+#include "collectives/backends/tcp/heartbeats.h"
 #include "collectives/backends/tcp/launch_env.h"
 #include "collectives/transport/tcp/socket.h"
 
@@ -36,6 +38,12 @@ struct TcpWorldOptions {
   // own collectives may wait for the slowest process (one that loads its
   // data while the others wait, say).
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  // Heartbeats (heartbeats.h): how often, and the silence after which a
+  // process counts as stopped and every wait on the job ends naming it
+  // (0: no heartbeats, waits end at their deadlines). Longer than a loaded
+  // machine's scheduling hiccups.
+  std::chrono::milliseconds heartbeat_interval{100};
+  std::chrono::milliseconds heartbeat_timeout{3000};
 };
 
 class TcpWorld : public ProcessWorld,
@@ -78,6 +86,13 @@ class TcpWorld : public ProcessWorld,
       const std::string& mine) override;
   [[noreturn]] void AbortJob(int exit_code) override;
 
+  // The job's failure as every wait sees it (a stopped or dead process).
+  const JobHealth& health() const { return *health_; }
+  // This process stops beating, as a stopped one does (for tests).
+  void PauseHeartbeatsForTest() {
+    if (heartbeats_) heartbeats_->Pause();
+  }
+
   // "process 1 (host h)", "rank 3 (process 1, host h)": names in errors.
   std::string ProcessName(int process) const;
   std::string RankName(int rank) const;
@@ -93,6 +108,9 @@ class TcpWorld : public ProcessWorld,
   TcpWorld() = default;
 
   void HostRendezvous(int local_ranks, Clock::time_point deadline);
+  void StartHeartbeats(Clock::time_point deadline);
+  // Gives up a wait once the job has failed.
+  GiveUp Unhealthy() const;
   void JoinRendezvous(int local_ranks, Clock::time_point deadline);
   // Frames of the job's own collectives: a u64 length, then the bytes.
   void WriteFrame(int process, const std::string& bytes,
@@ -113,9 +131,11 @@ class TcpWorld : public ProcessWorld,
   std::vector<RankDevice> local_devices_;
   std::vector<Socket> control_;  // Indexed by process.
   Socket data_listener_;
-  std::mutex mu_;  // The job's own collectives, and group creation.
-  uint32_t next_group_ = 0;
+  std::mutex mu_;            // The job's own collectives, and group creation.
+  uint32_t next_group_ = 1;  // 0: the heartbeats' connections.
   std::map<std::tuple<uint32_t, int, int>, Socket> early_links_;
+  std::shared_ptr<JobHealth> health_ = std::make_shared<JobHealth>();
+  std::unique_ptr<Heartbeats> heartbeats_;  // Last: stopped first.
 };
 
 }  // namespace ringlet::collectives::tcp

@@ -264,6 +264,62 @@ TEST(TcpWorldTest, APeerThatStopsAnsweringIsNamedAtTheDeadline) {
   EXPECT_NE(errors[0].find("after 500 ms"), std::string::npos) << errors[0];
 }
 
+// A process that stops (SIGSTOP: here its heartbeats paused and its rank
+// silent) is named by the others once the heartbeat timeout passes, long
+// before the call's own deadline; process 0 tells the third process who.
+TEST(TcpWorldTest, AStoppedProcessIsNamedWithinTheHeartbeatTimeout) {
+  TcpWorldOptions options;
+  options.heartbeat_timeout = std::chrono::milliseconds(600);
+  const auto worlds = JoinAll({1, 1, 1}, options);
+  Group group = GroupOf(worlds, "ring");
+  worlds[1]->PauseHeartbeatsForTest();
+  const auto start = Clock::now();
+  double seconds[3] = {0, 0, 0};
+  const std::vector<std::string> errors = RunRanks(group, [&](Communicator& c) {
+    if (c.rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      return;
+    }
+    Buffer data(DataType::kFloat32, 4099);
+    try {
+      c.AllReduce(data.data(), data.data(), 4099, DataType::kFloat32,
+                  ReduceOp::kSum);  // 60 s deadline.
+    } catch (...) {
+      seconds[c.rank()] = Seconds(Clock::now() - start).count();
+      throw;
+    }
+  });
+  for (int r : {0, 2}) {
+    EXPECT_GT(seconds[r], 0.5) << "rank " << r;
+    EXPECT_LT(seconds[r], 2.0) << "rank " << r;
+    EXPECT_NE(errors[r].find("process 1 (host "), std::string::npos)
+        << "rank " << r << ": " << errors[r];
+    EXPECT_NE(errors[r].find("stopped answering"), std::string::npos)
+        << "rank " << r << ": " << errors[r];
+  }
+  EXPECT_TRUE(worlds[0]->health().failed());
+  EXPECT_TRUE(worlds[2]->health().failed());
+}
+
+// The job's own collectives end as soon too.
+TEST(TcpWorldTest, AStoppedProcessEndsTheJobsCollectivesToo) {
+  TcpWorldOptions options;
+  options.heartbeat_timeout = std::chrono::milliseconds(600);
+  const auto worlds = JoinAll({1, 1}, options);
+  worlds[0]->PauseHeartbeatsForTest();
+  const auto start = Clock::now();
+  std::string error;
+  try {
+    double value = 1;
+    worlds[1]->SumOverProcesses(&value, 1);  // Process 0 never comes.
+  } catch (const CollectiveError& e) {
+    error = e.what();
+  }
+  EXPECT_LT(Seconds(Clock::now() - start).count(), 2.0);
+  EXPECT_NE(error.find("process 0 (host "), std::string::npos) << error;
+  EXPECT_NE(error.find("stopped answering"), std::string::npos) << error;
+}
+
 TEST(TcpWorldTest, ARendezvousSomeoneMissesNamesWhoAtTheDeadline) {
   const int port = FreePort();
   TcpWorldOptions options;

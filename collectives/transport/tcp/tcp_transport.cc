@@ -8,17 +8,27 @@
 namespace ringlet::collectives::tcp {
 
 TcpTransport::TcpTransport(std::shared_ptr<host::HostGroup> group, int rank,
-                           std::vector<std::unique_ptr<TcpLink>> links)
-    : CrossProcessTransport(std::move(group), rank), links_(std::move(links)) {
+                           std::vector<std::unique_ptr<TcpLink>> links,
+                           std::shared_ptr<const JobHealth> health)
+    : CrossProcessTransport(std::move(group), rank),
+      links_(std::move(links)),
+      health_(std::move(health)) {
   links_.resize(size());
 }
 
 GiveUp TcpTransport::Aborted() {
-  return [this] { return group().aborted().load(std::memory_order_acquire); };
+  return [this] {
+    return group().aborted().load(std::memory_order_acquire) ||
+           (health_ != nullptr && health_->failed());
+  };
 }
 
 void TcpTransport::FailOn(const std::string& what) {
   ThrowIfAborted();  // Another local rank failed first: its reason wins.
+  if (health_ != nullptr && health_->failed()) {
+    Fail("rank " + std::to_string(rank()) + " " + Describe(call()) + ": " +
+         health_->reason());
+  }
   const bool timed_out = Clock::now() >= deadline_;
   Fail("rank " + std::to_string(rank()) + " " + Describe(call()) + ": " + what +
        (timed_out ? " after " + std::to_string(timeout_.count()) + " ms" : ""));

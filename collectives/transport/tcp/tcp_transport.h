@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collectives/transport/host/cross_process_transport.h"
+#include "collectives/transport/tcp/job_health.h"
 #include "collectives/transport/tcp/tcp_link.h"
 
 namespace ringlet::collectives::tcp {
@@ -23,9 +24,11 @@ class TcpTransport : public host::CrossProcessTransport {
  public:
   // `group` has every rank of the job, local ones being this process's;
   // links[peer] is the connection to each rank of another process (null for
-  // local ranks and this one).
+  // local ranks and this one); every wait also ends once `health` (the
+  // job's, may be null) has failed, with its reason.
   TcpTransport(std::shared_ptr<host::HostGroup> group, int rank,
-               std::vector<std::unique_ptr<TcpLink>> links);
+               std::vector<std::unique_ptr<TcpLink>> links,
+               std::shared_ptr<const JobHealth> health = nullptr);
 
   void BeginCall(const CallDesc& call,
                  std::chrono::milliseconds timeout) override;
@@ -45,6 +48,7 @@ class TcpTransport : public host::CrossProcessTransport {
   GiveUp Aborted();
 
   std::vector<std::unique_ptr<TcpLink>> links_;
+  std::shared_ptr<const JobHealth> health_;
   Clock::time_point deadline_;
   std::chrono::milliseconds timeout_{0};
 };

@@ -1,0 +1,59 @@
+// Liveness of a TCP job's processes: every process and process 0 send each
+// other a byte every `interval` over a connection of their own, on a
+// thread of their own (so a process busy computing or loading data still
+// beats). A process silent for `timeout` has stopped (SIGSTOP, a hung
+// host) or its network is gone: process 0 names it and tells every other
+// process why; a process whose connection to 0 falls silent names process
+// 0. A closed connection is a dead process. Every wait of the job's
+// transports and collectives looks at failed() and ends with reason()
+// instead of waiting for its deadline.
+#ifndef RINGLET_COLLECTIVES_BACKENDS_TCP_HEARTBEATS_H_
+#define RINGLET_COLLECTIVES_BACKENDS_TCP_HEARTBEATS_H_
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/transport/tcp/job_health.h"
+#include "collectives/transport/tcp/socket.h"
+
+namespace ringlet::collectives::tcp {
+
+class Heartbeats {
+ public:
+  // `links[p]`: the connection to process p (process 0: one to each other
+  // process; every other process: links[0] only), `names[p]` its name in
+  // messages. Starts beating at once.
+  Heartbeats(int process, std::vector<Socket> links,
+             std::vector<std::string> names, std::chrono::milliseconds interval,
+             std::chrono::milliseconds timeout, JobHealth* health);
+  ~Heartbeats();
+  Heartbeats(const Heartbeats&) = delete;
+  Heartbeats& operator=(const Heartbeats&) = delete;
+
+  // Stops sending beats, as a stopped process does (for tests).
+  void Pause() { paused_.store(true); }
+
+ private:
+  void Loop();
+  // Reads what `p` sent; false once its connection has closed.
+  bool Drain(int p, Clock::time_point now);
+  void Report(const std::string& reason);
+
+  const int process_;
+  std::vector<Socket> links_;
+  const std::vector<std::string> names_;
+  const std::chrono::milliseconds interval_, timeout_;
+  JobHealth* const health_;
+  std::vector<Clock::time_point> last_heard_;
+  std::vector<std::string> pending_;  // Bytes of a failure notice so far.
+  std::atomic<bool> stop_{false}, paused_{false};
+  bool reported_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ringlet::collectives::tcp
+
+#endif  // RINGLET_COLLECTIVES_BACKENDS_TCP_HEARTBEATS_H_
