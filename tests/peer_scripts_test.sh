@@ -7,6 +7,8 @@
 #                           --reproducible beside the default
 #   compare_train_bench.py  one training step beside PyTorch
 #   compare_allreduce.py    ring and naive beside MPI_Allreduce (mpirun)
+#   goodput.py              torchrun restarts with workers killed, beside
+#                           PyTorch DDP resuming its own checkpoints
 # Args: lenet_scratch, train_bench, allreduce_bench, mpi_allreduce_bench.
 set -uo pipefail
 
@@ -48,6 +50,13 @@ out="$(timeout 600 /usr/bin/python3 \
   --max_bytes=4K --iters=2 --repeat=1 2>&1)" ||
   fail "compare_allreduce.py: exit $?: $out"
 [[ "$out" == *"4096"* ]] || fail "compare_allreduce.py printed no 4K row: $out"
+
+out="$(timeout 600 /usr/bin/python3 "$root/trainers/bench/goodput.py" \
+  --bin_dir="$(dirname "$(realpath "$lenet")")" --steps=30 \
+  --kill_every_steps=15 --checkpoint_every=5 2>&1)" ||
+  fail "goodput.py: exit $?: $out"
+[[ "$out" == *"| ringlet lenet_scratch |"*"x |"*"| PyTorch 1.13 DDP (gloo) |"*"x |"* ]] ||
+  fail "goodput.py printed no rows for both: $out"
 
 echo "$failures failure(s)"
 exit $((failures > 0))
