@@ -22,6 +22,11 @@
 #     own from the last checkpoint (mid-epoch, a line and a {"restart"}
 #     record saying so) and ends with the uninterrupted run's parameters,
 #     bit for bit (--reproducible);
+#  6b. two torchrun agents (--nnodes=1:2, one "node" each) and one of them
+#     lost with its worker (SIGKILL, not the one hosting torchrun's
+#     rendezvous): the other re-forms the job alone, resumes the 2-process
+#     checkpoint on 1 process, and ends with the uninterrupted run's
+#     parameters, bit for bit;
 #  7. examples/mlp (a user's own program, JoinLaunchedJob) under torchrun:
 #     2 processes of one device save the parameters of 1 process of 2.
 # Args: the lenet_scratch, resnet_dp and train_mlp binaries. Needs torchrun
@@ -257,6 +262,44 @@ grep -q '^{"restart":{"launcher":"torchrun","count":1,"epoch":[0-9]*,"step":[1-9
 same_params "$out/straight.bin" "$out/restarted.bin" ||
   fail "the restarted job ends elsewhere than the uninterrupted run"
 echo "restarted by torchrun: the uninterrupted run's parameters, bit for bit"
+
+# 6b. A "node" lost: two agents, one killed with its worker.
+port="$(free_port)"
+rm -rf "$out/nodes_ckpt"
+agents=()
+for node in 0 1; do
+  torchrun --nnodes=1:2 --nproc_per_node=1 --rdzv_backend=c10d \
+    --rdzv_endpoint=127.0.0.1:"$port" --rdzv_id=nodes --max_restarts=3 \
+    --monitor_interval=1 --rdzv_conf=last_call_timeout=1 \
+    --log_dir="$out/nodes_logs$node" --no_python --redirects=2 --tee=2 \
+    "$lenet" "${restart[@]}" --checkpoint_dir="$out/nodes_ckpt" \
+    --checkpoint_steps=5 --params_out="$out/nodes.bin" \
+    --metrics_out="$out/nodes.jsonl" >"$out/node$node.txt" 2>&1 &
+  agents+=($!)
+done
+for _ in $(seq 3000); do
+  [[ -f "$out/nodes_ckpt/lenet_scratch.ckpt" ]] && break
+  sleep 0.01
+done
+# torchrun's c10d store lives in the agent that took the port: its death
+# ends the job whatever the workers do (torchrun's limit), so the other
+# one is lost.
+store="$(ss -ltnpH "sport = :$port" | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)"
+lost=""
+for a in "${agents[@]}"; do [[ "$a" == "$store" ]] || lost="$a"; done
+[[ -n "$store" && -n "$lost" ]] || fail "cannot tell torchrun's agents apart (store: '$store')"
+kill -KILL "$lost" $(pgrep -P "$lost") 2>/dev/null || true
+wait "$lost" 2>/dev/null || true
+wait "$store" || fail "the remaining node's job failed: $(grep -v '\] ' "$out"/node*.txt | tail -n 20)"
+survivor="$(grep -l 'resumed from' "$out"/node*.txt)" ||
+  fail "the remaining node did not resume: $(grep -v '\] ' "$out"/node*.txt | tail -n 20)"
+grep -o "resumed from .* at epoch [0-9]*, step [0-9]* (written .* on 2 processes x \[cpu:0\] (torchrun))" "$survivor" ||
+  fail "not resumed from the 2-process checkpoint: $(grep 'resumed from' "$survivor")"
+grep -q 'test acc: .* on \[cpu:0\]$' "$survivor" ||
+  fail "the remaining node did not finish alone: $(tail -n 3 "$survivor")"
+same_params "$out/straight.bin" "$out/nodes.bin" ||
+  fail "after losing a node the job ends elsewhere than the uninterrupted run"
+echo "a node lost: the other resumed alone, the uninterrupted run's parameters, bit for bit"
 
 # 7. A program of one's own.
 "$mlp" --devices=cpu:2 --epochs=1 --save="$out/mlp_one.safetensors" \
