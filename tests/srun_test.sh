@@ -42,7 +42,9 @@ fi
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'
 }
-dir="$out/slurm"
+# A short path: slurmd's Unix sockets in its spool folder must fit in 108
+# bytes, which Bazel's test folders do not.
+dir="$(mktemp -d /tmp/ringlet_slurm.XXXXXX)"
 mkdir -p "$dir"/{state,spool,log}
 host="$(hostname -s)"
 cat >"$dir/slurm.conf" <<CONF
@@ -74,6 +76,9 @@ stop_cluster() {
   pkill -f "slurmd -f $SLURM_CONF" 2>/dev/null || true
   pkill -f "slurmctld -f $SLURM_CONF" 2>/dev/null || true
   ((started_munge == 0)) || pkill -x munged 2>/dev/null || true
+  # Logs kept beside the test's outputs, the rest removed.
+  cp -r "$dir/log" "$out/slurm_logs" 2>/dev/null || true
+  rm -rf "$dir"
 }
 trap stop_cluster EXIT
 slurmctld -f "$SLURM_CONF"
