@@ -357,10 +357,13 @@ Socket TcpWorld::AcceptLink(uint32_t group, int from, int to,
       early_links_.erase(it);
       return s;
     }
+    // Group 0 links processes (the heartbeats), the others ranks.
+    const std::string who =
+        group == 0
+            ? ProcessName(from) + " to connect its heartbeats"
+            : RankName(from) + " to connect to rank " + std::to_string(to);
     Socket s =
-        data_listener_.Accept(deadline, nullptr,
-                              "waiting for " + RankName(from) +
-                                  " to connect to rank " + std::to_string(to));
+        data_listener_.Accept(deadline, Unhealthy(), "waiting for " + who);
     uint32_t handshake[4] = {0, 0, 0, 0};
     s.ReadAll(handshake, sizeof(handshake), deadline, nullptr,
               "a connecting rank");

@@ -118,8 +118,9 @@ class TcpWorld : public ProcessWorld,
   std::string ReadFrame(int process, Clock::time_point deadline);
   // The socket to `process` (process 0: to each other; others: to 0).
   const Socket& Control(int process) const;
-  // An accepted link of group `group` from rank `from` to local rank `to`,
-  // waiting for it (and keeping links of later groups that come first).
+  // An accepted link of group `group` from rank `from` to local rank `to`
+  // (group 0: from process `from` to process 0), waiting for it and keeping
+  // links of later groups that come first.
   Socket AcceptLink(uint32_t group, int from, int to,
                     Clock::time_point deadline);
 
