@@ -123,24 +123,30 @@ same_params "$out/four.bin" "$out/srun.bin" ||
   fail "2 processes x 2 devices (srun's environment) differ from 1 x 4"
 [[ ! -s "$out/srun1.txt" ]] || fail "process 1 printed: $(cat "$out/srun1.txt")"
 
-# 4. Process 1 killed mid-run, started by hand (nothing restarts it): the
-# other notices at its next exchange and ends with one line naming it.
-port="$(free_port)"
+# by_hand <name>: a long job of 2 processes started by hand (nothing
+# restarts them; pids in ${pids[@]}, output in $out/<name>0.txt and 1),
+# returning once its first epoch has ended.
 long=(--devices=cpu:1 --epochs=1000 --limit=2048 --test_limit=100)
-for rank in 0 1; do
-  env RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 \
-    MASTER_PORT="$port" "$lenet" "${long[@]}" \
-    --metrics_out="$out/killed.jsonl" >"$out/killed$rank.txt" 2>&1 &
-  pids[rank]=$!
-done
-for _ in $(seq 3000); do
-  grep -q '^{"epoch"' "$out/killed.jsonl" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q '^{"epoch"' "$out/killed.jsonl" 2>/dev/null || {
+by_hand() {
+  local name="$1" rank port
+  port="$(free_port)"
+  for rank in 0 1; do
+    env RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT="$port" "$lenet" "${long[@]}" \
+      --metrics_out="$out/$name.jsonl" >"$out/$name$rank.txt" 2>&1 &
+    pids[rank]=$!
+  done
+  for _ in $(seq 3000); do
+    grep -q '^{"epoch"' "$out/$name.jsonl" 2>/dev/null && return
+    sleep 0.1
+  done
   kill -KILL "${pids[@]}" 2>/dev/null || true
-  fail "the job never finished an epoch: $(tail -n 5 "$out/killed0.txt")"
+  fail "the job never finished an epoch: $(tail -n 5 "$out/${name}0.txt")"
 }
+
+# 4. Process 1 killed mid-run: the other notices at its next exchange and
+# ends with one line naming it.
+by_hand killed
 start=$(date +%s.%N)
 kill -KILL "${pids[1]}"
 status=0
@@ -156,17 +162,7 @@ python3 -c "import sys; sys.exit(0 if $elapsed < 10 else 1)" ||
 
 # 4b. Process 1 stopped (SIGSTOP): its heartbeats stop, and process 0 ends
 # within the heartbeat timeout (3 s), not the collective's 60 s.
-port="$(free_port)"
-for rank in 0 1; do
-  env RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 \
-    MASTER_PORT="$port" "$lenet" "${long[@]}" \
-    --metrics_out="$out/stopped.jsonl" >"$out/stopped$rank.txt" 2>&1 &
-  pids[rank]=$!
-done
-for _ in $(seq 3000); do
-  grep -q '^{"epoch"' "$out/stopped.jsonl" 2>/dev/null && break
-  sleep 0.1
-done
+by_hand stopped
 start=$(date +%s.%N)
 kill -STOP "${pids[1]}"
 status=0

@@ -75,10 +75,15 @@ export SLURM_CONF="$dir/slurm.conf"
 stop_cluster() {
   pkill -f "slurmd -f $SLURM_CONF" 2>/dev/null || true
   pkill -f "slurmctld -f $SLURM_CONF" 2>/dev/null || true
+  # They save their state as they go: gone before the folder is.
+  for _ in $(seq 50); do
+    pgrep -f "slurm(ctl)?d -f $SLURM_CONF" >/dev/null || break
+    sleep 0.1
+  done
   ((started_munge == 0)) || pkill -x munged 2>/dev/null || true
   # Logs kept beside the test's outputs, the rest removed.
   cp -r "$dir/log" "$out/slurm_logs" 2>/dev/null || true
-  rm -rf "$dir"
+  rm -rf "$dir" 2>/dev/null || true
 }
 trap stop_cluster EXIT
 slurmctld -f "$SLURM_CONF"

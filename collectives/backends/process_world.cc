@@ -32,6 +32,16 @@ bool RanksOnGpus(const ProcessWorld& world) {
   return gpus > 0;
 }
 
+void ProcessWorld::SetLocalDevices(const std::vector<RankDevice>& devices) {
+  if (static_cast<int>(devices.size()) != local_ranks()) {
+    throw std::invalid_argument("process " + std::to_string(process()) +
+                                " holds " + std::to_string(local_ranks()) +
+                                " ranks but was given " +
+                                std::to_string(devices.size()) + " devices");
+  }
+  local_devices_ = devices;
+}
+
 std::vector<std::unique_ptr<Communicator>> ProcessWorld::CreateGroup(
     const std::string& backend, const CommOptions& options) {
   const BackendSpec* spec = FindBackend(backend);

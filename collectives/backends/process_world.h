@@ -47,6 +47,19 @@ class ProcessWorld : public ProcessGroup {
   // cannot run across these processes.
   std::vector<std::unique_ptr<Communicator>> CreateGroup(
       const std::string& backend, const CommOptions& options) final;
+
+  // One device per local rank, held for every group created after.
+  void SetLocalDevices(const std::vector<RankDevice>& devices) final;
+  std::vector<RankDevice> local_devices() const final { return local_devices_; }
+
+ protected:
+  // A world's local ranks start in host memory (Join calls it).
+  void ResetLocalDevices(int local_ranks) {
+    local_devices_.assign(local_ranks, RankDevice::Host());
+  }
+
+ private:
+  std::vector<RankDevice> local_devices_;
 };
 
 // A communicator per local rank over world.CreateTransports(), running

@@ -101,18 +101,8 @@ std::shared_ptr<MpiWorld> MpiWorld::Join(int local_ranks) {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   world->host_ = host;
-  world->local_devices_.assign(local_ranks, RankDevice::Host());
+  world->ResetLocalDevices(local_ranks);
   return world;
-}
-
-void MpiWorld::SetLocalDevices(const std::vector<RankDevice>& devices) {
-  if (static_cast<int>(devices.size()) != local_ranks()) {
-    throw std::invalid_argument("process " + std::to_string(process_) +
-                                " holds " + std::to_string(local_ranks()) +
-                                " ranks but was given " +
-                                std::to_string(devices.size()) + " devices");
-  }
-  local_devices_ = devices;
 }
 
 int MpiWorld::ProcessOf(int rank) const {

@@ -51,11 +51,6 @@ class MpiWorld : public ProcessWorld,
   // OpenMPI's local rank (OMPI_COMM_WORLD_LOCAL_RANK); 0 without it.
   int process_on_host() const override;
 
-  void SetLocalDevices(const std::vector<RankDevice>& devices) override;
-  std::vector<RankDevice> local_devices() const override {
-    return local_devices_;
-  }
-
   // Point to point over MPI between processes and host memory within one
   // (the ring and naive backends; tags name the link, so a ring needs
   // size() * size() of them).
@@ -91,7 +86,6 @@ class MpiWorld : public ProcessWorld,
   int size_ = 0;
   std::vector<int> first_rank_;
   std::vector<int> local_ranks_;
-  std::vector<RankDevice> local_devices_;  // Host memory until set.
   std::string host_;
 };
 

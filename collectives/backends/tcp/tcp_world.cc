@@ -123,7 +123,7 @@ std::shared_ptr<TcpWorld> TcpWorld::Join(const LaunchInfo& launch,
   world->options_ = options;
   world->process_ = launch.process;
   world->data_listener_ = Socket::Listen(0);
-  world->local_devices_.assign(local_ranks, RankDevice::Host());
+  world->ResetLocalDevices(local_ranks);
   const Clock::time_point deadline = Clock::now() + options.timeout;
   if (launch.process == 0) {
     world->HostRendezvous(local_ranks, deadline);
@@ -335,16 +335,6 @@ std::string TcpWorld::RankName(int rank) const {
   const int p = ProcessOf(rank);
   return "rank " + std::to_string(rank) + " (process " + std::to_string(p) +
          ", host " + table_[p].host + ")";
-}
-
-void TcpWorld::SetLocalDevices(const std::vector<RankDevice>& devices) {
-  if (static_cast<int>(devices.size()) != local_ranks()) {
-    throw std::invalid_argument("process " + std::to_string(process_) +
-                                " holds " + std::to_string(local_ranks()) +
-                                " ranks but was given " +
-                                std::to_string(devices.size()) + " devices");
-  }
-  local_devices_ = devices;
 }
 
 Socket TcpWorld::AcceptLink(uint32_t group, int from, int to,

@@ -71,11 +71,6 @@ class TcpWorld : public ProcessWorld,
   // The process holding global rank `rank`.
   int ProcessOf(int rank) const;
 
-  void SetLocalDevices(const std::vector<RankDevice>& devices) override;
-  std::vector<RankDevice> local_devices() const override {
-    return local_devices_;
-  }
-
   std::vector<std::unique_ptr<Transport>> CreateTransports() override;
   void BroadcastBytes(void* data, size_t bytes) override;
   // TCP has no allreduce of its own: null (the mpi backend says so).
@@ -129,7 +124,6 @@ class TcpWorld : public ProcessWorld,
   int process_ = 0;
   int size_ = 0;
   std::vector<Member> table_;
-  std::vector<RankDevice> local_devices_;
   std::vector<Socket> control_;  // Indexed by process.
   Socket data_listener_;
   std::mutex mu_;            // The job's own collectives, and group creation.
