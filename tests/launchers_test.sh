@@ -36,6 +36,7 @@ set -euo pipefail
 lenet="$(realpath "$1")"
 resnet="$(realpath "$2")"
 mlp="$(realpath "$3")"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${TEST_TMPDIR:-$(mktemp -d)}"
 unset XML_OUTPUT_FILE TEST_PREMATURE_EXIT_FILE
 fail() {
@@ -51,21 +52,10 @@ command -v torchrun >/dev/null ||
 torchrun=(torchrun --standalone --no_python --redirects=2 --tee=2
   --log_dir="$out/torchrun_logs")
 
-# values_hash <params file>: SHA-256 of its tensors' bytes (the header
-# after the magic line names them; the values are what must match).
-values_hash() {
-  python3 - "$1" <<'PY'
-import hashlib, struct, sys
-data = open(sys.argv[1], "rb").read()
-magic = b"ringlet checkpoint 1\n"
-if not data.startswith(magic):
-    sys.exit(f"{sys.argv[1]} is not a ringlet parameter file")
-(n,) = struct.unpack_from("<Q", data, len(magic))
-print(hashlib.sha256(data[len(magic) + 8 + n:len(data) - 8]).hexdigest())
-PY
-}
+# same_params <a> <b>: the same parameter values (tools/params_hash.py).
 same_params() {
-  [[ "$(values_hash "$1")" == "$(values_hash "$2")" ]]
+  [[ "$(python3 "$root/tools/params_hash.py" "$1")" == \
+    "$(python3 "$root/tools/params_hash.py" "$2")" ]]
 }
 
 # A free port, as torchrun picks MASTER_PORT.

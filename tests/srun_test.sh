@@ -11,6 +11,7 @@
 set -euo pipefail
 
 lenet="$(realpath "$1")"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${TEST_TMPDIR:-$(mktemp -d)}"
 unset XML_OUTPUT_FILE TEST_PREMATURE_EXIT_FILE
 fail() {
@@ -97,15 +98,7 @@ sinfo -h -o %t | grep -q idle ||
 
 common=(--reproducible --epochs=1 --limit=2000 --test_limit=200 --seed=5)
 "$lenet" --devices=cpu:1 "${common[@]}" --params_out="$out/one.bin" >/dev/null 2>&1
-values() {
-  python3 - "$1" <<'PY'
-import hashlib, struct, sys
-data = open(sys.argv[1], "rb").read()
-magic = b"ringlet checkpoint 1\n"
-(n,) = struct.unpack_from("<Q", data, len(magic))
-print(hashlib.sha256(data[len(magic) + 8 + n:len(data) - 8]).hexdigest()[:16])
-PY
-}
+values() { python3 "$root/tools/params_hash.py" "$1"; }
 for n in 2 3; do
   # --overcommit: more tasks than this machine's 2 cores.
   timeout 300 srun --overcommit -n "$n" "$lenet" --devices=cpu:1 "${common[@]}" \

@@ -46,19 +46,8 @@ if command -v torchrun >/dev/null; then
   torchrun=(torchrun --standalone --no_python --redirects=2 --tee=2)
 fi
 
-# hash <params file>: SHA-256 of its tensors' bytes (the header names and
-# shapes them; the values are what must not change).
-hash() {
-  python3 - "$1" <<'PY'
-import hashlib, struct, sys
-data = open(sys.argv[1], "rb").read()
-magic = b"ringlet checkpoint 1\n"
-if not data.startswith(magic):
-    sys.exit(f"{sys.argv[1]} is not a ringlet parameter file")
-(n,) = struct.unpack_from("<Q", data, len(magic))
-print(hashlib.sha256(data[len(magic) + 8 + n:len(data) - 8]).hexdigest()[:16])
-PY
-}
+# hash <params file>: its parameter hash (tools/params_hash.py).
+hash() { python3 "$here/tools/params_hash.py" "$1"; }
 
 failed=0
 # check <name> <binary> <flags...>: the runs of one setting, hashes compared.
