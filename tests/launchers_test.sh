@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The trainers launched as PyTorch's DDP is, without MPI: ringlet's own TCP
 # transport, the rendezvous at MASTER_ADDR:MASTER_PORT (process 0).
-#  1. torchrun --standalone --nproc_per_node=2 --no_python: lenet_scratch
+#  1. torchrun --nproc_per_node=2 --no_python: lenet_scratch
 #     on one CPU device per process ends with the parameters of one
 #     process on 2 devices, bit for bit (2 ranks sum in either order
 #     exactly); only process 0 prints; the header says "(torchrun)";
@@ -48,8 +48,12 @@ command -v torchrun >/dev/null ||
 # torchrun 1.13 on Python 3.11 fails at start unless --redirects and --tee
 # name one stream each (an IntFlag change in 3.11: 3, both, fails too); 2
 # keeps stderr in torchrun's log folder and on the terminal, prefixed with
-# the worker ("[default0]:"), and stdout as it is.
-torchrun=(torchrun --standalone --no_python --redirects=2 --tee=2
+# the worker ("[default0]:"), and stdout as it is. Not --standalone: 1.13's
+# puts its store on port 29400, so a test beside this one would use this
+# one's store (or this one theirs) and fail to restart once its host ended;
+# localhost:0 is a port of torchrun's choosing.
+torchrun=(torchrun --rdzv_backend=c10d --rdzv_endpoint=localhost:0 --nnodes=1
+  --no_python --redirects=2 --tee=2
   --log_dir="$out/torchrun_logs")
 
 # same_params <a> <b>: the same parameter values (tools/params_hash.py).

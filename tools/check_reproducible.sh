@@ -40,10 +40,14 @@ fi
 
 # torchrun 1.13 on Python 3.11 fails at start unless --redirects and --tee
 # name one stream each (an IntFlag change in 3.11: 3, both, fails too); 2
-# keeps stderr in torchrun's own log folder and on its terminal.
+# keeps stderr in torchrun's own log folder and on its terminal. Not
+# --standalone: 1.13's puts its store on port 29400, so a second job uses
+# the first's and fails to restart once the first has ended; localhost:0 is
+# a port of torchrun's choosing.
 torchrun=()
 if command -v torchrun >/dev/null; then
-  torchrun=(torchrun --standalone --no_python --redirects=2 --tee=2)
+  torchrun=(torchrun --rdzv_backend=c10d --rdzv_endpoint=localhost:0
+    --nnodes=1 --no_python --redirects=2 --tee=2)
 fi
 
 # hash <params file>: its parameter hash (tools/params_hash.py).

@@ -4,8 +4,9 @@ the peer of a ringlet trainer under `torchrun --max_restarts` with
 --checkpoint_dir and --checkpoint_steps. Run by torchrun, one process per
 device:
 
-  torchrun --standalone --nproc_per_node=2 --max_restarts=9 --redirects=2 \\
-    --tee=2 trainers/bench/ddp_restart_torch.py --steps=200 --ckpt=DIR
+  torchrun --rdzv_backend=c10d --rdzv_endpoint=localhost:0 --nproc_per_node=2 \\
+    --max_restarts=9 --redirects=2 --tee=2 \\
+    trainers/bench/ddp_restart_torch.py --steps=200 --ckpt=DIR
 
 d2l's LeNet (nn/bench/train_bench_torch.py), plain SGD (lr 0.2), the
 global batch split over the processes, Fashion-MNIST-shaped random data

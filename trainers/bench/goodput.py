@@ -31,8 +31,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def torchrun(restarts, monitor):
     # 1.13 on Python 3.11 fails at start unless --redirects and --tee name
-    # one stream each.
-    return ["torchrun", "--standalone", "--nproc_per_node=2",
+    # one stream each. Not --standalone: its store's port is fixed (29400),
+    # so a second job uses the first's and fails to restart once the first
+    # has ended.
+    return ["torchrun", "--rdzv_backend=c10d", "--rdzv_endpoint=localhost:0",
+            "--nnodes=1", "--nproc_per_node=2",
             f"--max_restarts={restarts}", f"--monitor_interval={monitor}",
             "--redirects=2", "--tee=2"]
 
