@@ -10,6 +10,15 @@
 
 namespace ringlet::collectives {
 
+std::string ProcessWorld::WhyNoRegroup() const {
+  return "a job under mpirun ends with any of its processes (launch it with "
+         "torchrun's environment or srun instead)";
+}
+
+std::shared_ptr<ProcessWorld> ProcessWorld::Regroup(int) {
+  throw CollectiveError(WhyNoRegroup());
+}
+
 std::vector<std::unique_ptr<Communicator>> CreateTransportGroup(
     ProcessWorld& world, const AlgorithmList& algorithms,
     const CommOptions& options) {

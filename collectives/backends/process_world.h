@@ -40,6 +40,12 @@ class ProcessWorld : public ProcessGroup {
   // waiting for it: MPI_Abort ends them all; over TCP their next wait on
   // this one fails at once, naming it.
   [[noreturn]] virtual void AbortJob(int exit_code) = 0;
+  // After a call failed because a process was lost: "" where the processes
+  // still alive can go on as a new, smaller job (Regroup), else why not.
+  virtual std::string WhyNoRegroup() const;
+  // The processes still alive as a new job (collective over them); this
+  // one is closed. Only where WhyNoRegroup() gave "".
+  virtual std::shared_ptr<ProcessWorld> Regroup(int local_ranks);
 
   // The backend's communicators (BackendSpec::processes); on GPU ranks a
   // host-memory backend's go through host staging. Throws

@@ -13,8 +13,11 @@ namespace ringlet::collectives::tcp {
 namespace {
 
 constexpr char kBeat = 'B';
-// A failure notice: 'F', the reason, then '\n' (reasons hold no newline).
+// Notices end with '\n' (reasons hold no newline). A failure, relayed by
+// process 0: 'F', the lost process's index (-1: not known), ' ', the
+// reason. A process leaving to regroup, to process 0: 'L', the reason.
 constexpr char kFailure = 'F';
+constexpr char kLeaving = 'L';
 constexpr size_t kMaxReason = 2048;
 
 std::string Seconds(std::chrono::milliseconds ms) {
@@ -36,23 +39,54 @@ Heartbeats::Heartbeats(int process, std::vector<Socket> links,
       timeout_(timeout),
       health_(health),
       last_heard_(links_.size(), Clock::now()),
-      pending_(links_.size()) {
+      pending_(links_.size()),
+      dead_(links_.size(), false),
+      left_(links_.size(), false) {
   thread_ = std::thread([this] { Loop(); });
 }
 
-Heartbeats::~Heartbeats() {
+Heartbeats::~Heartbeats() { Stop(); }
+
+void Heartbeats::Stop() {
   stop_.store(true);
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
-void Heartbeats::Report(const std::string& reason) {
-  if (reported_) return;
-  reported_ = true;
-  health_->Fail(reason);
-  // Process 0 tells the others why, so each names the same process.
-  if (process_ != 0) return;
+void Heartbeats::Leave(const std::string& reason) {
+  Stop();
+  if (process_ == 0 || !links_[0].valid()) return;
   const std::string notice =
-      kFailure + reason.substr(0, kMaxReason) + std::string("\n");
+      kLeaving + reason.substr(0, kMaxReason) + std::string("\n");
+  try {
+    links_[0].TryWrite(notice.data(), notice.size(), "process 0");
+  } catch (const CollectiveError&) {
+  }
+}
+
+bool Heartbeats::IsDead(int p) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dead_[p];
+}
+
+void Heartbeats::MarkDead(int p, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (dead_[p] || left_[p]) return;
+    dead_[p] = true;
+  }
+  Report(reason, p);
+}
+
+void Heartbeats::Report(const std::string& reason, int lost) {
+  if (lost >= 0) health_->SetLost(lost);
+  const bool first = !reported_;
+  reported_ = true;
+  if (first) health_->Fail(reason);
+  // Process 0 tells the others why, so each names the same process, and
+  // who died, also after the first failure: a regroup waits on it.
+  if (process_ != 0 || (!first && lost < 0)) return;
+  const std::string notice = kFailure + std::to_string(lost) + " " +
+                             reason.substr(0, kMaxReason) + std::string("\n");
   for (Socket& s : links_) {
     if (!s.valid()) continue;
     try {
@@ -60,6 +94,29 @@ void Heartbeats::Report(const std::string& reason) {
     } catch (const CollectiveError&) {
     }
   }
+}
+
+void Heartbeats::OnNotice(int p, const std::string& notice) {
+  if (notice[0] == kLeaving) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      left_[p] = true;
+    }
+    Report(names_[p] + " is regrouping the job: " + notice.substr(1), -1);
+    return;
+  }
+  // A failure relayed by process 0: "F<lost> <reason>".
+  const size_t space = notice.find(' ');
+  int lost = -1;
+  if (space != std::string::npos) {
+    try {
+      lost = std::stoi(notice.substr(1, space - 1));
+    } catch (const std::exception&) {
+    }
+  }
+  Report(
+      space == std::string::npos ? notice.substr(1) : notice.substr(space + 1),
+      lost);
 }
 
 bool Heartbeats::Drain(int p, Clock::time_point now) {
@@ -76,13 +133,13 @@ bool Heartbeats::Drain(int p, Clock::time_point now) {
       std::string& notice = pending_[p];
       if (!notice.empty()) {
         if (buffer[i] == '\n') {
-          Report(notice.substr(1));
+          OnNotice(p, notice);
           notice.clear();
-        } else if (notice.size() < kMaxReason + 1) {
+        } else if (notice.size() < kMaxReason + 24) {
           notice += buffer[i];
         }
-      } else if (buffer[i] == kFailure) {
-        notice = kFailure;
+      } else if (buffer[i] == kFailure || buffer[i] == kLeaving) {
+        notice = buffer[i];
       }  // kBeat: only its arrival counts.
     }
   }
@@ -118,16 +175,17 @@ void Heartbeats::Loop() {
     for (size_t k = 0; k < fds.size(); ++k) {
       const int p = who[k];
       if (fds[k].revents != 0 && !Drain(p, seen)) {
-        Report(names_[p] +
-               " closed its connection (its process ended, or "
-               "was killed)");
         links_[p].Close();
+        MarkDead(p, names_[p] +
+                        " closed its connection (its process ended, or "
+                        "was killed)");
         continue;
       }
       if (seen - last_heard_[p] > timeout_) {
-        Report(names_[p] + " stopped answering: nothing from it for " +
-               Seconds(timeout_) +
-               " (stopped, e.g. by SIGSTOP, or its host or network hung)");
+        MarkDead(p, names_[p] + " stopped answering: nothing from it for " +
+                        Seconds(timeout_) +
+                        " (stopped, e.g. by SIGSTOP, or its host or network "
+                        "hung)");
       }
     }
   }

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -19,7 +21,7 @@ namespace {
 
 constexpr uint32_t kHelloMagic = 0x52445a56;  // "RDZV"
 constexpr uint32_t kLinkMagic = 0x4c494e4b;   // "LINK"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 // The largest frame of the job's own collectives (a gathered JSON of every
 // process's settings is a few KiB).
 constexpr uint64_t kMaxFrame = uint64_t{1} << 30;
@@ -126,16 +128,73 @@ std::shared_ptr<TcpWorld> TcpWorld::Join(const LaunchInfo& launch,
   world->ResetLocalDevices(local_ranks);
   const Clock::time_point deadline = Clock::now() + options.timeout;
   if (launch.process == 0) {
-    world->HostRendezvous(local_ranks, deadline);
+    world->HostRendezvous(local_ranks, deadline, nullptr);
   } else {
     world->JoinRendezvous(local_ranks, deadline);
   }
-  for (Member& m : world->table_) {
-    m.first_rank = world->size_;
-    world->size_ += m.local_ranks;
-  }
-  world->StartHeartbeats(deadline);
+  world->Start(deadline);
   return world;
+}
+
+void TcpWorld::Start(Clock::time_point deadline) {
+  for (Member& m : table_) {
+    m.first_rank = size_;
+    size_ += m.local_ranks;
+  }
+  StartHeartbeats(deadline);
+}
+
+std::string TcpWorld::WhyNoRegroup() const {
+  if (processes() == 1) return "";
+  if (heartbeats_ == nullptr) {
+    return "heartbeats are off (RINGLET_HEARTBEAT_TIMEOUT_MS=0), so no "
+           "process can tell who was lost";
+  }
+  // A failed call does not say whose fault it was; the heartbeats name the
+  // lost process within their timeout (at once for a closed connection).
+  const Clock::time_point until =
+      Clock::now() + options_.heartbeat_timeout + options_.heartbeat_interval;
+  while (health_->lost_process() < 0 && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (health_->lost_process() == 0) {
+    return ProcessName(0) +
+           " was lost, and it hosts the job's rendezvous: no process of "
+           "the job can go on without it (restart the job, e.g. under "
+           "torchrun --max_restarts with --checkpoint_steps)";
+  }
+  return "";
+}
+
+std::shared_ptr<TcpWorld> TcpWorld::Regroup(TcpWorld& old, int local_ranks) {
+  std::shared_ptr<TcpWorld> world(new TcpWorld());
+  world->launch_ = old.launch_;
+  world->options_ = old.options_;
+  world->generation_ = old.generation_ + 1;
+  world->data_listener_ = Socket::Listen(0);
+  world->ResetLocalDevices(local_ranks);
+  const Clock::time_point deadline = Clock::now() + old.options_.timeout;
+  if (old.process_ == 0) {
+    // Old links stay open while the others gather: whoever dies meanwhile
+    // is known dead, not waited for.
+    world->HostRendezvous(local_ranks, deadline, &old);
+  } else {
+    if (old.heartbeats_) old.heartbeats_->Leave(old.health_->reason());
+    old.Close();
+    world->launch_.process = old.process_;
+    world->launch_.processes = old.processes();
+    world->JoinRendezvous(local_ranks, deadline);
+  }
+  old.Close();
+  world->Start(deadline);
+  return world;
+}
+
+void TcpWorld::Close() {
+  heartbeats_.reset();
+  for (Socket& s : control_) s.Close();
+  early_links_.clear();
+  data_listener_.Close();
 }
 
 GiveUp TcpWorld::Unhealthy() const {
@@ -172,34 +231,54 @@ TcpWorld::~TcpWorld() {
   heartbeats_.reset();
 }
 
-void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline) {
-  const int n = launch_.processes;
-  table_.assign(n, Member());
-  table_[0] = {local_ranks, 0, data_listener_.LocalPort(), "", HostName()};
-  control_.resize(n);
-  if (n == 1) return;
-  Socket listener = Socket::Listen(launch_.master_port);
+void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
+                              TcpWorld* old) {
+  // A regroup waits for the old job's processes that are not dead, a first
+  // rendezvous for the launch's.
+  const int n = old != nullptr ? old->processes() : launch_.processes;
+  std::vector<Member> members(n);
+  std::vector<Socket> peers(n);
+  members[0] = {local_ranks, 0, data_listener_.LocalPort(), "", HostName()};
   std::vector<bool> arrived(n, false);
   arrived[0] = true;
+  const auto dead = [&](int p) {
+    return old != nullptr && old->heartbeats_ != nullptr &&
+           old->heartbeats_->IsDead(p);
+  };
+  const auto waiting = [&] {
+    std::vector<int> them;
+    for (int p = 1; p < n; ++p) {
+      if (!arrived[p] && !dead(p)) them.push_back(p);
+    }
+    return them;
+  };
   std::vector<Socket> unplaced;  // Connections whose hello was refused.
   std::string error;
-  int waiting = n - 1;
-  while (waiting > 0 && error.empty()) {
+  std::optional<Socket> listener;
+  if (n > 1) listener.emplace(Socket::Listen(launch_.master_port));
+  while (!waiting().empty() && error.empty()) {
     Socket peer;
     try {
-      peer = listener.Accept(deadline, nullptr, "the rendezvous");
+      // A regroup looks at the heartbeats' verdicts as it waits.
+      const Clock::time_point until =
+          old != nullptr
+              ? std::min(deadline, Clock::now() + std::chrono::milliseconds(20))
+              : deadline;
+      peer = listener->Accept(until, nullptr, "the rendezvous");
     } catch (const CollectiveError&) {
+      if (Clock::now() < deadline) continue;
       std::string missing;
-      for (int p = 1; p < n; ++p) {
-        if (!arrived[p])
-          missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+      for (int p : waiting()) {
+        missing += (missing.empty() ? "" : ", ") + std::to_string(p);
       }
-      error = "the rendezvous on port " + std::to_string(launch_.master_port) +
+      error = "the " + std::string(old ? "regroup" : "rendezvous") +
+              " on port " + std::to_string(launch_.master_port) +
               " timed out after " + Seconds(options_.timeout) + ": " +
-              (waiting == 1 ? "process " : "processes ") + missing + " of " +
-              std::to_string(n) +
-              " never connected (did every process start, with the same "
-              "MASTER_ADDR and MASTER_PORT?)";
+              (waiting().size() == 1 ? "process " : "processes ") + missing +
+              " of " + std::to_string(n) +
+              (old ? " neither came back nor died"
+                   : " never connected (did every process start, with the "
+                     "same MASTER_ADDR and MASTER_PORT?)");
       break;
     }
     Reader hello(ReadBlob(peer, deadline, "a joining process"),
@@ -215,12 +294,27 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline) {
       break;
     }
     Member m;
+    const uint32_t generation = hello.Get<uint32_t>();
     const int p = hello.Get<int32_t>();
     const int their_n = hello.Get<int32_t>();
     m.local_ranks = hello.Get<int32_t>();
     m.data_port = hello.Get<int32_t>();
     m.host = hello.GetString();
     m.address = peer.PeerAddress();
+    if (generation != generation_) {
+      // Not ours to end the job over: a process of another membership.
+      Writer refusal;
+      refusal.Put<uint32_t>(0);
+      refusal.PutString(
+          "process 0 is at membership " + std::to_string(generation_) +
+          " of the job, this process at " + std::to_string(generation) +
+          " (a process the others counted as lost cannot rejoin)");
+      try {
+        WriteBlob(peer, refusal.bytes(), deadline, "a joining process");
+      } catch (const CollectiveError&) {
+      }
+      continue;
+    }
     if (their_n != n) {
       error = "process " + std::to_string(p) + " (host " + m.host +
               ") was launched for a job of " + std::to_string(their_n) +
@@ -230,7 +324,7 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline) {
               std::to_string(p) + " of " + std::to_string(n);
     } else if (arrived[p]) {
       error = "two processes say they are process " + std::to_string(p) +
-              " (hosts " + table_[p].host + " and " + m.host +
+              " (hosts " + members[p].host + " and " + m.host +
               "): is a process of an earlier launch still running?";
     } else if (m.local_ranks < 1) {
       error = "process " + std::to_string(p) + " offered " +
@@ -242,9 +336,17 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline) {
       break;
     }
     arrived[p] = true;
-    table_[p] = m;
-    control_[p] = std::move(peer);
-    --waiting;
+    members[p] = m;
+    peers[p] = std::move(peer);
+  }
+  // The new layout: those who came, in their old order.
+  std::vector<int> old_index;
+  for (int p = 0; p < n; ++p) {
+    if (arrived[p]) {
+      old_index.push_back(p);
+      table_.push_back(members[p]);
+      control_.push_back(std::move(peers[p]));
+    }
   }
   // The layout, or the reason there is none, to everyone who came.
   Writer reply;
@@ -252,17 +354,20 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline) {
   if (!error.empty()) {
     reply.PutString(error);
   } else {
-    for (const Member& m : table_) {
+    reply.Put<int32_t>(static_cast<int32_t>(table_.size()));
+    for (size_t q = 0; q < table_.size(); ++q) {
+      const Member& m = table_[q];
+      reply.Put<int32_t>(old_index[q]);
       reply.Put<int32_t>(m.local_ranks);
       reply.Put<int32_t>(m.data_port);
       reply.PutString(m.address);
       reply.PutString(m.host);
     }
   }
-  for (int p = 1; p < n; ++p) {
-    if (!control_[p].valid()) continue;
+  for (size_t q = 1; q < control_.size(); ++q) {
     try {
-      WriteBlob(control_[p], reply.bytes(), deadline, ProcessName(p));
+      WriteBlob(control_[q], reply.bytes(), deadline,
+                ProcessName(static_cast<int>(q)));
     } catch (const CollectiveError& e) {
       if (error.empty()) error = e.what();
     }
@@ -286,6 +391,7 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
   Writer hello;
   hello.Put<uint32_t>(kHelloMagic);
   hello.Put<uint32_t>(kVersion);
+  hello.Put<uint32_t>(generation_);
   hello.Put<int32_t>(launch_.process);
   hello.Put<int32_t>(n);
   hello.Put<int32_t>(local_ranks);
@@ -306,16 +412,33 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
   if (reply.Get<uint32_t>() != 1) {
     throw CollectiveError("the rendezvous failed: " + reply.GetString());
   }
-  table_.assign(n, Member());
-  for (int p = 0; p < n; ++p) {
+  const int count = reply.Get<int32_t>();
+  if (count < 1 || count > n) {
+    throw CollectiveError("the rendezvous's reply lists " +
+                          std::to_string(count) + " processes of " +
+                          std::to_string(n));
+  }
+  table_.assign(count, Member());
+  process_ = -1;
+  for (int p = 0; p < count; ++p) {
     Member& m = table_[p];
+    if (reply.Get<int32_t>() == launch_.process) process_ = p;
     m.local_ranks = reply.Get<int32_t>();
     m.data_port = reply.Get<int32_t>();
     m.address = reply.GetString();
     m.host = reply.GetString();
   }
+  if (process_ < 0) {
+    throw CollectiveError("the rendezvous left process " +
+                          std::to_string(launch_.process) + " out");
+  }
   // Process 0 is reached where we reached it.
   table_[0].address = launch_.master_addr;
+  // Control sockets by process: ours to 0 only.
+  Socket zero_socket = std::move(control_[0]);
+  control_.clear();
+  control_.resize(count);
+  control_[0] = std::move(zero_socket);
 }
 
 int TcpWorld::ProcessOf(int rank) const {

@@ -81,6 +81,23 @@ class TcpWorld : public ProcessWorld,
       const std::string& mine) override;
   [[noreturn]] void AbortJob(int exit_code) override;
 
+  // After the job failed (a call threw, health() failed): "" when the
+  // processes still alive can regroup, else why not (process 0, the
+  // rendezvous's host, was lost). Waits up to the heartbeat timeout for
+  // the heartbeats to name the lost process.
+  std::string WhyNoRegroup() const override;
+  // The processes still alive meet again at process 0 (collective over
+  // them, each calling it once WhyNoRegroup gave ""): those that died or
+  // stopped answering are left out, the others keep their order and are
+  // numbered from 0, process 0 first. `old` is closed; its groups must be
+  // gone. Throws CollectiveError as Join does.
+  std::shared_ptr<ProcessWorld> Regroup(int local_ranks) override {
+    return Regroup(*this, local_ranks);
+  }
+  static std::shared_ptr<TcpWorld> Regroup(TcpWorld& old, int local_ranks);
+  // How often the job regrouped before this membership (0: as launched).
+  uint32_t generation() const { return generation_; }
+
   // The job's failure as every wait sees it (a stopped or dead process).
   const JobHealth& health() const { return *health_; }
   // This process stops beating, as a stopped one does (for tests).
@@ -102,7 +119,13 @@ class TcpWorld : public ProcessWorld,
   };
   TcpWorld() = default;
 
-  void HostRendezvous(int local_ranks, Clock::time_point deadline);
+  // `old`: the membership being regrouped, null at the launch.
+  void HostRendezvous(int local_ranks, Clock::time_point deadline,
+                      TcpWorld* old);
+  // The ranks' numbering and the heartbeats, once the table is known.
+  void Start(Clock::time_point deadline);
+  // Stops the heartbeats and closes every connection.
+  void Close();
   void StartHeartbeats(Clock::time_point deadline);
   // Gives up a wait once the job has failed.
   GiveUp Unhealthy() const;
@@ -122,6 +145,7 @@ class TcpWorld : public ProcessWorld,
   LaunchInfo launch_;
   TcpWorldOptions options_;
   int process_ = 0;
+  uint32_t generation_ = 0;
   int size_ = 0;
   std::vector<Member> table_;
   std::vector<Socket> control_;  // Indexed by process.

@@ -320,6 +320,127 @@ TEST(TcpWorldTest, AStoppedProcessEndsTheJobsCollectivesToo) {
   EXPECT_NE(error.find("stopped answering"), std::string::npos) << error;
 }
 
+// Waits until `world` knows its job failed (up to 5 s); false if never.
+bool FailedSoon(const TcpWorld& world) {
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (!world.health().failed() && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return world.health().failed();
+}
+
+// The survivors among `worlds` (by index) regroup, each on a thread of its
+// own; their new worlds, in the survivors' order.
+std::vector<std::shared_ptr<TcpWorld>> Regroup(
+    std::vector<std::shared_ptr<TcpWorld>>& worlds,
+    const std::vector<int>& survivors) {
+  const int n = static_cast<int>(survivors.size());
+  std::vector<std::shared_ptr<TcpWorld>> regrouped(n);
+  const std::vector<std::string> errors = EveryProcess(n, [&](int i) {
+    TcpWorld& old = *worlds[survivors[i]];
+    const std::string why_not = old.WhyNoRegroup();
+    if (!why_not.empty()) throw CollectiveError(why_not);
+    regrouped[i] = TcpWorld::Regroup(old, old.local_ranks());
+  });
+  for (int i = 0; i < n; ++i) {
+    if (!errors[i].empty()) {
+      throw std::runtime_error("survivor " + std::to_string(survivors[i]) +
+                               ": " + errors[i]);
+    }
+  }
+  return regrouped;
+}
+
+// Every rank of `worlds` sums rank + 1 over a ring group of theirs.
+void ExpectRingSums(const std::vector<std::shared_ptr<TcpWorld>>& worlds) {
+  Group group = GroupOf(worlds, "ring");
+  const int size = worlds[0]->size();
+  const std::vector<std::string> errors = RunRanks(group, [&](Communicator& c) {
+    std::vector<float> data(1000, static_cast<float>(c.rank() + 1));
+    c.AllReduce(data.data(), data.data(), data.size(), DataType::kFloat32,
+                ReduceOp::kSum);
+    for (float v : data) {
+      if (v != size * (size + 1) / 2) {
+        throw std::runtime_error("rank " + std::to_string(c.rank()) +
+                                 " summed " + std::to_string(v));
+      }
+    }
+  });
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+}
+
+// A process dies (its connections close): the others regroup without it,
+// renumbered in their old order, and sum over their new ranks.
+TEST(TcpWorldTest, TheSurvivorsOfADeadProcessRegroupWithoutIt) {
+  auto worlds = JoinAll({1, 2, 1});
+  worlds[1].reset();  // As SIGKILL closes its connections.
+  ASSERT_TRUE(FailedSoon(*worlds[0]));
+  ASSERT_TRUE(FailedSoon(*worlds[2]));
+  const auto start = Clock::now();
+  const auto regrouped = Regroup(worlds, {0, 2});
+  EXPECT_LT(Seconds(Clock::now() - start).count(), 2.0);
+  EXPECT_EQ(worlds[0]->health().lost_process(), 1);
+  EXPECT_EQ(worlds[2]->health().lost_process(), 1);
+  ASSERT_EQ(regrouped.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(regrouped[i]->process(), i);
+    EXPECT_EQ(regrouped[i]->processes(), 2);
+    EXPECT_EQ(regrouped[i]->size(), 2);
+    EXPECT_EQ(regrouped[i]->generation(), 1u);
+    EXPECT_FALSE(regrouped[i]->health().failed());
+  }
+  ExpectRingSums(regrouped);
+}
+
+// A process that stops answering is left out once the heartbeats time out.
+TEST(TcpWorldTest, AStoppedProcessIsLeftOutOfTheRegroup) {
+  TcpWorldOptions options;
+  options.heartbeat_timeout = std::chrono::milliseconds(500);
+  auto worlds = JoinAll({1, 1, 1}, options);
+  worlds[1]->PauseHeartbeatsForTest();
+  ASSERT_TRUE(FailedSoon(*worlds[0]));
+  const auto regrouped = Regroup(worlds, {0, 2});
+  EXPECT_EQ(regrouped[1]->process(), 1);
+  EXPECT_EQ(regrouped[1]->size(), 2);
+  EXPECT_NE(worlds[2]->health().reason().find("process 1 (host "),
+            std::string::npos)
+      << worlds[2]->health().reason();
+  ExpectRingSums(regrouped);
+}
+
+// A job regroups as often as it loses processes; one that dies while the
+// others gather is left out too, down to process 0 alone.
+TEST(TcpWorldTest, AJobRegroupsAgainAndDownToOneProcess) {
+  auto worlds = JoinAll({1, 1, 1, 1});
+  worlds[3].reset();
+  auto second = Regroup(worlds, {0, 1, 2});
+  ExpectRingSums(second);
+  second[1].reset();  // Old process 1.
+  auto third = Regroup(second, {0, 2});
+  EXPECT_EQ(third[1]->generation(), 2u);
+  EXPECT_EQ(third[1]->host(), worlds[2]->host());
+  ExpectRingSums(third);
+  // Process 1 of this membership dies after the failure, before it
+  // regroups: process 0 goes on alone.
+  third[1]->PauseHeartbeatsForTest();
+  third[1].reset();
+  auto alone = Regroup(third, {0});
+  EXPECT_EQ(alone[0]->processes(), 1);
+  EXPECT_EQ(alone[0]->size(), 1);
+}
+
+// Process 0 hosts the rendezvous: without it nobody regroups, and the
+// reason says so.
+TEST(TcpWorldTest, WithoutProcessZeroNobodyRegroupsAndTheReasonSaysWhy) {
+  auto worlds = JoinAll({1, 1});
+  worlds[0].reset();
+  ASSERT_TRUE(FailedSoon(*worlds[1]));
+  const std::string why_not = worlds[1]->WhyNoRegroup();
+  EXPECT_NE(why_not.find("process 0 (host "), std::string::npos) << why_not;
+  EXPECT_NE(why_not.find("hosts the job's rendezvous"), std::string::npos)
+      << why_not;
+}
+
 TEST(TcpWorldTest, ARendezvousSomeoneMissesNamesWhoAtTheDeadline) {
   const int port = FreePort();
   TcpWorldOptions options;

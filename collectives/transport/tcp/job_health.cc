@@ -14,4 +14,9 @@ void JobHealth::Fail(const std::string& reason) {
   failed_.store(true, std::memory_order_release);
 }
 
+void JobHealth::SetLost(int process) {
+  int none = -1;
+  lost_.compare_exchange_strong(none, process, std::memory_order_acq_rel);
+}
+
 }  // namespace ringlet::collectives::tcp

@@ -17,9 +17,15 @@ class JobHealth {
   std::string reason() const;
   // The first reason wins.
   void Fail(const std::string& reason);
+  // The process whose loss failed the job, once the heartbeats know it (a
+  // failed call alone does not say whose fault it was); -1 before. The
+  // first one named wins.
+  int lost_process() const { return lost_.load(std::memory_order_acquire); }
+  void SetLost(int process);
 
  private:
   std::atomic<bool> failed_{false};
+  std::atomic<int> lost_{-1};
   mutable std::mutex mu_;
   std::string reason_;
 };
