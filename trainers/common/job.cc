@@ -6,13 +6,13 @@
 #include "collectives/backends/launch.h"
 
 namespace ringlet::trainers {
-namespace {
 
-// The job this process joined, for errors raised anywhere after it.
 std::shared_ptr<collectives::ProcessWorld>& JoinedWorld() {
   static std::shared_ptr<collectives::ProcessWorld> world;
   return world;
 }
+
+namespace {
 
 class NullBuffer : public std::streambuf {
  protected:
@@ -48,7 +48,10 @@ std::string TrainerJob::Where(const std::vector<nn::Device>& devices) const {
 TrainerJob JoinTrainerJob(int local_devices) {
   TrainerJob job;
   job.ranks = local_devices;
-  auto world = collectives::JoinLaunchedJob(local_devices);
+  // Joined once; a regroup (regroup.h) puts the new job in its place.
+  auto world = JoinedWorld() != nullptr
+                   ? JoinedWorld()
+                   : collectives::JoinLaunchedJob(local_devices);
   if (world == nullptr) return job;
   JoinedWorld() = world;
   job.launcher = collectives::Launcher();

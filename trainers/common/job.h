@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/api/process_group.h"
+#include "collectives/backends/process_world.h"
 #include "nn/device.h"
 
 namespace ringlet::trainers {
@@ -39,6 +40,10 @@ struct TrainerJob {
 // alone. Throws collectives::CollectiveError when the processes cannot
 // meet, std::invalid_argument for a launcher's malformed environment.
 TrainerJob JoinTrainerJob(int local_devices);
+
+// The job this process joined (null alone), for errors raised anywhere
+// after it; a regroup replaces it.
+std::shared_ptr<collectives::ProcessWorld>& JoinedWorld();
 
 // This process's index in the job it joined (0 alone).
 int JobProcess();

@@ -7,6 +7,7 @@
 #include "nn/compute_options.h"
 #include "trainers/common/flags/trainer_data.h"
 #include "trainers/common/flags/trainer_devices.h"
+#include "trainers/common/regroup.h"
 
 namespace ringlet::trainers {
 
@@ -21,17 +22,26 @@ PreparedRun PrepareRun(const TrainerFlags& given, const TrainerProgram& program,
   p.compute = ComputeOptionsFromFlags(flags, p.devices);
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
   p.where = p.job.Where(p.devices);
+  if (flags.on_process_loss == "regroup" && p.job.launcher == "mpirun") {
+    throw std::invalid_argument(
+        "--on_process_loss=regroup: a job under mpirun ends with any of its "
+        "processes; launch with torchrun, srun or torchrun's environment");
+  }
+  SetRegroupOnProcessLoss(flags.on_process_loss == "regroup" &&
+                          p.job.num_processes > 1);
+  // After a regroup: the state every process holds, not a file.
+  const bool regrouped = TakeRegroupResume(&p.resume, &p.membership_record);
   // Bad output paths fail now, not after hours of training.
   if (!restart_note.empty()) {
     p.job.LeaderOnly(std::cout)
         << program.name << ": " << restart_note << std::endl;
   }
-  if (p.job.leader()) {
+  if (p.job.leader() && !regrouped) {
     CheckTrainerOutputs(flags, program.name);
     const std::string note = ReplacedCheckpointNote(flags, program.name);
     if (!note.empty()) std::cerr << program.name << ": " << note << std::endl;
   }
-  p.resume = ReadResumeCheckpoint(flags, program.name);
+  if (!regrouped) p.resume = ReadResumeCheckpoint(flags, program.name);
   // Reproducible runs take the same batch and lr on any number of devices.
   p.run =
       ResolveBatchAndLr(flags, program.defaults,
@@ -77,6 +87,11 @@ int TrainAndReport(const TrainerFlags& flags, const TrainerProgram& program,
   std::ostream& err = p.job.LeaderOnly(std::cerr);
   LoopOptions loop = TrainerLoopOptions(flags, program.name, p.job, p.where,
                                         p.run, p.settings, p.resume);
+  if (!p.membership_record.empty()) {
+    loop.resume_path = "the state kept in memory";
+    loop.membership_record = p.membership_record;
+  }
+  if (RegroupOnProcessLoss()) loop.keep_step = KeepStepForRegroup;
   loop.validation = p.data.validation;
   loop.classes = p.data.classes;
   loop.class_names = p.data.class_names;

@@ -35,6 +35,8 @@ struct PreparedRun {
   TrainerJob job;
   std::string where;  // TrainerJob::Where.
   std::shared_ptr<const Checkpoint> resume;
+  // After a regroup (regroup.h): its metrics record.
+  std::string membership_record;
   BatchAndLr run;
   TrainerData data;
   RunSettings settings;

@@ -32,6 +32,7 @@
 #include "trainers/common/outputs/parameter_file.h"
 #include "trainers/common/outputs/progress.h"
 #include "trainers/common/prediction.h"
+#include "trainers/common/regroup.h"
 
 namespace ringlet::trainers {
 
@@ -495,7 +496,15 @@ int RunTrainerMain(CLI::App& app, int argc, char** argv,
   if (parsed >= 0) return parsed;
   HandleStopSignals(app.get_name(), StopMode::kStartUp);
   try {
-    return body();
+    // --on_process_loss=regroup: a lost process's failure starts the run
+    // again on the job that is left, from the state every process kept.
+    while (true) {
+      try {
+        return body();
+      } catch (const std::exception& e) {
+        if (!RegroupAfterFailure(app.get_name(), e)) throw;
+      }
+    }
   } catch (const TrainingInterrupted& e) {
     // Every process of a job stopped after the same step (agree_stop): the
     // first says so, as a lone process would, and each ends on its own.

@@ -157,6 +157,12 @@ std::string TcpWorld::WhyNoRegroup() const {
   while (health_->lost_process() < 0 && Clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  if (health_->lost_process() == process_) {
+    return "the others counted this process as lost (nothing from it for " +
+           Seconds(options_.heartbeat_timeout) +
+           ": it was stopped, or its host or network hung) and went on "
+           "without it";
+  }
   if (health_->lost_process() == 0) {
     return ProcessName(0) +
            " was lost, and it hosts the job's rendezvous: no process of "

@@ -406,6 +406,15 @@ void AddCheckpointFlags(CLI::App& app, TrainerFlags* f) {
                  "epoch only)")
       ->check(WholeNumber(0, kMaxInt64))
       ->capture_default_str();
+  app.add_option("--on_process_loss", f->on_process_loss,
+                 "when a process of a job over TCP (torchrun, srun, by hand) "
+                 "dies or stops answering: end the job (end; with "
+                 "--checkpoint_steps a launcher's restart resumes it), or "
+                 "regroup: the others go on without it from the last step "
+                 "they all finished, kept in memory (each step is finished "
+                 "before the next is queued); process 0 must live")
+      ->check(CLI::IsMember({"end", "regroup"}))
+      ->capture_default_str();
   app.add_flag("--resume", f->resume,
                "continue from the checkpoint in --checkpoint_dir, as if the "
                "run had never stopped (also on another number of devices)");
@@ -575,6 +584,7 @@ void AddTrainingSettings(const TrainerFlags& flags, RunSettings* settings) {
   settings->push_back({"eval_every", std::to_string(flags.eval_every), false});
   settings->push_back({"stop_on_signal",
                        flags.checkpoint_dir.empty() ? "false" : "true", false});
+  settings->push_back({"on_process_loss", flags.on_process_loss, false});
   // Each such checkpoint finishes the step in flight: a collective.
   settings->push_back({"checkpoint_steps",
                        flags.checkpoint_dir.empty()

@@ -58,10 +58,11 @@ struct TrainerFlags {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   std::string lr_schedule = "constant";
   double warmup_epochs = 0;
-  double clip_grad_norm = 0;     // 0: no clipping.
-  std::string checkpoint_dir;    // Empty: no checkpoints.
-  int checkpoint_every = 1;      // Epochs.
-  int64_t checkpoint_steps = 0;  // Steps of the run; 0: only per epoch.
+  double clip_grad_norm = 0;            // 0: no clipping.
+  std::string checkpoint_dir;           // Empty: no checkpoints.
+  int checkpoint_every = 1;             // Epochs.
+  int64_t checkpoint_steps = 0;         // Steps of the run; 0: only per epoch.
+  std::string on_process_loss = "end";  // "end" or "regroup".
   bool resume = false;
   int64_t replica_check_every = 100;  // Steps; 0: never.
   // Queue step t + 1 before reading step t (LoopOptions::overlap_steps).

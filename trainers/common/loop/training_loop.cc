@@ -229,6 +229,9 @@ bool EpochRunner::StartRun() {
     if (options_.resume != nullptr && options_.restart_count > 0) {
       metrics_file_->AppendLine(RestartJsonLine(options_));
     }
+    if (!options_.membership_record.empty()) {
+      metrics_file_->AppendLine(options_.membership_record);
+    }
   }
   const bool ended_early = options_.resume != nullptr && StoppedEarly();
   if (options_.resume == nullptr ||
@@ -384,8 +387,13 @@ void EpochRunner::AfterStep(Epoch& e) {
       options_.eval_every > 0 && step_of_run % options_.eval_every == 0;
   const bool save = options_.checkpoint_steps > 0 &&
                     step_of_run % options_.checkpoint_steps == 0;
-  if (signal == 0 && !check && !eval && !save) return;
+  const bool keep = options_.keep_step != nullptr;
+  if (signal == 0 && !check && !eval && !save && !keep) return;
   FinishInFlight(e);
+  if (keep) {
+    options_.keep_step(std::make_shared<const Checkpoint>(
+        Snapshot(engine_, options_, e.at, history_, evals_)));
+  }
   const Clock::time_point checks_start = Clock::now();
   if (check) {
     next_replica_check_ += options_.replica_check_every;

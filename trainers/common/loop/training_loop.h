@@ -119,6 +119,11 @@ struct LoopOptions {
   // (the steps lost and the restart itself).
   std::string launcher;
   int restart_count = 0;
+  // Given: every step is finished before the next is queued and its state
+  // handed here (--on_process_loss=regroup keeps the last two in memory).
+  std::function<void(std::shared_ptr<const Checkpoint>)> keep_step;
+  // A record for the metrics once they are open (a regroup's), if any.
+  std::string membership_record;
   // A classifier's classes (the model's outputs, one each): the test
   // split's confusion matrix is counted after every epoch and drawn beside
   // the plot (ConfusionSvgPath); the last one ends the metrics file and its

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# --on_process_loss=regroup: a job of processes started by hand with
+# torchrun's environment goes on without the ones it loses, no restart.
+#  1. 4 processes; a random one of 1-3 killed (SIGKILL) at a random step,
+#     then another: each time the living regroup within 5 s ("regrouped:
+#     3 of 4", then "2 of 3", a {"regroup"} record each, at most one step
+#     computed again) and end with the uninterrupted run's parameters, bit
+#     for bit (--reproducible);
+#  2. a process stopped (SIGSTOP) with a 1 s heartbeat timeout: named as
+#     stopped, left out, the others end with the same parameters; woken
+#     (SIGCONT), it exits 1 saying the others went on without it;
+#  3. process 0 killed: the others end (exit 1) within seconds, saying it
+#     hosts the job's rendezvous.
+# Arg: the lenet_scratch binary.
+set -euo pipefail
+
+lenet="$(realpath "$1")"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${TEST_TMPDIR:-$(mktemp -d)}"
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+now() { date +%s.%N; }
+# seconds_since <start>: "1.23"
+seconds_since() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
+below() { python3 -c "import sys; sys.exit(0 if $1 < $2 else 1)"; }
+hash() { python3 "$root/tools/params_hash.py" "$1"; }
+
+run=(--reproducible --devices=cpu:1 --epochs=4 --limit=12000 --test_limit=200
+  --seed=5)
+"$lenet" "${run[@]}" --params_out="$out/straight.bin" >/dev/null 2>&1
+straight="$(hash "$out/straight.bin")"
+
+# job <name> <processes> [env...]: started by hand, pids in ${pids[@]},
+# output in $out/<name><p>.txt; returns once process 0 printed its header.
+job() {
+  local name="$1" n="$2" port p
+  shift 2
+  port="$(free_port)"
+  pids=()
+  for ((p = 0; p < n; ++p)); do
+    env "$@" RANK=$p WORLD_SIZE=$n LOCAL_RANK=$p MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT="$port" "$lenet" "${run[@]}" --on_process_loss=regroup \
+      --params_out="$out/$name.bin" --metrics_out="$out/$name.jsonl" \
+      >"$out/$name$p.txt" 2>&1 &
+    pids[p]=$!
+  done
+  for _ in $(seq 600); do
+    grep -q '^lenet_scratch on' "$out/${name}0.txt" 2>/dev/null && return
+    sleep 0.05
+  done
+  fail "$name: no header: $(tail -n 3 "$out/${name}0.txt")"
+}
+
+# wait_for_line <file> <pattern> <start>: the seconds from <start> until
+# the pattern appears (at most 30 s).
+wait_for_line() {
+  for _ in $(seq 1500); do
+    if grep -q "$2" "$1"; then
+      seconds_since "$3"
+      return
+    fi
+    sleep 0.02
+  done
+  fail "no '$2' in $1 within 30 s: $(tail -n 3 "$1")"
+}
+
+# 1. Two processes killed in turn, each at a random step.
+job killed 4
+victims=()
+for left in 4 3; do
+  sleep "$(python3 -c "import random; print(random.uniform(0.3, 1.5))")"
+  candidates=()
+  for ((p = 1; p < 4; ++p)); do
+    [[ " ${victims[*]} " == *" $p "* ]] || candidates+=("$p")
+  done
+  victim="${candidates[RANDOM % ${#candidates[@]}]}"
+  victims+=("$victim")
+  kill -0 "${pids[victim]}" 2>/dev/null ||
+    fail "process $victim had ended before it was killed"
+  start="$(now)"
+  kill -KILL "${pids[victim]}"
+  took="$(wait_for_line "$out/killed0.txt" "regrouped: $((left - 1)) of $left processes" "$start")"
+  echo "killed launch process $victim: $(grep -o "regrouped: $((left - 1)) of $left.*" "$out/killed0.txt") ${took} s after the kill"
+  below "$took" 5 || fail "the regroup took $took s after the kill"
+done
+for p in 0 1 2 3; do
+  [[ " ${victims[*]} " == *" $p "* ]] && continue
+  wait "${pids[p]}" || fail "survivor $p failed: $(tail -n 3 "$out/killed$p.txt")"
+done
+grep -q 'closed its connection' "$out/killed0.txt" ||
+  fail "no line names the killed process"
+[[ "$(grep -c '^{"regroup":' "$out/killed.jsonl")" -eq 2 ]] ||
+  fail "expected 2 regroup records: $(grep regroup "$out/killed.jsonl")"
+grep -q '"membership":2,"processes":2,"processes_before":3' "$out/killed.jsonl" ||
+  fail "the second regroup's record: $(grep regroup "$out/killed.jsonl")"
+! grep -q '"steps_recomputed":[2-9]' "$out/killed.jsonl" ||
+  fail "more than one step computed again"
+grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/killed0.txt" ||
+  fail "the 2 survivors did not finish: $(tail -n 2 "$out/killed0.txt")"
+[[ "$(hash "$out/killed.bin")" == "$straight" ]] ||
+  fail "after losing 2 of 4 processes the job ends elsewhere than the uninterrupted run"
+echo "2 of 4 processes killed: the uninterrupted run's parameters, bit for bit"
+
+# 2. Process 1 stopped, with a heartbeat timeout of 1 s.
+job stopped 3 RINGLET_HEARTBEAT_TIMEOUT_MS=1000
+sleep 0.5
+start="$(now)"
+kill -STOP "${pids[1]}"
+took="$(wait_for_line "$out/stopped0.txt" "regrouped: 2 of 3 processes" "$start")"
+echo "process 1 stopped: regrouped ${took} s later"
+grep -o 'process 1 (host [^)]*) stopped answering: nothing from it for 1.0 s' \
+  "$out/stopped0.txt" || fail "no line names the stopped process"
+below "$took" 5 || fail "the regroup took $took s after the stop"
+wait "${pids[0]}" || fail "process 0 failed: $(tail -n 3 "$out/stopped0.txt")"
+wait "${pids[2]}" || fail "process 2 failed: $(tail -n 3 "$out/stopped2.txt")"
+kill -CONT "${pids[1]}"
+status=0
+wait "${pids[1]}" || status=$?
+((status == 1)) || fail "the woken process exited $status, not 1"
+grep -q 'the others counted this process as lost' "$out/stopped1.txt" ||
+  fail "the woken process does not say why it ends: $(cat "$out/stopped1.txt")"
+[[ "$(hash "$out/stopped.bin")" == "$straight" ]] ||
+  fail "after a stopped process the job ends elsewhere than the uninterrupted run"
+echo "a stopped process left out: the uninterrupted run's parameters, bit for bit"
+
+# 3. Process 0 killed: nobody can regroup.
+job zero 3
+sleep 0.5
+start="$(now)"
+kill -KILL "${pids[0]}"
+for p in 1 2; do
+  status=0
+  wait "${pids[p]}" || status=$?
+  ((status == 1)) || fail "process $p exited $status, not 1"
+  grep -q "process 0 (host [^)]*) was lost, and it hosts the job's rendezvous" \
+    "$out/zero$p.txt" || fail "process $p: $(cat "$out/zero$p.txt")"
+done
+took="$(seconds_since "$start")"
+below "$took" 10 || fail "the others took $took s to end"
+echo "process 0 killed: $(grep -o 'cannot regroup: .*rendezvous' "$out/zero1.txt"), ${took} s later"
+echo "PASS"

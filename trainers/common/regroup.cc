@@ -1,0 +1,153 @@
+#include "trainers/common/regroup.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "collectives/api/collective_error.h"
+#include "trainers/common/job.h"
+
+namespace ringlet::trainers {
+namespace {
+
+struct RegroupState {
+  bool on = false;
+  int regroups = 0;
+  // The last two finished steps' states, newest first.
+  std::shared_ptr<const Checkpoint> newest, before;
+  bool pending = false;
+  std::shared_ptr<const Checkpoint> resume;
+  std::string records;  // One line per regroup so far.
+};
+
+RegroupState& State() {
+  static RegroupState state;
+  return state;
+}
+
+// "E S" of a kept step, "0 0" for none.
+std::string PositionOf(const std::shared_ptr<const Checkpoint>& c) {
+  if (c == nullptr) return "0 0";
+  return std::to_string(c->position.epoch) + " " +
+         std::to_string(c->position.steps);
+}
+
+std::string Seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f s", s);
+  return text;
+}
+
+bool Earlier(std::pair<int, int64_t> a, std::pair<int, int64_t> b) {
+  return a.first != b.first ? a.first < b.first : a.second < b.second;
+}
+
+}  // namespace
+
+void SetRegroupOnProcessLoss(bool on) { State().on = on; }
+bool RegroupOnProcessLoss() { return State().on; }
+
+void KeepStepForRegroup(std::shared_ptr<const Checkpoint> step) {
+  RegroupState& s = State();
+  s.before = std::move(s.newest);
+  s.newest = std::move(step);
+}
+
+bool RegroupAfterFailure(const std::string& program,
+                         const std::exception& failure) {
+  RegroupState& s = State();
+  std::shared_ptr<collectives::ProcessWorld>& world = JoinedWorld();
+  if (!s.on || world == nullptr || world->processes() == 1 ||
+      dynamic_cast<const collectives::CollectiveError*>(&failure) == nullptr) {
+    return false;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const bool leader = world->process() == 0;
+  const std::string why_not = world->WhyNoRegroup();
+  if (!why_not.empty()) {
+    std::cerr << program << ": cannot regroup: " << why_not << std::endl;
+    return false;
+  }
+  const int was = world->processes();
+  const int local_ranks = world->local_ranks();
+  if (leader) {
+    std::cout << program << ": " << failure.what()
+              << "; regrouping the processes still alive" << std::endl;
+  }
+  std::shared_ptr<collectives::ProcessWorld> regrouped =
+      world->Regroup(local_ranks);
+  world = regrouped;
+  ++s.regroups;
+  // The last step every process finished: each holds it as its newest or
+  // the one before (no process gets two steps ahead of another).
+  const std::string mine = PositionOf(s.newest) + " " + PositionOf(s.before);
+  std::pair<int, int64_t> agreed{1 << 30, 0};
+  for (const std::string& theirs : world->GatherFromProcesses(mine)) {
+    std::istringstream in(theirs);
+    std::pair<int, int64_t> newest;
+    in >> newest.first >> newest.second;
+    if (Earlier(newest, agreed)) agreed = newest;
+  }
+  s.resume = nullptr;
+  int64_t recomputed = 0;
+  if (agreed.first > 0) {
+    for (const auto& kept : {s.newest, s.before}) {
+      if (kept != nullptr && kept->position.epoch == agreed.first &&
+          kept->position.steps == agreed.second) {
+        s.resume = kept;
+        break;
+      }
+    }
+    if (s.resume == nullptr) {
+      throw collectives::CollectiveError(
+          "after the regroup, process " + std::to_string(world->process()) +
+          " does not hold epoch " + std::to_string(agreed.first) + ", step " +
+          std::to_string(agreed.second) + ", the last step every process " +
+          "finished (it holds " + mine + ")");
+    }
+    recomputed = s.resume == s.newest ? 0 : 1;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const int epoch = agreed.first > 0 ? agreed.first : 1;
+  const int64_t step = agreed.first > 0 ? agreed.second : 0;
+  if (leader) {
+    std::cout << program << ": regrouped: " << world->processes() << " of "
+              << was << " processes (" << world->size()
+              << " devices) go on from epoch " << epoch << ", step " << step
+              << " (regrouped in " << Seconds(seconds) << ")" << std::endl;
+  }
+  nlohmann::ordered_json r = {{"membership", s.regroups},
+                              {"processes", world->processes()},
+                              {"processes_before", was},
+                              {"devices", world->size()},
+                              {"epoch", epoch},
+                              {"step", step},
+                              {"steps_recomputed", recomputed},
+                              {"seconds", seconds},
+                              {"reason", failure.what()}};
+  // The metrics file is written afresh on the new job: every regroup's
+  // record goes into it again.
+  if (!s.records.empty()) s.records += "\n";
+  s.records += nlohmann::ordered_json({{"regroup", r}}).dump();
+  s.newest = s.before = nullptr;
+  s.pending = true;
+  return true;
+}
+
+bool TakeRegroupResume(std::shared_ptr<const Checkpoint>* resume,
+                       std::string* record) {
+  RegroupState& s = State();
+  if (!s.pending) return false;
+  s.pending = false;
+  *resume = std::move(s.resume);
+  *record = s.records;
+  return true;
+}
+
+}  // namespace ringlet::trainers
