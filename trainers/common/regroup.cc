@@ -135,7 +135,10 @@ bool RegroupAfterFailure(const std::string& program,
   // record goes into it again.
   if (!s.records.empty()) s.records += "\n";
   s.records += nlohmann::ordered_json({{"regroup", r}}).dump();
-  s.newest = s.before = nullptr;
+  // Every process holds the agreed state now: a loss before the next step
+  // finishes goes back to it.
+  s.newest = s.resume;
+  s.before = nullptr;
   s.pending = true;
   return true;
 }
