@@ -46,6 +46,11 @@ class ProcessWorld : public ProcessGroup {
   // The processes still alive as a new job (collective over them); this
   // one is closed. Only where WhyNoRegroup() gave "".
   virtual std::shared_ptr<ProcessWorld> Regroup(int local_ranks);
+  // Collective: true on every process when a process started later waits
+  // to join (the next Regroup takes it in); false where none can.
+  virtual bool JoinersWaiting() { return false; }
+  // This process joined a job that was already running.
+  virtual bool JoinedRunningJob() const { return false; }
 
   // The backend's communicators (BackendSpec::processes); on GPU ranks a
   // host-memory backend's go through host staging. Throws

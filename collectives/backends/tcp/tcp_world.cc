@@ -1,5 +1,6 @@
 #include "collectives/backends/tcp/tcp_world.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -196,7 +197,18 @@ std::shared_ptr<TcpWorld> TcpWorld::Regroup(TcpWorld& old, int local_ranks) {
   return world;
 }
 
+bool TcpWorld::JoinersWaiting() {
+  uint8_t waiting = 0;
+  if (process_ == 0 && rendezvous_) {
+    pollfd fd{rendezvous_->fd(), POLLIN, 0};
+    waiting = ::poll(&fd, 1, 0) > 0 ? 1 : 0;
+  }
+  BroadcastBytes(&waiting, 1);
+  return waiting != 0;
+}
+
 void TcpWorld::Close() {
+  rendezvous_.reset();
   heartbeats_.reset();
   for (Socket& s : control_) s.Close();
   early_links_.clear();
@@ -260,9 +272,23 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
   };
   std::vector<Socket> unplaced;  // Connections whose hello was refused.
   std::string error;
-  std::optional<Socket> listener;
-  if (n > 1) listener.emplace(Socket::Listen(launch_.master_port));
-  while (!waiting().empty() && error.empty()) {
+  // Kept open while the job runs: a process started later knocks on it
+  // (JoinersWaiting), and a regroup takes it over.
+  std::optional<Socket>& listener = rendezvous_;
+  if (old != nullptr && old->rendezvous_) {
+    listener = std::move(old->rendezvous_);
+  } else if (n > 1 || launch_.processes > 1) {
+    listener.emplace(Socket::Listen(launch_.master_port));
+  }
+  std::vector<Member> joiners;
+  std::vector<Socket> joiner_peers;
+  // Once the old members are in: the joiners already knocking.
+  const auto knocking = [&] {
+    if (old == nullptr || !listener) return false;
+    pollfd fd{listener->fd(), POLLIN, 0};
+    return ::poll(&fd, 1, 0) > 0;
+  };
+  while ((!waiting().empty() || knocking()) && error.empty()) {
     Socket peer;
     try {
       // A regroup looks at the heartbeats' verdicts as it waits.
@@ -307,6 +333,17 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
     m.data_port = hello.Get<int32_t>();
     m.host = hello.GetString();
     m.address = peer.PeerAddress();
+    if (old != nullptr && generation == 0) {
+      // A process started after the launch, with its environment: it
+      // joins at the end.
+      if (m.local_ranks < 1) {
+        unplaced.push_back(std::move(peer));
+        continue;
+      }
+      joiners.push_back(m);
+      joiner_peers.push_back(std::move(peer));
+      continue;
+    }
     if (generation != generation_) {
       // Not ours to end the job over: a process of another membership.
       Writer refusal;
@@ -354,12 +391,18 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
       control_.push_back(std::move(peers[p]));
     }
   }
+  for (size_t j = 0; j < joiners.size(); ++j) {
+    old_index.push_back(-1);
+    table_.push_back(joiners[j]);
+    control_.push_back(std::move(joiner_peers[j]));
+  }
   // The layout, or the reason there is none, to everyone who came.
   Writer reply;
   reply.Put<uint32_t>(error.empty() ? 1 : 0);
   if (!error.empty()) {
     reply.PutString(error);
   } else {
+    reply.Put<uint32_t>(generation_);
     reply.Put<int32_t>(static_cast<int32_t>(table_.size()));
     for (size_t q = 0; q < table_.size(); ++q) {
       const Member& m = table_[q];
@@ -372,7 +415,10 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
   }
   for (size_t q = 1; q < control_.size(); ++q) {
     try {
-      WriteBlob(control_[q], reply.bytes(), deadline,
+      // Each its own index last: a joiner has none in the old job.
+      Writer to(reply);
+      to.Put<int32_t>(static_cast<int32_t>(q));
+      WriteBlob(control_[q], to.bytes(), deadline,
                 ProcessName(static_cast<int>(q)));
     } catch (const CollectiveError& e) {
       if (error.empty()) error = e.what();
@@ -418,25 +464,31 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
   if (reply.Get<uint32_t>() != 1) {
     throw CollectiveError("the rendezvous failed: " + reply.GetString());
   }
+  const uint32_t generation = reply.Get<uint32_t>();
+  // A process started after the launch joins a job that has moved on.
+  joined_running_ = generation_ == 0 && generation > 0;
+  generation_ = generation;
   const int count = reply.Get<int32_t>();
-  if (count < 1 || count > n) {
+  if (count < 1 || count > n + 4096) {
     throw CollectiveError("the rendezvous's reply lists " +
                           std::to_string(count) + " processes of " +
                           std::to_string(n));
   }
   table_.assign(count, Member());
-  process_ = -1;
   for (int p = 0; p < count; ++p) {
     Member& m = table_[p];
-    if (reply.Get<int32_t>() == launch_.process) process_ = p;
+    reply.Get<int32_t>();  // Its index before.
     m.local_ranks = reply.Get<int32_t>();
     m.data_port = reply.Get<int32_t>();
     m.address = reply.GetString();
     m.host = reply.GetString();
   }
-  if (process_ < 0) {
-    throw CollectiveError("the rendezvous left process " +
-                          std::to_string(launch_.process) + " out");
+  process_ = reply.Get<int32_t>();
+  if (process_ < 1 || process_ >= count) {
+    throw CollectiveError("the rendezvous gave process " +
+                          std::to_string(launch_.process) + " index " +
+                          std::to_string(process_) + " of " +
+                          std::to_string(count));
   }
   // Process 0 is reached where we reached it.
   table_[0].address = launch_.master_addr;

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -95,6 +96,14 @@ class TcpWorld : public ProcessWorld,
     return Regroup(*this, local_ranks);
   }
   static std::shared_ptr<TcpWorld> Regroup(TcpWorld& old, int local_ranks);
+  // Process 0 keeps the rendezvous open while the job runs: a process
+  // started later with the launch's environment waits there. Collective:
+  // true on every process when one is waiting (process 0 asks, then
+  // broadcasts), and the next Regroup takes it in, after the others.
+  bool JoinersWaiting() override;
+  // This process joined a job already running (its state comes from the
+  // others).
+  bool JoinedRunningJob() const override { return joined_running_; }
   // How often the job regrouped before this membership (0: as launched).
   uint32_t generation() const { return generation_; }
 
@@ -146,6 +155,8 @@ class TcpWorld : public ProcessWorld,
   TcpWorldOptions options_;
   int process_ = 0;
   uint32_t generation_ = 0;
+  bool joined_running_ = false;
+  std::optional<Socket> rendezvous_;  // Process 0's, while the job runs.
   int size_ = 0;
   std::vector<Member> table_;
   std::vector<Socket> control_;  // Indexed by process.

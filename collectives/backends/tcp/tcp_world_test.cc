@@ -429,6 +429,44 @@ TEST(TcpWorldTest, AJobRegroupsAgainAndDownToOneProcess) {
   EXPECT_EQ(alone[0]->size(), 1);
 }
 
+// A process started later, with the launch's environment, waits at the
+// rendezvous; the job sees it between its steps and takes it in.
+TEST(TcpWorldTest, AProcessStartedLaterJoinsAtTheNextRegroup) {
+  const int port = FreePort();
+  std::vector<std::shared_ptr<TcpWorld>> worlds(2);
+  const std::vector<std::string> errors = EveryProcess(2, [&](int p) {
+    worlds[p] = TcpWorld::Join(Launch(p, 2, port), 1);
+  });
+  ASSERT_EQ(errors[0] + errors[1], "");
+  bool before[2] = {true, true};
+  EveryProcess(2, [&](int p) { before[p] = worlds[p]->JoinersWaiting(); });
+  EXPECT_FALSE(before[0] || before[1]);
+  auto joiner = std::async(std::launch::async, [&] {
+    return TcpWorld::Join(Launch(2, 2, port), 2);
+  });
+  // Every step boundary asks; within a few the knock is seen.
+  bool seen = false;
+  for (int step = 0; step < 500 && !seen; ++step) {
+    bool waiting[2] = {false, false};
+    EveryProcess(2, [&](int p) { waiting[p] = worlds[p]->JoinersWaiting(); });
+    ASSERT_EQ(waiting[0], waiting[1]) << "step " << step;
+    seen = waiting[0];
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(seen);
+  std::vector<std::shared_ptr<TcpWorld>> regrouped = Regroup(worlds, {0, 1});
+  regrouped.push_back(joiner.get());
+  EXPECT_TRUE(regrouped[2]->JoinedRunningJob());
+  EXPECT_FALSE(regrouped[1]->JoinedRunningJob());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(regrouped[i]->process(), i);
+    EXPECT_EQ(regrouped[i]->processes(), 3);
+    EXPECT_EQ(regrouped[i]->size(), 4);
+    EXPECT_EQ(regrouped[i]->generation(), 1u);
+  }
+  ExpectRingSums(regrouped);
+}
+
 // Process 0 hosts the rendezvous: without it nobody regroups, and the
 // reason says so.
 TEST(TcpWorldTest, WithoutProcessZeroNobodyRegroupsAndTheReasonSaysWhy) {
