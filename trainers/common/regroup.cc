@@ -46,6 +46,39 @@ bool Earlier(std::pair<int, int64_t> a, std::pair<int, int64_t> b) {
   return a.first != b.first ? a.first < b.first : a.second < b.second;
 }
 
+// A joiner holds no state: it says "-1 -1 -1 -1".
+constexpr char kNoState[] = "-1 -1 -1 -1";
+
+// The last step every process holding state finished ({0, 0}: none).
+std::pair<int, int64_t> AgreedStep(collectives::ProcessWorld& world,
+                                   const std::string& mine) {
+  std::pair<int, int64_t> agreed{1 << 30, 0};
+  for (const std::string& theirs : world.GatherFromProcesses(mine)) {
+    if (theirs == kNoState) continue;
+    std::istringstream in(theirs);
+    std::pair<int, int64_t> newest;
+    in >> newest.first >> newest.second;
+    if (Earlier(newest, agreed)) agreed = newest;
+  }
+  return agreed;
+}
+
+// Process 0 sends the agreed state to everyone (a joiner keeps it): its
+// size, then its bytes. Collective.
+std::shared_ptr<const Checkpoint> ShareWithJoiners(
+    collectives::ProcessWorld& world,
+    const std::shared_ptr<const Checkpoint>& state) {
+  const std::string bytes =
+      world.process() == 0 && state != nullptr ? EncodeCheckpoint(*state) : "";
+  uint64_t size = bytes.size();
+  world.BroadcastBytes(&size, sizeof(size));
+  if (size == 0) return nullptr;
+  std::string received = world.process() == 0 ? bytes : std::string(size, 0);
+  world.BroadcastBytes(received.data(), size);
+  return std::make_shared<const Checkpoint>(
+      DecodeCheckpoint(received, "the state sent by process 0"));
+}
+
 }  // namespace
 
 void SetRegroupOnProcessLoss(bool on) { State().on = on; }
@@ -55,6 +88,11 @@ void KeepStepForRegroup(std::shared_ptr<const Checkpoint> step) {
   RegroupState& s = State();
   s.before = std::move(s.newest);
   s.newest = std::move(step);
+  // Between steps every process asks whether one waits to join.
+  const auto& world = JoinedWorld();
+  if (world != nullptr && world->JoinersWaiting()) {
+    throw MembershipChange("a process started later asks to join the job");
+  }
 }
 
 bool RegroupAfterFailure(const std::string& program,
@@ -67,7 +105,9 @@ bool RegroupAfterFailure(const std::string& program,
   }
   const auto start = std::chrono::steady_clock::now();
   const bool leader = world->process() == 0;
-  const std::string why_not = world->WhyNoRegroup();
+  const bool joining =
+      dynamic_cast<const MembershipChange*>(&failure) != nullptr;
+  const std::string why_not = joining ? "" : world->WhyNoRegroup();
   if (!why_not.empty()) {
     std::cerr << program << ": cannot regroup: " << why_not << std::endl;
     return false;
@@ -76,7 +116,9 @@ bool RegroupAfterFailure(const std::string& program,
   const int local_ranks = world->local_ranks();
   if (leader) {
     std::cout << program << ": " << failure.what()
-              << "; regrouping the processes still alive" << std::endl;
+              << (joining ? "; regrouping with it"
+                          : "; regrouping the processes still alive")
+              << std::endl;
   }
   std::shared_ptr<collectives::ProcessWorld> regrouped =
       world->Regroup(local_ranks);
@@ -85,13 +127,7 @@ bool RegroupAfterFailure(const std::string& program,
   // The last step every process finished: each holds it as its newest or
   // the one before (no process gets two steps ahead of another).
   const std::string mine = PositionOf(s.newest) + " " + PositionOf(s.before);
-  std::pair<int, int64_t> agreed{1 << 30, 0};
-  for (const std::string& theirs : world->GatherFromProcesses(mine)) {
-    std::istringstream in(theirs);
-    std::pair<int, int64_t> newest;
-    in >> newest.first >> newest.second;
-    if (Earlier(newest, agreed)) agreed = newest;
-  }
+  const std::pair<int, int64_t> agreed = AgreedStep(*world, mine);
   s.resume = nullptr;
   int64_t recomputed = 0;
   if (agreed.first > 0) {
@@ -111,16 +147,19 @@ bool RegroupAfterFailure(const std::string& program,
     }
     recomputed = s.resume == s.newest ? 0 : 1;
   }
+  ShareWithJoiners(*world, s.resume);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   const int epoch = agreed.first > 0 ? agreed.first : 1;
   const int64_t step = agreed.first > 0 ? agreed.second : 0;
   if (leader) {
-    std::cout << program << ": regrouped: " << world->processes() << " of "
-              << was << " processes (" << world->size()
-              << " devices) go on from epoch " << epoch << ", step " << step
-              << " (regrouped in " << Seconds(seconds) << ")" << std::endl;
+    std::cout << program << ": regrouped: " << world->processes()
+              << (world->processes() > was ? " processes, " : " of ") << was
+              << (world->processes() > was ? " before" : " processes") << " ("
+              << world->size() << " devices) go on from epoch " << epoch
+              << ", step " << step << " (regrouped in " << Seconds(seconds)
+              << ")" << std::endl;
   }
   nlohmann::ordered_json r = {{"membership", s.regroups},
                               {"processes", world->processes()},
@@ -141,6 +180,37 @@ bool RegroupAfterFailure(const std::string& program,
   s.before = nullptr;
   s.pending = true;
   return true;
+}
+
+void JoinRunningJob(const std::string& program) {
+  RegroupState& s = State();
+  const auto& world = JoinedWorld();
+  if (world == nullptr || !world->JoinedRunningJob()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const std::pair<int, int64_t> agreed = AgreedStep(*world, kNoState);
+  s.resume = ShareWithJoiners(*world, nullptr);
+  if (agreed.first > 0 && s.resume == nullptr) {
+    throw collectives::CollectiveError(
+        "process 0 sent no state to join the job with");
+  }
+  ++s.regroups;
+  const int epoch = agreed.first > 0 ? agreed.first : 1;
+  const int64_t step = agreed.first > 0 ? agreed.second : 0;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::cerr << program << ": joined a running job as process "
+            << world->process() << " of " << world->processes() << ", at epoch "
+            << epoch << ", step " << step << std::endl;
+  nlohmann::ordered_json r = {{"membership", s.regroups},
+                              {"processes", world->processes()},
+                              {"joined", world->process()},
+                              {"epoch", epoch},
+                              {"step", step},
+                              {"seconds", seconds}};
+  s.records = nlohmann::ordered_json({{"joined", r}}).dump();
+  s.newest = s.resume;
+  s.pending = true;
 }
 
 bool TakeRegroupResume(std::shared_ptr<const Checkpoint>* resume,

@@ -15,9 +15,17 @@
 #include <memory>
 #include <string>
 
+#include "collectives/api/collective_error.h"
 #include "trainers/common/checkpoints/checkpoint.h"
 
 namespace ringlet::trainers {
+
+// Thrown between steps when a process started later waits to join: every
+// process regroups with it.
+class MembershipChange : public collectives::CollectiveError {
+ public:
+  using collectives::CollectiveError::CollectiveError;
+};
 
 // Turns regrouping on (PrepareRun, from the flag) for this process's job.
 void SetRegroupOnProcessLoss(bool on);
@@ -34,6 +42,11 @@ void KeepStepForRegroup(std::shared_ptr<const Checkpoint> step);
 // reason is printed: process 0 was lost, heartbeats are off, mpirun).
 bool RegroupAfterFailure(const std::string& program,
                          const std::exception& failure);
+
+// On a process that joined a running job: takes part in the others'
+// agreement, receives process 0's state and makes it the pending resume
+// (TakeRegroupResume), with a line on stderr. Nothing elsewhere.
+void JoinRunningJob(const std::string& program);
 
 // The state agreed on by the last regroup (null: start from the
 // beginning, as no step had finished everywhere), and the {"regroup": ...}

@@ -21,6 +21,8 @@ PreparedRun PrepareRun(const TrainerFlags& given, const TrainerProgram& program,
   p.backend = ResolveBackend(flags.backend, p.devices);
   p.compute = ComputeOptionsFromFlags(flags, p.devices);
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
+  // A process started after the launch gets the others' state first.
+  JoinRunningJob(program.name);
   p.where = p.job.Where(p.devices);
   if (flags.on_process_loss == "regroup" && p.job.launcher == "mpirun") {
     throw std::invalid_argument(

@@ -485,10 +485,9 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
   }
   process_ = reply.Get<int32_t>();
   if (process_ < 1 || process_ >= count) {
-    throw CollectiveError("the rendezvous gave process " +
-                          std::to_string(launch_.process) + " index " +
-                          std::to_string(process_) + " of " +
-                          std::to_string(count));
+    throw CollectiveError(
+        "the rendezvous gave process " + std::to_string(launch_.process) +
+        " index " + std::to_string(process_) + " of " + std::to_string(count));
   }
   // Process 0 is reached where we reached it.
   table_[0].address = launch_.master_addr;

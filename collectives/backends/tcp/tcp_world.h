@@ -21,8 +21,8 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>

@@ -434,9 +434,8 @@ TEST(TcpWorldTest, AJobRegroupsAgainAndDownToOneProcess) {
 TEST(TcpWorldTest, AProcessStartedLaterJoinsAtTheNextRegroup) {
   const int port = FreePort();
   std::vector<std::shared_ptr<TcpWorld>> worlds(2);
-  const std::vector<std::string> errors = EveryProcess(2, [&](int p) {
-    worlds[p] = TcpWorld::Join(Launch(p, 2, port), 1);
-  });
+  const std::vector<std::string> errors = EveryProcess(
+      2, [&](int p) { worlds[p] = TcpWorld::Join(Launch(p, 2, port), 1); });
   ASSERT_EQ(errors[0] + errors[1], "");
   bool before[2] = {true, true};
   EveryProcess(2, [&](int p) { before[p] = worlds[p]->JoinersWaiting(); });
