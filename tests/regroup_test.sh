@@ -10,7 +10,11 @@
 #     stopped, left out, the others end with the same parameters; woken
 #     (SIGCONT), it exits 1 saying the others went on without it;
 #  3. process 0 killed: the others end (exit 1) within seconds, saying it
-#     hosts the job's rendezvous.
+#     hosts the job's rendezvous;
+#  4. a process killed, then one started in its place with the same
+#     environment: it joins at the next step with process 0's state
+#     ("regrouped: 3 processes, 2 before"), and the job ends with the
+#     uninterrupted run's parameters, bit for bit.
 # Arg: the lenet_scratch binary.
 set -euo pipefail
 
@@ -36,11 +40,13 @@ run=(--reproducible --devices=cpu:1 --epochs=4 --limit=12000 --test_limit=200
 straight="$(hash "$out/straight.bin")"
 
 # job <name> <processes> [env...]: started by hand, pids in ${pids[@]},
-# output in $out/<name><p>.txt; returns once process 0 printed its header.
+# MASTER_PORT in $job_port, output in $out/<name><p>.txt; returns once
+# process 0 printed its header.
 job() {
   local name="$1" n="$2" port p
   shift 2
   port="$(free_port)"
+  job_port="$port"
   pids=()
   for ((p = 0; p < n; ++p)); do
     env "$@" RANK=$p WORLD_SIZE=$n LOCAL_RANK=$p MASTER_ADDR=127.0.0.1 \
@@ -143,4 +149,30 @@ done
 took="$(seconds_since "$start")"
 below "$took" 10 || fail "the others took $took s to end"
 echo "process 0 killed: $(grep -o 'cannot regroup: .*rendezvous' "$out/zero1.txt"), ${took} s later"
+
+# 4. Process 1 killed, and a process started in its place joins.
+job joined 3
+sleep 0.5
+kill -KILL "${pids[1]}"
+start="$(now)"
+took="$(wait_for_line "$out/joined0.txt" "regrouped: 2 of 3 processes" "$start")"
+env RANK=1 WORLD_SIZE=3 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 \
+  MASTER_PORT="$job_port" \
+  "$lenet" "${run[@]}" --on_process_loss=regroup \
+  --params_out="$out/joined.bin" --metrics_out="$out/joined.jsonl" \
+  >"$out/joiner.txt" 2>&1 &
+joiner=$!
+start="$(now)"
+took="$(wait_for_line "$out/joined0.txt" "regrouped: 3 processes, 2 before" "$start")"
+echo "a process started in the place of a killed one joined ${took} s after its start"
+for pid in "${pids[0]}" "${pids[2]}" "$joiner"; do
+  wait "$pid" || fail "a process of the joined job failed: $(tail -n 3 "$out"/joine*.txt)"
+done
+grep -q 'joined a running job as process 2 of 3, at epoch' "$out/joiner.txt" ||
+  fail "the joiner does not say it joined: $(cat "$out/joiner.txt")"
+grep -q 'test acc: .* on 3 processes x \[cpu:0\]' "$out/joined0.txt" ||
+  fail "the 3 processes did not finish: $(tail -n 2 "$out/joined0.txt")"
+[[ "$(hash "$out/joined.bin")" == "$straight" ]] ||
+  fail "with a process joined the job ends elsewhere than the uninterrupted run"
+echo "a process joined: the uninterrupted run's parameters, bit for bit"
 echo "PASS"
