@@ -99,14 +99,15 @@ bool RegroupAfterFailure(const std::string& program,
                          const std::exception& failure) {
   RegroupState& s = State();
   std::shared_ptr<collectives::ProcessWorld>& world = JoinedWorld();
-  if (!s.on || world == nullptr || world->processes() == 1 ||
+  const bool joining =
+      dynamic_cast<const MembershipChange*>(&failure) != nullptr;
+  // One process alone has nobody to lose, but may take in a joiner.
+  if (!s.on || world == nullptr || (world->processes() == 1 && !joining) ||
       dynamic_cast<const collectives::CollectiveError*>(&failure) == nullptr) {
     return false;
   }
   const auto start = std::chrono::steady_clock::now();
   const bool leader = world->process() == 0;
-  const bool joining =
-      dynamic_cast<const MembershipChange*>(&failure) != nullptr;
   const std::string why_not = joining ? "" : world->WhyNoRegroup();
   if (!why_not.empty()) {
     std::cerr << program << ": cannot regroup: " << why_not << std::endl;

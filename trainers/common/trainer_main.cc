@@ -29,8 +29,9 @@ PreparedRun PrepareRun(const TrainerFlags& given, const TrainerProgram& program,
         "--on_process_loss=regroup: a job under mpirun ends with any of its "
         "processes; launch with torchrun, srun or torchrun's environment");
   }
+  // Also once the job is down to one process: a joiner may still come.
   SetRegroupOnProcessLoss(flags.on_process_loss == "regroup" &&
-                          p.job.num_processes > 1);
+                          p.job.processes != nullptr);
   // After a regroup: the state every process holds, not a file.
   const bool regrouped = TakeRegroupResume(&p.resume, &p.membership_record);
   // Bad output paths fail now, not after hours of training.
