@@ -1,5 +1,6 @@
 #include "trainers/common/regroup.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -42,25 +43,29 @@ std::string Seconds(double s) {
   return text;
 }
 
-bool Earlier(std::pair<int, int64_t> a, std::pair<int, int64_t> b) {
-  return a.first != b.first ? a.first < b.first : a.second < b.second;
-}
-
 // A joiner holds no state: it says "-1 -1 -1 -1".
 constexpr char kNoState[] = "-1 -1 -1 -1";
 
-// The last step every process holding state finished ({0, 0}: none).
-std::pair<int, int64_t> AgreedStep(collectives::ProcessWorld& world,
-                                   const std::string& mine) {
-  std::pair<int, int64_t> agreed{1 << 30, 0};
+struct Agreement {
+  // The last step every process holding state finished ({0, 0}: none),
+  // as (epoch, steps).
+  std::pair<int, int64_t> step{1 << 30, 0};
+  bool joiners = false;  // Some process holds none: it needs process 0's.
+};
+
+Agreement Agree(collectives::ProcessWorld& world, const std::string& mine) {
+  Agreement a;
   for (const std::string& theirs : world.GatherFromProcesses(mine)) {
-    if (theirs == kNoState) continue;
+    if (theirs == kNoState) {
+      a.joiners = true;
+      continue;
+    }
     std::istringstream in(theirs);
     std::pair<int, int64_t> newest;
     in >> newest.first >> newest.second;
-    if (Earlier(newest, agreed)) agreed = newest;
+    a.step = std::min(a.step, newest);
   }
-  return agreed;
+  return a;
 }
 
 // Process 0 sends the agreed state to everyone (a joiner keeps it): its
@@ -128,7 +133,8 @@ bool RegroupAfterFailure(const std::string& program,
   // The last step every process finished: each holds it as its newest or
   // the one before (no process gets two steps ahead of another).
   const std::string mine = PositionOf(s.newest) + " " + PositionOf(s.before);
-  const std::pair<int, int64_t> agreed = AgreedStep(*world, mine);
+  const Agreement agreement = Agree(*world, mine);
+  const std::pair<int, int64_t> agreed = agreement.step;
   s.resume = nullptr;
   int64_t recomputed = 0;
   if (agreed.first > 0) {
@@ -148,7 +154,7 @@ bool RegroupAfterFailure(const std::string& program,
     }
     recomputed = s.resume == s.newest ? 0 : 1;
   }
-  ShareWithJoiners(*world, s.resume);
+  if (agreement.joiners) ShareWithJoiners(*world, s.resume);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -188,7 +194,7 @@ void JoinRunningJob(const std::string& program) {
   const auto& world = JoinedWorld();
   if (world == nullptr || !world->JoinedRunningJob()) return;
   const auto start = std::chrono::steady_clock::now();
-  const std::pair<int, int64_t> agreed = AgreedStep(*world, kNoState);
+  const std::pair<int, int64_t> agreed = Agree(*world, kNoState).step;
   s.resume = ShareWithJoiners(*world, nullptr);
   if (agreed.first > 0 && s.resume == nullptr) {
     throw collectives::CollectiveError(
