@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collectives/backends/mpi/mpi_world.h"
+#include "collectives/backends/tcp/etcd_store.h"
 #include "collectives/backends/tcp/launch_env.h"
 #include "collectives/backends/tcp/tcp_world.h"
 
@@ -57,6 +58,7 @@ std::shared_ptr<ProcessWorld> JoinLaunchedJob(int local_ranks) {
     }
     options.heartbeat_timeout = std::chrono::milliseconds(value);
   }
+  options.store = tcp::StoreFromSetting(launch->store);
   return tcp::TcpWorld::Join(*launch, local_ranks, options);
 }
 

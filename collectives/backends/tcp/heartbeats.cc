@@ -31,13 +31,15 @@ std::string Seconds(std::chrono::milliseconds ms) {
 Heartbeats::Heartbeats(int process, std::vector<Socket> links,
                        std::vector<std::string> names,
                        std::chrono::milliseconds interval,
-                       std::chrono::milliseconds timeout, JobHealth* health)
+                       std::chrono::milliseconds timeout, JobHealth* health,
+                       OnLost on_lost)
     : process_(process),
       links_(std::move(links)),
       names_(std::move(names)),
       interval_(interval),
       timeout_(timeout),
       health_(health),
+      on_lost_(std::move(on_lost)),
       last_heard_(links_.size(), Clock::now()),
       pending_(links_.size()),
       dead_(links_.size(), false),
@@ -75,6 +77,7 @@ void Heartbeats::MarkDead(int p, const std::string& reason) {
     dead_[p] = true;
   }
   Report(reason, p);
+  if (on_lost_) on_lost_(p);
 }
 
 void Heartbeats::Report(const std::string& reason, int lost) {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -29,10 +30,14 @@ class Heartbeats {
  public:
   // `links[p]`: the connection to process p (process 0: one to each other
   // process; every other process: links[0] only), `names[p]` its name in
-  // messages. Starts beating at once.
+  // messages. Starts beating at once. `on_lost(p)`, where given, runs on
+  // the beating thread when process p is first found dead: at once, even
+  // while this process computes (TcpWorld tells a store it is alive).
+  using OnLost = std::function<void(int)>;
   Heartbeats(int process, std::vector<Socket> links,
              std::vector<std::string> names, std::chrono::milliseconds interval,
-             std::chrono::milliseconds timeout, JobHealth* health);
+             std::chrono::milliseconds timeout, JobHealth* health,
+             OnLost on_lost = nullptr);
   ~Heartbeats();
   Heartbeats(const Heartbeats&) = delete;
   Heartbeats& operator=(const Heartbeats&) = delete;
@@ -63,6 +68,7 @@ class Heartbeats {
   const std::vector<std::string> names_;
   const std::chrono::milliseconds interval_, timeout_;
   JobHealth* const health_;
+  const OnLost on_lost_;
   std::vector<Clock::time_point> last_heard_;
   std::vector<std::string> pending_;  // Bytes of a notice so far.
   mutable std::mutex mu_;

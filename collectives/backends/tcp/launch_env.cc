@@ -186,8 +186,26 @@ std::string FirstHostOfNodeList(const std::string& list) {
 }
 
 std::optional<LaunchInfo> LaunchInfoFromEnv(const GetEnv& get_env) {
-  if (std::optional<LaunchInfo> info = FromTorchrun(get_env)) return info;
-  return FromSrun(get_env);
+  std::optional<LaunchInfo> info = FromTorchrun(get_env);
+  if (!info) info = FromSrun(get_env);
+  if (!info) return info;
+  const auto set = [&](const char* name) {
+    const char* value = get_env(name);
+    return value != nullptr && *value != '\0' ? value : nullptr;
+  };
+  if (const char* store = set("RINGLET_RENDEZVOUS_STORE")) info->store = store;
+  if (const char* id = set("RINGLET_JOB_ID")) {
+    info->job_id = id;
+  } else if (const char* run = set("TORCHELASTIC_RUN_ID");
+             run != nullptr && info->launcher == "torchrun") {
+    info->job_id = run;
+  } else if (const char* job = set("SLURM_JOB_ID")) {
+    const char* step = set("SLURM_STEP_ID");
+    info->job_id = std::string(job) + "." + (step ? step : "0");
+  } else {
+    info->job_id = info->master_addr + ":" + std::to_string(info->master_port);
+  }
+  return info;
 }
 
 std::optional<LaunchInfo> LaunchInfoFromEnv() {

@@ -6,6 +6,7 @@
 //     first host of SLURM_STEP_NODELIST (or SLURM_JOB_NODELIST),
 //     SLURM_RESTART_COUNT; MASTER_ADDR and MASTER_PORT override the host
 //     and the port (29500, torch's default).
+//   Any launcher: RINGLET_RENDEZVOUS_STORE, RINGLET_JOB_ID (below).
 // torchrun's variables win where both are set (torchrun under srun). A job
 // step's own variables are read, not the allocation's, so a program run
 // straight from a batch script is a job of one process.
@@ -29,6 +30,13 @@ struct LaunchInfo {
   std::string master_addr;  // Where process 0 hosts the rendezvous.
   int master_port = 0;
   int restart_count = 0;  // How often the launcher restarted the job.
+  // Names the job in a rendezvous store: RINGLET_JOB_ID, else torchrun's
+  // TORCHELASTIC_RUN_ID, else Slurm's SLURM_JOB_ID.SLURM_STEP_ID, else
+  // MASTER_ADDR:MASTER_PORT.
+  std::string job_id;
+  // RINGLET_RENDEZVOUS_STORE ("etcd://host:port"): a store that outlives
+  // any one process, so the job goes on when process 0 is lost. "": none.
+  std::string store;
 };
 
 // Reads a variable; null where it is not set.

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -22,7 +24,7 @@ namespace {
 
 constexpr uint32_t kHelloMagic = 0x52445a56;  // "RDZV"
 constexpr uint32_t kLinkMagic = 0x4c494e4b;   // "LINK"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 // The largest frame of the job's own collectives (a gathered JSON of every
 // process's settings is a few KiB).
 constexpr uint64_t kMaxFrame = uint64_t{1} << 30;
@@ -111,6 +113,35 @@ std::string Seconds(std::chrono::milliseconds ms) {
   return text;
 }
 
+// Tells this run of a job from an earlier one of the same id in the store.
+std::string NewToken() {
+  std::random_device random;
+  char text[40];
+  std::snprintf(text, sizeof(text), "%08x%08x%08x%08x", random(), random(),
+                random(), random());
+  return text;
+}
+
+std::string StoreName(const std::shared_ptr<RendezvousStore>& store) {
+  return store ? store->name() : "none";
+}
+
+// "<address> <port>" or "<index> <port>", as the store holds them.
+std::pair<std::string, int> SplitPlace(const std::string& text,
+                                       const std::string& what) {
+  const size_t space = text.rfind(' ');
+  if (space == std::string::npos || space == 0) {
+    throw CollectiveError("the rendezvous store holds '" + text + "' as " +
+                          what + ": not ringlet's");
+  }
+  try {
+    return {text.substr(0, space), std::stoi(text.substr(space + 1))};
+  } catch (const std::exception&) {
+    throw CollectiveError("the rendezvous store holds '" + text + "' as " +
+                          what + ": not ringlet's");
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<TcpWorld> TcpWorld::Join(const LaunchInfo& launch,
@@ -125,10 +156,13 @@ std::shared_ptr<TcpWorld> TcpWorld::Join(const LaunchInfo& launch,
   world->launch_ = launch;
   world->options_ = options;
   world->process_ = launch.process;
+  world->rendezvous_address_ = launch.master_addr;
+  world->rendezvous_port_ = launch.master_port;
   world->data_listener_ = Socket::Listen(0);
   world->ResetLocalDevices(local_ranks);
   const Clock::time_point deadline = Clock::now() + options.timeout;
   if (launch.process == 0) {
+    world->token_ = NewToken();
     world->HostRendezvous(local_ranks, deadline, nullptr);
   } else {
     world->JoinRendezvous(local_ranks, deadline);
@@ -164,13 +198,23 @@ std::string TcpWorld::WhyNoRegroup() const {
            ": it was stopped, or its host or network hung) and went on "
            "without it";
   }
-  if (health_->lost_process() == 0) {
+  if (health_->lost_process() == 0 && options_.store == nullptr) {
     return ProcessName(0) +
            " was lost, and it hosts the job's rendezvous: no process of "
            "the job can go on without it (restart the job, e.g. under "
-           "torchrun --max_restarts with --checkpoint_steps)";
+           "torchrun --max_restarts with --checkpoint_steps, or give it a "
+           "store that outlives process 0: "
+           "RINGLET_RENDEZVOUS_STORE=etcd://host:port)";
   }
   return "";
+}
+
+std::string TcpWorld::StoreKey(const std::string& what) const {
+  return "/ringlet/" + launch_.job_id + "/" + token_ + "/" + what;
+}
+
+std::string TcpWorld::CurrentKey() const {
+  return "/ringlet/" + launch_.job_id + "/rendezvous";
 }
 
 std::shared_ptr<TcpWorld> TcpWorld::Regroup(TcpWorld& old, int local_ranks) {
@@ -178,9 +222,16 @@ std::shared_ptr<TcpWorld> TcpWorld::Regroup(TcpWorld& old, int local_ranks) {
   world->launch_ = old.launch_;
   world->options_ = old.options_;
   world->generation_ = old.generation_ + 1;
+  world->token_ = old.token_;
+  world->rendezvous_address_ = old.rendezvous_address_;
+  world->rendezvous_port_ = old.rendezvous_port_;
   world->data_listener_ = Socket::Listen(0);
   world->ResetLocalDevices(local_ranks);
   const Clock::time_point deadline = Clock::now() + old.options_.timeout;
+  if (old.process_ != 0 && old.health_->lost_process() == 0 &&
+      old.options_.store != nullptr) {
+    return RegroupWithoutProcess0(old, std::move(world), local_ranks, deadline);
+  }
   if (old.process_ == 0) {
     // Old links stay open while the others gather: whoever dies meanwhile
     // is known dead, not waited for.
@@ -193,6 +244,52 @@ std::shared_ptr<TcpWorld> TcpWorld::Regroup(TcpWorld& old, int local_ranks) {
     world->JoinRendezvous(local_ranks, deadline);
   }
   old.Close();
+  world->Start(deadline);
+  return world;
+}
+
+std::shared_ptr<TcpWorld> TcpWorld::RegroupWithoutProcess0(
+    TcpWorld& old, std::shared_ptr<TcpWorld> world, int local_ranks,
+    Clock::time_point deadline) {
+  old.Close();
+  world->launch_.process = old.process_;
+  world->launch_.processes = old.processes();
+  // Whoever claims the next membership first hosts it: the store decides.
+  Socket listener = Socket::Listen(0);
+  const std::string mine =
+      std::to_string(old.process_) + " " + std::to_string(listener.LocalPort());
+  std::pair<std::string, int> host;
+  try {
+    host = SplitPlace(
+        old.options_.store->PutIfAbsent(
+            old.StoreKey("g" + std::to_string(world->generation_) + "/host"),
+            mine),
+        "the regroup's host");
+  } catch (const CollectiveError& e) {
+    throw CollectiveError(old.ProcessName(0) +
+                          " was lost, and the rendezvous store cannot say "
+                          "which process hosts the regroup: " +
+                          e.what());
+  }
+  int index = -1;
+  try {
+    index = std::stoi(host.first);
+  } catch (const std::exception&) {
+  }
+  if (index < 1 || index >= old.processes()) {
+    throw CollectiveError("the rendezvous store names process " + host.first +
+                          " of " + std::to_string(old.processes()) +
+                          " as the regroup's host");
+  }
+  if (index == old.process_) {
+    world->rendezvous_.emplace(std::move(listener));
+    world->HostRendezvous(local_ranks, deadline, &old);
+  } else {
+    listener.Close();
+    world->rendezvous_address_ = old.table_[index].address;
+    world->rendezvous_port_ = host.second;
+    world->JoinRendezvous(local_ranks, deadline);
+  }
   world->Start(deadline);
   return world;
 }
@@ -239,9 +336,24 @@ void TcpWorld::StartHeartbeats(Clock::time_point deadline) {
                       ProcessName(0));
     names[0] = ProcessName(0);
   }
+  Heartbeats::OnLost on_lost;
+  if (options_.store != nullptr && process_ != 0) {
+    // When process 0 is lost, the regroup's host waits for the processes
+    // that said so here: at once, even while this one computes a step.
+    on_lost = [store = options_.store,
+               key = StoreKey("g" + std::to_string(generation_ + 1) +
+                              "/alive/" + std::to_string(process_))](int p) {
+      if (p != 0) return;
+      try {
+        store->Put(key, "1");
+      } catch (const CollectiveError&) {
+        // The regroup's own calls to the store say what is wrong.
+      }
+    };
+  }
   heartbeats_ = std::make_unique<Heartbeats>(
       process_, std::move(links), std::move(names), options_.heartbeat_interval,
-      options_.heartbeat_timeout, health_.get());
+      options_.heartbeat_timeout, health_.get(), std::move(on_lost));
 }
 
 TcpWorld::~TcpWorld() {
@@ -252,20 +364,46 @@ TcpWorld::~TcpWorld() {
 void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
                               TcpWorld* old) {
   // A regroup waits for the old job's processes that are not dead, a first
-  // rendezvous for the launch's.
+  // rendezvous for the launch's. This process is `self` of them.
   const int n = old != nullptr ? old->processes() : launch_.processes;
+  const int self = old != nullptr ? old->process_ : 0;
+  const bool without_process0 = self != 0;
   std::vector<Member> members(n);
   std::vector<Socket> peers(n);
-  members[0] = {local_ranks, 0, data_listener_.LocalPort(), "", HostName()};
+  members[self] = {local_ranks, 0, data_listener_.LocalPort(), "", HostName()};
   std::vector<bool> arrived(n, false);
-  arrived[0] = true;
+  arrived[self] = true;
+  // Process 0 was lost: the survivors said so in the store, from their
+  // heartbeats, within a heartbeat timeout of this process.
+  const Clock::time_point said_by = Clock::now() + options_.heartbeat_timeout +
+                                    2 * options_.heartbeat_interval;
+  std::set<int> said_alive;
+  Clock::time_point next_look{};
   const auto dead = [&](int p) {
-    return old != nullptr && old->heartbeats_ != nullptr &&
-           old->heartbeats_->IsDead(p);
+    if (old == nullptr) return false;
+    if (!without_process0) {
+      return old->heartbeats_ != nullptr && old->heartbeats_->IsDead(p);
+    }
+    if (p == 0) return true;
+    const Clock::time_point now = Clock::now();
+    if (now < said_by) return false;
+    if (now >= next_look) {
+      next_look = now + std::chrono::milliseconds(50);
+      try {
+        const std::string prefix =
+            StoreKey("g" + std::to_string(generation_) + "/alive/");
+        for (const auto& [key, value] : options_.store->List(prefix)) {
+          said_alive.insert(std::atoi(key.c_str() + prefix.size()));
+        }
+      } catch (const CollectiveError&) {
+        // Those not yet known alive count as lost.
+      }
+    }
+    return said_alive.count(p) == 0;
   };
   const auto waiting = [&] {
     std::vector<int> them;
-    for (int p = 1; p < n; ++p) {
+    for (int p = 0; p < n; ++p) {
       if (!arrived[p] && !dead(p)) them.push_back(p);
     }
     return them;
@@ -275,11 +413,15 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
   // Kept open while the job runs: a process started later knocks on it
   // (JoinersWaiting), and a regroup takes it over.
   std::optional<Socket>& listener = rendezvous_;
-  if (old != nullptr && old->rendezvous_) {
+  if (listener) {
+    // Opened for this regroup (process 0 was lost).
+  } else if (old != nullptr && old->rendezvous_) {
     listener = std::move(old->rendezvous_);
   } else if (n > 1 || launch_.processes > 1) {
     listener.emplace(Socket::Listen(launch_.master_port));
   }
+  const int port = listener ? listener->LocalPort() : launch_.master_port;
+  const std::string store_name = StoreName(options_.store);
   std::vector<Member> joiners;
   std::vector<Socket> joiner_peers;
   // Once the old members are in: the joiners already knocking.
@@ -304,8 +446,8 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
         missing += (missing.empty() ? "" : ", ") + std::to_string(p);
       }
       error = "the " + std::string(old ? "regroup" : "rendezvous") +
-              " on port " + std::to_string(launch_.master_port) +
-              " timed out after " + Seconds(options_.timeout) + ": " +
+              " on port " + std::to_string(port) + " timed out after " +
+              Seconds(options_.timeout) + ": " +
               (waiting().size() == 1 ? "process " : "processes ") + missing +
               " of " + std::to_string(n) +
               (old ? " neither came back nor died"
@@ -332,6 +474,7 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
     m.local_ranks = hello.Get<int32_t>();
     m.data_port = hello.Get<int32_t>();
     m.host = hello.GetString();
+    const std::string their_store = hello.GetString();
     m.address = peer.PeerAddress();
     if (old != nullptr && generation == 0) {
       // A process started after the launch, with its environment: it
@@ -349,8 +492,9 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
       Writer refusal;
       refusal.Put<uint32_t>(0);
       refusal.PutString(
-          "process 0 is at membership " + std::to_string(generation_) +
-          " of the job, this process at " + std::to_string(generation) +
+          "the rendezvous's host is at membership " +
+          std::to_string(generation_) + " of the job, this process at " +
+          std::to_string(generation) +
           " (a process the others counted as lost cannot rejoin)");
       try {
         WriteBlob(peer, refusal.bytes(), deadline, "a joining process");
@@ -362,7 +506,7 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
       error = "process " + std::to_string(p) + " (host " + m.host +
               ") was launched for a job of " + std::to_string(their_n) +
               " processes, process 0 for " + std::to_string(n);
-    } else if (p <= 0 || p >= n) {
+    } else if (p < 0 || p >= n || p == self) {
       error = "a process (host " + m.host + ") says it is process " +
               std::to_string(p) + " of " + std::to_string(n);
     } else if (arrived[p]) {
@@ -373,6 +517,11 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
       error = "process " + std::to_string(p) + " offered " +
               std::to_string(m.local_ranks) +
               " ranks; every process needs at least 1";
+    } else if (their_store != store_name) {
+      error = "process " + std::to_string(p) + " (host " + m.host +
+              ") has the rendezvous store " + their_store + ", process " +
+              std::to_string(self) + " " + store_name +
+              ": give every process the same RINGLET_RENDEZVOUS_STORE";
     }
     if (!error.empty()) {
       unplaced.push_back(std::move(peer));
@@ -382,10 +531,11 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
     members[p] = m;
     peers[p] = std::move(peer);
   }
-  // The new layout: those who came, in their old order.
+  // The new layout: this process, then those who came in their old order.
   std::vector<int> old_index;
-  for (int p = 0; p < n; ++p) {
-    if (arrived[p]) {
+  for (int k = -1; k < n; ++k) {
+    const int p = k < 0 ? self : k;
+    if ((k < 0 || p != self) && arrived[p]) {
       old_index.push_back(p);
       table_.push_back(members[p]);
       control_.push_back(std::move(peers[p]));
@@ -396,6 +546,17 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
     table_.push_back(joiners[j]);
     control_.push_back(std::move(joiner_peers[j]));
   }
+  // A process started later finds the rendezvous through the store.
+  if (error.empty() && options_.store != nullptr && listener &&
+      (old == nullptr || without_process0)) {
+    const std::string address =
+        old == nullptr ? launch_.master_addr : old->table_[self].address;
+    try {
+      options_.store->Put(CurrentKey(), address + " " + std::to_string(port));
+    } catch (const CollectiveError& e) {
+      error = std::string("the rendezvous store: ") + e.what();
+    }
+  }
   // The layout, or the reason there is none, to everyone who came.
   Writer reply;
   reply.Put<uint32_t>(error.empty() ? 1 : 0);
@@ -403,6 +564,7 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
     reply.PutString(error);
   } else {
     reply.Put<uint32_t>(generation_);
+    reply.PutString(token_);
     reply.Put<int32_t>(static_cast<int32_t>(table_.size()));
     for (size_t q = 0; q < table_.size(); ++q) {
       const Member& m = table_[q];
@@ -433,13 +595,48 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
   if (!error.empty()) throw CollectiveError(error);
 }
 
+Socket TcpWorld::ConnectToRendezvous(Clock::time_point deadline) {
+  const std::string who = "process 0, the rendezvous";
+  while (true) {
+    const auto slice = [&] {
+      return std::min(deadline, Clock::now() + std::chrono::seconds(1));
+    };
+    try {
+      return Socket::Connect(rendezvous_address_, rendezvous_port_, slice(),
+                             who);
+    } catch (const CollectiveError&) {
+      if (Clock::now() >= deadline) throw;
+    }
+    // Nobody at MASTER_ADDR:MASTER_PORT: process 0 may be gone, and the
+    // store knows where the job went.
+    std::optional<std::string> current;
+    try {
+      current = options_.store->Get(CurrentKey());
+    } catch (const CollectiveError&) {
+    }
+    if (!current) continue;
+    const auto [address, port] = SplitPlace(*current, "the rendezvous");
+    if (address == rendezvous_address_ && port == rendezvous_port_) continue;
+    try {
+      Socket s = Socket::Connect(address, port, slice(), who);
+      rendezvous_address_ = address;
+      rendezvous_port_ = port;
+      return s;
+    } catch (const CollectiveError&) {
+      if (Clock::now() >= deadline) throw;
+    }
+  }
+}
+
 void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
   const int n = launch_.processes;
   control_.resize(n);
   const std::string who = "process 0, the rendezvous";
   Socket& zero = control_[0];
-  zero =
-      Socket::Connect(launch_.master_addr, launch_.master_port, deadline, who);
+  zero = generation_ == 0 && options_.store != nullptr
+             ? ConnectToRendezvous(deadline)
+             : Socket::Connect(rendezvous_address_, rendezvous_port_, deadline,
+                               who);
   Writer hello;
   hello.Put<uint32_t>(kHelloMagic);
   hello.Put<uint32_t>(kVersion);
@@ -449,6 +646,7 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
   hello.Put<int32_t>(local_ranks);
   hello.Put<int32_t>(data_listener_.LocalPort());
   hello.PutString(HostName());
+  hello.PutString(StoreName(options_.store));
   WriteBlob(zero, hello.bytes(), deadline, who);
   std::string bytes;
   try {
@@ -468,6 +666,7 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
   // A process started after the launch joins a job that has moved on.
   joined_running_ = generation_ == 0 && generation > 0;
   generation_ = generation;
+  token_ = reply.GetString();
   const int count = reply.Get<int32_t>();
   if (count < 1 || count > n + 4096) {
     throw CollectiveError("the rendezvous's reply lists " +
@@ -490,7 +689,7 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
         " index " + std::to_string(process_) + " of " + std::to_string(count));
   }
   // Process 0 is reached where we reached it.
-  table_[0].address = launch_.master_addr;
+  table_[0].address = rendezvous_address_;
   // Control sockets by process: ours to 0 only.
   Socket zero_socket = std::move(control_[0]);
   control_.clear();

@@ -12,9 +12,10 @@
 //     id, GatherFromProcesses, SumOverProcesses) go through process 0.
 // Every wait has a deadline; a process that dies closes its connections,
 // and the others fail at once with a line naming it; one that stops (no
-// heartbeat for TcpWorldOptions::heartbeat_timeout) is named as soon. Process 0
-// is the one whose loss ends the rendezvous too: later processes cannot join
-// without it.
+// heartbeat for TcpWorldOptions::heartbeat_timeout) is named as soon. Without
+// a store, process 0 is the one whose loss ends the job: no rendezvous is
+// left to regroup at. With a store (TcpWorldOptions::store, etcd), the
+// survivors of process 0 elect a new host through the store and go on.
 #ifndef RINGLET_COLLECTIVES_BACKENDS_TCP_TCP_WORLD_H_
 #define RINGLET_COLLECTIVES_BACKENDS_TCP_TCP_WORLD_H_
 
@@ -30,6 +31,7 @@
 #include "collectives/backends/process_world.h"
 #include "collectives/backends/tcp/heartbeats.h"
 #include "collectives/backends/tcp/launch_env.h"
+#include "collectives/backends/tcp/rendezvous_store.h"
 #include "collectives/transport/tcp/socket.h"
 
 namespace ringlet::collectives::tcp {
@@ -45,6 +47,10 @@ struct TcpWorldOptions {
   // machine's scheduling hiccups.
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds heartbeat_timeout{3000};
+  // Where the job's rendezvous is, outliving any one process (etcd;
+  // RINGLET_RENDEZVOUS_STORE): null for none. Every process of a job is
+  // given the same one.
+  std::shared_ptr<RendezvousStore> store;
 };
 
 class TcpWorld : public ProcessWorld,
@@ -84,14 +90,16 @@ class TcpWorld : public ProcessWorld,
 
   // After the job failed (a call threw, health() failed): "" when the
   // processes still alive can regroup, else why not (process 0, the
-  // rendezvous's host, was lost). Waits up to the heartbeat timeout for
-  // the heartbeats to name the lost process.
+  // rendezvous's host, was lost and the job has no store). Waits up to the
+  // heartbeat timeout for the heartbeats to name the lost process.
   std::string WhyNoRegroup() const override;
   // The processes still alive meet again at process 0 (collective over
   // them, each calling it once WhyNoRegroup gave ""): those that died or
   // stopped answering are left out, the others keep their order and are
-  // numbered from 0, process 0 first. `old` is closed; its groups must be
-  // gone. Throws CollectiveError as Join does.
+  // numbered from 0, process 0 first. When process 0 was lost, the first
+  // survivor to claim the next membership in the store hosts it and is the
+  // new process 0, the others following in their old order. `old` is
+  // closed; its groups must be gone. Throws CollectiveError as Join does.
   std::shared_ptr<ProcessWorld> Regroup(int local_ranks) override {
     return Regroup(*this, local_ranks);
   }
@@ -128,9 +136,19 @@ class TcpWorld : public ProcessWorld,
   };
   TcpWorld() = default;
 
-  // `old`: the membership being regrouped, null at the launch.
+  // `old`: the membership being regrouped, null at the launch; this
+  // process is its process old->process_ (its process 0 unless that was
+  // lost).
   void HostRendezvous(int local_ranks, Clock::time_point deadline,
                       TcpWorld* old);
+  // Process 0 was lost: the survivors' regroup through the store.
+  static std::shared_ptr<TcpWorld> RegroupWithoutProcess0(
+      TcpWorld& old, std::shared_ptr<TcpWorld> world, int local_ranks,
+      Clock::time_point deadline);
+  // Keys of this job in the store: "/ringlet/<job id>/<token>/<what>".
+  std::string StoreKey(const std::string& what) const;
+  // Where a process started later finds the job's rendezvous host.
+  std::string CurrentKey() const;
   // The ranks' numbering and the heartbeats, once the table is known.
   void Start(Clock::time_point deadline);
   // Stops the heartbeats and closes every connection.
@@ -138,7 +156,12 @@ class TcpWorld : public ProcessWorld,
   void StartHeartbeats(Clock::time_point deadline);
   // Gives up a wait once the job has failed.
   GiveUp Unhealthy() const;
+  // Meets the rendezvous at rendezvous_address_:rendezvous_port_.
   void JoinRendezvous(int local_ranks, Clock::time_point deadline);
+  // For a process of generation 0 (the launch's, or one started later)
+  // with a store: MASTER_ADDR:MASTER_PORT, or the host the store names
+  // when process 0 was lost, whichever answers first.
+  Socket ConnectToRendezvous(Clock::time_point deadline);
   // Frames of the job's own collectives: a u64 length, then the bytes.
   void WriteFrame(int process, const std::string& bytes,
                   Clock::time_point deadline);
@@ -155,8 +178,12 @@ class TcpWorld : public ProcessWorld,
   TcpWorldOptions options_;
   int process_ = 0;
   uint32_t generation_ = 0;
+  std::string token_;  // This run of the job, unique in the store.
   bool joined_running_ = false;
   std::optional<Socket> rendezvous_;  // Process 0's, while the job runs.
+  // Where the other processes reached process 0's rendezvous.
+  std::string rendezvous_address_;
+  int rendezvous_port_ = 0;
   int size_ = 0;
   std::vector<Member> table_;
   std::vector<Socket> control_;  // Indexed by process.
