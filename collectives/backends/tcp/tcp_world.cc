@@ -161,7 +161,14 @@ std::shared_ptr<TcpWorld> TcpWorld::Join(const LaunchInfo& launch,
   world->data_listener_ = Socket::Listen(0);
   world->ResetLocalDevices(local_ranks);
   const Clock::time_point deadline = Clock::now() + options.timeout;
-  if (launch.process == 0) {
+  std::optional<Socket> moved;
+  if (launch.process == 0 && options.store != nullptr) {
+    moved = world->ConnectToMovedJob();
+  }
+  if (moved) {
+    // Process 0 started again, after the job went on without it: it joins.
+    world->JoinRendezvous(local_ranks, deadline, std::move(moved));
+  } else if (launch.process == 0) {
     world->token_ = NewToken();
     world->HostRendezvous(local_ranks, deadline, nullptr);
   } else {
@@ -198,7 +205,7 @@ std::string TcpWorld::WhyNoRegroup() const {
            ": it was stopped, or its host or network hung) and went on "
            "without it";
   }
-  if (health_->lost_process() == 0 && options_.store == nullptr) {
+  if (LostProcess0() && options_.store == nullptr) {
     return ProcessName(0) +
            " was lost, and it hosts the job's rendezvous: no process of "
            "the job can go on without it (restart the job, e.g. under "
@@ -207,6 +214,12 @@ std::string TcpWorld::WhyNoRegroup() const {
            "RINGLET_RENDEZVOUS_STORE=etcd://host:port)";
   }
   return "";
+}
+
+bool TcpWorld::LostProcess0() const {
+  // Named first, or lost after another process was: either way gone.
+  return process_ != 0 && (health_->lost_process() == 0 ||
+                           (heartbeats_ != nullptr && heartbeats_->IsDead(0)));
 }
 
 std::string TcpWorld::StoreKey(const std::string& what) const {
@@ -228,8 +241,7 @@ std::shared_ptr<TcpWorld> TcpWorld::Regroup(TcpWorld& old, int local_ranks) {
   world->data_listener_ = Socket::Listen(0);
   world->ResetLocalDevices(local_ranks);
   const Clock::time_point deadline = Clock::now() + old.options_.timeout;
-  if (old.process_ != 0 && old.health_->lost_process() == 0 &&
-      old.options_.store != nullptr) {
+  if (old.LostProcess0() && old.options_.store != nullptr) {
     return RegroupWithoutProcess0(old, std::move(world), local_ranks, deadline);
   }
   if (old.process_ == 0) {
@@ -377,6 +389,10 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
   // heartbeats, within a heartbeat timeout of this process.
   const Clock::time_point said_by = Clock::now() + options_.heartbeat_timeout +
                                     2 * options_.heartbeat_interval;
+  // Nobody watches a survivor's heartbeats now: one that said it was alive
+  // and dies before it comes is counted lost after this.
+  const Clock::time_point come_by =
+      said_by + options_.heartbeat_timeout + std::chrono::seconds(5);
   std::set<int> said_alive;
   Clock::time_point next_look{};
   const auto dead = [&](int p) {
@@ -399,7 +415,7 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
         // Those not yet known alive count as lost.
       }
     }
-    return said_alive.count(p) == 0;
+    return said_alive.count(p) == 0 || now >= come_by;
   };
   const auto waiting = [&] {
     std::vector<int> them;
@@ -408,8 +424,20 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
     }
     return them;
   };
-  std::vector<Socket> unplaced;  // Connections whose hello was refused.
+  std::vector<Socket> unplaced;  // Told the error that ends the rendezvous.
   std::string error;
+  // A joiner that cannot join is told so alone; the job goes on.
+  const auto refuse_alone = [&](Socket& peer, const std::string& why) {
+    Writer refusal;
+    refusal.Put<uint32_t>(0);
+    refusal.PutString(why);
+    try {
+      WriteBlob(peer, refusal.bytes(),
+                std::min(deadline, Clock::now() + std::chrono::seconds(1)),
+                "a joining process");
+    } catch (const CollectiveError&) {
+    }
+  };
   // Kept open while the job runs: a process started later knocks on it
   // (JoinersWaiting), and a regroup takes it over.
   std::optional<Socket>& listener = rendezvous_;
@@ -455,10 +483,23 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
                      "same MASTER_ADDR and MASTER_PORT?)");
       break;
     }
-    Reader hello(ReadBlob(peer, deadline, "a joining process"),
-                 "a joining process's hello");
-    const uint32_t magic = hello.Get<uint32_t>();
-    const uint32_t version = hello.Get<uint32_t>();
+    // A process says hello as it connects; a connection that does not
+    // (a port scan, a probe) is dropped, not waited for.
+    std::string hello_bytes;
+    try {
+      hello_bytes = ReadBlob(
+          peer, std::min(deadline, Clock::now() + std::chrono::seconds(2)),
+          "a joining process");
+    } catch (const CollectiveError&) {
+      continue;
+    }
+    Reader hello(hello_bytes, "a joining process's hello");
+    uint32_t magic = 0, version = 0;
+    try {
+      magic = hello.Get<uint32_t>();
+      version = hello.Get<uint32_t>();
+    } catch (const CollectiveError&) {
+    }
     if (magic != kHelloMagic || version != kVersion) {
       error = "a program at " + peer.PeerAddress() +
               " sent something that is not ringlet's rendezvous (version " +
@@ -468,19 +509,35 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
       break;
     }
     Member m;
-    const uint32_t generation = hello.Get<uint32_t>();
-    const int p = hello.Get<int32_t>();
-    const int their_n = hello.Get<int32_t>();
-    m.local_ranks = hello.Get<int32_t>();
-    m.data_port = hello.Get<int32_t>();
-    m.host = hello.GetString();
-    const std::string their_store = hello.GetString();
+    uint32_t generation = 0;
+    int p = 0, their_n = 0;
+    std::string their_store;
+    try {
+      generation = hello.Get<uint32_t>();
+      p = hello.Get<int32_t>();
+      their_n = hello.Get<int32_t>();
+      m.local_ranks = hello.Get<int32_t>();
+      m.data_port = hello.Get<int32_t>();
+      m.host = hello.GetString();
+      their_store = hello.GetString();
+    } catch (const CollectiveError&) {
+      refuse_alone(peer, "the rendezvous could not read this process's hello");
+      continue;
+    }
     m.address = peer.PeerAddress();
     if (old != nullptr && generation == 0) {
       // A process started after the launch, with its environment: it
       // joins at the end.
       if (m.local_ranks < 1) {
-        unplaced.push_back(std::move(peer));
+        refuse_alone(peer, "this process offered " +
+                               std::to_string(m.local_ranks) +
+                               " ranks; every process needs at least 1");
+        continue;
+      }
+      if (their_store != store_name) {
+        refuse_alone(peer, "this process has the rendezvous store " +
+                               their_store + ", the job " + store_name +
+                               ": give it the job's RINGLET_RENDEZVOUS_STORE");
         continue;
       }
       joiners.push_back(m);
@@ -489,17 +546,12 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
     }
     if (generation != generation_) {
       // Not ours to end the job over: a process of another membership.
-      Writer refusal;
-      refusal.Put<uint32_t>(0);
-      refusal.PutString(
-          "the rendezvous's host is at membership " +
-          std::to_string(generation_) + " of the job, this process at " +
-          std::to_string(generation) +
-          " (a process the others counted as lost cannot rejoin)");
-      try {
-        WriteBlob(peer, refusal.bytes(), deadline, "a joining process");
-      } catch (const CollectiveError&) {
-      }
+      refuse_alone(peer, "the rendezvous's host is at membership " +
+                             std::to_string(generation_) +
+                             " of the job, this process at " +
+                             std::to_string(generation) +
+                             " (a process the others counted as lost cannot "
+                             "rejoin)");
       continue;
     }
     if (their_n != n) {
@@ -628,15 +680,47 @@ Socket TcpWorld::ConnectToRendezvous(Clock::time_point deadline) {
   }
 }
 
-void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline) {
+std::optional<Socket> TcpWorld::ConnectToMovedJob() {
+  std::optional<std::string> current;
+  try {
+    current = options_.store->Get(CurrentKey());
+  } catch (const CollectiveError& e) {
+    throw CollectiveError(
+        std::string("process 0 needs the rendezvous store at its start: ") +
+        e.what());
+  }
+  if (!current) return std::nullopt;
+  const auto [address, port] = SplitPlace(*current, "the rendezvous");
+  if (address == launch_.master_addr && port == launch_.master_port) {
+    return std::nullopt;
+  }
+  try {
+    // Nobody there: the place of an earlier run of this job id.
+    Socket s =
+        Socket::Connect(address, port, Clock::now() + std::chrono::seconds(1),
+                        "the job's rendezvous host");
+    rendezvous_address_ = address;
+    rendezvous_port_ = port;
+    return s;
+  } catch (const CollectiveError&) {
+    return std::nullopt;
+  }
+}
+
+void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline,
+                              std::optional<Socket> connected) {
   const int n = launch_.processes;
   control_.resize(n);
   const std::string who = "process 0, the rendezvous";
   Socket& zero = control_[0];
-  zero = generation_ == 0 && options_.store != nullptr
-             ? ConnectToRendezvous(deadline)
-             : Socket::Connect(rendezvous_address_, rendezvous_port_, deadline,
-                               who);
+  if (connected) {
+    zero = std::move(*connected);
+  } else if (generation_ == 0 && options_.store != nullptr) {
+    zero = ConnectToRendezvous(deadline);
+  } else {
+    zero =
+        Socket::Connect(rendezvous_address_, rendezvous_port_, deadline, who);
+  }
   Writer hello;
   hello.Put<uint32_t>(kHelloMagic);
   hello.Put<uint32_t>(kVersion);

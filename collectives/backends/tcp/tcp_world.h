@@ -61,7 +61,8 @@ class TcpWorld : public ProcessWorld,
   // the launch calls it once. Throws CollectiveError when the rendezvous
   // fails (a process missing at the deadline, two claiming one index,
   // processes that disagree on the job's size) on every process that got
-  // that far, with the reason.
+  // that far, with the reason. With a store, a process 0 started after the
+  // job went on without its first one joins that job as a joiner does.
   static std::shared_ptr<TcpWorld> Join(const LaunchInfo& launch,
                                         int local_ranks,
                                         const TcpWorldOptions& options = {});
@@ -145,6 +146,8 @@ class TcpWorld : public ProcessWorld,
   static std::shared_ptr<TcpWorld> RegroupWithoutProcess0(
       TcpWorld& old, std::shared_ptr<TcpWorld> world, int local_ranks,
       Clock::time_point deadline);
+  // Process 0 is gone, as this process's heartbeats know it.
+  bool LostProcess0() const;
   // Keys of this job in the store: "/ringlet/<job id>/<token>/<what>".
   std::string StoreKey(const std::string& what) const;
   // Where a process started later finds the job's rendezvous host.
@@ -156,8 +159,14 @@ class TcpWorld : public ProcessWorld,
   void StartHeartbeats(Clock::time_point deadline);
   // Gives up a wait once the job has failed.
   GiveUp Unhealthy() const;
-  // Meets the rendezvous at rendezvous_address_:rendezvous_port_.
-  void JoinRendezvous(int local_ranks, Clock::time_point deadline);
+  // Meets the rendezvous at rendezvous_address_:rendezvous_port_, or over
+  // `connected`.
+  void JoinRendezvous(int local_ranks, Clock::time_point deadline,
+                      std::optional<Socket> connected = std::nullopt);
+  // For process 0 of a launch with a store: a connection to the host the
+  // store names when that is not MASTER_ADDR:MASTER_PORT and answers (the
+  // job went on after process 0 was lost), else none.
+  std::optional<Socket> ConnectToMovedJob();
   // For a process of generation 0 (the launch's, or one started later)
   // with a store: MASTER_ADDR:MASTER_PORT, or the host the store names
   // when process 0 was lost, whichever answers first.

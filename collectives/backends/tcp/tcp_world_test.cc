@@ -4,11 +4,13 @@
 // runs over them; so do what only a TCP job can meet: a peer that dies (its
 // connections close) or stops answering, a rendezvous that someone misses,
 // two processes claiming one index, processes launched for jobs of
-// different sizes.
+// different sizes, and a job whose rendezvous store (a MemoryStore, as
+// etcd would) lets it outlive process 0.
 #include "collectives/backends/tcp/tcp_world.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "collectives/api/collective_error.h"
+#include "collectives/backends/tcp/memory_store.h"
 #include "collectives/testing/process_contract.h"
 #include "collectives/testing/rank_threads.h"
 #include "collectives/transport/tcp/socket.h"
@@ -46,6 +49,7 @@ LaunchInfo Launch(int process, int processes, int port) {
   info.process_on_host = process;
   info.master_addr = "127.0.0.1";
   info.master_port = port;
+  info.job_id = "127.0.0.1:" + std::to_string(port);
   return info;
 }
 
@@ -476,6 +480,169 @@ TEST(TcpWorldTest, WithoutProcessZeroNobodyRegroupsAndTheReasonSaysWhy) {
   EXPECT_NE(why_not.find("process 0 (host "), std::string::npos) << why_not;
   EXPECT_NE(why_not.find("hosts the job's rendezvous"), std::string::npos)
       << why_not;
+  EXPECT_NE(why_not.find("RINGLET_RENDEZVOUS_STORE=etcd://"), std::string::npos)
+      << why_not;
+}
+
+TcpWorldOptions WithStore(std::shared_ptr<RendezvousStore> store,
+                          std::chrono::milliseconds heartbeat_timeout =
+                              std::chrono::milliseconds(3000)) {
+  TcpWorldOptions options;
+  options.store = std::move(store);
+  options.heartbeat_timeout = heartbeat_timeout;
+  return options;
+}
+
+// `worlds` ordered by their process index, as GroupOf wants them.
+std::vector<std::shared_ptr<TcpWorld>> ByProcess(
+    std::vector<std::shared_ptr<TcpWorld>> worlds) {
+  std::sort(worlds.begin(), worlds.end(), [](const auto& a, const auto& b) {
+    return a->process() < b->process();
+  });
+  return worlds;
+}
+
+// The one value in `store` whose key ends with `suffix`; "" if none.
+std::string ValueEndingWith(MemoryStore& store, const std::string& suffix) {
+  std::string found;
+  for (const auto& [key, value] : store.List("/ringlet/")) {
+    if (key.size() >= suffix.size() &&
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      EXPECT_EQ(found, "") << "two keys end with " << suffix;
+      found = value;
+    }
+  }
+  return found;
+}
+
+// With a store, process 0's survivors regroup under whichever of them the
+// store let claim the regroup first; the others follow in their old order.
+// The new host's loss is survived the same way.
+TEST(TcpWorldTest, WithAStoreTheSurvivorsOfProcessZeroRegroupUnderANewHost) {
+  const auto store = std::make_shared<MemoryStore>();
+  auto worlds = JoinAll({2, 1, 1, 1}, WithStore(store));
+  EXPECT_EQ(ValueEndingWith(*store, "/rendezvous").rfind("127.0.0.1 ", 0), 0u);
+  worlds[0].reset();  // As SIGKILL closes its connections.
+  for (int p = 1; p < 4; ++p) ASSERT_TRUE(FailedSoon(*worlds[p]));
+  EXPECT_EQ(worlds[1]->WhyNoRegroup(), "");
+  const std::vector<int> survivors = {1, 2, 3};
+  const auto start = Clock::now();
+  auto regrouped = Regroup(worlds, survivors);
+  EXPECT_LT(Seconds(Clock::now() - start).count(), 2.0);
+  const std::string claim = ValueEndingWith(*store, "/g1/host");
+  ASSERT_NE(claim, "");
+  const int host = std::stoi(claim);
+  int next = 1;
+  for (size_t i = 0; i < survivors.size(); ++i) {
+    const TcpWorld& w = *regrouped[i];
+    EXPECT_EQ(w.process(), survivors[i] == host ? 0 : next++)
+        << "old process " << survivors[i] << ", host " << host;
+    EXPECT_EQ(w.processes(), 3);
+    EXPECT_EQ(w.size(), 3);
+    EXPECT_EQ(w.generation(), 1u);
+    EXPECT_FALSE(w.health().failed());
+  }
+  // A process started later finds the new host where the store says.
+  EXPECT_EQ(ValueEndingWith(*store, "/rendezvous"),
+            "127.0.0.1 " + claim.substr(claim.find(' ') + 1));
+  auto second = ByProcess(std::move(regrouped));
+  ExpectRingSums(second);
+
+  second[0].reset();  // The new host is lost too.
+  ASSERT_TRUE(FailedSoon(*second[1]));
+  ASSERT_TRUE(FailedSoon(*second[2]));
+  const auto third = ByProcess(Regroup(second, {1, 2}));
+  EXPECT_EQ(third[0]->generation(), 2u);
+  EXPECT_EQ(third[1]->processes(), 2);
+  ExpectRingSums(third);
+}
+
+// Process 0 stops (SIGSTOP): the others evict it at the heartbeat timeout
+// and go on with a new host.
+TEST(TcpWorldTest, WithAStoreAStoppedProcessZeroIsLeftBehind) {
+  const auto store = std::make_shared<MemoryStore>();
+  auto worlds =
+      JoinAll({1, 1, 1}, WithStore(store, std::chrono::milliseconds(500)));
+  worlds[0]->PauseHeartbeatsForTest();
+  ASSERT_TRUE(FailedSoon(*worlds[1]));
+  ASSERT_TRUE(FailedSoon(*worlds[2]));
+  EXPECT_NE(worlds[1]->health().reason().find("process 0 (host "),
+            std::string::npos)
+      << worlds[1]->health().reason();
+  const auto regrouped = ByProcess(Regroup(worlds, {1, 2}));
+  EXPECT_EQ(regrouped[0]->processes(), 2);
+  ExpectRingSums(regrouped);
+}
+
+// Process 0 and another die together: the survivor waits for those the
+// store heard from (none here), not until its deadline, and goes on alone.
+TEST(TcpWorldTest, WithAStoreProcessZeroAndAnotherLostLeaveTheRestToGoOn) {
+  const auto store = std::make_shared<MemoryStore>();
+  TcpWorldOptions options = WithStore(store, std::chrono::milliseconds(500));
+  options.timeout = std::chrono::seconds(60);
+  auto worlds = JoinAll({1, 1, 1}, options);
+  worlds[0].reset();
+  worlds[2].reset();
+  ASSERT_TRUE(FailedSoon(*worlds[1]));
+  const auto start = Clock::now();
+  const auto alone = Regroup(worlds, {1});
+  // At most the wait for a survivor that said it was alive and died.
+  EXPECT_LT(Seconds(Clock::now() - start).count(), 10.0);
+  EXPECT_EQ(alone[0]->process(), 0);
+  EXPECT_EQ(alone[0]->processes(), 1);
+}
+
+// Process 0 started again after the job went on without it: it finds the
+// new host through the store and joins at the next step boundary.
+TEST(TcpWorldTest, WithAStoreARestartedProcessZeroJoinsTheJobThatWentOn) {
+  const auto store = std::make_shared<MemoryStore>();
+  const int port = FreePort();
+  std::vector<std::shared_ptr<TcpWorld>> worlds(3);
+  ASSERT_EQ(EveryProcess(3,
+                         [&](int p) {
+                           worlds[p] = TcpWorld::Join(Launch(p, 3, port), 1,
+                                                      WithStore(store));
+                         }),
+            std::vector<std::string>(3));
+  worlds[0].reset();
+  ASSERT_TRUE(FailedSoon(*worlds[1]));
+  ASSERT_TRUE(FailedSoon(*worlds[2]));
+  auto regrouped = ByProcess(Regroup(worlds, {1, 2}));
+  auto joiner = std::async(std::launch::async, [&] {
+    return TcpWorld::Join(Launch(0, 3, port), 2, WithStore(store));
+  });
+  bool seen = false;
+  for (int step = 0; step < 500 && !seen; ++step) {
+    bool waiting[2] = {false, false};
+    EveryProcess(2,
+                 [&](int p) { waiting[p] = regrouped[p]->JoinersWaiting(); });
+    ASSERT_EQ(waiting[0], waiting[1]) << "step " << step;
+    seen = waiting[0];
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(seen);
+  std::vector<std::shared_ptr<TcpWorld>> third = Regroup(regrouped, {0, 1});
+  third.push_back(joiner.get());
+  EXPECT_TRUE(third[2]->JoinedRunningJob());
+  EXPECT_EQ(third[2]->process(), 2);
+  EXPECT_EQ(third[2]->generation(), 2u);
+  EXPECT_EQ(third[2]->size(), 4);
+  ExpectRingSums(third);
+}
+
+// Processes given different stores would elect different hosts: refused.
+TEST(TcpWorldTest, ProcessesWithDifferentStoresAreRefused) {
+  const int port = FreePort();
+  const auto store = std::make_shared<MemoryStore>();
+  const std::vector<std::string> errors = EveryProcess(2, [&](int p) {
+    TcpWorld::Join(Launch(p, 2, port), 1,
+                   p == 0 ? WithStore(store) : TcpWorldOptions{});
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("give every process the same RINGLET_RENDEZVOUS_STORE"),
+              std::string::npos)
+        << e;
+  }
 }
 
 TEST(TcpWorldTest, ARendezvousSomeoneMissesNamesWhoAtTheDeadline) {
