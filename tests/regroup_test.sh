@@ -14,7 +14,12 @@
 #  4. of 2 processes one killed (process 0 goes on alone), then one started
 #     in its place with the same environment: it joins at the next step
 #     with process 0's state ("regrouped: 2 processes, 1 before"), and the
-#     job ends with the uninterrupted run's parameters, bit for bit.
+#     job ends with the uninterrupted run's parameters, bit for bit;
+#  5. with etcd as the rendezvous store (RINGLET_RENDEZVOUS_STORE, a server
+#     the test starts), process 0 killed at a random step: the others
+#     regroup under a new host within 5 s, a process 0 started again finds
+#     it through etcd and joins, and the job ends with the uninterrupted
+#     run's parameters, bit for bit.
 # Arg: the lenet_scratch binary.
 set -euo pipefail
 
@@ -175,4 +180,56 @@ grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/joined0.txt" ||
 [[ "$(hash "$out/joined.bin")" == "$straight" ]] ||
   fail "with a process joined the job ends elsewhere than the uninterrupted run"
 echo "a process joined: the uninterrupted run's parameters, bit for bit"
+
+# 5. etcd keeps the rendezvous's place: process 0 killed, then started again.
+[[ -x /usr/bin/etcd ]] ||
+  fail "/usr/bin/etcd is missing: Debian's etcd-server (./bazelw installs it)"
+client="http://127.0.0.1:$(free_port)"
+peer="http://127.0.0.1:$(free_port)"
+/usr/bin/etcd --data-dir="$out/etcd" --listen-client-urls="$client" \
+  --advertise-client-urls="$client" --listen-peer-urls="$peer" \
+  --initial-advertise-peer-urls="$peer" --initial-cluster="default=$peer" \
+  >"$out/etcd.txt" 2>&1 &
+etcd_pid=$!
+trap 'kill -KILL "$etcd_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 200); do
+  python3 -c "import urllib.request as u; u.urlopen('$client/health', timeout=1)" \
+    2>/dev/null && break
+  sleep 0.05
+done
+store="RINGLET_RENDEZVOUS_STORE=etcd://${client#http://}"
+job moved 3 "$store"
+sleep "$(python3 -c "import random; print(random.uniform(0.3, 1.5))")"
+start="$(now)"
+kill -KILL "${pids[0]}"
+# Whichever survivor the store names hosts the job now.
+host=""
+for _ in $(seq 500); do
+  host="$(grep -l 'regrouped: 2 of 3 processes' "$out"/moved[12].txt 2>/dev/null || true)"
+  [[ -n "$host" ]] && break
+  sleep 0.02
+done
+[[ -n "$host" ]] || fail "no survivor regrouped: $(tail -n 3 "$out"/moved[12].txt)"
+took="$(seconds_since "$start")"
+echo "process 0 killed: $(grep -o 'regrouped: 2 of 3.*' "$host") ${took} s after the kill, hosted by $(basename "$host" .txt)"
+below "$took" 5 || fail "the regroup took $took s after the kill"
+grep -q 'process 0 (host [^)]*) closed its connection.*as the new host' "$host" ||
+  fail "the new host does not name the lost process 0: $(cat "$host")"
+env "$store" RANK=0 WORLD_SIZE=3 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 \
+  MASTER_PORT="$job_port" \
+  "$lenet" "${run[@]}" --on_process_loss=regroup \
+  --params_out="$out/moved.bin" --metrics_out="$out/moved.jsonl" \
+  >"$out/moved_again.txt" 2>&1 &
+again=$!
+start="$(now)"
+took="$(wait_for_line "$host" "regrouped: 3 processes, 2 before" "$start")"
+echo "process 0 started again: joined the moved job ${took} s after its start"
+for pid in "${pids[1]}" "${pids[2]}" "$again"; do
+  wait "$pid" || fail "a process of the moved job failed: $(tail -n 3 "$out"/moved*.txt)"
+done
+grep -q 'joined a running job as process 2 of 3, at epoch' "$out/moved_again.txt" ||
+  fail "process 0 started again does not say it joined: $(cat "$out/moved_again.txt")"
+[[ "$(hash "$out/moved.bin")" == "$straight" ]] ||
+  fail "after process 0's loss the job ends elsewhere than the uninterrupted run"
+echo "process 0 lost with etcd as the store: the uninterrupted run's parameters, bit for bit"
 echo "PASS"

@@ -129,6 +129,13 @@ bool RegroupAfterFailure(const std::string& program,
   std::shared_ptr<collectives::ProcessWorld> regrouped =
       world->Regroup(local_ranks);
   world = regrouped;
+  // Process 0 was lost and a store named this process the new host.
+  const bool new_host = !leader && world->process() == 0;
+  if (new_host) {
+    std::cout << program << ": " << failure.what()
+              << "; regrouped the processes still alive as the new host"
+              << std::endl;
+  }
   ++s.regroups;
   // The last step every process finished: each holds it as its newest or
   // the one before (no process gets two steps ahead of another).
@@ -160,7 +167,7 @@ bool RegroupAfterFailure(const std::string& program,
           .count();
   const int epoch = agreed.first > 0 ? agreed.first : 1;
   const int64_t step = agreed.first > 0 ? agreed.second : 0;
-  if (leader) {
+  if (world->process() == 0) {
     std::cout << program << ": regrouped: " << world->processes()
               << (world->processes() > was ? " processes, " : " of ") << was
               << (world->processes() > was ? " before" : " processes") << " ("

@@ -197,7 +197,9 @@ std::optional<LaunchInfo> LaunchInfoFromEnv(const GetEnv& get_env) {
   if (const char* id = set("RINGLET_JOB_ID")) {
     info->job_id = id;
   } else if (const char* run = set("TORCHELASTIC_RUN_ID");
-             run != nullptr && info->launcher == "torchrun") {
+             run != nullptr && info->launcher == "torchrun" &&
+             std::string(run) != "none") {
+    // torchrun's default --rdzv_id is "none", shared by every job.
     info->job_id = run;
   } else if (const char* job = set("SLURM_JOB_ID")) {
     const char* step = set("SLURM_STEP_ID");

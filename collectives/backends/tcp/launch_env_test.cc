@@ -49,6 +49,24 @@ const Env kSrun = {{"SLURM_PROCID", "3"},
                    {"SLURM_JOB_NODELIST", "gpu[07-09]"},
                    {"SLURM_RESTART_COUNT", "1"}};
 
+// The job's name in a rendezvous store: the user's, the launcher's run,
+// or where its rendezvous is; and the store itself.
+TEST(LaunchEnvTest, TheJobIdAndTheStoreComeFromTheEnvironment) {
+  EXPECT_EQ(Read(kTorchrun)->job_id, "trainer-host:41234");  // Run id "none".
+  EXPECT_EQ(Read(kTorchrun)->store, "");
+  Env torchrun = kTorchrun;
+  torchrun["TORCHELASTIC_RUN_ID"] = "a1b2c3";
+  torchrun["RINGLET_RENDEZVOUS_STORE"] = "etcd://10.0.0.5:2379";
+  EXPECT_EQ(Read(torchrun)->job_id, "a1b2c3");
+  EXPECT_EQ(Read(torchrun)->store, "etcd://10.0.0.5:2379");
+  torchrun["RINGLET_JOB_ID"] = "mine";
+  EXPECT_EQ(Read(torchrun)->job_id, "mine");
+  Env srun = kSrun;
+  srun["SLURM_JOB_ID"] = "4711";
+  srun["SLURM_STEP_ID"] = "2";
+  EXPECT_EQ(Read(srun)->job_id, "4711.2");
+}
+
 TEST(LaunchEnvTest, NoLauncherIsNoLaunch) {
   EXPECT_FALSE(Read({}).has_value());
   // A batch script's own environment: the allocation, no job step.
