@@ -44,6 +44,18 @@ run=(--reproducible --devices=cpu:1 --epochs=4 --limit=12000 --test_limit=200
 "$lenet" "${run[@]}" --params_out="$out/straight.bin" >/dev/null 2>&1
 straight="$(hash "$out/straight.bin")"
 
+# start_process <name> <rank> <processes> <port> <log> [env...]: one
+# process of job <name>, started by hand with torchrun's environment, in
+# the background ($! its pid), its output in <log>.
+start_process() {
+  local name="$1" p="$2" n="$3" port="$4" log="$5"
+  shift 5
+  env "$@" RANK="$p" WORLD_SIZE="$n" LOCAL_RANK="$p" MASTER_ADDR=127.0.0.1 \
+    MASTER_PORT="$port" "$lenet" "${run[@]}" --on_process_loss=regroup \
+    --params_out="$out/$name.bin" --metrics_out="$out/$name.jsonl" \
+    >"$log" 2>&1 &
+}
+
 # job <name> <processes> [env...]: started by hand, pids in ${pids[@]},
 # MASTER_PORT in $job_port, output in $out/<name><p>.txt; returns once
 # process 0 printed its header.
@@ -54,10 +66,7 @@ job() {
   job_port="$port"
   pids=()
   for ((p = 0; p < n; ++p)); do
-    env "$@" RANK=$p WORLD_SIZE=$n LOCAL_RANK=$p MASTER_ADDR=127.0.0.1 \
-      MASTER_PORT="$port" "$lenet" "${run[@]}" --on_process_loss=regroup \
-      --params_out="$out/$name.bin" --metrics_out="$out/$name.jsonl" \
-      >"$out/$name$p.txt" 2>&1 &
+    start_process "$name" "$p" "$n" "$port" "$out/$name$p.txt" "$@"
     pids[p]=$!
   done
   for _ in $(seq 600); do
@@ -161,11 +170,7 @@ sleep 0.5
 kill -KILL "${pids[1]}"
 start="$(now)"
 took="$(wait_for_line "$out/joined0.txt" "regrouped: 1 of 2 processes" "$start")"
-env RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 \
-  MASTER_PORT="$job_port" \
-  "$lenet" "${run[@]}" --on_process_loss=regroup \
-  --params_out="$out/joined.bin" --metrics_out="$out/joined.jsonl" \
-  >"$out/joiner.txt" 2>&1 &
+start_process joined 1 2 "$job_port" "$out/joiner.txt"
 joiner=$!
 start="$(now)"
 took="$(wait_for_line "$out/joined0.txt" "regrouped: 2 processes, 1 before" "$start")"
@@ -215,11 +220,7 @@ echo "process 0 killed: $(grep -o 'regrouped: 2 of 3.*' "$host") ${took} s after
 below "$took" 5 || fail "the regroup took $took s after the kill"
 grep -q 'process 0 (host [^)]*) closed its connection.*as the new host' "$host" ||
   fail "the new host does not name the lost process 0: $(cat "$host")"
-env "$store" RANK=0 WORLD_SIZE=3 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 \
-  MASTER_PORT="$job_port" \
-  "$lenet" "${run[@]}" --on_process_loss=regroup \
-  --params_out="$out/moved.bin" --metrics_out="$out/moved.jsonl" \
-  >"$out/moved_again.txt" 2>&1 &
+start_process moved 0 3 "$job_port" "$out/moved_again.txt" "$store"
 again=$!
 start="$(now)"
 took="$(wait_for_line "$host" "regrouped: 3 processes, 2 before" "$start")"

@@ -129,9 +129,8 @@ bool RegroupAfterFailure(const std::string& program,
   std::shared_ptr<collectives::ProcessWorld> regrouped =
       world->Regroup(local_ranks);
   world = regrouped;
-  // Process 0 was lost and a store named this process the new host.
-  const bool new_host = !leader && world->process() == 0;
-  if (new_host) {
+  if (!leader && world->process() == 0) {
+    // Process 0 was lost and the store named this process the new host.
     std::cout << program << ": " << failure.what()
               << "; regrouped the processes still alive as the new host"
               << std::endl;

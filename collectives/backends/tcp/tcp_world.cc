@@ -500,6 +500,12 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
       version = hello.Get<uint32_t>();
     } catch (const CollectiveError&) {
     }
+    if ((magic != kHelloMagic || version != kVersion) && old != nullptr) {
+      // Not one of the job's members: a regroup goes on without it.
+      refuse_alone(peer, "this is not ringlet's rendezvous version " +
+                             std::to_string(kVersion));
+      continue;
+    }
     if (magic != kHelloMagic || version != kVersion) {
       error = "a program at " + peer.PeerAddress() +
               " sent something that is not ringlet's rendezvous (version " +
@@ -647,63 +653,56 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
   if (!error.empty()) throw CollectiveError(error);
 }
 
+std::optional<Socket> TcpWorld::ConnectToStoredPlace(
+    Clock::time_point deadline) {
+  const std::optional<std::string> current = options_.store->Get(CurrentKey());
+  if (!current) return std::nullopt;
+  const auto [address, port] = SplitPlace(*current, "the rendezvous");
+  if (address == rendezvous_address_ && port == rendezvous_port_) {
+    return std::nullopt;
+  }
+  try {
+    Socket s =
+        Socket::Connect(address, port, deadline, "the job's rendezvous host");
+    rendezvous_address_ = address;
+    rendezvous_port_ = port;
+    return s;
+  } catch (const CollectiveError&) {
+    return std::nullopt;  // Nobody there (yet, or any more).
+  }
+}
+
 Socket TcpWorld::ConnectToRendezvous(Clock::time_point deadline) {
-  const std::string who = "process 0, the rendezvous";
   while (true) {
     const auto slice = [&] {
       return std::min(deadline, Clock::now() + std::chrono::seconds(1));
     };
     try {
       return Socket::Connect(rendezvous_address_, rendezvous_port_, slice(),
-                             who);
+                             "process 0, the rendezvous");
     } catch (const CollectiveError&) {
       if (Clock::now() >= deadline) throw;
     }
     // Nobody at MASTER_ADDR:MASTER_PORT: process 0 may be gone, and the
     // store knows where the job went.
-    std::optional<std::string> current;
     try {
-      current = options_.store->Get(CurrentKey());
+      if (std::optional<Socket> s = ConnectToStoredPlace(slice())) {
+        return std::move(*s);
+      }
     } catch (const CollectiveError&) {
-    }
-    if (!current) continue;
-    const auto [address, port] = SplitPlace(*current, "the rendezvous");
-    if (address == rendezvous_address_ && port == rendezvous_port_) continue;
-    try {
-      Socket s = Socket::Connect(address, port, slice(), who);
-      rendezvous_address_ = address;
-      rendezvous_port_ = port;
-      return s;
-    } catch (const CollectiveError&) {
-      if (Clock::now() >= deadline) throw;
+      // The store is down for now: MASTER_ADDR again, until the deadline.
     }
   }
 }
 
 std::optional<Socket> TcpWorld::ConnectToMovedJob() {
-  std::optional<std::string> current;
   try {
-    current = options_.store->Get(CurrentKey());
+    // The place of an earlier run of this job id answers nobody.
+    return ConnectToStoredPlace(Clock::now() + std::chrono::seconds(1));
   } catch (const CollectiveError& e) {
     throw CollectiveError(
         std::string("process 0 needs the rendezvous store at its start: ") +
         e.what());
-  }
-  if (!current) return std::nullopt;
-  const auto [address, port] = SplitPlace(*current, "the rendezvous");
-  if (address == launch_.master_addr && port == launch_.master_port) {
-    return std::nullopt;
-  }
-  try {
-    // Nobody there: the place of an earlier run of this job id.
-    Socket s =
-        Socket::Connect(address, port, Clock::now() + std::chrono::seconds(1),
-                        "the job's rendezvous host");
-    rendezvous_address_ = address;
-    rendezvous_port_ = port;
-    return s;
-  } catch (const CollectiveError&) {
-    return std::nullopt;
   }
 }
 

@@ -167,6 +167,11 @@ class TcpWorld : public ProcessWorld,
   // store names when that is not MASTER_ADDR:MASTER_PORT and answers (the
   // job went on after process 0 was lost), else none.
   std::optional<Socket> ConnectToMovedJob();
+  // A connection to the place the store names for the job's rendezvous
+  // when that is not rendezvous_address_:rendezvous_port_ and answers by
+  // `deadline` (it becomes theirs), else none. Throws CollectiveError when
+  // the store cannot be read.
+  std::optional<Socket> ConnectToStoredPlace(Clock::time_point deadline);
   // For a process of generation 0 (the launch's, or one started later)
   // with a store: MASTER_ADDR:MASTER_PORT, or the host the store names
   // when process 0 was lost, whichever answers first.

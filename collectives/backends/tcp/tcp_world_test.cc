@@ -433,6 +433,32 @@ TEST(TcpWorldTest, AJobRegroupsAgainAndDownToOneProcess) {
   EXPECT_EQ(alone[0]->size(), 1);
 }
 
+// Every process of `worlds` asks at each "step boundary" whether a joiner
+// waits, as the trainers do, until all see one (within 5 s); they must
+// agree at every step.
+::testing::AssertionResult AJoinerIsSeen(
+    const std::vector<std::shared_ptr<TcpWorld>>& worlds) {
+  const int n = static_cast<int>(worlds.size());
+  for (int step = 0; step < 500; ++step) {
+    std::vector<char> waiting(n, 0);
+    const std::vector<std::string> errors = EveryProcess(
+        n, [&](int p) { waiting[p] = worlds[p]->JoinersWaiting(); });
+    for (int p = 0; p < n; ++p) {
+      if (!errors[p].empty()) {
+        return ::testing::AssertionFailure()
+               << "process " << p << ": " << errors[p];
+      }
+      if (waiting[p] != waiting[0]) {
+        return ::testing::AssertionFailure()
+               << "processes 0 and " << p << " disagree at step " << step;
+      }
+    }
+    if (waiting[0]) return ::testing::AssertionSuccess();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ::testing::AssertionFailure() << "no joiner seen within 5 s";
+}
+
 // A process started later, with the launch's environment, waits at the
 // rendezvous; the job sees it between its steps and takes it in.
 TEST(TcpWorldTest, AProcessStartedLaterJoinsAtTheNextRegroup) {
@@ -447,16 +473,7 @@ TEST(TcpWorldTest, AProcessStartedLaterJoinsAtTheNextRegroup) {
   auto joiner = std::async(std::launch::async, [&] {
     return TcpWorld::Join(Launch(2, 2, port), 2);
   });
-  // Every step boundary asks; within a few the knock is seen.
-  bool seen = false;
-  for (int step = 0; step < 500 && !seen; ++step) {
-    bool waiting[2] = {false, false};
-    EveryProcess(2, [&](int p) { waiting[p] = worlds[p]->JoinersWaiting(); });
-    ASSERT_EQ(waiting[0], waiting[1]) << "step " << step;
-    seen = waiting[0];
-    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(seen);
+  ASSERT_TRUE(AJoinerIsSeen(worlds));
   std::vector<std::shared_ptr<TcpWorld>> regrouped = Regroup(worlds, {0, 1});
   regrouped.push_back(joiner.get());
   EXPECT_TRUE(regrouped[2]->JoinedRunningJob());
@@ -611,16 +628,7 @@ TEST(TcpWorldTest, WithAStoreARestartedProcessZeroJoinsTheJobThatWentOn) {
   auto joiner = std::async(std::launch::async, [&] {
     return TcpWorld::Join(Launch(0, 3, port), 2, WithStore(store));
   });
-  bool seen = false;
-  for (int step = 0; step < 500 && !seen; ++step) {
-    bool waiting[2] = {false, false};
-    EveryProcess(2,
-                 [&](int p) { waiting[p] = regrouped[p]->JoinersWaiting(); });
-    ASSERT_EQ(waiting[0], waiting[1]) << "step " << step;
-    seen = waiting[0];
-    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(seen);
+  ASSERT_TRUE(AJoinerIsSeen(regrouped));
   std::vector<std::shared_ptr<TcpWorld>> third = Regroup(regrouped, {0, 1});
   third.push_back(joiner.get());
   EXPECT_TRUE(third[2]->JoinedRunningJob());
