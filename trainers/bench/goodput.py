@@ -62,6 +62,8 @@ def workers(job):
 
 
 def run(framework, args, kill_every):
+    """Wall seconds and kills of one job; seconds is None when the kills
+    outpaced torchrun's restarts (the job gave up: a result, not an error)."""
     work = tempfile.mkdtemp(prefix=f"goodput_{framework}_")
     try:
         cmd = torchrun(args.max_restarts if kill_every else 0, args.monitor) + \
@@ -74,13 +76,16 @@ def run(framework, args, kill_every):
             next_kill = start + kill_every if kill_every else None
             while job.poll() is None:
                 time.sleep(0.05)
-                if next_kill and time.perf_counter() >= next_kill:
+                if next_kill and time.perf_counter() >= next_kill and \
+                        (not args.max_kills or kills < args.max_kills):
                     pids = workers(job)
                     if pids:
                         os.kill(random.choice(pids), signal.SIGKILL)
                         kills += 1
                     next_kill += kill_every
         seconds = time.perf_counter() - start
+        if job.returncode != 0 and kill_every and kills > args.max_restarts:
+            return None, kills
         if job.returncode != 0:
             tail = open(os.path.join(work, "log")).read()[-2000:]
             raise SystemExit(f"{framework} failed ({job.returncode}):\n{tail}")
@@ -100,6 +105,8 @@ def main():
     parser.add_argument("--max_restarts", type=int, default=20)
     parser.add_argument("--monitor", type=float, default=1.0,
                         help="torchrun's --monitor_interval, seconds")
+    parser.add_argument("--max_kills", type=int, default=0,
+                        help="stop killing after this many (0: no limit)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     random.seed(args.seed)
@@ -114,8 +121,13 @@ def main():
         failed, kills = run(framework, args, every)
         name = "ringlet lenet_scratch" if framework == "ringlet" else \
             "PyTorch 1.13 DDP (gloo)"
-        print(f"| {name} | {clean:.1f} | {failed:.1f} | {kills} | "
-              f"{failed / clean:.2f}x |", flush=True)
+        if failed is None:
+            print(f"| {name} | {clean:.1f} | did not finish: kills every "
+                  f"{every:.1f} s outpaced {args.max_restarts} restarts | "
+                  f"{kills} | - |", flush=True)
+        else:
+            print(f"| {name} | {clean:.1f} | {failed:.1f} | {kills} | "
+                  f"{failed / clean:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":
