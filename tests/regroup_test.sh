@@ -19,11 +19,15 @@
 #     the test starts), process 0 killed at a random step: the others
 #     regroup under a new host within 5 s, a process 0 started again finds
 #     it through etcd and joins, and the job ends with the uninterrupted
-#     run's parameters, bit for bit.
-# Arg: the lenet_scratch binary.
+#     run's parameters, bit for bit;
+#  6. resnet_dp (batch norm's statistics in the kept state): of 3
+#     processes a random one of 1-2 killed at a random step, the others
+#     regroup and end with the uninterrupted run's parameters, bit for bit.
+# Args: the lenet_scratch and resnet_dp binaries.
 set -euo pipefail
 
 lenet="$(realpath "$1")"
+resnet="$(realpath "$2")"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${TEST_TMPDIR:-$(mktemp -d)}"
 fail() {
@@ -39,6 +43,8 @@ seconds_since() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
 below() { python3 -c "import sys; sys.exit(0 if $1 < $2 else 1)"; }
 hash() { python3 "$root/tools/params_hash.py" "$1"; }
 
+# The trainer that start_process starts, and its flags.
+bin="$lenet"
 run=(--reproducible --devices=cpu:1 --epochs=4 --limit=12000 --test_limit=200
   --seed=5)
 "$lenet" "${run[@]}" --params_out="$out/straight.bin" >/dev/null 2>&1
@@ -51,7 +57,7 @@ start_process() {
   local name="$1" p="$2" n="$3" port="$4" log="$5"
   shift 5
   env "$@" RANK="$p" WORLD_SIZE="$n" LOCAL_RANK="$p" MASTER_ADDR=127.0.0.1 \
-    MASTER_PORT="$port" "$lenet" "${run[@]}" --on_process_loss=regroup \
+    MASTER_PORT="$port" "$bin" "${run[@]}" --on_process_loss=regroup \
     --params_out="$out/$name.bin" --metrics_out="$out/$name.jsonl" \
     >"$log" 2>&1 &
 }
@@ -70,7 +76,7 @@ job() {
     pids[p]=$!
   done
   for _ in $(seq 600); do
-    grep -q '^lenet_scratch on' "$out/${name}0.txt" 2>/dev/null && return
+    grep -q "^$(basename "$bin") on" "$out/${name}0.txt" 2>/dev/null && return
     sleep 0.05
   done
   fail "$name: no header: $(tail -n 3 "$out/${name}0.txt")"
@@ -233,4 +239,30 @@ grep -q 'joined a running job as process 2 of 3, at epoch' "$out/moved_again.txt
 [[ "$(hash "$out/moved.bin")" == "$straight" ]] ||
   fail "after process 0's loss the job ends elsewhere than the uninterrupted run"
 echo "process 0 lost with etcd as the store: the uninterrupted run's parameters, bit for bit"
+
+# 6. resnet_dp: a process killed at a random step of 3.
+bin="$resnet"
+run=(--reproducible --devices=cpu:1 --epochs=1 --limit=256 --test_limit=32
+  --batch_size=32 --lr=0.05 --seed=5)
+"$resnet" "${run[@]}" --params_out="$out/resnet_straight.bin" >/dev/null 2>&1
+straight="$(hash "$out/resnet_straight.bin")"
+job resnet 3
+sleep "$(python3 -c "import random; print(random.uniform(0.5, 2.0))")"
+victim=$((1 + RANDOM % 2))
+kill -0 "${pids[victim]}" 2>/dev/null ||
+  fail "resnet_dp: process $victim had ended before it was killed"
+start="$(now)"
+kill -KILL "${pids[victim]}"
+took="$(wait_for_line "$out/resnet0.txt" "regrouped: 2 of 3 processes" "$start")"
+echo "resnet_dp: killed process $victim: $(grep -o 'regrouped: 2 of 3.*' "$out/resnet0.txt") ${took} s after the kill"
+below "$took" 5 || fail "resnet_dp: the regroup took $took s after the kill"
+for p in 0 1 2; do
+  ((p == victim)) && continue
+  wait "${pids[p]}" || fail "resnet_dp: survivor $p failed: $(tail -n 3 "$out/resnet$p.txt")"
+done
+grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/resnet0.txt" ||
+  fail "resnet_dp: the 2 survivors did not finish: $(tail -n 2 "$out/resnet0.txt")"
+[[ "$(hash "$out/resnet.bin")" == "$straight" ]] ||
+  fail "resnet_dp: after a lost process the job ends elsewhere than the uninterrupted run"
+echo "resnet_dp lost a process: the uninterrupted run's parameters, bit for bit"
 echo "PASS"
