@@ -50,6 +50,14 @@ run=(--reproducible --devices=cpu:1 --epochs=4 --limit=12000 --test_limit=200
 "$lenet" "${run[@]}" --params_out="$out/straight.bin" >/dev/null 2>&1
 straight="$(hash "$out/straight.bin")"
 
+# ends_as_straight <name> <what happened>: job <name> ended with the
+# uninterrupted run's parameters, bit for bit.
+ends_as_straight() {
+  [[ "$(hash "$out/$1.bin")" == "$straight" ]] ||
+    fail "$2: the job ends elsewhere than the uninterrupted run"
+  echo "$2: the uninterrupted run's parameters, bit for bit"
+}
+
 # start_process <name> <rank> <processes> <port> <log> [env...]: one
 # process of job <name>, started by hand with torchrun's environment, in
 # the background ($! its pid), its output in <log>.
@@ -128,9 +136,7 @@ grep -q '"membership":2,"processes":2,"processes_before":3' "$out/killed.jsonl" 
   fail "more than one step computed again"
 grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/killed0.txt" ||
   fail "the 2 survivors did not finish: $(tail -n 2 "$out/killed0.txt")"
-[[ "$(hash "$out/killed.bin")" == "$straight" ]] ||
-  fail "after losing 2 of 4 processes the job ends elsewhere than the uninterrupted run"
-echo "2 of 4 processes killed: the uninterrupted run's parameters, bit for bit"
+ends_as_straight killed "2 of 4 processes killed"
 
 # 2. Process 1 stopped, with a heartbeat timeout of 1 s.
 job stopped 3 RINGLET_HEARTBEAT_TIMEOUT_MS=1000
@@ -150,9 +156,7 @@ wait "${pids[1]}" || status=$?
 ((status == 1)) || fail "the woken process exited $status, not 1"
 grep -q 'the others counted this process as lost' "$out/stopped1.txt" ||
   fail "the woken process does not say why it ends: $(cat "$out/stopped1.txt")"
-[[ "$(hash "$out/stopped.bin")" == "$straight" ]] ||
-  fail "after a stopped process the job ends elsewhere than the uninterrupted run"
-echo "a stopped process left out: the uninterrupted run's parameters, bit for bit"
+ends_as_straight stopped "a stopped process left out"
 
 # 3. Process 0 killed: nobody can regroup.
 job zero 3
@@ -188,9 +192,7 @@ grep -q 'joined a running job as process 1 of 2, at epoch' "$out/joiner.txt" ||
   fail "the joiner does not say it joined: $(cat "$out/joiner.txt")"
 grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/joined0.txt" ||
   fail "the 2 processes did not finish: $(tail -n 2 "$out/joined0.txt")"
-[[ "$(hash "$out/joined.bin")" == "$straight" ]] ||
-  fail "with a process joined the job ends elsewhere than the uninterrupted run"
-echo "a process joined: the uninterrupted run's parameters, bit for bit"
+ends_as_straight joined "a process joined"
 
 # 5. etcd keeps the rendezvous's place: process 0 killed, then started again.
 [[ -x /usr/bin/etcd ]] ||
@@ -236,9 +238,7 @@ for pid in "${pids[1]}" "${pids[2]}" "$again"; do
 done
 grep -q 'joined a running job as process 2 of 3, at epoch' "$out/moved_again.txt" ||
   fail "process 0 started again does not say it joined: $(cat "$out/moved_again.txt")"
-[[ "$(hash "$out/moved.bin")" == "$straight" ]] ||
-  fail "after process 0's loss the job ends elsewhere than the uninterrupted run"
-echo "process 0 lost with etcd as the store: the uninterrupted run's parameters, bit for bit"
+ends_as_straight moved "process 0 lost with etcd as the store"
 
 # 6. resnet_dp: a process killed at a random step of 3.
 bin="$resnet"
@@ -262,7 +262,5 @@ for p in 0 1 2; do
 done
 grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/resnet0.txt" ||
   fail "resnet_dp: the 2 survivors did not finish: $(tail -n 2 "$out/resnet0.txt")"
-[[ "$(hash "$out/resnet.bin")" == "$straight" ]] ||
-  fail "resnet_dp: after a lost process the job ends elsewhere than the uninterrupted run"
-echo "resnet_dp lost a process: the uninterrupted run's parameters, bit for bit"
+ends_as_straight resnet "resnet_dp lost a process"
 echo "PASS"
