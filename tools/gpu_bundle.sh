@@ -83,12 +83,13 @@ copy_target() {  # //pkg:name -> $out/pkg/name
   echo "$pkg/$name"
 }
 # Libraries under /usr/lib that a binary links, apart from the C and C++
-# runtimes every Linux has. Over 4 MiB (libdnnl is 40): xz-compressed.
+# runtimes every Linux has. Over 256 KiB: xz-compressed (the bundle, the data
+# and the working tree must fit the device tool's 64 MiB).
 copy_system_libraries() {
   mkdir -p "$out/syslib"
   local lib
   while read -r lib; do
-    if (($(stat -L -c %s "$lib") > 4 * 1024 * 1024)); then
+    if (($(stat -L -c %s "$lib") > 256 * 1024)); then
       xz -T0 -6 -c "$lib" >"$out/syslib/$(basename "$lib").xz"
     else
       cp -L "$lib" "$out/syslib/"

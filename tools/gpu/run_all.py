@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tarfile
 
-DEFAULT_PARTS = ["tests", "canaries", "sanitize", "limits", "e2e", "curves",
+DEFAULT_PARTS = ["tests", "canaries", "sanitize", "limits", "e2e", "processes", "curves",
                  "peers", "bench", "graphs"]
 ALL_PARTS = DEFAULT_PARTS + ["goals", "profile"]
 
@@ -620,6 +620,174 @@ def part_e2e(r):
                                       "--batch_size=128"])
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_job(name, argv, processes, extra_env=None):
+    """Processes of one job started by hand with torchrun's environment
+    (the TCP launch, no MPI); logs/processes_<name><p>.log each."""
+    port = str(free_port())
+    procs, logs = [], []
+    for p in range(processes):
+        env = dict(os.environ, RANK=str(p), WORLD_SIZE=str(processes),
+                   LOCAL_RANK=str(p), LOCAL_WORLD_SIZE=str(processes),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
+                   **(extra_env or {}))
+        log = "logs/processes_%s%d.log" % (name, p)
+        with open(log, "w") as out:
+            procs.append(subprocess.Popen(argv, stdout=out,
+                                          stderr=subprocess.STDOUT, env=env))
+        logs.append(log)
+    return procs, logs
+
+
+def wait_job(procs, timeout=300):
+    """Exit codes; a process still running after `timeout` is killed
+    (-9: the job hung)."""
+    import time
+    end = time.time() + timeout
+    codes = []
+    for proc in procs:
+        try:
+            codes.append(proc.wait(timeout=max(1, end - time.time())))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            codes.append(-9)
+    return codes
+
+
+def text_of(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+# GPUs across processes launched over TCP: several processes share the one
+# GPU (the ring over TCP, device buffers staged through pinned host memory).
+PROCESS_DEVICE = "cuda:0"
+PROCESS_CASES = [
+    ("lenet_scratch", ["--epochs=4", "--limit=12000", "--test_limit=500"]),
+    ("resnet_dp", ["--epochs=2", "--limit=512", "--test_limit=64",
+                   "--batch_size=64", "--lr=0.05"]),
+]
+
+
+def processes_case(r, program, flags):
+    """--reproducible: 2 processes of cuda:0 each (--backend=auto, which
+    must take the ring: NCCL refuses two processes on one GPU) end with the
+    one-process run's parameters; then of 3 processes under
+    --on_process_loss=regroup one is killed after the first epoch, and the
+    survivors end with the same parameters."""
+    import time
+    what = "processes %s" % program
+    if not r.needs(what, data=True):
+        return
+    run = ["trainers/" + program, "--reproducible", "--devices=" + PROCESS_DEVICE,
+           "--seed=5"] + flags
+    log = "logs/processes_%s_straight.log" % program
+    rc = run_logged(run + ["--params_out=logs/%s_straight.params" % program],
+                    log, 600)
+    if rc != 0:
+        r.fails("%s: FAILED: one process (exit %d): %s" % (what, rc,
+                                                          last_line(log)))
+        return
+    straight = params_hash("logs/%s_straight.params" % program)
+    name = program + "_tcp2"
+    procs, logs = start_job(name, run + ["--params_out=logs/%s.params" %
+                                         name], 2)
+    codes = wait_job(procs)
+    head = text_of(logs[0])
+    if codes != [0, 0]:
+        r.fails("%s: FAILED: 2 processes over TCP exit %s: %s / %s" % (
+            what, codes, last_line(logs[0]), last_line(logs[1])))
+        return
+    backend = re.search(r"backend (\w+)", head)
+    tcp2 = params_hash("logs/%s.params" % name)
+    line = "2 processes of %s (backend %s) %s, 1 process %s" % (
+        PROCESS_DEVICE, backend.group(1) if backend else "?", tcp2, straight)
+    (r.passes if tcp2 == straight else r.fails)(
+        "%s_tcp2: %s: %s" % (what, "PASSED" if tcp2 == straight else
+                             "FAILED: other parameters", line))
+    name = program + "_regroup"
+    procs, logs = start_job(name, run + [
+        "--on_process_loss=regroup", "--params_out=logs/%s.params" % name,
+        "--metrics_out=logs/%s.jsonl" % name], 3)
+    victim = 1 + int(time.time()) % 2
+    start = time.time()
+    while time.time() - start < 300 and procs[0].poll() is None:
+        if re.search(r"^epoch 1/\d+: loss", text_of(logs[0]), re.M):
+            break
+        time.sleep(0.05)
+    killed_at = time.time()
+    alive = procs[victim].poll() is None
+    procs[victim].kill()
+    regrouped = None
+    while time.time() - killed_at < 60 and procs[0].poll() is None:
+        m = re.search(r"regrouped: 2 of 3 processes.*", text_of(logs[0]))
+        if m:
+            regrouped = (m.group(0), time.time() - killed_at)
+            break
+        time.sleep(0.02)
+    codes = wait_job([p for i, p in enumerate(procs) if i != victim])
+    got = (params_hash("logs/%s.params" % name)
+           if os.path.exists("logs/%s.params" % name) else "none")
+    ok = alive and regrouped and codes == [0, 0] and got == straight
+    detail = ("process %d killed after epoch 1%s; %s; survivors exit %s; "
+              "parameters %s, 1 process %s" % (
+                  victim, "" if alive else " (it had ended already)",
+                  "%s %.2f s after the kill" % regrouped if regrouped else
+                  "no regroup line", codes, got, straight))
+    (r.passes if ok else r.fails)("%s_regroup: %s: %s" % (
+        what, "PASSED" if ok else "FAILED", detail))
+
+
+def nccl_refusal(r):
+    """--backend=nccl with 2 processes on the one GPU: both end (exit 1)
+    with the line naming the two processes and the backends that allow it,
+    never a hang or NCCL's own abort."""
+    what = "processes nccl_two_on_one_gpu"
+    if not r.needs(what, data=True):
+        return
+    procs, logs = start_job("nccl", [
+        "trainers/lenet_scratch", "--devices=" + PROCESS_DEVICE, "--backend=nccl",
+        "--epochs=1", "--limit=512", "--test_limit=64"], 2)
+    codes = wait_job(procs, 120)
+    text = text_of(logs[0]) + text_of(logs[1])
+    ok = codes == [1, 1] and "allows one rank per GPU" in text
+    (r.passes if ok else r.fails)("%s: %s (exit %s): %s" % (
+        what, "PASSED" if ok else "FAILED", codes, last_line(logs[0])))
+
+
+def nccl_one_process(r):
+    """NCCL's id through the TCP rendezvous (one process of a launched job:
+    the one GPU allows no second), and its allreduce from 4 B to 64 MiB."""
+    what = "processes nccl_tcp_launch"
+    if not r.needs(what):
+        return
+    procs, logs = start_job("nccl_bench", [
+        "collectives/bench/allreduce_bench", "--backend=nccl", "--ranks=1",
+        "-b", "4", "-e", "64M", "-f", "16"], 1)
+    codes = wait_job(procs, 120)
+    text = text_of(logs[0])
+    ok = codes == [0] and re.search(r"^\s*67108864\s", text, re.M)
+    (r.passes if ok else r.fails)("%s: %s (exit %s): %s" % (
+        what, "PASSED" if ok else "FAILED", codes, last_line(logs[0])))
+    for line in text.splitlines():
+        if line.startswith("#") or re.match(r"^\s*\d+\s", line):
+            print("  " + line)
+
+
+def part_processes(r):
+    for program, flags in PROCESS_CASES:
+        processes_case(r, program, flags)
+    nccl_refusal(r)
+    nccl_one_process(r)
+
+
 def epoch_losses(path):
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
@@ -908,7 +1076,8 @@ def part_profile(r):
 PARTS = {"tests": part_tests, "canaries": part_canaries,
          "sanitize": part_sanitize, "limits": part_limits, "e2e": part_e2e,
          "curves": part_curves, "peers": part_peers, "bench": part_bench,
-         "graphs": part_graphs, "goals": part_goals, "profile": part_profile}
+         "graphs": part_graphs, "goals": part_goals, "profile": part_profile,
+         "processes": part_processes}
 
 
 def unpack_programs():

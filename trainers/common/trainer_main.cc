@@ -18,11 +18,12 @@ PreparedRun PrepareRun(const TrainerFlags& given, const TrainerProgram& program,
       given, program.name, collectives::LauncherRestartCount(), &restart_note);
   PreparedRun p;
   p.devices = ResolveTrainerDevices(flags.devices);
-  p.backend = ResolveBackend(flags.backend, p.devices);
   p.compute = ComputeOptionsFromFlags(flags, p.devices);
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
   // A process started after the launch gets the others' state first.
   JoinRunningJob(program.name);
+  // From every process's devices: two processes on one GPU cannot use NCCL.
+  p.backend = ResolveBackend(flags.backend, p.devices, p.job.processes.get());
   p.where = p.job.Where(p.devices);
   if (flags.on_process_loss == "regroup" && p.job.launcher == "mpirun") {
     throw std::invalid_argument(

@@ -77,6 +77,20 @@ std::optional<LaunchInfo> FromTorchrun(const GetEnv& get_env) {
   }
   info.master_addr = addr;
   info.master_port = Port(get_env);
+  // From PyTorch 2 on, torchrun's workers get the port of its own store
+  // (TORCHELASTIC_USE_AGENT_STORE), which its agent holds: the rendezvous
+  // listens beside it, one port further per restart (the restart before
+  // may still hold the last).
+  const char* agent_store = get_env("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent_store != nullptr &&
+      (std::string(agent_store) == "True" ||
+       std::string(agent_store) == "true" || std::string(agent_store) == "1")) {
+    const int offset = 1 + info.restart_count % 16;
+    info.master_port += info.master_port + offset < 65536 ? offset : -offset;
+    info.port_note =
+        " (torchrun's store holds MASTER_PORT; this job's rendezvous is the "
+        "port beside it: set RINGLET_RENDEZVOUS_PORT to another)";
+  }
   return info;
 }
 
@@ -194,6 +208,10 @@ std::optional<LaunchInfo> LaunchInfoFromEnv(const GetEnv& get_env) {
     return value != nullptr && *value != '\0' ? value : nullptr;
   };
   if (const char* store = set("RINGLET_RENDEZVOUS_STORE")) info->store = store;
+  if (const char* port = set("RINGLET_RENDEZVOUS_PORT")) {
+    info->master_port = ParseCount("RINGLET_RENDEZVOUS_PORT", port, 65536);
+    info->port_note = " (RINGLET_RENDEZVOUS_PORT)";
+  }
   if (const char* id = set("RINGLET_JOB_ID")) {
     info->job_id = id;
   } else if (const char* run = set("TORCHELASTIC_RUN_ID");

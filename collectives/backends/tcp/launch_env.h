@@ -28,7 +28,10 @@ struct LaunchInfo {
   // where the launcher does not say.
   int processes_on_host = 0;
   std::string master_addr;  // Where process 0 hosts the rendezvous.
+  // MASTER_PORT; beside it under torchrun 2's agent store; or
+  // RINGLET_RENDEZVOUS_PORT. port_note says which where not MASTER_PORT.
   int master_port = 0;
+  std::string port_note;
   int restart_count = 0;  // How often the launcher restarted the job.
   // Names the job in a rendezvous store: RINGLET_JOB_ID, else torchrun's
   // TORCHELASTIC_RUN_ID, else Slurm's SLURM_JOB_ID.SLURM_STEP_ID, else

@@ -89,6 +89,24 @@ TEST(LaunchEnvTest, TorchrunsEnvironment) {
   EXPECT_EQ(info->restart_count, 2);
 }
 
+TEST(LaunchEnvTest, TorchrunsAgentStoreHoldsMasterPort) {
+  // PyTorch 2's torchrun: MASTER_PORT is its own store's, held by its agent.
+  Env env = kTorchrun;
+  env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  std::optional<LaunchInfo> info = Read(env);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->master_port, 41234 + 1 + 2);  // restart 2
+  EXPECT_NE(info->port_note.find("RINGLET_RENDEZVOUS_PORT"), std::string::npos);
+  env["MASTER_PORT"] = "65535";
+  EXPECT_EQ(Read(env)->master_port, 65535 - 3);
+  env["RINGLET_RENDEZVOUS_PORT"] = "30001";
+  EXPECT_EQ(Read(env)->master_port, 30001);
+  env["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+  env.erase("RINGLET_RENDEZVOUS_PORT");
+  EXPECT_EQ(Read(env)->master_port, 65535);
+  EXPECT_EQ(Read(env)->port_note, "");
+}
+
 TEST(LaunchEnvTest, SrunsEnvironment) {
   const std::optional<LaunchInfo> info = Read(kSrun);
   ASSERT_TRUE(info.has_value());

@@ -446,7 +446,12 @@ void TcpWorld::HostRendezvous(int local_ranks, Clock::time_point deadline,
   } else if (old != nullptr && old->rendezvous_) {
     listener = std::move(old->rendezvous_);
   } else if (n > 1 || launch_.processes > 1) {
-    listener.emplace(Socket::Listen(launch_.master_port));
+    try {
+      listener.emplace(Socket::Listen(launch_.master_port));
+    } catch (const CollectiveError& e) {
+      if (launch_.port_note.empty()) throw;
+      throw CollectiveError(e.what() + launch_.port_note);
+    }
   }
   const int port = listener ? listener->LocalPort() : launch_.master_port;
   const std::string store_name = StoreName(options_.store);

@@ -1,11 +1,15 @@
 #include "trainers/common/flags/trainer_devices.h"
 
 #include <algorithm>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "collectives/backends/launch.h"
 #include "collectives/backends/nccl.h"
+#include "collectives/backends/process_world.h"
 #include "gpu/device_probe.h"
 #include "nn/compute_options.h"
 #include "nn/gpu_precision.h"
@@ -96,16 +100,42 @@ nn::ComputeOptions ComputeOptionsFromFlags(
   return options;
 }
 
-std::string ResolveBackend(const std::string& flag,
-                           const std::vector<nn::Device>& devices) {
+std::string DevicePlacement(const std::string& host,
+                            const std::vector<nn::Device>& devices) {
+  std::string gpus;
+  for (const nn::Device& d : devices) {
+    if (!d.is_cuda()) return host + " cpu";
+    gpus += (gpus.empty() ? "" : ",") + std::to_string(d.index);
+  }
+  return host + " " + gpus;
+}
+
+std::string BackendForPlacements(const std::string& flag,
+                                 const std::vector<std::string>& placements) {
   if (flag != "auto") return flag;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    if (!devices[i].is_cuda()) return "ring";
-    for (size_t j = 0; j < i; ++j) {
-      if (devices[j] == devices[i]) return "ring";
+  std::set<std::pair<std::string, std::string>> taken;  // (host, gpu)
+  for (const std::string& placement : placements) {
+    std::istringstream in(placement);
+    std::string host, list;
+    in >> host >> list;
+    if (list == "cpu" || list.empty()) return "ring";
+    std::istringstream gpus(list);
+    for (std::string gpu; std::getline(gpus, gpu, ',');) {
+      if (!taken.emplace(host, gpu).second) return "ring";
     }
   }
   return collectives::NcclCompiledIn() ? "nccl" : "ring";
+}
+
+std::string ResolveBackend(const std::string& flag,
+                           const std::vector<nn::Device>& devices,
+                           collectives::ProcessGroup* processes) {
+  if (flag != "auto") return flag;
+  const auto* world = dynamic_cast<collectives::ProcessWorld*>(processes);
+  const std::string mine =
+      DevicePlacement(world != nullptr ? world->host() : "this-host", devices);
+  if (processes == nullptr) return BackendForPlacements(flag, {mine});
+  return BackendForPlacements(flag, processes->GatherFromProcesses(mine));
 }
 
 int ThreadsPerDevice(int requested, int devices) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/api/process_group.h"
 #include "nn/compute_options.h"
 #include "nn/device.h"
 #include "trainers/common/flags/trainer_flags.h"
@@ -33,11 +34,21 @@ nn::Device GpuOfLocalRank(int local_rank, const std::vector<int>& usable);
 nn::ComputeOptions ComputeOptionsFromFlags(
     const TrainerFlags& flags, const std::vector<nn::Device>& devices);
 
-// --backend=auto: nccl where every device is a different GPU and NCCL is
-// built in (as DDP's default), else ring (CPU devices, or a GPU holding
-// several replicas, which NCCL refuses). Any other name is kept.
+// --backend=auto: nccl where every device of the job is a GPU of its own
+// and NCCL is built in (as DDP's default), else ring (CPU devices, or a GPU
+// holding several replicas, of one process or of several processes on one
+// host, which NCCL refuses). Any other name is kept. `processes` (null
+// alone) is the job: collective over it, every process calls it at once.
 std::string ResolveBackend(const std::string& flag,
-                           const std::vector<nn::Device>& devices);
+                           const std::vector<nn::Device>& devices,
+                           collectives::ProcessGroup* processes = nullptr);
+
+// The two halves of the above: one process's devices as "host 0,1" (its
+// GPUs) or "host cpu", and the choice from every process's placement.
+std::string DevicePlacement(const std::string& host,
+                            const std::vector<nn::Device>& devices);
+std::string BackendForPlacements(const std::string& flag,
+                                 const std::vector<std::string>& placements);
 
 // Cores per device when --threads_per_device is 0: the machine's cores
 // shared out (among the processes mpirun put on it, too), at least one.
