@@ -116,6 +116,7 @@ copy_system_libraries
   find . -mindepth 1 -type d -empty -delete
 )
 cp tools/gpu/run_all.py "$out/run_all.py"
+cp tools/gpu/torchrun_gpu.py "$out/torchrun_gpu.py"
 cp nn/bench/train_bench_torch.py "$out/train_bench_torch.py"
 cp tools/gpu/ncu_top.py "$out/ncu_top.py"
 cp tools/gpu/bench_goals.py "$out/bench_goals.py"
