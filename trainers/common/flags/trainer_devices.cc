@@ -130,11 +130,12 @@ std::string BackendForPlacements(const std::string& flag,
 std::string ResolveBackend(const std::string& flag,
                            const std::vector<nn::Device>& devices,
                            collectives::ProcessGroup* processes) {
-  if (flag != "auto") return flag;
   const auto* world = dynamic_cast<collectives::ProcessWorld*>(processes);
   const std::string mine =
       DevicePlacement(world != nullptr ? world->host() : "this-host", devices);
   if (processes == nullptr) return BackendForPlacements(flag, {mine});
+  // Whatever the flag: a collective every process calls (processes given
+  // different backends are told so by the settings check after it).
   return BackendForPlacements(flag, processes->GatherFromProcesses(mine));
 }
 

@@ -38,7 +38,8 @@ nn::ComputeOptions ComputeOptionsFromFlags(
 // and NCCL is built in (as DDP's default), else ring (CPU devices, or a GPU
 // holding several replicas, of one process or of several processes on one
 // host, which NCCL refuses). Any other name is kept. `processes` (null
-// alone) is the job: collective over it, every process calls it at once.
+// alone) is the job: collective over it, every process calls it at once,
+// whatever its flag.
 std::string ResolveBackend(const std::string& flag,
                            const std::vector<nn::Device>& devices,
                            collectives::ProcessGroup* processes = nullptr);
