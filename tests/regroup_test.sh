@@ -226,7 +226,7 @@ done
 took="$(seconds_since "$start")"
 echo "process 0 killed: $(grep -o 'regrouped: 2 of 3.*' "$host") ${took} s after the kill, hosted by $(basename "$host" .txt)"
 below "$took" 5 || fail "the regroup took $took s after the kill"
-grep -q 'process 0 (host [^)]*) closed its connection.*as the new host' "$host" ||
+grep -Eq '(process 0 \(host [^)]*\)|\(process 0, host [^)]*\)) closed its connection.*as the new host' "$host" ||
   fail "the new host does not name the lost process 0: $(cat "$host")"
 start_process moved 0 3 "$job_port" "$out/moved_again.txt" "$store"
 again=$!
