@@ -13,9 +13,10 @@ which goals are met (the latest line of a name wins, across calls while the
 folder stays). Exit status 1 when anything failed.
 
   run_all.py [PART ...]     parts, all but goals and profile by default:
-                            tests canaries sanitize limits e2e curves peers
-                            bench graphs; goals (bench's goal lines and
-                            the convolutions' layouts, ~5 minutes); profile
+                            tests canaries sanitize limits e2e processes
+                            curves peers bench graphs; goals (bench's goal
+                            lines and the convolutions' layouts, ~5
+                            minutes); profile
 
 RINGLET_E2E_EPOCHS (default 10) shortens the trainers' runs;
 RINGLET_SANITIZE_TOOLS (default "memcheck racecheck initcheck synccheck")
@@ -32,8 +33,8 @@ import subprocess
 import sys
 import tarfile
 
-DEFAULT_PARTS = ["tests", "canaries", "sanitize", "limits", "e2e", "processes", "curves",
-                 "peers", "bench", "graphs"]
+DEFAULT_PARTS = ["tests", "canaries", "sanitize", "limits", "e2e",
+                 "processes", "curves", "peers", "bench", "graphs"]
 ALL_PARTS = DEFAULT_PARTS + ["goals", "profile"]
 
 # Cases that run every cuDNN candidate, or a step once per allocation, are
@@ -627,7 +628,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_job(name, argv, processes, extra_env=None):
+def start_job(name, argv, processes):
     """Processes of one job started by hand with torchrun's environment
     (the TCP launch, no MPI); logs/processes_<name><p>.log each."""
     port = str(free_port())
@@ -635,8 +636,7 @@ def start_job(name, argv, processes, extra_env=None):
     for p in range(processes):
         env = dict(os.environ, RANK=str(p), WORLD_SIZE=str(processes),
                    LOCAL_RANK=str(p), LOCAL_WORLD_SIZE=str(processes),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
-                   **(extra_env or {}))
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
         log = "logs/processes_%s%d.log" % (name, p)
         with open(log, "w") as out:
             procs.append(subprocess.Popen(argv, stdout=out,
@@ -686,8 +686,8 @@ def processes_case(r, program, flags):
     what = "processes %s" % program
     if not r.needs(what, data=True):
         return
-    run = ["trainers/" + program, "--reproducible", "--devices=" + PROCESS_DEVICE,
-           "--seed=5"] + flags
+    run = ["trainers/" + program, "--reproducible",
+           "--devices=" + PROCESS_DEVICE, "--seed=5"] + flags
     log = "logs/processes_%s_straight.log" % program
     rc = run_logged(run + ["--params_out=logs/%s_straight.params" % program],
                     log, 600)
@@ -753,8 +753,8 @@ def nccl_refusal(r):
     if not r.needs(what, data=True):
         return
     procs, logs = start_job("nccl", [
-        "trainers/lenet_scratch", "--devices=" + PROCESS_DEVICE, "--backend=nccl",
-        "--epochs=1", "--limit=512", "--test_limit=64"], 2)
+        "trainers/lenet_scratch", "--devices=" + PROCESS_DEVICE,
+        "--backend=nccl", "--epochs=1", "--limit=512", "--test_limit=64"], 2)
     codes = wait_job(procs, 120)
     text = text_of(logs[0]) + text_of(logs[1])
     ok = codes == [1, 1] and "allows one rank per GPU" in text
@@ -764,7 +764,8 @@ def nccl_refusal(r):
 
 def nccl_one_process(r):
     """NCCL's id through the TCP rendezvous (one process of a launched job:
-    the one GPU allows no second), and its allreduce from 4 B to 64 MiB."""
+    the one GPU allows no second), and its allreduce from 4 B to 64 MiB,
+    every value right."""
     what = "processes nccl_tcp_launch"
     if not r.needs(what):
         return
@@ -773,7 +774,8 @@ def nccl_one_process(r):
         "-b", "4", "-e", "64M", "-f", "16"], 1)
     codes = wait_job(procs, 120)
     text = text_of(logs[0])
-    ok = codes == [0] and re.search(r"^\s*67108864\s", text, re.M)
+    ok = (codes == [0] and re.search(r"^\s*67108864\s", text, re.M) and
+          "Out of bounds values : 0 OK" in text)
     (r.passes if ok else r.fails)("%s: %s (exit %s): %s" % (
         what, "PASSED" if ok else "FAILED", codes, last_line(logs[0])))
     for line in text.splitlines():
