@@ -1,7 +1,10 @@
 #include "data/safetensors.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -195,6 +198,26 @@ SafetensorsFile ReadSafetensors(const std::string& path, uint64_t max_bytes) {
     }
   }
   return DecodeSafetensors(bytes, path);
+}
+
+void WriteSafetensors(const std::string& path, const SafetensorsFile& file) {
+  const std::string bytes = EncodeSafetensors(file);
+  const std::string temporary = path + ".partial";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      const std::string why = std::strerror(errno);
+      std::remove(temporary.c_str());
+      throw std::runtime_error("cannot write " + temporary + " (" + why + ")");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw std::runtime_error("cannot write " + path + " (" + why + ")");
+  }
 }
 
 std::map<std::string, Array> ArraysByName(SafetensorsFile file) {

@@ -44,6 +44,11 @@ SafetensorsFile DecodeSafetensors(const std::string& bytes,
 SafetensorsFile ReadSafetensors(const std::string& path,
                                 uint64_t max_bytes = kDefaultNpyMaxBytes);
 
+// Writes EncodeSafetensors(file) whole to "<path>.partial", then renames
+// it over `path`, so a reader never sees half a file. Throws
+// std::runtime_error naming the path when it cannot.
+void WriteSafetensors(const std::string& path, const SafetensorsFile& file);
+
 // The tensors by name (each name once).
 std::map<std::string, Array> ArraysByName(SafetensorsFile file);
 

@@ -1,9 +1,6 @@
 #include "nn/state_file.h"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -107,23 +104,7 @@ void SaveStateFile(Module& model, const std::string& path,
     zero.bytes.assign(sizeof(int64_t), 0);
     file.tensors.emplace_back(name, std::move(zero));
   }
-  const std::string bytes = data::EncodeSafetensors(file);
-  const std::string temporary = path + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw std::runtime_error("cannot write " + temporary + " (" +
-                               std::strerror(errno) + ")");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw std::runtime_error("cannot write " + path + " (" + why + ")");
-  }
+  data::WriteSafetensors(path, file);
 }
 
 void LoadStateFile(Module& model, const std::string& path) {

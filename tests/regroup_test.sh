@@ -30,17 +30,8 @@ lenet="$(realpath "$1")"
 resnet="$(realpath "$2")"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${TEST_TMPDIR:-$(mktemp -d)}"
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-now() { date +%s.%N; }
-# seconds_since <start>: "1.23"
-seconds_since() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
-below() { python3 -c "import sys; sys.exit(0 if $1 < $2 else 1)"; }
+# shellcheck source=tests/job_harness.sh
+source "$root/tests/job_harness.sh"
 hash() { python3 "$root/tools/params_hash.py" "$1"; }
 
 # The trainer that start_process starts, and its flags.
@@ -58,56 +49,13 @@ ends_as_straight() {
   echo "$2: the uninterrupted run's parameters, bit for bit"
 }
 
-# start_process <name> <rank> <processes> <port> <log> [env...]: one
-# process of job <name>, started by hand with torchrun's environment, in
-# the background ($! its pid), its output in <log>.
-start_process() {
-  local name="$1" p="$2" n="$3" port="$4" log="$5"
-  shift 5
-  env "$@" RANK="$p" WORLD_SIZE="$n" LOCAL_RANK="$p" MASTER_ADDR=127.0.0.1 \
-    MASTER_PORT="$port" "$bin" "${run[@]}" --on_process_loss=regroup \
-    --params_out="$out/$name.bin" --metrics_out="$out/$name.jsonl" \
-    >"$log" 2>&1 &
-}
-
-# job <name> <processes> [env...]: started by hand, pids in ${pids[@]},
-# MASTER_PORT in $job_port, output in $out/<name><p>.txt; returns once
-# process 0 printed its header.
-job() {
-  local name="$1" n="$2" port p
-  shift 2
-  port="$(free_port)"
-  job_port="$port"
-  pids=()
-  for ((p = 0; p < n; ++p)); do
-    start_process "$name" "$p" "$n" "$port" "$out/$name$p.txt" "$@"
-    pids[p]=$!
-  done
-  for _ in $(seq 600); do
-    grep -q "^$(basename "$bin") on" "$out/${name}0.txt" 2>/dev/null && return
-    sleep 0.05
-  done
-  fail "$name: no header: $(tail -n 3 "$out/${name}0.txt")"
-}
-
-# wait_for_line <file> <pattern> <start>: the seconds from <start> until
-# the pattern appears (at most 30 s).
-wait_for_line() {
-  for _ in $(seq 1500); do
-    if grep -q "$2" "$1"; then
-      seconds_since "$3"
-      return
-    fi
-    sleep 0.02
-  done
-  fail "no '$2' in $1 within 30 s: $(tail -n 3 "$1")"
-}
+outputs() { echo "--params_out=$out/$1.bin --metrics_out=$out/$1.jsonl"; }
 
 # 1. Two processes killed in turn, each at a random step.
 job killed 4
 victims=()
 for left in 4 3; do
-  sleep "$(python3 -c "import random; print(random.uniform(0.3, 1.5))")"
+  sleep "$(random_between 0.3 1.5)"
   candidates=()
   for ((p = 1; p < 4; ++p)); do
     [[ " ${victims[*]} " == *" $p "* ]] || candidates+=("$p")
@@ -195,24 +143,9 @@ grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/joined0.txt" ||
 ends_as_straight joined "a process joined"
 
 # 5. etcd keeps the rendezvous's place: process 0 killed, then started again.
-[[ -x /usr/bin/etcd ]] ||
-  fail "/usr/bin/etcd is missing: Debian's etcd-server (./bazelw installs it)"
-client="http://127.0.0.1:$(free_port)"
-peer="http://127.0.0.1:$(free_port)"
-/usr/bin/etcd --data-dir="$out/etcd" --listen-client-urls="$client" \
-  --advertise-client-urls="$client" --listen-peer-urls="$peer" \
-  --initial-advertise-peer-urls="$peer" --initial-cluster="default=$peer" \
-  >"$out/etcd.txt" 2>&1 &
-etcd_pid=$!
-trap 'kill -KILL "$etcd_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 200); do
-  python3 -c "import urllib.request as u; u.urlopen('$client/health', timeout=1)" \
-    2>/dev/null && break
-  sleep 0.05
-done
-store="RINGLET_RENDEZVOUS_STORE=etcd://${client#http://}"
+start_etcd
 job moved 3 "$store"
-sleep "$(python3 -c "import random; print(random.uniform(0.3, 1.5))")"
+sleep "$(random_between 0.3 1.5)"
 start="$(now)"
 kill -KILL "${pids[0]}"
 # Whichever survivor the store names hosts the job now.
@@ -247,7 +180,7 @@ run=(--reproducible --devices=cpu:1 --epochs=1 --limit=256 --test_limit=32
 "$resnet" "${run[@]}" --params_out="$out/resnet_straight.bin" >/dev/null 2>&1
 straight="$(hash "$out/resnet_straight.bin")"
 job resnet 3
-sleep "$(python3 -c "import random; print(random.uniform(0.5, 2.0))")"
+sleep "$(random_between 0.5 2.0)"
 victim=$((1 + RANDOM % 2))
 kill -0 "${pids[victim]}" 2>/dev/null ||
   fail "resnet_dp: process $victim had ended before it was killed"

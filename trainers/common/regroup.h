@@ -1,13 +1,13 @@
 // --on_process_loss=regroup: a job of several processes launched over TCP
 // (torchrun's environment, srun, by hand) goes on when one of them dies or
 // stops answering. Every process keeps the state of its last two finished
-// steps in memory (every replica holds all of it); after a lost process the
-// living meet again at process 0 (TcpWorld::Regroup), agree on the last step
-// every one of them finished, and the trainer starts again on the new,
-// smaller job from that state, as --resume would from a file: the lost
-// ranks' shards fall to the others, and with --reproducible the parameters
-// are those of the uninterrupted run. Process 0 hosts the rendezvous: its
-// loss ends the job, and the error says so.
+// steps in memory (every replica holds all of it) as checkpoints; after a
+// lost process the living regroup (parallel/regroup.h) and the trainer
+// starts again on the new, smaller job from the agreed step's state, as
+// --resume would from a file: the lost ranks' shards fall to the others,
+// and with --reproducible the parameters are those of the uninterrupted
+// run. Without a store, process 0 hosts the rendezvous: its loss ends the
+// job, and the error says so.
 #ifndef RINGLET_TRAINERS_COMMON_REGROUP_H_
 #define RINGLET_TRAINERS_COMMON_REGROUP_H_
 
@@ -15,17 +15,9 @@
 #include <memory>
 #include <string>
 
-#include "collectives/api/collective_error.h"
 #include "trainers/common/checkpoints/checkpoint.h"
 
 namespace ringlet::trainers {
-
-// Thrown between steps when a process started later waits to join: every
-// process regroups with it.
-class MembershipChange : public collectives::CollectiveError {
- public:
-  using collectives::CollectiveError::CollectiveError;
-};
 
 // Turns regrouping on (PrepareRun, from the flag) for this process's job.
 void SetRegroupOnProcessLoss(bool on);

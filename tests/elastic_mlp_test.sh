@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# A program of one's own outlives its machines: examples/mlp, through
+# parallel::ElasticJob, with --reproducible, in jobs of processes started
+# by hand with torchrun's environment (--on_process_loss=regroup):
+#  1. of 3 processes a random one of 1-2 killed (SIGKILL) at a random step:
+#     the others regroup within 5 s and save the uninterrupted run's
+#     parameters, bit for bit;
+#  2. one stopped (SIGSTOP) with a 1 s heartbeat timeout: named as stopped,
+#     left out, the same parameters; woken, it exits 1;
+#  3. process 0 killed, no store: the others end (exit 1) saying it hosts
+#     the job's rendezvous;
+#  4. of 2 processes one killed, one started in its place joins at the
+#     next step with process 0's state: the same parameters;
+#  5. with etcd as the store, process 0 killed at a random step: the others
+#     regroup under a new host, process 0 started again joins: the same
+#     parameters;
+#  6. torchrun --max_restarts=2 with --checkpoint: a random worker killed
+#     mid-run, torchrun restarts the job, which resumes from the file on
+#     its own: the same parameters.
+# Args: the train_mlp binary. Needs torchrun and etcd (./bazelw installs
+# python3-torch and etcd-server).
+set -euo pipefail
+
+bin="$(realpath "$1")"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${TEST_TMPDIR:-$(mktemp -d)}"
+# shellcheck source=tests/job_harness.sh
+source "$root/tests/job_harness.sh"
+data="${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}"
+run=(--reproducible --devices=cpu:1 --epochs=4 --limit=30000
+  --data_dir="$data")
+outputs() { echo "--save=$out/$1.safetensors"; }
+"$bin" "${run[@]}" --save="$out/straight.safetensors" >/dev/null
+straight="$(sha256sum <"$out/straight.safetensors")"
+ends_as_straight() {
+  [[ "$(sha256sum <"$out/$1.safetensors")" == "$straight" ]] ||
+    fail "$2: the job ends elsewhere than the uninterrupted run"
+  echo "$2: the uninterrupted run's parameters, bit for bit"
+}
+# wait_all <what> <pid>...: each exits 0.
+wait_all() {
+  local what="$1" pid
+  shift
+  for pid in "$@"; do
+    wait "$pid" || fail "$what: a process failed: $(tail -n 2 "$out"/*.txt)"
+  done
+}
+
+# 1. A random process of 1-2 killed at a random step.
+job killed 3
+sleep "$(random_between 0.2 1.2)"
+victim=$((1 + RANDOM % 2))
+kill -0 "${pids[victim]}" 2>/dev/null || fail "process $victim ended early"
+start="$(now)"
+kill -KILL "${pids[victim]}"
+took="$(wait_for_line "$out/killed0.txt" "regrouped: 2 of 3 processes" "$start")"
+echo "killed process $victim: $(grep -o 'regrouped: 2 of 3.*' "$out/killed0.txt") ${took} s after the kill"
+below "$took" 5 || fail "the regroup took $took s"
+wait_all killed "${pids[0]}" "${pids[3 - victim]}"
+grep -Eq "(process $victim \(host [^)]*\)|\(process $victim, host [^)]*\)) closed its connection" \
+  "$out/killed0.txt" ||
+  fail "no line names the killed process: $(cat "$out/killed0.txt")"
+ends_as_straight killed "a killed process"
+
+# 2. Process 1 stopped, with a heartbeat timeout of 1 s.
+job stopped 3 RINGLET_HEARTBEAT_TIMEOUT_MS=1000
+sleep 0.3
+start="$(now)"
+kill -STOP "${pids[1]}"
+took="$(wait_for_line "$out/stopped0.txt" "regrouped: 2 of 3 processes" "$start")"
+echo "process 1 stopped: regrouped ${took} s later"
+grep -q 'process 1 (host [^)]*) stopped answering' "$out/stopped0.txt" ||
+  fail "no line names the stopped process"
+wait_all stopped "${pids[0]}" "${pids[2]}"
+kill -CONT "${pids[1]}"
+status=0
+wait "${pids[1]}" || status=$?
+((status == 1)) || fail "the woken process exited $status, not 1"
+ends_as_straight stopped "a stopped process left out"
+
+# 3. Process 0 killed, no store: nobody can regroup.
+job zero 3
+sleep 0.3
+kill -KILL "${pids[0]}"
+for p in 1 2; do
+  status=0
+  wait "${pids[p]}" || status=$?
+  ((status == 1)) || fail "process $p exited $status, not 1"
+  grep -q "process 0 (host [^)]*) was lost, and it hosts the job's rendezvous" \
+    "$out/zero$p.txt" || fail "process $p: $(cat "$out/zero$p.txt")"
+done
+echo "process 0 killed: $(grep -o 'cannot regroup: .*rendezvous' "$out/zero1.txt")"
+
+# 4. Process 1 killed, and one started in its place joins.
+job joined 2
+sleep 0.3
+start="$(now)"
+kill -KILL "${pids[1]}"
+wait_for_line "$out/joined0.txt" "regrouped: 1 of 2 processes" "$start" >/dev/null
+start_process joined 1 2 "$job_port" "$out/joiner.txt"
+joiner=$!
+start="$(now)"
+took="$(wait_for_line "$out/joined0.txt" "regrouped: 2 processes, 1 before" "$start")"
+echo "a process started in a killed one's place joined ${took} s after its start"
+wait_all joined "${pids[0]}" "$joiner"
+grep -q 'joined a running job as process 1 of 2, at epoch' "$out/joiner.txt" ||
+  fail "the joiner does not say it joined: $(cat "$out/joiner.txt")"
+ends_as_straight joined "a process joined"
+
+# 5. etcd keeps the rendezvous's place: process 0 killed, then started again.
+start_etcd
+job moved 3 "$store" RINGLET_JOB_ID=mlp-moved
+sleep "$(random_between 0.2 1.2)"
+start="$(now)"
+kill -KILL "${pids[0]}"
+host=""
+for _ in $(seq 500); do
+  host="$(grep -l 'regrouped: 2 of 3 processes' "$out"/moved[12].txt 2>/dev/null || true)"
+  [[ -n "$host" ]] && break
+  sleep 0.02
+done
+[[ -n "$host" ]] || fail "no survivor regrouped: $(tail -n 3 "$out"/moved[12].txt)"
+echo "process 0 killed: $(grep -o 'regrouped: 2 of 3.*' "$host") $(seconds_since "$start") s after the kill"
+start_process moved 0 3 "$job_port" "$out/moved_again.txt" "$store" \
+  RINGLET_JOB_ID=mlp-moved
+again=$!
+start="$(now)"
+took="$(wait_for_line "$host" "regrouped: 3 processes, 2 before" "$start")"
+echo "process 0 started again: joined ${took} s after its start"
+wait_all moved "${pids[1]}" "${pids[2]}" "$again"
+ends_as_straight moved "process 0 lost with etcd as the store"
+
+# 6. torchrun restarts the job after a worker's SIGKILL; it resumes from
+# the checkpoint on its own.
+torchrun --standalone --nproc_per_node=3 --max_restarts=2 --no_python \
+  --redirects=2 --tee=2 "$bin" "${run[@]}" \
+  --checkpoint="$out/restart.ckpt" --checkpoint_steps=10 \
+  --save="$out/restarted.safetensors" >"$out/restart.txt" 2>&1 &
+torchrun_pid=$!
+for _ in $(seq 3000); do
+  [[ -f "$out/restart.ckpt" ]] && break
+  sleep 0.01
+done
+[[ -f "$out/restart.ckpt" ]] || fail "no checkpoint written: $(tail -n 3 "$out/restart.txt")"
+sleep "$(random_between 0 0.8)"
+rank=$((RANDOM % 3))
+victim=""
+for pid in $(pgrep -f -- "--save=$out/restarted.safetensors"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "RANK=$rank"; then
+    victim="$pid"
+  fi
+done
+[[ -n "$victim" ]] || fail "no worker of rank $rank to kill"
+kill -KILL "$victim"
+wait "$torchrun_pid" || fail "torchrun failed: $(tail -n 5 "$out/restart.txt")"
+grep -q 'restart 1 of this job: resuming from .*restart.ckpt (epoch' "$out/restart.txt" ||
+  fail "the restarted job does not say it resumed: $(grep train_mlp "$out/restart.txt")"
+echo "rank $rank killed: $(grep -o 'restart 1 of this job: resuming.*' "$out/restart.txt")"
+ends_as_straight restarted "torchrun's restart after a SIGKILL"
+echo "PASS"
