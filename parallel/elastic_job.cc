@@ -41,14 +41,14 @@ data::SafetensorsFile ToFile(const ElasticKeptStep& kept) {
     a.bytes.assign(bytes, bytes + kept.values[i].size() * sizeof(float));
     file.tensors.emplace_back(kept.names[i], std::move(a));
   }
-  file.metadata[kStepKey] = std::to_string(kept.mark.epoch) + " " +
-                            std::to_string(kept.mark.steps);
+  file.metadata[kStepKey] =
+      std::to_string(kept.mark.epoch) + " " + std::to_string(kept.mark.steps);
   file.metadata[kSumsKey] = nlohmann::json(kept.sums).dump();
   return file;
 }
 
 ElasticKeptStep FromFile(const data::SafetensorsFile& file,
-                          const std::string& source) {
+                         const std::string& source) {
   const auto step = file.metadata.find(kStepKey);
   const auto sums = file.metadata.find(kSumsKey);
   if (step == file.metadata.end() || sums == file.metadata.end()) {
@@ -111,8 +111,7 @@ ElasticJob::ElasticJob(int local_devices, ElasticOptions options)
   if (options_.checkpoint_every < 0 ||
       (options_.checkpoint_every > 0 && options_.checkpoint.empty())) {
     throw std::invalid_argument(
-        program + ": checkpoint_every is " +
-        std::to_string(options_.checkpoint_every) +
+        "checkpoint_every is " + std::to_string(options_.checkpoint_every) +
         ": give 0 (no checkpoints), or steps from 1 with a checkpoint file");
   }
   world_ = collectives::JoinLaunchedJob(local_devices);
@@ -137,7 +136,7 @@ ElasticJob::ElasticJob(int local_devices, ElasticOptions options)
     for (size_t p = 1; p < all.size(); ++p) {
       if (all[p] != all[0]) {
         throw std::invalid_argument(
-            program + ": the processes' ElasticOptions differ: " + all[0] +
+            "the processes' ElasticOptions differ: " + all[0] +
             " on process 0, " + all[p] + " on process " + std::to_string(p));
       }
     }
@@ -159,15 +158,16 @@ ElasticJob::ElasticJob(int local_devices, ElasticOptions options)
   if (world_ != nullptr) bytes = ShareFromProcessZero(*world_, bytes);
   if (bytes.empty()) {
     if (leader()) {
-      std::cout << program << ": restart " << restart << " of this job: "
-                << options_.checkpoint
+      std::cout << program << ": restart " << restart
+                << " of this job: " << options_.checkpoint
                 << " holds no checkpoint yet: starting from the beginning"
                 << std::endl;
     }
     return;
   }
-  resume_ = std::make_shared<const Kept>(FromFile(
-      data::DecodeSafetensors(bytes, options_.checkpoint), options_.checkpoint));
+  resume_ = std::make_shared<const Kept>(
+      FromFile(data::DecodeSafetensors(bytes, options_.checkpoint),
+               options_.checkpoint));
   newest_ = resume_;
   if (leader()) {
     std::cout << program << ": restart " << restart
@@ -236,9 +236,9 @@ ElasticStart ElasticJob::Resume(DataParallel& dp) {
   }
   if (index.size() != live.names.size()) {
     throw std::invalid_argument(
-        options_.program + ": the state to resume holds " +
-        std::to_string(index.size()) + " tensors, the model " +
-        std::to_string(live.names.size()) + ": it is another model's");
+        "the state to resume holds " + std::to_string(index.size()) +
+        " tensors, the model " + std::to_string(live.names.size()) +
+        ": it is another model's");
   }
   std::vector<const float*> values;
   for (size_t i = 0; i < live.names.size(); ++i) {
@@ -246,10 +246,10 @@ ElasticStart ElasticJob::Resume(DataParallel& dp) {
     if (found == index.end() ||
         resume_->shapes[found->second] != live.tensors[i]->shape()) {
       throw std::invalid_argument(
-          options_.program + ": the state to resume " +
-          (found == index.end() ? "has no tensor " + live.names[i]
-                                : "holds " + live.names[i] +
-                                      " in another shape") +
+          "the state to resume " +
+          (found == index.end()
+               ? "has no tensor " + live.names[i]
+               : "holds " + live.names[i] + " in another shape") +
           ": it is another model's");
     }
     values.push_back(resume_->values[found->second].data());

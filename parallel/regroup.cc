@@ -26,8 +26,7 @@ bool Same(StepMark a, StepMark b) {
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -112,8 +111,8 @@ Regrouped RegroupLiving(collectives::ProcessWorld& world,
     } else {
       throw collectives::CollectiveError(
           "after the regroup, process " + std::to_string(now.process()) +
-          " does not hold epoch " + std::to_string(r.agreed.epoch) +
-          ", step " + std::to_string(r.agreed.steps) +
+          " does not hold epoch " + std::to_string(r.agreed.epoch) + ", step " +
+          std::to_string(r.agreed.steps) +
           ", the last step every process finished (it holds " + mine + ")");
     }
   } else {
@@ -162,12 +161,10 @@ JoinedJob JoinRunning(collectives::ProcessWorld& world,
   std::cerr << program << ": joined a running job as process "
             << world.process() << " of " << world.processes() << ", at epoch "
             << epoch << ", step " << j.agreed.steps << std::endl;
-  const nlohmann::ordered_json record = {{"membership", membership},
-                                         {"processes", world.processes()},
-                                         {"joined", world.process()},
-                                         {"epoch", epoch},
-                                         {"step", j.agreed.steps},
-                                         {"seconds", SecondsSince(start)}};
+  const nlohmann::ordered_json record = {
+      {"membership", membership},  {"processes", world.processes()},
+      {"joined", world.process()}, {"epoch", epoch},
+      {"step", j.agreed.steps},    {"seconds", SecondsSince(start)}};
   j.record = nlohmann::ordered_json({{"joined", record}}).dump();
   return j;
 }

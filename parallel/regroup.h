@@ -64,8 +64,8 @@ Regrouped RegroupLiving(collectives::ProcessWorld& world,
                         const std::function<std::string(int kept)>& encode);
 
 struct JoinedJob {
-  StepMark agreed;    // Where the job goes on (epoch 0: its start).
-  std::string state;  // Process 0's bytes of it ("" at the start).
+  StepMark agreed;     // Where the job goes on (epoch 0: its start).
+  std::string state;   // Process 0's bytes of it ("" at the start).
   std::string record;  // {"joined": {...}}.
 };
 

@@ -5,8 +5,8 @@
 #  1. of 3 processes a random one of 1-2 killed (SIGKILL) at a random step:
 #     the others regroup within 5 s and save the uninterrupted run's
 #     parameters, bit for bit;
-#  2. one stopped (SIGSTOP) with a 1 s heartbeat timeout: named as stopped,
-#     left out, the same parameters; woken, it exits 1;
+#  2. one stopped (SIGSTOP): named as stopped within 1 s (the default
+#     heartbeat timeout), left out, the same parameters; woken, it exits 1;
 #  3. process 0 killed, no store: the others end (exit 1) saying it hosts
 #     the job's rendezvous;
 #  4. of 2 processes one killed, one started in its place joins at the
@@ -62,15 +62,16 @@ grep -Eq "(process $victim \(host [^)]*\)|\(process $victim, host [^)]*\)) close
   fail "no line names the killed process: $(cat "$out/killed0.txt")"
 ends_as_straight killed "a killed process"
 
-# 2. Process 1 stopped, with a heartbeat timeout of 1 s.
-job stopped 3 RINGLET_HEARTBEAT_TIMEOUT_MS=1000
+# 2. Process 1 stopped: named within 1 s (the default heartbeat timeout).
+job stopped 3
 sleep 0.3
 start="$(now)"
 kill -STOP "${pids[1]}"
+named="$(wait_for_line "$out/stopped0.txt" 'process 1 (host [^)]*) stopped answering' "$start")"
 took="$(wait_for_line "$out/stopped0.txt" "regrouped: 2 of 3 processes" "$start")"
-echo "process 1 stopped: regrouped ${took} s later"
-grep -q 'process 1 (host [^)]*) stopped answering' "$out/stopped0.txt" ||
-  fail "no line names the stopped process"
+echo "process 1 stopped: named ${named} s later, regrouped ${took} s later"
+below "$named" 1.0 || fail "the stopped process was named after $named s"
+below "$took" 5 || fail "the regroup took $took s"
 wait_all stopped "${pids[0]}" "${pids[2]}"
 kill -CONT "${pids[1]}"
 status=0

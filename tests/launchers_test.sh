@@ -14,7 +14,7 @@
 #     timeout; and under torchrun the job ends non-zero, nothing left
 #     running;
 #  4b. a process stopped mid-run (SIGSTOP): the other ends within the
-#     heartbeat timeout (3 s), exit 1, naming it as stopped;
+#     heartbeat timeout (0.8 s), exit 1, naming it as stopped;
 #  5. a process launched for a job of another size: every process that
 #     came says so and exits 1;
 #  6. torchrun --max_restarts=2 with --checkpoint_steps: a worker killed
@@ -155,7 +155,7 @@ python3 -c "import sys; sys.exit(0 if $elapsed < 10 else 1)" ||
   fail "the survivor took ${elapsed} s to end"
 
 # 4b. Process 1 stopped (SIGSTOP): its heartbeats stop, and process 0 ends
-# within the heartbeat timeout (3 s), not the collective's 60 s.
+# within the heartbeat timeout (0.8 s), not the collective's 60 s.
 by_hand stopped
 start=$(date +%s.%N)
 kill -STOP "${pids[1]}"

@@ -36,7 +36,7 @@ int LauncherRestartCount();
 // The job this process belongs to, holding `local_ranks` ranks here, or
 // null when no launcher started it. Over TCP, RINGLET_HEARTBEAT_TIMEOUT_MS
 // sets how long a process may fall silent before the job ends naming it
-// (default 3000; 0: no heartbeats). Collective over the job's processes.
+// (default 800; 0: no heartbeats). Collective over the job's processes.
 // Throws CollectiveError when the processes cannot meet (with the reason),
 // std::invalid_argument as Launcher() does.
 std::shared_ptr<ProcessWorld> JoinLaunchedJob(int local_ranks);

@@ -23,7 +23,6 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -121,18 +120,16 @@ int Main(int argc, char** argv) {
                  "finished (process 0 must live, unless a store is given)")
       ->check(CLI::IsMember({"end", "regroup"}))
       ->capture_default_str();
-  app.add_option("--checkpoint", elastic.checkpoint,
-                 "write the training state here (safetensors) every "
-                 "--checkpoint_steps steps; a launcher's restart resumes "
-                 "from it");
+  CLI::Option* checkpoint = app.add_option(
+      "--checkpoint", elastic.checkpoint,
+      "write the training state here (safetensors) every "
+      "--checkpoint_steps steps; a launcher's restart resumes from it");
   app.add_option("--checkpoint_steps", elastic.checkpoint_every,
-                 "steps between checkpoints (needs --checkpoint)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+                 "steps between checkpoints")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->needs(checkpoint);
+  checkpoint->needs("--checkpoint_steps");
   RINGLET_PARSE_FLAGS(app, argc, argv);
-  if (!elastic.checkpoint.empty() && elastic.checkpoint_every == 0) {
-    throw std::invalid_argument(
-        "--checkpoint needs --checkpoint_steps: how often to write it");
-  }
   elastic.regroup = on_process_loss == "regroup";
   const std::vector<nn::Device> devices = nn::ResolveDevices(
       devices_text,
@@ -197,14 +194,13 @@ int Main(int argc, char** argv) {
     data::Batch batch;
     const parallel::ElasticStart at = job.Resume(dp);
     if (job.leader()) {
-      std::printf("train_mlp on %d process%s (%d device%s): %lld training "
-                  "samples, from epoch %lld, step %lld%s\n",
-                  job.num_processes(), job.num_processes() == 1 ? "" : "es",
-                  dp.ranks(), dp.ranks() == 1 ? "" : "s",
-                  static_cast<long long>(train_set->size()),
-                  static_cast<long long>(at.epoch + 1),
-                  static_cast<long long>(at.step),
-                  reproducible ? ", reproducible" : "");
+      std::printf(
+          "train_mlp on %d process%s (%d device%s): %lld training "
+          "samples, from epoch %lld, step %lld%s\n",
+          job.num_processes(), job.num_processes() == 1 ? "" : "es", dp.ranks(),
+          dp.ranks() == 1 ? "" : "s", static_cast<long long>(train_set->size()),
+          static_cast<long long>(at.epoch + 1), static_cast<long long>(at.step),
+          reproducible ? ", reproducible" : "");
     }
     for (int64_t epoch = at.epoch; epoch < epochs; ++epoch) {
       // Resumed mid-epoch: the sums of the steps before come back too.

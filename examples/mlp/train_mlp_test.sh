@@ -7,7 +7,7 @@ data="${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}"
 
 # --help exits 0 and names the flags; a bad flag is a usage error (exit 2).
 help="$("$bin" --help)" || { echo "--help did not exit 0"; exit 1; }
-for flag in --data_dir --devices --epochs; do
+for flag in --data_dir --devices --epochs --on_process_loss --checkpoint; do
   grep -q -- "$flag" <<<"$help" || { echo "--help does not name $flag"; exit 1; }
 done
 code=0
@@ -16,6 +16,12 @@ code=0
 code=0
 "$bin" --no_such_flag 2>/dev/null || code=$?
 [[ "$code" == 2 ]] || { echo "an unknown flag exited $code, not 2"; exit 1; }
+# A checkpoint file and how often to write it come together.
+for half in --checkpoint="${TEST_TMPDIR:-/tmp}/mlp.ckpt" --checkpoint_steps=5; do
+  code=0
+  "$bin" "$half" 2>/dev/null || code=$?
+  [[ "$code" == 2 ]] || { echo "$half alone exited $code, not 2"; exit 1; }
+done
 
 missing="$("$bin" --data_dir=/nonexistent/fashion-mnist 2>&1)" && {
   echo "a missing data folder was not an error"; exit 1; }

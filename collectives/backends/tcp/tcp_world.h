@@ -43,10 +43,11 @@ struct TcpWorldOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   // Heartbeats (heartbeats.h): how often, and the silence after which a
   // process counts as stopped and every wait on the job ends naming it
-  // (0: no heartbeats, waits end at their deadlines). Longer than a loaded
-  // machine's scheduling hiccups.
+  // (0: no heartbeats, waits end at their deadlines). Eight beats missed:
+  // a stopped process is named within 1 s, and a loaded machine's
+  // scheduling hiccups (tens of ms) stay far below it.
   std::chrono::milliseconds heartbeat_interval{100};
-  std::chrono::milliseconds heartbeat_timeout{3000};
+  std::chrono::milliseconds heartbeat_timeout{800};
   // Where the job's rendezvous is, outliving any one process (etcd;
   // RINGLET_RENDEZVOUS_STORE): null for none. Every process of a job is
   // given the same one.
