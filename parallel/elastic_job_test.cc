@@ -5,11 +5,6 @@
 // and joiners need processes: tests/elastic_mlp_test.sh.
 #include "parallel/elastic_job.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
@@ -17,6 +12,7 @@
 #include <vector>
 
 #include "collectives/api/collective_error.h"
+#include "collectives/testing/tcp_processes.h"
 #include "data/data_error.h"
 #include "data/safetensors.h"
 #include "gtest/gtest.h"
@@ -63,21 +59,6 @@ std::vector<std::vector<float>> Values(DataParallel& dp) {
   return values;
 }
 
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
 // torchrun's environment for a job of one process, restarted once, while
 // it lives.
 class RestartedJobEnvironment {
@@ -88,7 +69,7 @@ class RestartedJobEnvironment {
         {"WORLD_SIZE", "1"},
         {"LOCAL_RANK", "0"},
         {"MASTER_ADDR", "127.0.0.1"},
-        {"MASTER_PORT", std::to_string(FreePort())},
+        {"MASTER_PORT", std::to_string(collectives::testing::FreePort())},
         {"TORCHELASTIC_RESTART_COUNT", "1"}};
     for (const auto& [name, value] : set) {
       ::setenv(name.c_str(), value.c_str(), 1);

@@ -23,54 +23,23 @@
 #include "collectives/backends/tcp/memory_store.h"
 #include "collectives/testing/process_contract.h"
 #include "collectives/testing/rank_threads.h"
+#include "collectives/testing/tcp_processes.h"
 #include "collectives/transport/tcp/socket.h"
 
 namespace ringlet::collectives::tcp {
 namespace {
 
 using testing::Buffer;
+using testing::EveryProcess;
+using testing::FreePort;
 using testing::Group;
 using testing::JobUnderTest;
 using testing::ProcessContractTest;
 using testing::ProcessSetup;
 using testing::RunRanks;
 using testing::TestValue;
+using testing::TorchrunLaunch;
 using Seconds = std::chrono::duration<double>;
-
-// A port nobody listens on now (the system's pick, released at once), as
-// torchrun chooses MASTER_PORT.
-int FreePort() { return Socket::Listen(0).LocalPort(); }
-
-LaunchInfo Launch(int process, int processes, int port) {
-  LaunchInfo info;
-  info.launcher = "torchrun";
-  info.process = process;
-  info.processes = processes;
-  info.process_on_host = process;
-  info.master_addr = "127.0.0.1";
-  info.master_port = port;
-  info.job_id = "127.0.0.1:" + std::to_string(port);
-  return info;
-}
-
-// Runs fn(p) for every process p on a thread of its own; returns each one's
-// error ("" where none).
-std::vector<std::string> EveryProcess(int processes,
-                                      const std::function<void(int)>& fn) {
-  std::vector<std::future<void>> done;
-  for (int p = 0; p < processes; ++p) {
-    done.push_back(std::async(std::launch::async, fn, p));
-  }
-  std::vector<std::string> errors(processes);
-  for (int p = 0; p < processes; ++p) {
-    try {
-      done[p].get();
-    } catch (const std::exception& e) {
-      errors[p] = e.what();
-    }
-  }
-  return errors;
-}
 
 std::vector<std::shared_ptr<TcpWorld>> JoinAll(
     const std::vector<int>& local_ranks, const TcpWorldOptions& options = {}) {
@@ -78,7 +47,8 @@ std::vector<std::shared_ptr<TcpWorld>> JoinAll(
   const int port = FreePort();
   std::vector<std::shared_ptr<TcpWorld>> worlds(n);
   const std::vector<std::string> errors = EveryProcess(n, [&](int p) {
-    worlds[p] = TcpWorld::Join(Launch(p, n, port), local_ranks[p], options);
+    worlds[p] =
+        TcpWorld::Join(TorchrunLaunch(p, n, port), local_ranks[p], options);
   });
   for (int p = 0; p < n; ++p) {
     if (!errors[p].empty()) {
@@ -464,14 +434,15 @@ TEST(TcpWorldTest, AJobRegroupsAgainAndDownToOneProcess) {
 TEST(TcpWorldTest, AProcessStartedLaterJoinsAtTheNextRegroup) {
   const int port = FreePort();
   std::vector<std::shared_ptr<TcpWorld>> worlds(2);
-  const std::vector<std::string> errors = EveryProcess(
-      2, [&](int p) { worlds[p] = TcpWorld::Join(Launch(p, 2, port), 1); });
+  const std::vector<std::string> errors = EveryProcess(2, [&](int p) {
+    worlds[p] = TcpWorld::Join(TorchrunLaunch(p, 2, port), 1);
+  });
   ASSERT_EQ(errors[0] + errors[1], "");
   bool before[2] = {true, true};
   EveryProcess(2, [&](int p) { before[p] = worlds[p]->JoinersWaiting(); });
   EXPECT_FALSE(before[0] || before[1]);
   auto joiner = std::async(std::launch::async, [&] {
-    return TcpWorld::Join(Launch(2, 2, port), 2);
+    return TcpWorld::Join(TorchrunLaunch(2, 2, port), 2);
   });
   ASSERT_TRUE(AJoinerIsSeen(worlds));
   std::vector<std::shared_ptr<TcpWorld>> regrouped = Regroup(worlds, {0, 1});
@@ -617,8 +588,8 @@ TEST(TcpWorldTest, WithAStoreARestartedProcessZeroJoinsTheJobThatWentOn) {
   std::vector<std::shared_ptr<TcpWorld>> worlds(3);
   ASSERT_EQ(EveryProcess(3,
                          [&](int p) {
-                           worlds[p] = TcpWorld::Join(Launch(p, 3, port), 1,
-                                                      WithStore(store));
+                           worlds[p] = TcpWorld::Join(
+                               TorchrunLaunch(p, 3, port), 1, WithStore(store));
                          }),
             std::vector<std::string>(3));
   worlds[0].reset();
@@ -626,7 +597,7 @@ TEST(TcpWorldTest, WithAStoreARestartedProcessZeroJoinsTheJobThatWentOn) {
   ASSERT_TRUE(FailedSoon(*worlds[2]));
   auto regrouped = ByProcess(Regroup(worlds, {1, 2}));
   auto joiner = std::async(std::launch::async, [&] {
-    return TcpWorld::Join(Launch(0, 3, port), 2, WithStore(store));
+    return TcpWorld::Join(TorchrunLaunch(0, 3, port), 2, WithStore(store));
   });
   ASSERT_TRUE(AJoinerIsSeen(regrouped));
   std::vector<std::shared_ptr<TcpWorld>> third = Regroup(regrouped, {0, 1});
@@ -643,7 +614,7 @@ TEST(TcpWorldTest, ProcessesWithDifferentStoresAreRefused) {
   const int port = FreePort();
   const auto store = std::make_shared<MemoryStore>();
   const std::vector<std::string> errors = EveryProcess(2, [&](int p) {
-    TcpWorld::Join(Launch(p, 2, port), 1,
+    TcpWorld::Join(TorchrunLaunch(p, 2, port), 1,
                    p == 0 ? WithStore(store) : TcpWorldOptions{});
   });
   for (const std::string& e : errors) {
@@ -659,8 +630,9 @@ TEST(TcpWorldTest, ARendezvousSomeoneMissesNamesWhoAtTheDeadline) {
   options.timeout = std::chrono::milliseconds(800);
   const auto start = Clock::now();
   // Processes 0 and 2 of 4 come; 1 and 3 never do.
-  const std::vector<std::string> errors = EveryProcess(
-      2, [&](int i) { TcpWorld::Join(Launch(i * 2, 4, port), 1, options); });
+  const std::vector<std::string> errors = EveryProcess(2, [&](int i) {
+    TcpWorld::Join(TorchrunLaunch(i * 2, 4, port), 1, options);
+  });
   EXPECT_LT(Seconds(Clock::now() - start).count(), 5.0);
   for (const std::string& e : errors) {
     EXPECT_NE(e.find("processes 1, 3 of 4 never connected"), std::string::npos)
@@ -673,7 +645,7 @@ TEST(TcpWorldTest, TwoProcessesClaimingOneIndexAreRefused) {
   TcpWorldOptions options;
   options.timeout = std::chrono::seconds(10);
   const std::vector<std::string> errors = EveryProcess(3, [&](int i) {
-    TcpWorld::Join(Launch(i == 0 ? 0 : 1, 3, port), 1, options);
+    TcpWorld::Join(TorchrunLaunch(i == 0 ? 0 : 1, 3, port), 1, options);
   });
   // Process 0 tells both claimants why, and fails itself.
   for (const std::string& e : errors) {
@@ -684,8 +656,9 @@ TEST(TcpWorldTest, TwoProcessesClaimingOneIndexAreRefused) {
 
 TEST(TcpWorldTest, ProcessesOfDifferentJobSizesAreRefused) {
   const int port = FreePort();
-  const std::vector<std::string> errors = EveryProcess(
-      2, [&](int i) { TcpWorld::Join(Launch(i, i == 0 ? 2 : 3, port), 1); });
+  const std::vector<std::string> errors = EveryProcess(2, [&](int i) {
+    TcpWorld::Join(TorchrunLaunch(i, i == 0 ? 2 : 3, port), 1);
+  });
   for (const std::string& e : errors) {
     EXPECT_NE(e.find("process 1 (host "), std::string::npos) << e;
     EXPECT_NE(e.find("was launched for a job of 3 processes, process 0 for 2"),
@@ -699,7 +672,7 @@ TEST(TcpWorldTest, NobodyAtTheMasterAddressIsAnErrorByTheDeadline) {
   options.timeout = std::chrono::milliseconds(500);
   const int port = FreePort();
   try {
-    TcpWorld::Join(Launch(1, 2, port), 1, options);
+    TcpWorld::Join(TorchrunLaunch(1, 2, port), 1, options);
     FAIL() << "expected a CollectiveError";
   } catch (const CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("nobody answered at 127.0.0.1:" +
