@@ -2,6 +2,8 @@
 # A program of one's own outlives its machines: examples/mlp, through
 # parallel::ElasticJob, with --reproducible, in jobs of processes started
 # by hand with torchrun's environment (--on_process_loss=regroup):
+#  0. launched by torchrun and by mpirun (3 processes): the parameters of
+#     one process, bit for bit;
 #  1. of 3 processes a random one of 1-2 killed (SIGKILL) at a random step:
 #     the others regroup within 5 s and save the uninterrupted run's
 #     parameters, bit for bit;
@@ -17,8 +19,8 @@
 #  6. torchrun --max_restarts=2 with --checkpoint: a random worker killed
 #     mid-run, torchrun restarts the job, which resumes from the file on
 #     its own: the same parameters.
-# Args: the train_mlp binary. Needs torchrun and etcd (./bazelw installs
-# python3-torch and etcd-server).
+# Args: the train_mlp binary. Needs torchrun, mpirun and etcd (./bazelw
+# installs python3-torch, openmpi-bin and etcd-server).
 set -euo pipefail
 
 bin="$(realpath "$1")"
@@ -45,6 +47,20 @@ wait_all() {
     wait "$pid" || fail "$what: a process failed: $(tail -n 2 "$out"/*.txt)"
   done
 }
+
+# 0. Launched by torchrun and by mpirun, 3 processes of one device: the
+# parameters of one process, bit for bit.
+torchrun --standalone --nproc_per_node=3 --no_python --redirects=2 --tee=2 \
+  "$bin" "${run[@]}" --save="$out/torchrun.safetensors" >"$out/torchrun.txt" 2>&1 ||
+  fail "under torchrun: $(tail -n 3 "$out/torchrun.txt")"
+ends_as_straight torchrun "3 processes under torchrun"
+command -v mpirun >/dev/null || fail "mpirun not found: install openmpi-bin (./bazelw does)"
+mpi=(mpirun --oversubscribe --bind-to none --mca btl tcp,self)
+if ((EUID == 0)); then mpi+=(--allow-run-as-root); fi
+HOME="$out" "${mpi[@]}" -np 3 "$bin" "${run[@]}" \
+  --save="$out/mpirun.safetensors" >"$out/mpirun.txt" 2>&1 ||
+  fail "under mpirun: $(tail -n 3 "$out/mpirun.txt")"
+ends_as_straight mpirun "3 processes under mpirun"
 
 # 1. A random process of 1-2 killed at a random step.
 job killed 3
