@@ -21,7 +21,7 @@
 #     (SIGKILL) mid-epoch, torchrun restarts the job, which resumes on its
 #     own from the last checkpoint (mid-epoch, a line and a {"restart"}
 #     record saying so) and ends with the uninterrupted run's parameters,
-#     bit for bit (--reproducible);
+#     bit for bit (--reproducible): lenet_scratch, then resnet_dp;
 #  6b. two torchrun agents (--nnodes=1:2, one "node" each) and one of them
 #     lost with its worker (SIGKILL, not the one hosting torchrun's
 #     rendezvous): the other re-forms the job alone, resumes the 2-process
@@ -219,39 +219,50 @@ for rank in 0 1; do
 done
 echo "mismatched sizes: $(head -n 1 "$out/sizes0.txt")"
 
-# 6. Killed, restarted by torchrun, resumed from the last step checkpoint.
+# 6. Killed, restarted by torchrun, resumed from the last step checkpoint:
+# restarted <trainer> <flags...>, for each trainer.
+restarted() {
+  local bin="$1" name
+  name="$(basename "$1")"
+  shift
+  "$bin" "$@" --params_out="$out/${name}_straight.bin" >/dev/null 2>&1
+  "${torchrun[@]}" --max_restarts=2 --nproc_per_node=2 "$bin" "$@" \
+    --checkpoint_dir="$out/${name}_ckpt" --checkpoint_steps=3 \
+    --metrics_out="$out/${name}_restart.jsonl" \
+    --params_out="$out/${name}_restarted.bin" >"$out/${name}_restart.txt" 2>&1 &
+  local job=$!
+  for _ in $(seq 6000); do
+    [[ -f "$out/${name}_ckpt/$name.ckpt" ]] && break
+    sleep 0.01
+  done
+  local victim="" pid
+  for pid in $(pgrep -f -- "--metrics_out=$out/${name}_restart.jsonl"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'RANK=1'; then
+      victim="$pid"
+    fi
+  done
+  [[ -n "$victim" ]] || { kill "$job"; fail "$name: cannot find torchrun's worker of rank 1"; }
+  kill -KILL "$victim"
+  wait "$job" || fail "$name: the restarted job failed: $(grep -v '\] ' "$out/${name}_restart.txt" | tail -n 20)"
+  grep -q "^$name: restart 1 of this job: resuming from its checkpoint" \
+    "$out/${name}_restart.txt" || fail "$name: no line says the restarted job resumed"
+  local resumed
+  resumed="$(grep -o "resumed from $out/${name}_ckpt/$name.ckpt at epoch [0-9]*, step [0-9]*" "$out/${name}_restart.txt")" ||
+    fail "$name: no 'resumed from' line: $(grep -v '\] ' "$out/${name}_restart.txt" | tail -n 20)"
+  echo "$resumed"
+  [[ "$resumed" =~ step\ [1-9] ]] || fail "$name: resumed at an epoch's start, not at a step checkpoint"
+  grep -q '^{"restart":{"launcher":"torchrun","count":1,"epoch":[0-9]*,"step":[1-9]' \
+    "$out/${name}_restart.jsonl" || fail "$name: no restart record in the metrics: $(cat "$out/${name}_restart.jsonl")"
+  same_params "$out/${name}_straight.bin" "$out/${name}_restarted.bin" ||
+    fail "$name: the restarted job ends elsewhere than the uninterrupted run"
+  echo "$name restarted by torchrun: the uninterrupted run's parameters, bit for bit"
+}
 restart=(--reproducible --devices=cpu:1 --epochs=3 --limit=8000
   --test_limit=200 --seed=5)
-"$lenet" "${restart[@]}" --params_out="$out/straight.bin" >/dev/null 2>&1
-"${torchrun[@]}" --max_restarts=2 --nproc_per_node=2 "$lenet" "${restart[@]}" \
-  --checkpoint_dir="$out/restart_ckpt" --checkpoint_steps=5 \
-  --metrics_out="$out/restart.jsonl" --params_out="$out/restarted.bin" \
-  >"$out/restart.txt" 2>&1 &
-job=$!
-for _ in $(seq 3000); do
-  [[ -f "$out/restart_ckpt/lenet_scratch.ckpt" ]] && break
-  sleep 0.01
-done
-victim=""
-for pid in $(pgrep -f -- "--metrics_out=$out/restart.jsonl"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'RANK=1'; then
-    victim="$pid"
-  fi
-done
-[[ -n "$victim" ]] || { kill "$job"; fail "cannot find torchrun's worker of rank 1"; }
-kill -KILL "$victim"
-wait "$job" || fail "the restarted job failed: $(grep -v '\] ' "$out/restart.txt" | tail -n 20)"
-grep -q '^lenet_scratch: restart 1 of this job: resuming from its checkpoint' \
-  "$out/restart.txt" || fail "no line says the restarted job resumed"
-resumed="$(grep -o "resumed from $out/restart_ckpt/lenet_scratch.ckpt at epoch [0-9]*, step [0-9]*" "$out/restart.txt")" ||
-  fail "no 'resumed from' line: $(grep -v '\] ' "$out/restart.txt" | tail -n 20)"
-echo "$resumed"
-[[ "$resumed" =~ step\ [1-9] ]] || fail "resumed at an epoch's start, not at a step checkpoint"
-grep -q '^{"restart":{"launcher":"torchrun","count":1,"epoch":[0-9]*,"step":[1-9]' \
-  "$out/restart.jsonl" || fail "no restart record in the metrics: $(cat "$out/restart.jsonl")"
-same_params "$out/straight.bin" "$out/restarted.bin" ||
-  fail "the restarted job ends elsewhere than the uninterrupted run"
-echo "restarted by torchrun: the uninterrupted run's parameters, bit for bit"
+restarted "$lenet" "${restart[@]}"
+# Batch norm's statistics in the checkpoint.
+restarted "$resnet" --reproducible --devices=cpu:1 --epochs=1 --limit=384 \
+  --test_limit=32 --batch_size=32 --lr=0.05 --seed=5
 
 # 6b. A "node" lost: two agents, one killed with its worker.
 port="$(free_port)"
@@ -287,7 +298,7 @@ grep -o "resumed from .* at epoch [0-9]*, step [0-9]* (written .* on 2 processes
   fail "not resumed from the 2-process checkpoint: $(grep 'resumed from' "$survivor")"
 grep -q 'test acc: .* on \[cpu:0\]$' "$survivor" ||
   fail "the remaining node did not finish alone: $(tail -n 3 "$survivor")"
-same_params "$out/straight.bin" "$out/nodes.bin" ||
+same_params "$out/lenet_scratch_straight.bin" "$out/nodes.bin" ||
   fail "after losing a node the job ends elsewhere than the uninterrupted run"
 echo "a node lost: the other resumed alone, the uninterrupted run's parameters, bit for bit"
 
