@@ -23,7 +23,9 @@
 #     run's parameters, bit for bit;
 #  6. resnet_dp (batch norm's statistics in the kept state): of 3
 #     processes a random one of 1-2 killed at a random step, the others
-#     regroup and end with the uninterrupted run's parameters, bit for bit.
+#     regroup and end with the uninterrupted run's parameters, bit for bit;
+#  7. resnet_dp: of 2 processes one killed, one started in its place joins
+#     with the state process 0 sends: the same parameters.
 # Args: the lenet_scratch and resnet_dp binaries.
 set -euo pipefail
 
@@ -199,4 +201,25 @@ done
 grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/resnet0.txt" ||
   fail "resnet_dp: the 2 survivors did not finish: $(tail -n 2 "$out/resnet0.txt")"
 ends_as_straight resnet "resnet_dp lost a process"
+
+# 7. resnet_dp: one of 2 killed, one started in its place joins with the
+# state process 0 sends (batch norm's statistics in it).
+run=(--reproducible --devices=cpu:1 --epochs=1 --limit=384 --test_limit=32
+  --batch_size=32 --lr=0.05 --seed=5)
+"$resnet" "${run[@]}" --params_out="$out/resnet_straight.bin" >/dev/null 2>&1
+straight="$(hash "$out/resnet_straight.bin")"
+job resnet_joined 2
+sleep 0.5
+start="$(now)"
+kill -KILL "${pids[1]}"
+wait_for_line "$out/resnet_joined0.txt" "regrouped: 1 of 2 processes" "$start" >/dev/null
+start_process resnet_joined 1 2 "$job_port" "$out/resnet_joiner.txt"
+joiner=$!
+start="$(now)"
+took="$(wait_for_line "$out/resnet_joined0.txt" "regrouped: 2 processes, 1 before" "$start")"
+echo "resnet_dp: a process started in a killed one's place joined ${took} s after its start"
+for pid in "${pids[0]}" "$joiner"; do
+  wait "$pid" || fail "resnet_dp: a process of the joined job failed: $(tail -n 3 "$out"/resnet_joine*.txt)"
+done
+ends_as_straight resnet_joined "resnet_dp: a process joined"
 echo "PASS"
