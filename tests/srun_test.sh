@@ -5,7 +5,10 @@
 #  1. `srun -n 2 lenet_scratch --devices=cpu:1 --reproducible` (no MPI:
 #     SLURM_PROCID and friends, ringlet's TCP transport) ends with the
 #     parameters of one process, bit for bit, the header naming srun;
-#  2. `srun -n 3` the same (three processes of one device).
+#  2. `srun -n 3` the same (three processes of one device);
+#  3. `srun --kill-on-bad-exit=0 -n 3 ... --on_process_loss=regroup`, one
+#     task killed (SIGKILL): the other two regroup, finish, and end with
+#     the parameters of one process, bit for bit.
 # Needs root (the daemons); elsewhere it says so and passes.
 # Args: the lenet_scratch binary.
 set -euo pipefail
@@ -110,4 +113,34 @@ for n in 2 3; do
     fail "srun -n $n: the parameters differ from one process's"
   echo "srun -n $n: $(values "$out/srun$n.bin"), the same as one process"
 done
+
+# 3. srun --kill-on-bad-exit=0 leaves the others running when a task dies:
+# with --on_process_loss=regroup they go on without it.
+long=(--reproducible --epochs=2 --limit=12000 --test_limit=200 --seed=5)
+"$lenet" --devices=cpu:1 "${long[@]}" --params_out="$out/long.bin" >/dev/null 2>&1
+timeout 300 srun --overcommit --kill-on-bad-exit=0 -n 3 "$lenet" \
+  --devices=cpu:1 "${long[@]}" --on_process_loss=regroup \
+  --params_out="$out/regrouped.bin" >"$out/regrouped.txt" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  grep -q '^lenet_scratch on 3 processes' "$out/regrouped.txt" 2>/dev/null && break
+  sleep 0.05
+done
+sleep 0.5
+victim=""
+for pid in $(pgrep -f -- "--params_out=$out/regrouped.bin"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'SLURM_PROCID=2'; then
+    victim="$pid"
+  fi
+done
+[[ -n "$victim" ]] || { kill "$job"; fail "no task of SLURM_PROCID 2 to kill: $(tail -n 3 "$out/regrouped.txt")"; }
+kill -KILL "$victim"
+wait "$job" || true # srun reports the killed task's end.
+grep -o 'regrouped: 2 of 3 processes.*' "$out/regrouped.txt" ||
+  fail "srun --kill-on-bad-exit=0: no regroup: $(tail -n 10 "$out/regrouped.txt")"
+grep -q 'test acc: .* on 2 processes x \[cpu:0\] (srun)' "$out/regrouped.txt" ||
+  fail "the 2 survivors did not finish: $(tail -n 5 "$out/regrouped.txt")"
+[[ "$(values "$out/long.bin")" == "$(values "$out/regrouped.bin")" ]] ||
+  fail "srun, a task killed: the parameters differ from one process's"
+echo "srun -n 3, a task killed: the survivors regrouped, the same as one process"
 echo "PASS"
