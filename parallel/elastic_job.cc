@@ -30,8 +30,12 @@ namespace {
 
 constexpr char kStepKey[] = "ringlet_elastic_step";
 constexpr char kSumsKey[] = "ringlet_elastic_sums";
+constexpr char kSettingsKey[] = "ringlet_elastic_settings";
 
-data::SafetensorsFile ToFile(const ElasticKeptStep& kept) {
+using Settings = std::map<std::string, std::string>;
+
+data::SafetensorsFile ToFile(const ElasticKeptStep& kept,
+                             const Settings& settings) {
   data::SafetensorsFile file;
   for (size_t i = 0; i < kept.names.size(); ++i) {
     data::Array a;
@@ -44,11 +48,14 @@ data::SafetensorsFile ToFile(const ElasticKeptStep& kept) {
   file.metadata[kStepKey] =
       std::to_string(kept.mark.epoch) + " " + std::to_string(kept.mark.steps);
   file.metadata[kSumsKey] = nlohmann::json(kept.sums).dump();
+  file.metadata[kSettingsKey] = nlohmann::json(settings).dump();
   return file;
 }
 
+// `settings` (where given) gets those the file was written with.
 ElasticKeptStep FromFile(const data::SafetensorsFile& file,
-                         const std::string& source) {
+                         const std::string& source,
+                         Settings* settings = nullptr) {
   const auto step = file.metadata.find(kStepKey);
   const auto sums = file.metadata.find(kSumsKey);
   if (step == file.metadata.end() || sums == file.metadata.end()) {
@@ -69,6 +76,18 @@ ElasticKeptStep FromFile(const data::SafetensorsFile& file,
   } catch (const nlohmann::json::exception&) {
     throw data::DataError(source + ": " + kSumsKey + " is '" + sums->second +
                           "', not a JSON array of numbers");
+  }
+  if (settings != nullptr) {
+    const auto written = file.metadata.find(kSettingsKey);
+    try {
+      *settings = written == file.metadata.end()
+                      ? Settings{}
+                      : nlohmann::json::parse(written->second).get<Settings>();
+    } catch (const nlohmann::json::exception&) {
+      throw data::DataError(source + ": " + kSettingsKey + " is '" +
+                            written->second +
+                            "', not a JSON object of strings");
+    }
   }
   // The file's tensors come in name order; DataParallel::State's order is
   // restored by name in Resume.
@@ -165,9 +184,11 @@ ElasticJob::ElasticJob(int local_devices, ElasticOptions options)
     }
     return;
   }
+  Settings written;
   resume_ = std::make_shared<const Kept>(
       FromFile(data::DecodeSafetensors(bytes, options_.checkpoint),
-               options_.checkpoint));
+               options_.checkpoint, &written));
+  CheckSameRun(written);
   newest_ = resume_;
   if (leader()) {
     std::cout << program << ": restart " << restart
@@ -182,6 +203,25 @@ ElasticJob::~ElasticJob() {
     writing_.get();
   } catch (const std::exception& e) {
     std::cerr << options_.program << ": " << e.what() << std::endl;
+  }
+}
+
+void ElasticJob::CheckSameRun(const Settings& written) const {
+  const auto describe = [](const Settings& m, const std::string& name) {
+    const auto found = m.find(name);
+    return found == m.end() ? std::string("none") : "'" + found->second + "'";
+  };
+  Settings names = written;
+  names.insert(options_.settings.begin(), options_.settings.end());
+  for (const auto& entry : names) {
+    const std::string there = describe(written, entry.first);
+    const std::string here = describe(options_.settings, entry.first);
+    if (there != here) {
+      throw std::invalid_argument(
+          options_.checkpoint + " is another run's: its " + entry.first +
+          " is " + there + ", this run's " + here +
+          " (remove the file to start afresh, or give another checkpoint)");
+    }
   }
 }
 
@@ -212,11 +252,12 @@ bool ElasticJob::Regroup(const std::exception& failure) {
               << std::endl;
     return false;
   }
-  const Regrouped r = RegroupLiving(
-      *world_, options_.program, failure, ++memberships_, MarkOf(newest_),
-      MarkOf(before_), [this](int kept) {
-        return data::EncodeSafetensors(ToFile(kept == 0 ? *newest_ : *before_));
-      });
+  const Regrouped r =
+      RegroupLiving(*world_, options_.program, failure, ++memberships_,
+                    MarkOf(newest_), MarkOf(before_), [this](int kept) {
+                      return data::EncodeSafetensors(ToFile(
+                          kept == 0 ? *newest_ : *before_, options_.settings));
+                    });
   world_ = r.world;
   resume_ = r.kept == 0 ? newest_ : r.kept == 1 ? before_ : nullptr;
   // A loss before the next step finishes goes back to the same state.
@@ -297,10 +338,11 @@ void ElasticJob::StepDone(DataParallel& dp, int64_t epoch, int64_t steps,
 void ElasticJob::WriteCheckpoint(std::shared_ptr<const Kept> state) {
   // One write at a time; the last one's failure surfaces here.
   if (writing_.valid()) writing_.get();
-  writing_ = std::async(std::launch::async,
-                        [path = options_.checkpoint, state = std::move(state)] {
-                          data::WriteSafetensors(path, ToFile(*state));
-                        });
+  writing_ = std::async(
+      std::launch::async, [path = options_.checkpoint, state = std::move(state),
+                           settings = options_.settings] {
+        data::WriteSafetensors(path, ToFile(*state, settings));
+      });
 }
 
 }  // namespace ringlet::parallel

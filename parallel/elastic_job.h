@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,11 @@ struct ElasticOptions {
   // it; a first start writes it anew. "": none.
   std::string checkpoint;
   int64_t checkpoint_every = 0;
+  // What makes the run this run (its data, seed, batch size, ...), by
+  // name: written beside the state, and a restart resumes only a
+  // checkpoint written with these, else std::invalid_argument names the
+  // first that differs, with both values.
+  std::map<std::string, std::string> settings;
 };
 
 // Where the body goes on from.
@@ -126,6 +132,8 @@ class ElasticJob {
  private:
   using Kept = ElasticKeptStep;
   bool Regroup(const std::exception& failure);
+  // Throws unless a checkpoint's settings are options_.settings.
+  void CheckSameRun(const std::map<std::string, std::string>& written) const;
   void WriteCheckpoint(std::shared_ptr<const Kept> state);
 
   ElasticOptions options_;

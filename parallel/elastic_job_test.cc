@@ -181,6 +181,35 @@ TEST(ElasticJobTest, ARestartRefusesAnotherModelsCheckpoint) {
   }
 }
 
+TEST(ElasticJobTest, ARestartRefusesAnotherRunsCheckpoint) {
+  const std::string path = ::testing::TempDir() + "/other_run.ckpt";
+  ElasticOptions options = Checkpointed(path, 1);
+  options.settings = {{"seed", "1"}, {"data", "digits"}};
+  {
+    ElasticJob job(1, options);
+    DataParallel dp(Factory(8, 1), Cpus(1), Adam(job));
+    dp.TrainStep(Shards(RandomBatch(8, 8, 1), 1));
+    job.StepDone(dp, 0, 1);
+  }
+  RestartedJobEnvironment restarted;
+  options.settings["seed"] = "2";
+  try {
+    ElasticJob job(1, options);
+    FAIL() << "a checkpoint of seed 1 resumed by a run of seed 2";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("is another run's: its seed is '1', "
+                                         "this run's '2'"),
+              std::string::npos)
+        << e.what();
+  }
+  options.settings = {{"data", "digits"}};  // The seed left out: also not it.
+  EXPECT_THROW(ElasticJob(1, options), std::invalid_argument);
+  options.settings = {{"seed", "1"}, {"data", "digits"}};
+  ElasticJob job(1, options);  // The same run resumes.
+  DataParallel dp(Factory(8, 1), Cpus(1), Adam(job));
+  EXPECT_EQ(job.Resume(dp).step, 1);
+}
+
 TEST(ElasticJobTest, ARestartRefusesAFileNoJobWrote) {
   const std::string path = ::testing::TempDir() + "/not_a_checkpoint.ckpt";
   data::SafetensorsFile file;

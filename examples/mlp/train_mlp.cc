@@ -167,6 +167,10 @@ int Main(int argc, char** argv) {
   options.optimizer.name = "adamw";  // Or options.make_optimizer: your own.
   options.optimizer.lr = 1e-3f;
   if (reproducible) options.micro_shards = 8;
+  // A restart resumes only a checkpoint of this run.
+  elastic.settings = {{"data", own_data.empty() ? "fashion_mnist" : own_data},
+                      {"limit", std::to_string(limit)},
+                      {"reproducible", reproducible ? "yes" : "no"}};
   // Started by torchrun, srun or mpirun: this process's devices join the
   // job's. Alone, the job is this process. Only process 0 prints.
   parallel::ElasticJob job(static_cast<int>(devices.size()), elastic);
