@@ -1,6 +1,8 @@
 #include "parallel/elastic_job.h"
 
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -114,12 +116,24 @@ std::string Where(const ElasticKeptStep& kept) {
          std::to_string(kept.mark.steps);
 }
 
-// The file's bytes, "" when there is none.
+// The file's bytes, "" when there is none. Throws std::runtime_error for
+// one that is there but cannot be read (or is not a file).
 std::string ReadIfThere(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) return "";
+  if (status.type() != std::filesystem::file_type::regular) {
+    throw std::runtime_error("the checkpoint " + path +
+                             " is not a file: give a file's path");
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  return std::string(std::istreambuf_iterator<char>(in),
-                     std::istreambuf_iterator<char>());
+  std::string bytes(std::istreambuf_iterator<char>(in),
+                    std::istreambuf_iterator<char>{});
+  if (!in && !in.eof()) {
+    throw std::runtime_error("cannot read the checkpoint " + path + " (" +
+                             std::strerror(errno) + ")");
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -150,7 +164,7 @@ ElasticJob::ElasticJob(int local_devices, ElasticOptions options)
     const std::string mine =
         std::string("regroup ") + (options_.regroup ? "on" : "off") +
         ", a checkpoint every " + std::to_string(options_.checkpoint_every) +
-        " steps";
+        " steps, settings " + nlohmann::json(options_.settings).dump();
     const std::vector<std::string> all = world_->GatherFromProcesses(mine);
     for (size_t p = 1; p < all.size(); ++p) {
       if (all[p] != all[0]) {
@@ -162,11 +176,10 @@ ElasticJob::ElasticJob(int local_devices, ElasticOptions options)
   }
   if (options_.checkpoint.empty()) return;
   const int restart = collectives::LauncherRestartCount();
-  // Process 0 reads the file and sends it: the others may be on hosts
-  // that cannot see it.
-  std::string bytes = leader() ? ReadIfThere(options_.checkpoint) : "";
   if (restart == 0) {
-    if (!bytes.empty() && options_.checkpoint_every > 0) {
+    std::error_code error;
+    if (leader() && options_.checkpoint_every > 0 &&
+        std::filesystem::exists(options_.checkpoint, error)) {
       std::cerr << program << ": " << options_.checkpoint
                 << " holds an earlier run's checkpoint: a first start writes "
                    "it anew (a launcher's restart resumes from it)"
@@ -174,6 +187,9 @@ ElasticJob::ElasticJob(int local_devices, ElasticOptions options)
     }
     return;
   }
+  // Process 0 reads the file and sends it: the others may be on hosts
+  // that cannot see it.
+  std::string bytes = leader() ? ReadIfThere(options_.checkpoint) : "";
   if (world_ != nullptr) bytes = ShareFromProcessZero(*world_, bytes);
   if (bytes.empty()) {
     if (leader()) {

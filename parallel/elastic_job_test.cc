@@ -230,6 +230,17 @@ TEST(ElasticJobTest, ARestartRefusesAFileNoJobWrote) {
   }
 }
 
+TEST(ElasticJobTest, ARestartRefusesACheckpointThatIsAFolder) {
+  RestartedJobEnvironment restarted;
+  try {
+    ElasticJob job(1, Checkpointed(::testing::TempDir(), 1));
+    FAIL() << "a folder taken for a checkpoint";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a file"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ElasticJobTest, ARestartWithoutACheckpointStartsFromTheBeginning) {
   const std::string path = ::testing::TempDir() + "/never_written.ckpt";
   std::remove(path.c_str());
