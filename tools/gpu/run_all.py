@@ -669,36 +669,50 @@ def text_of(path):
 # GPUs across processes launched over TCP: several processes share the one
 # GPU (the ring over TCP, device buffers staged through pinned host memory).
 PROCESS_DEVICE = "cuda:0"
+# (binary, flags, the flag naming where the parameters go): the trainers
+# write --params_out, examples/mlp (ElasticJob) --save.
 PROCESS_CASES = [
-    ("lenet_scratch", ["--epochs=4", "--limit=12000", "--test_limit=500"]),
-    ("resnet_dp", ["--epochs=2", "--limit=512", "--test_limit=64",
-                   "--batch_size=64", "--lr=0.05"]),
+    ("trainers/lenet_scratch", ["--seed=5", "--epochs=4", "--limit=12000",
+                                "--test_limit=500"], "--params_out"),
+    ("trainers/resnet_dp", ["--seed=5", "--epochs=2", "--limit=512",
+                            "--test_limit=64", "--batch_size=64",
+                            "--lr=0.05"], "--params_out"),
+    ("examples/mlp/train_mlp", ["--epochs=3", "--limit=30000"], "--save"),
 ]
 
 
-def processes_case(r, program, flags):
+def saved_hash(path, out_flag):
+    """The parameters' hash: --params_out's values, --save's whole file."""
+    if out_flag == "--params_out":
+        return params_hash(path)
+    import hashlib
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def processes_case(r, binary, flags, out_flag):
     """--reproducible: 2 processes of cuda:0 each (--backend=auto, which
     must take the ring: NCCL refuses two processes on one GPU) end with the
     one-process run's parameters; then of 3 processes under
     --on_process_loss=regroup one is killed after the first epoch, and the
     survivors end with the same parameters."""
     import time
+    program = os.path.basename(binary)
     what = "processes %s" % program
     if not r.needs(what, data=True):
         return
-    run = ["trainers/" + program, "--reproducible",
-           "--devices=" + PROCESS_DEVICE, "--seed=5"] + flags
+    run = [binary, "--reproducible", "--devices=" + PROCESS_DEVICE] + flags
     log = "logs/processes_%s_straight.log" % program
-    rc = run_logged(run + ["--params_out=logs/%s_straight.params" % program],
+    rc = run_logged(run + ["%s=logs/%s_straight.params" % (out_flag, program)],
                     log, 600)
     if rc != 0:
         r.fails("%s: FAILED: one process (exit %d): %s" % (what, rc,
                                                           last_line(log)))
         return
-    straight = params_hash("logs/%s_straight.params" % program)
+    straight = saved_hash("logs/%s_straight.params" % program, out_flag)
     name = program + "_tcp2"
-    procs, logs = start_job(name, run + ["--params_out=logs/%s.params" %
-                                         name], 2)
+    procs, logs = start_job(name, run + ["%s=logs/%s.params" %
+                                         (out_flag, name)], 2)
     codes = wait_job(procs)
     head = text_of(logs[0])
     if codes != [0, 0]:
@@ -706,20 +720,22 @@ def processes_case(r, program, flags):
             what, codes, last_line(logs[0]), last_line(logs[1])))
         return
     backend = re.search(r"backend (\w+)", head)
-    tcp2 = params_hash("logs/%s.params" % name)
+    tcp2 = saved_hash("logs/%s.params" % name, out_flag)
     line = "2 processes of %s (backend %s) %s, 1 process %s" % (
         PROCESS_DEVICE, backend.group(1) if backend else "?", tcp2, straight)
     (r.passes if tcp2 == straight else r.fails)(
         "%s_tcp2: %s: %s" % (what, "PASSED" if tcp2 == straight else
                              "FAILED: other parameters", line))
     name = program + "_regroup"
-    procs, logs = start_job(name, run + [
-        "--on_process_loss=regroup", "--params_out=logs/%s.params" % name,
-        "--metrics_out=logs/%s.jsonl" % name], 3)
+    outputs = ["%s=logs/%s.params" % (out_flag, name)]
+    if out_flag == "--params_out":
+        outputs.append("--metrics_out=logs/%s.jsonl" % name)
+    procs, logs = start_job(name, run + ["--on_process_loss=regroup"] +
+                            outputs, 3)
     victim = 1 + int(time.time()) % 2
     start = time.time()
     while time.time() - start < 300 and procs[0].poll() is None:
-        if re.search(r"^epoch 1/\d+: loss", text_of(logs[0]), re.M):
+        if re.search(r"^epoch 1(/\d+)?: loss", text_of(logs[0]), re.M):
             break
         time.sleep(0.05)
     killed_at = time.time()
@@ -733,7 +749,7 @@ def processes_case(r, program, flags):
             break
         time.sleep(0.02)
     codes = wait_job([p for i, p in enumerate(procs) if i != victim])
-    got = (params_hash("logs/%s.params" % name)
+    got = (saved_hash("logs/%s.params" % name, out_flag)
            if os.path.exists("logs/%s.params" % name) else "none")
     ok = alive and regrouped and codes == [0, 0] and got == straight
     detail = ("process %d killed after epoch 1%s; %s; survivors exit %s; "
@@ -784,8 +800,8 @@ def nccl_one_process(r):
 
 
 def part_processes(r):
-    for program, flags in PROCESS_CASES:
-        processes_case(r, program, flags)
+    for binary, flags, out_flag in PROCESS_CASES:
+        processes_case(r, binary, flags, out_flag)
     nccl_refusal(r)
     nccl_one_process(r)
 
