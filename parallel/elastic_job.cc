@@ -254,18 +254,8 @@ int ElasticJob::Run(const std::function<int()>& body) {
 }
 
 bool ElasticJob::Regroup(const std::exception& failure) {
-  const bool joining =
-      dynamic_cast<const MembershipChange*>(&failure) != nullptr;
-  // One process alone has nobody to lose, but may take in a joiner.
-  if (!options_.regroup || world_ == nullptr ||
-      (world_->processes() == 1 && !joining) ||
-      dynamic_cast<const collectives::CollectiveError*>(&failure) == nullptr) {
-    return false;
-  }
-  const std::string why_not = joining ? "" : world_->WhyNoRegroup();
-  if (!why_not.empty()) {
-    std::cerr << options_.program << ": cannot regroup: " << why_not
-              << std::endl;
+  if (!options_.regroup ||
+      !CanRegroup(world_.get(), failure, options_.program)) {
     return false;
   }
   const Regrouped r =

@@ -1,6 +1,5 @@
 #include "parallel/regroup.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -69,6 +68,23 @@ std::string ShareFromProcessZero(collectives::ProcessWorld& world,
   std::string received = world.process() == 0 ? bytes : std::string(size, 0);
   world.BroadcastBytes(received.data(), size);
   return received;
+}
+
+bool CanRegroup(const collectives::ProcessWorld* world,
+                const std::exception& failure, const std::string& program) {
+  const bool joining =
+      dynamic_cast<const MembershipChange*>(&failure) != nullptr;
+  // One process alone has nobody to lose, but may take in a joiner.
+  if (world == nullptr || (world->processes() == 1 && !joining) ||
+      dynamic_cast<const collectives::CollectiveError*>(&failure) == nullptr) {
+    return false;
+  }
+  const std::string why_not = joining ? "" : world->WhyNoRegroup();
+  if (!why_not.empty()) {
+    std::cerr << program << ": cannot regroup: " << why_not << std::endl;
+    return false;
+  }
+  return true;
 }
 
 Regrouped RegroupLiving(collectives::ProcessWorld& world,

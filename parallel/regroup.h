@@ -48,6 +48,13 @@ struct Regrouped {
   std::string record;
 };
 
+// Whether RegroupLiving can survive `failure` on this process's job `world`
+// (null: alone): a collective's failure in a job of several processes, or a
+// MembershipChange, where world->WhyNoRegroup() is "". Where the world
+// gives a reason it cannot, prints "<program>: cannot regroup: <why>".
+bool CanRegroup(const collectives::ProcessWorld* world,
+                const std::exception& failure, const std::string& program);
+
 // After `failure` ended a step of this process's job `world` (a lost
 // process, or a MembershipChange): the living regroup, agree on the last
 // step every one of them finished, and process 0 sends its state, as

@@ -39,14 +39,6 @@ ends_as_straight() {
     fail "$2: the job ends elsewhere than the uninterrupted run"
   echo "$2: the uninterrupted run's parameters, bit for bit"
 }
-# wait_all <what> <pid>...: each exits 0.
-wait_all() {
-  local what="$1" pid
-  shift
-  for pid in "$@"; do
-    wait "$pid" || fail "$what: a process failed: $(tail -n 2 "$out"/*.txt)"
-  done
-}
 
 # 0. Launched by torchrun and by mpirun, 3 processes of one device: the
 # parameters of one process, bit for bit.
@@ -72,82 +64,20 @@ kill -KILL "${pids[victim]}"
 took="$(wait_for_line "$out/killed0.txt" "regrouped: 2 of 3 processes" "$start")"
 echo "killed process $victim: $(grep -o 'regrouped: 2 of 3.*' "$out/killed0.txt") ${took} s after the kill"
 below "$took" 5 || fail "the regroup took $took s"
-wait_all killed "${pids[0]}" "${pids[3 - victim]}"
+for p in 0 $((3 - victim)); do
+  wait "${pids[p]}" || fail "survivor $p failed: $(tail -n 3 "$out/killed$p.txt")"
+done
 grep -Eq "(process $victim \(host [^)]*\)|\(process $victim, host [^)]*\)) closed its connection" \
   "$out/killed0.txt" ||
   fail "no line names the killed process: $(cat "$out/killed0.txt")"
 ends_as_straight killed "a killed process"
 
-# 2. Process 1 stopped: named within 1 s (the default heartbeat timeout).
-job stopped 3
-sleep 0.3
-start="$(now)"
-kill -STOP "${pids[1]}"
-named="$(wait_for_line "$out/stopped0.txt" 'process 1 (host [^)]*) stopped answering' "$start")"
-took="$(wait_for_line "$out/stopped0.txt" "regrouped: 2 of 3 processes" "$start")"
-echo "process 1 stopped: named ${named} s later, regrouped ${took} s later"
-# The heartbeats name it 0.7-0.85 s after the stop; the rest is this
-# script's polling on a machine other tests load too.
-below "$named" 1.2 || fail "the stopped process was named after $named s"
-below "$took" 5 || fail "the regroup took $took s"
-wait_all stopped "${pids[0]}" "${pids[2]}"
-kill -CONT "${pids[1]}"
-status=0
-wait "${pids[1]}" || status=$?
-((status == 1)) || fail "the woken process exited $status, not 1"
-ends_as_straight stopped "a stopped process left out"
-
-# 3. Process 0 killed, no store: nobody can regroup.
-job zero 3
-sleep 0.3
-kill -KILL "${pids[0]}"
-for p in 1 2; do
-  status=0
-  wait "${pids[p]}" || status=$?
-  ((status == 1)) || fail "process $p exited $status, not 1"
-  grep -q "process 0 (host [^)]*) was lost, and it hosts the job's rendezvous" \
-    "$out/zero$p.txt" || fail "process $p: $(cat "$out/zero$p.txt")"
-done
-echo "process 0 killed: $(grep -o 'cannot regroup: .*rendezvous' "$out/zero1.txt")"
-
-# 4. Process 1 killed, and one started in its place joins.
-job joined 2
-sleep 0.3
-start="$(now)"
-kill -KILL "${pids[1]}"
-wait_for_line "$out/joined0.txt" "regrouped: 1 of 2 processes" "$start" >/dev/null
-start_process joined 1 2 "$job_port" "$out/joiner.txt"
-joiner=$!
-start="$(now)"
-took="$(wait_for_line "$out/joined0.txt" "regrouped: 2 processes, 1 before" "$start")"
-echo "a process started in a killed one's place joined ${took} s after its start"
-wait_all joined "${pids[0]}" "$joiner"
-grep -q 'joined a running job as process 1 of 2, at epoch' "$out/joiner.txt" ||
-  fail "the joiner does not say it joined: $(cat "$out/joiner.txt")"
-ends_as_straight joined "a process joined"
-
-# 5. etcd keeps the rendezvous's place: process 0 killed, then started again.
+# 2-5. The cases every program that regroups passes (tests/job_harness.sh).
+stopped_case stopped
+zero_case zero
+joined_case joined
 start_etcd
-job moved 3 "$store" RINGLET_JOB_ID=mlp-moved
-sleep "$(random_between 0.2 1.2)"
-start="$(now)"
-kill -KILL "${pids[0]}"
-host=""
-for _ in $(seq 500); do
-  host="$(grep -l 'regrouped: 2 of 3 processes' "$out"/moved[12].txt 2>/dev/null || true)"
-  [[ -n "$host" ]] && break
-  sleep 0.02
-done
-[[ -n "$host" ]] || fail "no survivor regrouped: $(tail -n 3 "$out"/moved[12].txt)"
-echo "process 0 killed: $(grep -o 'regrouped: 2 of 3.*' "$host") $(seconds_since "$start") s after the kill"
-start_process moved 0 3 "$job_port" "$out/moved_again.txt" "$store" \
-  RINGLET_JOB_ID=mlp-moved
-again=$!
-start="$(now)"
-took="$(wait_for_line "$host" "regrouped: 3 processes, 2 before" "$start")"
-echo "process 0 started again: joined ${took} s after its start"
-wait_all moved "${pids[1]}" "${pids[2]}" "$again"
-ends_as_straight moved "process 0 lost with etcd as the store"
+moved_case moved
 
 # 6. torchrun restarts the job after a worker's SIGKILL; it resumes from
 # the checkpoint on its own.

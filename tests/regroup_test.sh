@@ -90,89 +90,6 @@ grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/killed0.txt" ||
   fail "the 2 survivors did not finish: $(tail -n 2 "$out/killed0.txt")"
 ends_as_straight killed "2 of 4 processes killed"
 
-# stopped_case <name>: of 3 processes of $bin, process 1 stopped: named
-# within 1 s (the default heartbeat timeout), the others regroup and end as
-# the uninterrupted run; woken, it exits 1 saying why.
-stopped_case() {
-  local name="$1" named took status
-  job "$name" 3
-  sleep 0.5
-  start="$(now)"
-  kill -STOP "${pids[1]}"
-  named="$(wait_for_line "$out/${name}0.txt" 'process 1 (host [^)]*) stopped answering' "$start")"
-  took="$(wait_for_line "$out/${name}0.txt" "regrouped: 2 of 3 processes" "$start")"
-  echo "$name: process 1 stopped: named ${named} s later, regrouped ${took} s later"
-  grep -o 'process 1 (host [^)]*) stopped answering: nothing from it for 0.8 s' \
-    "$out/${name}0.txt" || fail "$name: no line names the stopped process"
-  # The heartbeats name it 0.7-0.85 s after the stop; the rest is this
-  # script's polling on a machine other tests load too.
-  below "$named" 1.2 || fail "$name: the stopped process was named after $named s"
-  below "$took" 5 || fail "$name: the regroup took $took s after the stop"
-  wait "${pids[0]}" || fail "$name: process 0 failed: $(tail -n 3 "$out/${name}0.txt")"
-  wait "${pids[2]}" || fail "$name: process 2 failed: $(tail -n 3 "$out/${name}2.txt")"
-  kill -CONT "${pids[1]}"
-  status=0
-  wait "${pids[1]}" || status=$?
-  ((status == 1)) || fail "$name: the woken process exited $status, not 1"
-  grep -q 'the others counted this process as lost' "$out/${name}1.txt" ||
-    fail "$name: the woken process does not say why it ends: $(cat "$out/${name}1.txt")"
-  ends_as_straight "$name" "$name: a stopped process left out"
-}
-
-# zero_case <name>: of 3 processes, process 0 killed with no store: the
-# others end (exit 1) within seconds, saying it hosts the rendezvous.
-zero_case() {
-  local name="$1" p status took
-  job "$name" 3
-  sleep 0.5
-  start="$(now)"
-  kill -KILL "${pids[0]}"
-  for p in 1 2; do
-    status=0
-    wait "${pids[p]}" || status=$?
-    ((status == 1)) || fail "$name: process $p exited $status, not 1"
-    grep -q "process 0 (host [^)]*) was lost, and it hosts the job's rendezvous" \
-      "$out/$name$p.txt" || fail "$name: process $p: $(cat "$out/$name$p.txt")"
-  done
-  took="$(seconds_since "$start")"
-  below "$took" 10 || fail "$name: the others took $took s to end"
-  echo "$name: process 0 killed: $(grep -o 'cannot regroup: .*rendezvous' "$out/${name}1.txt"), ${took} s later"
-}
-
-# moved_case <name>: of 3 processes with etcd as the store ($store),
-# process 0 killed at a random step: a survivor hosts the job, process 0
-# started again joins it, and the job ends as the uninterrupted run.
-moved_case() {
-  local name="$1" host="" took again pid
-  job "$name" 3 "$store"
-  sleep "$(random_between 0.3 1.5)"
-  start="$(now)"
-  kill -KILL "${pids[0]}"
-  # Whichever survivor the store names hosts the job now.
-  for _ in $(seq 500); do
-    host="$(grep -l 'regrouped: 2 of 3 processes' "$out/${name}1.txt" "$out/${name}2.txt" 2>/dev/null || true)"
-    [[ -n "$host" ]] && break
-    sleep 0.02
-  done
-  [[ -n "$host" ]] || fail "$name: no survivor regrouped: $(tail -n 3 "$out/${name}1.txt" "$out/${name}2.txt")"
-  took="$(seconds_since "$start")"
-  echo "$name: process 0 killed: $(grep -o 'regrouped: 2 of 3.*' "$host") ${took} s after the kill, hosted by $(basename "$host" .txt)"
-  below "$took" 5 || fail "$name: the regroup took $took s after the kill"
-  grep -Eq '(process 0 \(host [^)]*\)|\(process 0, host [^)]*\)) closed its connection.*as the new host' "$host" ||
-    fail "$name: the new host does not name the lost process 0: $(cat "$host")"
-  start_process "$name" 0 3 "$job_port" "$out/${name}_again.txt" "$store"
-  again=$!
-  start="$(now)"
-  took="$(wait_for_line "$host" "regrouped: 3 processes, 2 before" "$start")"
-  echo "$name: process 0 started again: joined the moved job ${took} s after its start"
-  for pid in "${pids[1]}" "${pids[2]}" "$again"; do
-    wait "$pid" || fail "$name: a process of the moved job failed: $(tail -n 3 "$out/$name"*.txt)"
-  done
-  grep -q 'joined a running job as process 2 of 3, at epoch' "$out/${name}_again.txt" ||
-    fail "$name: process 0 started again does not say it joined: $(cat "$out/${name}_again.txt")"
-  ends_as_straight "$name" "$name: process 0 lost with etcd as the store"
-}
-
 # 2. Process 1 stopped.
 stopped_case stopped
 
@@ -180,24 +97,7 @@ stopped_case stopped
 zero_case zero
 
 # 4. Process 1 killed, and a process started in its place joins.
-job joined 2
-sleep 0.5
-kill -KILL "${pids[1]}"
-start="$(now)"
-took="$(wait_for_line "$out/joined0.txt" "regrouped: 1 of 2 processes" "$start")"
-start_process joined 1 2 "$job_port" "$out/joiner.txt"
-joiner=$!
-start="$(now)"
-took="$(wait_for_line "$out/joined0.txt" "regrouped: 2 processes, 1 before" "$start")"
-echo "a process started in the place of a killed one joined ${took} s after its start"
-for pid in "${pids[0]}" "$joiner"; do
-  wait "$pid" || fail "a process of the joined job failed: $(tail -n 3 "$out"/joine*.txt)"
-done
-grep -q 'joined a running job as process 1 of 2, at epoch' "$out/joiner.txt" ||
-  fail "the joiner does not say it joined: $(cat "$out/joiner.txt")"
-grep -q 'test acc: .* on 2 processes x \[cpu:0\]' "$out/joined0.txt" ||
-  fail "the 2 processes did not finish: $(tail -n 2 "$out/joined0.txt")"
-ends_as_straight joined "a process joined"
+joined_case joined
 
 # 5. etcd keeps the rendezvous's place: process 0 killed, then started again.
 start_etcd
@@ -233,20 +133,7 @@ run=(--reproducible --devices=cpu:1 --epochs=1 --limit=384 --test_limit=32
   --batch_size=32 --lr=0.05 --seed=5)
 "$resnet" "${run[@]}" --params_out="$out/resnet_straight.bin" >/dev/null 2>&1
 straight="$(hash "$out/resnet_straight.bin")"
-job resnet_joined 2
-sleep 0.5
-start="$(now)"
-kill -KILL "${pids[1]}"
-wait_for_line "$out/resnet_joined0.txt" "regrouped: 1 of 2 processes" "$start" >/dev/null
-start_process resnet_joined 1 2 "$job_port" "$out/resnet_joiner.txt"
-joiner=$!
-start="$(now)"
-took="$(wait_for_line "$out/resnet_joined0.txt" "regrouped: 2 processes, 1 before" "$start")"
-echo "resnet_dp: a process started in a killed one's place joined ${took} s after its start"
-for pid in "${pids[0]}" "$joiner"; do
-  wait "$pid" || fail "resnet_dp: a process of the joined job failed: $(tail -n 3 "$out"/resnet_joine*.txt)"
-done
-ends_as_straight resnet_joined "resnet_dp: a process joined"
+joined_case resnet_joined
 
 # 8-10. resnet_dp: a process stopped; process 0 killed without a store;
 # with etcd, process 0 killed and started again.

@@ -1,9 +1,7 @@
 #include "trainers/common/regroup.h"
 
-#include <iostream>
 #include <utility>
 
-#include "collectives/api/collective_error.h"
 #include "parallel/regroup.h"
 #include "trainers/common/job.h"
 
@@ -51,16 +49,7 @@ bool RegroupAfterFailure(const std::string& program,
                          const std::exception& failure) {
   RegroupState& s = State();
   std::shared_ptr<collectives::ProcessWorld>& world = JoinedWorld();
-  const bool joining =
-      dynamic_cast<const parallel::MembershipChange*>(&failure) != nullptr;
-  // One process alone has nobody to lose, but may take in a joiner.
-  if (!s.on || world == nullptr || (world->processes() == 1 && !joining) ||
-      dynamic_cast<const collectives::CollectiveError*>(&failure) == nullptr) {
-    return false;
-  }
-  const std::string why_not = joining ? "" : world->WhyNoRegroup();
-  if (!why_not.empty()) {
-    std::cerr << program << ": cannot regroup: " << why_not << std::endl;
+  if (!s.on || !parallel::CanRegroup(world.get(), failure, program)) {
     return false;
   }
   const parallel::Regrouped r = parallel::RegroupLiving(
