@@ -769,6 +769,10 @@ void TcpWorld::JoinRendezvous(int local_ranks, Clock::time_point deadline,
     m.data_port = reply.Get<int32_t>();
     m.address = reply.GetString();
     m.host = reply.GetString();
+    // Process 0 saw the processes of its own host come over loopback
+    // (MASTER_ADDR its name, which Debian's /etc/hosts puts on 127.0.1.1):
+    // from here they are where process 0 is.
+    if (IsLoopbackAddress(m.address)) m.address = rendezvous_address_;
   }
   process_ = reply.Get<int32_t>();
   if (process_ < 1 || process_ >= count) {

@@ -299,4 +299,10 @@ std::string Socket::PeerAddress() const {
   return text;
 }
 
+bool IsLoopbackAddress(const std::string& numeric) {
+  in_addr address{};
+  return inet_pton(AF_INET, numeric.c_str(), &address) == 1 &&
+         (ntohl(address.s_addr) >> 24) == 127;
+}
+
 }  // namespace ringlet::collectives::tcp

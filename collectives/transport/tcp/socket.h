@@ -82,6 +82,10 @@ class Socket {
 // that waits look at their give_up condition that often.
 int PollTimeoutMs(Clock::time_point deadline, int slice_ms);
 
+// True for a numeric IPv4 address in 127.0.0.0/8: a peer on this host that
+// came over loopback, which another host cannot reach at that address.
+bool IsLoopbackAddress(const std::string& numeric);
+
 }  // namespace ringlet::collectives::tcp
 
 #endif  // RINGLET_COLLECTIVES_TRANSPORT_TCP_SOCKET_H_
