@@ -16,7 +16,11 @@
 #     the same parameters; host 2's process ends on its own, saying why;
 #  4. with etcd (on host 2) as the rendezvous store, process 0 killed on
 #     host 0: the survivors (one on host 0, one on host 1) go on under a
-#     new host, process 0 started again joins them, the same parameters.
+#     new host, process 0 started again joins them, the same parameters;
+#  5. with etcd on host 2, host 2's cable cut: the store names one host
+#     for the regroup, so one job goes on (process 2's, which reaches the
+#     store) and processes 0 and 1 end saying they cannot reach it; never
+#     two jobs writing one set of outputs. The same parameters.
 # Needs root (namespaces) and ip (iproute2); elsewhere it says so and
 # passes. Args: the lenet_scratch binary.
 set -euo pipefail
@@ -213,4 +217,32 @@ finish moved "${pids[1]}" "${pids[2]}" "$again"
 grep -q 'joined a running job as process 2 of 3' "$out/moved_again.txt" ||
   fail "moved: process 0 started again does not say it joined: $(cat "$out/moved_again.txt")"
 ends_as_straight moved "process 0 lost on host 0, etcd on host 2"
+
+# 5. Host 2 cut off from the others but not from the store (etcd on host
+# 2): the store names the regroup's one host, so one job goes on, process
+# 2's; processes 0 and 1 end, as they cannot reach the store.
+pids=()
+for p in 0 1 2; do
+  start_on "$p" split "$p" 3 "$store"
+  pids+=($!)
+done
+wait_for_line "$out/split0.txt" "^$(basename "$bin") on" "$(now)" >/dev/null
+sleep "$(random_between 0.5 1.5)"
+start="$(now)"
+ip -n "$prefix-sw" link set h2 down
+for p in 0 1; do
+  status=0
+  wait "${pids[p]}" || status=$?
+  ((status == 1)) || fail "split: process $p exited $status, not 1"
+  grep -q 'the rendezvous store decides who hosts the regroup, and this process cannot reach it' \
+    "$out/split$p.txt" || fail "split: process $p: $(tail -n 3 "$out/split$p.txt")"
+done
+echo "split: processes 0 and 1 ended $(seconds_since "$start") s after the cut: $(grep -o 'the rendezvous store decides.*cannot reach it' "$out/split1.txt")"
+finish split "${pids[2]}"
+grep -o 'regrouped: 1 of 3 processes.*' "$out/split2.txt" ||
+  fail "split: process 2 did not go on alone: $(tail -n 3 "$out/split2.txt")"
+[[ "$(cat "$out"/split*.txt | grep -c '^test acc:')" -eq 1 ]] ||
+  fail "split: not one job finished: $(grep -h '^test acc:' "$out"/split*.txt)"
+ends_as_straight split "host 2 cut off from the others, not from the store"
+ip -n "$prefix-sw" link set h2 up
 echo "PASS"

@@ -1,12 +1,31 @@
 #include "collectives/testing/tcp_processes.h"
 
 #include <future>
+#include <random>
 
+#include "collectives/api/collective_error.h"
 #include "collectives/transport/tcp/socket.h"
 
 namespace ringlet::collectives::testing {
 
-int FreePort() { return tcp::Socket::Listen(0).LocalPort(); }
+int FreePort() {
+  // Below Linux's ephemeral range (32768-60999 by default), where the
+  // system never hands a port to a connecting socket or to a listen on
+  // port 0: no connection of a test running beside this one takes the
+  // port between this call and the listen it is for.
+  static std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> port(20000, 32767);
+  for (int tries = 0; tries < 100; ++tries) {
+    const int candidate = port(random);
+    try {
+      tcp::Socket::Listen(candidate);
+      return candidate;
+    } catch (const CollectiveError&) {
+      // In use: another.
+    }
+  }
+  return tcp::Socket::Listen(0).LocalPort();
+}
 
 tcp::LaunchInfo TorchrunLaunch(int process, int processes, int port) {
   tcp::LaunchInfo info;

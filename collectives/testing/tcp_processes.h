@@ -12,7 +12,8 @@
 
 namespace ringlet::collectives::testing {
 
-// A port nobody listens on now (the system's pick, released at once), as
+// A port nobody uses now, below the system's ephemeral range (so no
+// connection of another test takes it before the listen it is for), as
 // torchrun chooses MASTER_PORT.
 int FreePort();
 

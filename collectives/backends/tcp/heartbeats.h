@@ -42,8 +42,10 @@ class Heartbeats {
   Heartbeats(const Heartbeats&) = delete;
   Heartbeats& operator=(const Heartbeats&) = delete;
 
-  // Stops sending beats, as a stopped process does (for tests).
+  // Stops sending beats and watching, as a stopped process does, and goes
+  // on again, as a woken one does (for tests).
   void Pause() { paused_.store(true); }
+  void Resume() { paused_.store(false); }
   // A process other than 0 stops beating and tells process 0 it leaves to
   // regroup the job (`reason`: why), so its closing connection is not
   // taken for its death.

@@ -241,35 +241,34 @@ std::shared_ptr<TcpWorld> TcpWorld::Regroup(TcpWorld& old, int local_ranks) {
   world->data_listener_ = Socket::Listen(0);
   world->ResetLocalDevices(local_ranks);
   const Clock::time_point deadline = Clock::now() + old.options_.timeout;
-  if (old.LostProcess0() && old.options_.store != nullptr) {
-    return RegroupWithoutProcess0(old, std::move(world), local_ranks, deadline);
+  if (old.options_.store != nullptr) {
+    return RegroupThroughStore(old, std::move(world), local_ranks, deadline);
   }
   if (old.process_ == 0) {
     // Old links stay open while the others gather: whoever dies meanwhile
     // is known dead, not waited for.
     world->HostRendezvous(local_ranks, deadline, &old);
-  } else {
-    if (old.heartbeats_) old.heartbeats_->Leave(old.health_->reason());
     old.Close();
-    world->launch_.process = old.process_;
-    world->launch_.processes = old.processes();
-    world->JoinRendezvous(local_ranks, deadline);
+  } else {
+    world->FollowRegroupHost(old, 0, local_ranks, deadline);
   }
-  old.Close();
   world->Start(deadline);
   return world;
 }
 
-std::shared_ptr<TcpWorld> TcpWorld::RegroupWithoutProcess0(
+std::shared_ptr<TcpWorld> TcpWorld::RegroupThroughStore(
     TcpWorld& old, std::shared_ptr<TcpWorld> world, int local_ranks,
     Clock::time_point deadline) {
-  old.Close();
-  world->launch_.process = old.process_;
-  world->launch_.processes = old.processes();
-  // Whoever claims the next membership first hosts it: the store decides.
-  Socket listener = Socket::Listen(0);
-  const std::string mine =
-      std::to_string(old.process_) + " " + std::to_string(listener.LocalPort());
+  // A survivor of process 0 offers to host, on a listener of its own; the
+  // others offer process 0, which keeps its rendezvous open.
+  const bool lost0 = old.LostProcess0();
+  std::optional<Socket> listener;
+  std::string mine = "0 " + std::to_string(old.rendezvous_port_);
+  if (lost0) {
+    listener.emplace(Socket::Listen(0));
+    mine = std::to_string(old.process_) + " " +
+           std::to_string(listener->LocalPort());
+  }
   std::pair<std::string, int> host;
   try {
     host = SplitPlace(
@@ -278,32 +277,62 @@ std::shared_ptr<TcpWorld> TcpWorld::RegroupWithoutProcess0(
             mine),
         "the regroup's host");
   } catch (const CollectiveError& e) {
-    throw CollectiveError(old.ProcessName(0) +
-                          " was lost, and the rendezvous store cannot say "
-                          "which process hosts the regroup: " +
-                          e.what());
+    throw CollectiveError(
+        "the rendezvous store decides who hosts the regroup, and this "
+        "process cannot reach it (" +
+        std::string(e.what()) +
+        "); the processes that can go on without this one");
   }
   int index = -1;
   try {
     index = std::stoi(host.first);
   } catch (const std::exception&) {
   }
-  if (index < 1 || index >= old.processes()) {
+  if (index < 0 || index >= old.processes()) {
     throw CollectiveError("the rendezvous store names process " + host.first +
                           " of " + std::to_string(old.processes()) +
                           " as the regroup's host");
   }
   if (index == old.process_) {
-    world->rendezvous_.emplace(std::move(listener));
+    if (listener) world->rendezvous_.emplace(std::move(*listener));
     world->HostRendezvous(local_ranks, deadline, &old);
+    old.Close();
   } else {
-    listener.Close();
-    world->rendezvous_address_ = old.table_[index].address;
-    world->rendezvous_port_ = host.second;
-    world->JoinRendezvous(local_ranks, deadline);
+    if (index != 0) {
+      world->rendezvous_address_ = old.table_[index].address;
+      world->rendezvous_port_ = host.second;
+    }
+    world->FollowRegroupHost(old, index, local_ranks, deadline);
   }
   world->Start(deadline);
   return world;
+}
+
+void TcpWorld::FollowRegroupHost(TcpWorld& old, int host, int local_ranks,
+                                 Clock::time_point deadline) {
+  // Process 0, still beating, hears that this process leaves to regroup,
+  // not that it died.
+  if (host == 0 && old.heartbeats_ && !old.LostProcess0()) {
+    old.heartbeats_->Leave(old.health_->reason());
+  }
+  const std::string host_name = old.ProcessName(host);
+  old.Close();
+  launch_.process = old.process_;
+  launch_.processes = old.processes();
+  // The host listens before anyone is told of it: a host that does not
+  // answer at once is out of this process's reach.
+  const Clock::time_point reach_by =
+      std::min(deadline, Clock::now() + std::chrono::seconds(5));
+  Socket socket;
+  try {
+    socket = Socket::Connect(rendezvous_address_, rendezvous_port_, reach_by,
+                             "the regroup's host, " + host_name);
+  } catch (const CollectiveError& e) {
+    throw CollectiveError(std::string(e.what()) +
+                          " (this process is cut off from the processes "
+                          "that go on)");
+  }
+  JoinRendezvous(local_ranks, deadline, std::move(socket));
 }
 
 bool TcpWorld::JoinersWaiting() {

@@ -119,9 +119,13 @@ class TcpWorld : public ProcessWorld,
 
   // The job's failure as every wait sees it (a stopped or dead process).
   const JobHealth& health() const { return *health_; }
-  // This process stops beating, as a stopped one does (for tests).
+  // This process stops beating, as a stopped one does, and is woken again
+  // (for tests).
   void PauseHeartbeatsForTest() {
     if (heartbeats_) heartbeats_->Pause();
+  }
+  void ResumeHeartbeatsForTest() {
+    if (heartbeats_) heartbeats_->Resume();
   }
 
   // "process 1 (host h)", "rank 3 (process 1, host h)": names in errors.
@@ -143,10 +147,18 @@ class TcpWorld : public ProcessWorld,
   // lost).
   void HostRendezvous(int local_ranks, Clock::time_point deadline,
                       TcpWorld* old);
-  // Process 0 was lost: the survivors' regroup through the store.
-  static std::shared_ptr<TcpWorld> RegroupWithoutProcess0(
+  // With a store, the store names each regroup's host: the first claim of
+  // the next membership wins and every process follows it (process 0, or
+  // a survivor of process 0 when it was lost). A process cut off from the
+  // others but not from the store therefore cannot form a job of its own
+  // beside theirs.
+  static std::shared_ptr<TcpWorld> RegroupThroughStore(
       TcpWorld& old, std::shared_ptr<TcpWorld> world, int local_ranks,
       Clock::time_point deadline);
+  // Closes `old` and joins the regroup hosted by its process `host` at
+  // rendezvous_address_:rendezvous_port_.
+  void FollowRegroupHost(TcpWorld& old, int host, int local_ranks,
+                         Clock::time_point deadline);
   // Process 0 is gone, as this process's heartbeats know it.
   bool LostProcess0() const;
   // Keys of this job in the store: "/ringlet/<job id>/<token>/<what>".

@@ -562,6 +562,54 @@ TEST(TcpWorldTest, WithAStoreAStoppedProcessZeroIsLeftBehind) {
   ExpectRingSums(regrouped);
 }
 
+// With a store, the store names the host of every regroup, also when the
+// lost process is not process 0: process 0 claims it, the others follow.
+TEST(TcpWorldTest, WithAStoreTheStoreNamesTheHostOfEveryRegroup) {
+  const auto store = std::make_shared<MemoryStore>();
+  auto worlds = JoinAll({1, 1, 1}, WithStore(store));
+  worlds[2].reset();
+  ASSERT_TRUE(FailedSoon(*worlds[0]));
+  ASSERT_TRUE(FailedSoon(*worlds[1]));
+  const auto regrouped = ByProcess(Regroup(worlds, {0, 1}));
+  EXPECT_EQ(ValueEndingWith(*store, "/g1/host").rfind("0 ", 0), 0u);
+  EXPECT_EQ(regrouped[0]->processes(), 2);
+  ExpectRingSums(regrouped);
+}
+
+// Process 0 stopped (SIGSTOP) and woken after the others went on under a
+// new host: it finds that host named in the store and asks to join there,
+// where it is turned away; it never goes on as a job of its own beside
+// theirs (two jobs, one set of outputs).
+TEST(TcpWorldTest, WithAStoreAProcessZeroLeftBehindFormsNoJobOfItsOwn) {
+  const auto store = std::make_shared<MemoryStore>();
+  TcpWorldOptions options = WithStore(store, std::chrono::milliseconds(500));
+  options.timeout = std::chrono::seconds(20);
+  auto worlds = JoinAll({1, 1, 1}, options);
+  worlds[0]->PauseHeartbeatsForTest();
+  ASSERT_TRUE(FailedSoon(*worlds[1]));
+  ASSERT_TRUE(FailedSoon(*worlds[2]));
+  auto went_on = ByProcess(Regroup(worlds, {1, 2}));
+  worlds[0]->ResumeHeartbeatsForTest();
+  ASSERT_TRUE(FailedSoon(*worlds[0]));
+  auto left_behind = std::async(std::launch::async, [&] {
+    std::vector<std::shared_ptr<TcpWorld>> alone;
+    try {
+      alone = Regroup(worlds, {0});
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return "went on as a job of " + std::to_string(alone[0]->processes()) +
+           " process(es)";
+  });
+  // The job that went on sees it knock, regroups and turns it away.
+  ASSERT_TRUE(AJoinerIsSeen(went_on));
+  const auto third = ByProcess(Regroup(went_on, {0, 1}));
+  EXPECT_EQ(third[0]->processes(), 2);
+  const std::string outcome = left_behind.get();
+  EXPECT_NE(outcome.find("cannot rejoin"), std::string::npos) << outcome;
+  ExpectRingSums(third);
+}
+
 // Process 0 and another die together: the survivor waits for those the
 // store heard from (none here), not until its deadline, and goes on alone.
 TEST(TcpWorldTest, WithAStoreProcessZeroAndAnotherLostLeaveTheRestToGoOn) {
