@@ -281,7 +281,7 @@ std::shared_ptr<TcpWorld> TcpWorld::RegroupThroughStore(
         "the rendezvous store decides who hosts the regroup, and this "
         "process cannot reach it (" +
         std::string(e.what()) +
-        "); the processes that can go on without this one");
+        "): those that reach it go on without this one");
   }
   int index = -1;
   try {
@@ -329,8 +329,8 @@ void TcpWorld::FollowRegroupHost(TcpWorld& old, int host, int local_ranks,
                              "the regroup's host, " + host_name);
   } catch (const CollectiveError& e) {
     throw CollectiveError(std::string(e.what()) +
-                          " (this process is cut off from the processes "
-                          "that go on)");
+                          " (it was lost too, or this process is cut off "
+                          "from the processes that go on)");
   }
   JoinRendezvous(local_ranks, deadline, std::move(socket));
 }
