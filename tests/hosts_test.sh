@@ -118,6 +118,21 @@ start_on() {
     "$bin" "${run[@]}" --params_out="$out/$name.bin" \
     >"$out/$name$p.txt" 2>&1 &
 }
+# hosts_job <name> "<host of process 0> <of 1> ..." [env...]: a job of one
+# process per host named, pids in ${pids[@]}; returns once process 0 has
+# printed its header.
+hosts_job() {
+  local name="$1" k p=0
+  read -ra where <<<"$2"
+  shift 2
+  pids=()
+  for k in "${where[@]}"; do
+    start_on "$k" "$name" "$p" "${#where[@]}" "$@"
+    pids+=($!)
+    p=$((p + 1))
+  done
+  wait_for_line "$out/${name}0.txt" "^$(basename "$bin") on" "$(now)" >/dev/null
+}
 # finish <name> <pid...>: each of the job's processes ends well.
 finish() {
   local name="$1" pid
@@ -128,11 +143,7 @@ finish() {
 }
 
 # 1. Launched by hand across three hosts, two processes on host 0.
-pids=()
-for p in 0 1 2 3; do
-  start_on "$((p < 2 ? 0 : p - 1))" launched "$p" 4
-  pids+=($!)
-done
+hosts_job launched "0 0 1 2"
 finish launched "${pids[@]}"
 grep -q 'on 4 processes' "$out/launched0.txt" ||
   fail "launched: not a job of 4 processes: $(tail -n 2 "$out/launched0.txt")"
@@ -154,12 +165,7 @@ ends_as_straight torchrun "torchrun on 2 hosts x 2 workers"
 
 # 3. Host 2's cable cut mid-run: its process goes silent, nothing closes.
 run+=(--on_process_loss=regroup)
-pids=()
-for p in 0 1 2; do
-  start_on "$p" cut "$p" 3
-  pids+=($!)
-done
-wait_for_line "$out/cut0.txt" "^$(basename "$bin") on" "$(now)" >/dev/null
+hosts_job cut "0 1 2"
 sleep "$(random_between 0.5 1.5)"
 start="$(now)"
 ip -n "$prefix-sw" link set h2 down
@@ -193,12 +199,7 @@ for _ in $(seq 200); do
   sleep 0.1
 done
 store="RINGLET_RENDEZVOUS_STORE=etcd://${client#http://}"
-pids=()
-for p in 0 1 2; do
-  start_on "$((p / 2))" moved "$p" 3 "$store"
-  pids+=($!)
-done
-wait_for_line "$out/moved0.txt" "^$(basename "$bin") on" "$(now)" >/dev/null
+hosts_job moved "0 0 1" "$store"
 sleep "$(random_between 0.3 1.5)"
 # Process 2 held back a moment: process 1, on process 0's host, claims the
 # job in the store, and host 1 must reach it where it reached process 0.
@@ -224,12 +225,7 @@ ends_as_straight moved "process 0 lost on host 0, etcd on host 2"
 # 5. Host 2 cut off from the others but not from the store (etcd on host
 # 2): the store names the regroup's one host, so one job goes on, process
 # 2's; processes 0 and 1 end, as they cannot reach the store.
-pids=()
-for p in 0 1 2; do
-  start_on "$p" split "$p" 3 "$store"
-  pids+=($!)
-done
-wait_for_line "$out/split0.txt" "^$(basename "$bin") on" "$(now)" >/dev/null
+hosts_job split "0 1 2" "$store"
 sleep "$(random_between 0.5 1.5)"
 start="$(now)"
 ip -n "$prefix-sw" link set h2 down
