@@ -146,7 +146,8 @@ Regrouped RegroupLiving(collectives::ProcessWorld& world,
     std::cout << program << ": regrouped: " << now.processes()
               << (grew ? " processes, " : " of ") << was
               << (grew ? " before" : " processes") << " (" << now.size()
-              << " devices) go on from epoch " << epoch << ", step " << step
+              << (now.size() == 1 ? " device" : " devices")
+              << ") go on from epoch " << epoch << ", step " << step
               << " (regrouped in " << Seconds(seconds) << ")" << std::endl;
   }
   const nlohmann::ordered_json record = {{"membership", membership},
