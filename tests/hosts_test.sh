@@ -10,14 +10,18 @@
 #     parameters of one process, bit for bit;
 #  2. torchrun across two hosts (an agent on each, --nnodes=2
 #     --nproc_per_node=2, its c10d rendezvous on host 0): the same;
-#  3. --on_process_loss=regroup, host 2's cable cut mid-run (its link
+#  3. torchrun --max_restarts=1 on two hosts, each with a disk of its own,
+#     a worker on host 1 killed (SIGKILL): the restarted job resumes on both
+#     hosts from the checkpoint on host 0's disk, which process 0 sends;
+#     the same parameters;
+#  4. --on_process_loss=regroup, host 2's cable cut mid-run (its link
 #     down: no connection closes, its process simply goes silent): the
 #     others name it within the heartbeat timeout, regroup and end with
 #     the same parameters; host 2's process ends on its own, saying why;
-#  4. with etcd (on host 2) as the rendezvous store, process 0 killed on
+#  5. with etcd (on host 2) as the rendezvous store, process 0 killed on
 #     host 0: the survivors (one on host 0, one on host 1) go on under a
 #     new host, process 0 started again joins them, the same parameters;
-#  5. with etcd on host 2, host 2's cable cut: the store names one host
+#  6. with etcd on host 2, host 2's cable cut: the store names one host
 #     for the regroup, so one job goes on (process 2's, which reaches the
 #     store) and processes 0 and 1 end saying they cannot reach it; never
 #     two jobs writing one set of outputs. The same parameters.
@@ -73,14 +77,16 @@ for ((k = 0; k < hosts; ++k)); do
       ((j == k)) || echo "$(addr "$j") node$j"
     done
   } >"$out/hosts$k"
+  mkdir -p "$out/hosts$k.disk"
 done
 
 # on_host <k>: sets the array `at` to the words that run a command on host
-# k (its network, its name, its /etc/hosts) as the same process: "${at[@]}"
-# cmd & gives the command's own pid in $!.
+# k (its network, its name, its /etc/hosts, its own disk at /mnt) as the
+# same process: "${at[@]}" cmd & gives the command's own pid in $!.
 on_host() {
   at=(ip netns exec "$prefix-h$1" unshare --mount --uts sh -c
-    'mount --bind "$0" /etc/hosts && hostname "$1" && shift && exec "$@"'
+    'mount --bind "$0" /etc/hosts && mount --bind "$0.disk" /mnt &&
+     hostname "$1" && shift && exec "$@"'
     "$out/hosts$1" "node$1")
 }
 # The cables take a moment to come up.
@@ -163,7 +169,43 @@ done
 finish torchrun "${pids[@]}"
 ends_as_straight torchrun "torchrun on 2 hosts x 2 workers"
 
-# 3. Host 2's cable cut mid-run: its process goes silent, nothing closes.
+# 3. torchrun --max_restarts=1 on two hosts, each with a disk of its own
+# (--checkpoint_dir=/mnt/ck is host 0's alone), a worker on host 1 killed
+# mid-run: the restarted job resumes from process 0's checkpoint on both
+# hosts, process 0 sending it.
+port="$(free_port)"
+pids=()
+for k in 0 1; do
+  on_host "$k"
+  "${at[@]}" torchrun --nnodes=2 --nproc_per_node=1 --rdzv_backend=c10d \
+    --rdzv_endpoint="node0:$port" --rdzv_id=restart --max_restarts=1 \
+    --monitor_interval=1 --no_python --redirects=2 --tee=2 "$bin" \
+    "${run[@]}" --checkpoint_dir=/mnt/ck --checkpoint_steps=10 \
+    --params_out="$out/restart.bin" >"$out/restart$k.txt" 2>&1 &
+  pids+=($!)
+done
+checkpoint="$out/hosts0.disk/ck/$(basename "$bin").ckpt"
+for _ in $(seq 3000); do
+  [[ -f "$checkpoint" ]] && break
+  sleep 0.01
+done
+[[ -f "$checkpoint" ]] || fail "restart: no checkpoint on host 0: $(tail -n 3 "$out/restart0.txt")"
+sleep "$(random_between 0 0.5)"
+victim=""
+for pid in $(pgrep -f -- "--params_out=$out/restart.bin"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx RANK=1; then
+    victim="$pid"
+  fi
+done
+[[ -n "$victim" ]] || fail "restart: no worker of rank 1 to kill"
+kill -KILL "$victim"
+finish restart "${pids[@]}"
+grep -o 'restart 1 of this job: resuming from its checkpoint.*' "$out/restart0.txt" ||
+  fail "restart: the job does not say it resumed: $(grep -v '^\[' "$out/restart0.txt" | tail -n 5)"
+[[ ! -e "$out/hosts1.disk/ck" ]] || fail "restart: host 1 wrote to its own disk"
+ends_as_straight restart "torchrun's restart on 2 hosts, the checkpoint on host 0's disk"
+
+# 4. Host 2's cable cut mid-run: its process goes silent, nothing closes.
 run+=(--on_process_loss=regroup)
 hosts_job cut "0 1 2"
 sleep "$(random_between 0.5 1.5)"
@@ -184,7 +226,7 @@ echo "cut: host 2's process: $(grep -o 'stopped answering[^:]*' "$out/cut2.txt" 
 ends_as_straight cut "host 2 cut off"
 ip -n "$prefix-sw" link set h2 up
 
-# 4. etcd on host 2; process 0 killed on host 0, started there again.
+# 5. etcd on host 2; process 0 killed on host 0, started there again.
 client="http://$(addr 2):$(free_port)"
 peer="http://$(addr 2):$(free_port)"
 on_host 2
@@ -222,7 +264,7 @@ grep -q 'joined a running job as process 2 of 3' "$out/moved_again.txt" ||
   fail "moved: process 0 started again does not say it joined: $(cat "$out/moved_again.txt")"
 ends_as_straight moved "process 0 lost on host 0, etcd on host 2"
 
-# 5. Host 2 cut off from the others but not from the store (etcd on host
+# 6. Host 2 cut off from the others but not from the store (etcd on host
 # 2): the store names the regroup's one host, so one job goes on, process
 # 2's; processes 0 and 1 end, as they cannot reach the store.
 hosts_job split "0 1 2" "$store"

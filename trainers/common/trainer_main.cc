@@ -13,28 +13,32 @@ namespace ringlet::trainers {
 
 PreparedRun PrepareRun(const TrainerFlags& given, const TrainerProgram& program,
                        const RunSettings& extra) {
-  std::string restart_note;
-  const TrainerFlags flags = ResumeAfterRestart(
-      given, program.name, collectives::LauncherRestartCount(), &restart_note);
   PreparedRun p;
-  p.devices = ResolveTrainerDevices(flags.devices);
-  p.compute = ComputeOptionsFromFlags(flags, p.devices);
+  p.devices = ResolveTrainerDevices(given.devices);
+  p.compute = ComputeOptionsFromFlags(given, p.devices);
   p.job = JoinTrainerJob(static_cast<int>(p.devices.size()));
   // A process started after the launch gets the others' state first.
   JoinRunningJob(program.name);
   // From every process's devices: two processes on one GPU cannot use NCCL.
-  p.backend = ResolveBackend(flags.backend, p.devices, p.job.processes.get());
+  p.backend = ResolveBackend(given.backend, p.devices, p.job.processes.get());
   p.where = p.job.Where(p.devices);
-  if (flags.on_process_loss == "regroup" && p.job.launcher == "mpirun") {
+  if (given.on_process_loss == "regroup" && p.job.launcher == "mpirun") {
     throw std::invalid_argument(
         "--on_process_loss=regroup: a job under mpirun ends with any of its "
         "processes; launch with torchrun, srun or torchrun's environment");
   }
   // Also once the job is down to one process: a joiner may still come.
-  SetRegroupOnProcessLoss(flags.on_process_loss == "regroup" &&
+  SetRegroupOnProcessLoss(given.on_process_loss == "regroup" &&
                           p.job.processes != nullptr);
   // After a regroup: the state every process holds, not a file.
   const bool regrouped = TakeRegroupResume(&p.resume, &p.membership_record);
+  // A launcher's restart resumes from process 0's checkpoint.
+  std::string restart_note;
+  const TrainerFlags flags =
+      regrouped ? given
+                : ResumeAfterRestart(given, program.name,
+                                     collectives::LauncherRestartCount(),
+                                     &restart_note);
   // Bad output paths fail now, not after hours of training.
   if (!restart_note.empty()) {
     p.job.LeaderOnly(std::cout)

@@ -23,6 +23,7 @@
 #include "data/fashion_mnist.h"
 #include "nlohmann/json.hpp"
 #include "nn/optim/registry.h"
+#include "parallel/regroup.h"
 #include "trainers/common/checkpoints/checkpoint.h"
 #include "trainers/common/checkpoints/folder_lock.h"
 #include "trainers/common/job.h"
@@ -73,6 +74,15 @@ std::vector<OutputFile> TrainerOutputs(const TrainerFlags& flags,
            /*stream_ok=*/false}};
 }
 
+// Process 0's `mine` on every process of the job this process joined: the
+// others' hosts need not see the files process 0 wrote. Collective.
+std::string FromProcessZero(const std::string& mine) {
+  collectives::ProcessWorld* world = JoinedWorld().get();
+  if (world == nullptr) return mine;
+  return parallel::ShareFromProcessZero(*world,
+                                        world->process() == 0 ? mine : "");
+}
+
 }  // namespace
 
 std::string CheckpointPath(const TrainerFlags& flags,
@@ -92,7 +102,14 @@ TrainerFlags ResumeAfterRestart(const TrainerFlags& flags,
   struct stat st;
   const std::string restarted =
       "restart " + std::to_string(restart_count) + " of this job: ";
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  // Process 0 wrote the checkpoint: its finding one decides for all.
+  const bool found =
+      !FromProcessZero(JobProcess() == 0 && ::stat(path.c_str(), &st) == 0 &&
+                               S_ISREG(st.st_mode)
+                           ? "1"
+                           : "")
+           .empty();
+  if (!found) {
     *note = restarted + "no checkpoint in " +
             ResolveUserPath(flags.checkpoint_dir) +
             " yet, so it starts from the beginning";
@@ -311,10 +328,28 @@ std::string RunLine(const std::string& where, const RunSettings& settings,
 std::shared_ptr<const Checkpoint> ReadResumeCheckpoint(
     const TrainerFlags& flags, const std::string& program) {
   if (!flags.resume) return nullptr;
-  // Every process reads the checkpoint process 0 wrote (one host, or a
-  // shared folder).
+  const std::string path = CheckpointPath(flags, program);
+  const collectives::ProcessWorld* world = JoinedWorld().get();
+  if (world == nullptr || world->processes() == 1) {
+    return std::make_shared<const Checkpoint>(ReadCheckpoint(path));
+  }
+  // Process 0 reads the checkpoint it wrote and sends it, or why it
+  // cannot: the others' hosts need not see the folder.
+  std::string sent;
+  if (world->process() == 0) {
+    try {
+      sent = "C" + EncodeCheckpoint(ReadCheckpoint(path));
+    } catch (const CheckpointError& e) {
+      sent = std::string("E") + e.what();
+    }
+  }
+  const std::string got = FromProcessZero(sent);
+  if (got.empty() || got[0] != 'C') {
+    throw CheckpointError(got.empty() ? "process 0 sent no checkpoint"
+                                      : got.substr(1));
+  }
   return std::make_shared<const Checkpoint>(
-      ReadCheckpoint(CheckpointPath(flags, program)));
+      DecodeCheckpoint(got.substr(1), path));
 }
 
 BatchAndLr ResolveBatchAndLr(const TrainerFlags& flags,

@@ -48,8 +48,10 @@ std::string RunLine(const std::string& where, const RunSettings& settings,
                     const std::string& resumed_from = "");
 
 // --resume's checkpoint, read once before anything is built (its batch and
-// lr are the run's unless given); null without --resume. Throws
-// CheckpointError.
+// lr are the run's unless given); null without --resume. In a job of
+// several processes process 0 reads it and sends it to the others, whose
+// hosts need not see --checkpoint_dir (collective). Throws CheckpointError
+// on every process.
 std::shared_ptr<const Checkpoint> ReadResumeCheckpoint(
     const TrainerFlags& flags, const std::string& program);
 
@@ -103,6 +105,8 @@ bool LoadParamsAndMaybeEvaluate(const TrainerFlags& flags,
 // set when --checkpoint_dir holds a checkpoint to go on from (on whatever
 // number of processes the job now has), and in *note the line saying so;
 // the flags unchanged and no note otherwise, or when --resume is given.
+// Process 0's folder decides for every process of the job (collective when
+// restart_count > 0, --resume is not given and --checkpoint_dir is).
 TrainerFlags ResumeAfterRestart(const TrainerFlags& flags,
                                 const std::string& program, int restart_count,
                                 std::string* note);
