@@ -93,12 +93,7 @@ done
 [[ -f "$out/restart.ckpt" ]] || fail "no checkpoint written: $(tail -n 3 "$out/restart.txt")"
 sleep "$(random_between 0 0.8)"
 rank=$((RANDOM % 3))
-victim=""
-for pid in $(pgrep -f -- "--save=$out/restarted.safetensors"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "RANK=$rank"; then
-    victim="$pid"
-  fi
-done
+victim="$(worker_of_rank "--save=$out/restarted.safetensors" "$rank")"
 [[ -n "$victim" ]] || fail "no worker of rank $rank to kill"
 kill -KILL "$victim"
 wait "$torchrun_pid" || fail "torchrun failed: $(tail -n 5 "$out/restart.txt")"

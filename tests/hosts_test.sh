@@ -139,6 +139,29 @@ hosts_job() {
   done
   wait_for_line "$out/${name}0.txt" "^$(basename "$bin") on" "$(now)" >/dev/null
 }
+# torchrun_hosts <name> <workers per host> [torchrun flags] -- [flags]:
+# torchrun's agents on hosts 0 and 1, its c10d rendezvous on host 0, each
+# starting the workers with ${run[@]} and the flags; pids in ${pids[@]},
+# output in $out/<name><host>.txt, parameters in $out/<name>.bin.
+torchrun_hosts() {
+  local name="$1" workers="$2" port k agent=()
+  shift 2
+  while [[ "$1" != -- ]]; do
+    agent+=("$1")
+    shift
+  done
+  shift
+  port="$(free_port)"
+  pids=()
+  for k in 0 1; do
+    on_host "$k"
+    "${at[@]}" torchrun --nnodes=2 --nproc_per_node="$workers" \
+      --rdzv_backend=c10d --rdzv_endpoint="node0:$port" --rdzv_id="$name" \
+      "${agent[@]}" --no_python --redirects=2 --tee=2 "$bin" "${run[@]}" \
+      "$@" --params_out="$out/$name.bin" >"$out/$name$k.txt" 2>&1 &
+    pids+=($!)
+  done
+}
 # finish <name> <pid...>: each of the job's processes ends well.
 finish() {
   local name="$1" pid
@@ -156,16 +179,7 @@ grep -q 'on 4 processes' "$out/launched0.txt" ||
 ends_as_straight launched "4 processes on 3 hosts, by hand"
 
 # 2. torchrun on two hosts, two workers each; its rendezvous on host 0.
-port="$(free_port)"
-pids=()
-for k in 0 1; do
-  on_host "$k"
-  "${at[@]}" torchrun --nnodes=2 --nproc_per_node=2 --rdzv_backend=c10d \
-    --rdzv_endpoint="node0:$port" --rdzv_id=hosts_test --no_python \
-    --redirects=2 --tee=2 "$bin" "${run[@]}" \
-    --params_out="$out/torchrun.bin" >"$out/torchrun$k.txt" 2>&1 &
-  pids+=($!)
-done
+torchrun_hosts torchrun 2 --
 finish torchrun "${pids[@]}"
 ends_as_straight torchrun "torchrun on 2 hosts x 2 workers"
 
@@ -173,17 +187,8 @@ ends_as_straight torchrun "torchrun on 2 hosts x 2 workers"
 # (--checkpoint_dir=/mnt/ck is host 0's alone), a worker on host 1 killed
 # mid-run: the restarted job resumes from process 0's checkpoint on both
 # hosts, process 0 sending it.
-port="$(free_port)"
-pids=()
-for k in 0 1; do
-  on_host "$k"
-  "${at[@]}" torchrun --nnodes=2 --nproc_per_node=1 --rdzv_backend=c10d \
-    --rdzv_endpoint="node0:$port" --rdzv_id=restart --max_restarts=1 \
-    --monitor_interval=1 --no_python --redirects=2 --tee=2 "$bin" \
-    "${run[@]}" --checkpoint_dir=/mnt/ck --checkpoint_steps=10 \
-    --params_out="$out/restart.bin" >"$out/restart$k.txt" 2>&1 &
-  pids+=($!)
-done
+torchrun_hosts restart 1 --max_restarts=1 --monitor_interval=1 -- \
+  --checkpoint_dir=/mnt/ck --checkpoint_steps=10
 checkpoint="$out/hosts0.disk/ck/$(basename "$bin").ckpt"
 for _ in $(seq 3000); do
   [[ -f "$checkpoint" ]] && break
@@ -191,12 +196,7 @@ for _ in $(seq 3000); do
 done
 [[ -f "$checkpoint" ]] || fail "restart: no checkpoint on host 0: $(tail -n 3 "$out/restart0.txt")"
 sleep "$(random_between 0 0.5)"
-victim=""
-for pid in $(pgrep -f -- "--params_out=$out/restart.bin"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx RANK=1; then
-    victim="$pid"
-  fi
-done
+victim="$(worker_of_rank "--params_out=$out/restart.bin" 1)"
 [[ -n "$victim" ]] || fail "restart: no worker of rank 1 to kill"
 kill -KILL "$victim"
 finish restart "${pids[@]}"

@@ -18,6 +18,19 @@ seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f\n", b - a }'
 below() { python3 -c "import sys; sys.exit(0 if $1 < $2 else 1)"; }
 random_between() { python3 -c "import random; print(random.uniform($1, $2))"; }
 
+# worker_of_rank <pattern> <rank>: the pid of the process whose command
+# line holds the pattern and whose environment has RANK=<rank> (a worker a
+# launcher started), or nothing.
+worker_of_rank() {
+  local pid
+  for pid in $(pgrep -f -- "$1"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "RANK=$2"; then
+      echo "$pid"
+      return
+    fi
+  done
+}
+
 # start_process <name> <rank> <processes> <port> <log> [env...]: one
 # process of job <name>, started by hand with torchrun's environment, in
 # the background ($! its pid), its output in <log>.
