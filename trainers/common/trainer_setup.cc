@@ -103,12 +103,9 @@ TrainerFlags ResumeAfterRestart(const TrainerFlags& flags,
   const std::string restarted =
       "restart " + std::to_string(restart_count) + " of this job: ";
   // Process 0 wrote the checkpoint: its finding one decides for all.
-  const bool found =
-      !FromProcessZero(JobProcess() == 0 && ::stat(path.c_str(), &st) == 0 &&
-                               S_ISREG(st.st_mode)
-                           ? "1"
-                           : "")
-           .empty();
+  const bool here = JobProcess() == 0 && ::stat(path.c_str(), &st) == 0 &&
+                    S_ISREG(st.st_mode);
+  const bool found = FromProcessZero(here ? "1" : "") == "1";
   if (!found) {
     *note = restarted + "no checkpoint in " +
             ResolveUserPath(flags.checkpoint_dir) +
