@@ -86,11 +86,7 @@ torchrun --standalone --nproc_per_node=3 --max_restarts=2 --no_python \
   --checkpoint="$out/restart.ckpt" --checkpoint_steps=10 \
   --save="$out/restarted.safetensors" >"$out/restart.txt" 2>&1 &
 torchrun_pid=$!
-for _ in $(seq 3000); do
-  [[ -f "$out/restart.ckpt" ]] && break
-  sleep 0.01
-done
-[[ -f "$out/restart.ckpt" ]] || fail "no checkpoint written: $(tail -n 3 "$out/restart.txt")"
+wait_for_file "$out/restart.ckpt" "$out/restart.txt"
 sleep "$(random_between 0 0.8)"
 rank=$((RANDOM % 3))
 victim="$(worker_of_rank "--save=$out/restarted.safetensors" "$rank")"

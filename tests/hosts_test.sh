@@ -189,12 +189,7 @@ ends_as_straight torchrun "torchrun on 2 hosts x 2 workers"
 # hosts, process 0 sending it.
 torchrun_hosts restart 1 --max_restarts=1 --monitor_interval=1 -- \
   --checkpoint_dir=/mnt/ck --checkpoint_steps=10
-checkpoint="$out/hosts0.disk/ck/$(basename "$bin").ckpt"
-for _ in $(seq 3000); do
-  [[ -f "$checkpoint" ]] && break
-  sleep 0.01
-done
-[[ -f "$checkpoint" ]] || fail "restart: no checkpoint on host 0: $(tail -n 3 "$out/restart0.txt")"
+wait_for_file "$out/hosts0.disk/ck/$(basename "$bin").ckpt" "$out/restart0.txt"
 sleep "$(random_between 0 0.5)"
 victim="$(worker_of_rank "--params_out=$out/restart.bin" 1)"
 [[ -n "$victim" ]] || fail "restart: no worker of rank 1 to kill"

@@ -18,6 +18,16 @@ seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f\n", b - a }'
 below() { python3 -c "import sys; sys.exit(0 if $1 < $2 else 1)"; }
 random_between() { python3 -c "import random; print(random.uniform($1, $2))"; }
 
+# wait_for_file <path> <log>: returns once the file exists (at most 30 s),
+# else fails with the log's last lines.
+wait_for_file() {
+  for _ in $(seq 3000); do
+    [[ -f "$1" ]] && return
+    sleep 0.01
+  done
+  fail "no $1 within 30 s: $(tail -n 3 "$2")"
+}
+
 # worker_of_rank <pattern> <rank>: the pid of the process whose command
 # line holds the pattern and whose environment has RANK=<rank> (a worker a
 # launcher started), or nothing.
